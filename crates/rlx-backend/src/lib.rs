@@ -1,0 +1,40 @@
+//! rlx-backend: the contract every backend implements.
+//!
+//! Contract:
+//! - A [`Backend`] describes itself once with [`Capabilities`]; rlx-opt's pipeline reads them to
+//!   decide what to decompose and fuse. Passes never ask "which backend is this?".
+//! - [`Backend::compile`] receives a verified, optimized [`Graph`] whose ops all satisfy
+//!   [`Capabilities::supports`]. It does not re-validate shapes.
+//! - [`Executable::set_param`] and [`Executable::run`] receive values already checked by
+//!   rlx-runtime (known name, matching dtype and shape). Backends return errors only for what the
+//!   caller could not foresee: device loss, out of memory, driver refusal, limits.
+
+mod caps;
+mod error;
+
+pub use caps::Capabilities;
+pub use error::BackendError;
+pub use rlx_ir::{DType, Graph, NodeId, OpKind, Shape, Tensor, TensorData, TensorType};
+
+/// A device family that can compile graphs.
+pub trait Backend: Send + Sync {
+    /// Short name: "cpu", "vulkan", "wgpu".
+    fn name(&self) -> &'static str;
+
+    /// What this backend runs natively and how it wants graphs prepared.
+    fn capabilities(&self) -> &Capabilities;
+
+    /// Lowers an optimized graph into something that runs.
+    fn compile(&self, graph: &Graph) -> Result<Box<dyn Executable>, BackendError>;
+}
+
+/// A compiled graph, bound to one device.
+pub trait Executable: Send {
+    /// Stores a parameter. `id` is a `Param` node of the compiled graph and `value` matches its
+    /// type.
+    fn set_param(&mut self, id: NodeId, value: &Tensor) -> Result<(), BackendError>;
+
+    /// Runs the graph once. `inputs` holds one tensor for every `Input` node, each matching its
+    /// type; every param has been set. Returns the graph's outputs in order.
+    fn run(&mut self, inputs: &[(NodeId, &Tensor)]) -> Result<Vec<Tensor>, BackendError>;
+}

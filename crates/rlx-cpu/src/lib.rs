@@ -1,0 +1,1 @@
+//! rlx-cpu (in progress)

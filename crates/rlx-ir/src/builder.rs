@@ -1,0 +1,1 @@
+//! Builder methods (in progress).

@@ -1,0 +1,4 @@
+//! Text dump (in progress).
+pub fn dump(g: &crate::Graph) -> String {
+    g.name().to_string()
+}

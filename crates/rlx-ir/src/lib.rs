@@ -1,0 +1,27 @@
+//! rlx-ir: the graph users build.
+//!
+//! Contract: a [`Graph`] only ever holds nodes whose operands were checked and whose output
+//! [`TensorType`] was inferred by [`Graph::push`] (every builder method goes through it). Nodes
+//! are in topological order by construction. [`verify`] re-checks a whole graph (for graphs
+//! rewritten by passes); [`dump`] prints it. Backends receive verified graphs and never
+//! re-validate shapes.
+
+mod builder;
+mod dtype;
+mod dump;
+mod error;
+mod graph;
+pub mod infer;
+mod op;
+mod shape;
+mod tensor;
+mod verify;
+
+pub use dtype::DType;
+pub use dump::dump;
+pub use error::{IrError, ShapeList};
+pub use graph::{Graph, Node, NodeId};
+pub use op::*;
+pub use shape::{Shape, TensorType};
+pub use tensor::{Tensor, TensorData};
+pub use verify::verify;

@@ -1,0 +1,488 @@
+//! The op vocabulary: plain enums saying *what* a node computes. How it is computed is each
+//! backend's business. Attribute checks happen in the builder (see `builder.rs`); a node that is
+//! in a graph has passed them.
+
+use crate::{DType, Shape, Tensor};
+
+/// Elementwise functions of one operand. Output dtype = input dtype (floats only, except `Neg`
+/// and `Abs`, which also take I32).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnaryOp {
+    /// GELU, erf form: x·Φ(x).
+    Gelu,
+    /// GELU, tanh approximation.
+    GeluTanh,
+    Silu,
+    Relu,
+    Sigmoid,
+    Tanh,
+    Exp,
+    Log,
+    Sqrt,
+    Rsqrt,
+    Neg,
+    Abs,
+    Sin,
+    Cos,
+    Recip,
+    Square,
+}
+
+impl UnaryOp {
+    pub const ALL: [UnaryOp; 16] = [
+        UnaryOp::Gelu,
+        UnaryOp::GeluTanh,
+        UnaryOp::Silu,
+        UnaryOp::Relu,
+        UnaryOp::Sigmoid,
+        UnaryOp::Tanh,
+        UnaryOp::Exp,
+        UnaryOp::Log,
+        UnaryOp::Sqrt,
+        UnaryOp::Rsqrt,
+        UnaryOp::Neg,
+        UnaryOp::Abs,
+        UnaryOp::Sin,
+        UnaryOp::Cos,
+        UnaryOp::Recip,
+        UnaryOp::Square,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            UnaryOp::Gelu => "gelu",
+            UnaryOp::GeluTanh => "gelu_tanh",
+            UnaryOp::Silu => "silu",
+            UnaryOp::Relu => "relu",
+            UnaryOp::Sigmoid => "sigmoid",
+            UnaryOp::Tanh => "tanh",
+            UnaryOp::Exp => "exp",
+            UnaryOp::Log => "log",
+            UnaryOp::Sqrt => "sqrt",
+            UnaryOp::Rsqrt => "rsqrt",
+            UnaryOp::Neg => "neg",
+            UnaryOp::Abs => "abs",
+            UnaryOp::Sin => "sin",
+            UnaryOp::Cos => "cos",
+            UnaryOp::Recip => "recip",
+            UnaryOp::Square => "square",
+        }
+    }
+}
+
+/// Elementwise functions of two operands with numpy broadcasting. Both operands share a dtype;
+/// output has it too.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Pow,
+    Maximum,
+    Minimum,
+}
+
+impl BinaryOp {
+    pub const ALL: [BinaryOp; 7] = [
+        BinaryOp::Add,
+        BinaryOp::Sub,
+        BinaryOp::Mul,
+        BinaryOp::Div,
+        BinaryOp::Pow,
+        BinaryOp::Maximum,
+        BinaryOp::Minimum,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            BinaryOp::Add => "add",
+            BinaryOp::Sub => "sub",
+            BinaryOp::Mul => "mul",
+            BinaryOp::Div => "div",
+            BinaryOp::Pow => "pow",
+            BinaryOp::Maximum => "maximum",
+            BinaryOp::Minimum => "minimum",
+        }
+    }
+}
+
+/// Comparisons with numpy broadcasting; output is Bool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CompareOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl CompareOp {
+    pub const ALL: [CompareOp; 6] =
+        [CompareOp::Eq, CompareOp::Ne, CompareOp::Lt, CompareOp::Le, CompareOp::Gt, CompareOp::Ge];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CompareOp::Eq => "eq",
+            CompareOp::Ne => "ne",
+            CompareOp::Lt => "lt",
+            CompareOp::Le => "le",
+            CompareOp::Gt => "gt",
+            CompareOp::Ge => "ge",
+        }
+    }
+}
+
+/// Reductions over a set of axes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReduceOp {
+    Sum,
+    Mean,
+    Max,
+    Min,
+    Prod,
+}
+
+impl ReduceOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            ReduceOp::Sum => "sum",
+            ReduceOp::Mean => "mean",
+            ReduceOp::Max => "max",
+            ReduceOp::Min => "min",
+            ReduceOp::Prod => "prod",
+        }
+    }
+}
+
+/// Index-of-extreme reductions over one axis; output is I32. Ties give the first index.
+/// NaN counts as the extreme (like PyTorch), so a row with NaN gives the first NaN's index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ArgReduceOp {
+    ArgMax,
+    ArgMin,
+}
+
+/// Which output of a top-k a node is. A top-k is two nodes sharing attributes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TopKOutput {
+    Values,
+    /// I32 indices along the axis.
+    Indices,
+}
+
+/// Memory layout of attention and RoPE operands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AttnLayout {
+    /// [batch, seq, heads, head_dim]
+    Bshd,
+    /// [batch, heads, seq, head_dim]
+    Bhsd,
+}
+
+/// Masking of an attention op. With `Sk ≥ Sq` (a KV cache), query row `i` sits at absolute
+/// position `i + (Sk − Sq)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MaskKind {
+    None,
+    /// Key `j` is visible to query `i` iff `j ≤ i + (Sk − Sq)`.
+    Causal,
+    /// Causal and also `j > i + (Sk − Sq) − window`: at most `window` keys, the newest included.
+    SlidingWindow(usize),
+    /// A fourth input of shape [B, Sk] (Bool, I32 or F32); nonzero means "attend".
+    /// A row with no visible key gives zeros.
+    Padding,
+    /// A fourth input, F32, broadcastable to [B, H, Sq, Sk], added to the scaled scores.
+    Bias,
+}
+
+/// Attributes of scaled dot-product attention. Inputs: q, k, v (and the mask tensor for
+/// `Padding`/`Bias`). Q has Hq heads, K and V have Hkv heads with Hq % Hkv == 0 (grouped-query
+/// attention). Output has q's layout with v's head dim.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AttentionSpec {
+    pub layout: AttnLayout,
+    pub mask: MaskKind,
+    /// Multiplies q·k; `None` means 1/sqrt(head_dim).
+    pub scale: Option<f32>,
+    /// Logit soft-cap: scores become `cap · tanh(scores / cap)` (after scale, before mask).
+    pub softcap: Option<f32>,
+}
+
+/// How RoPE pairs dimensions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RopeStyle {
+    /// Rotate halves: pairs (d, d + rot/2).
+    NeoX,
+    /// Interleaved: pairs (2d, 2d + 1).
+    GptJ,
+}
+
+/// Pooling kind for `Pool2d`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PoolKind {
+    Max,
+    /// Average with padded positions counted (PyTorch's default `count_include_pad=True`).
+    Avg,
+}
+
+/// Norm fused after a residual add (`AddNorm`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NormKind {
+    LayerNorm,
+    RmsNorm,
+}
+
+/// One step of a fused elementwise program. Registers are step indices; each step may read only
+/// earlier registers. The last step is the output.
+#[derive(Clone, Debug, PartialEq)]
+pub enum EwStep {
+    /// The n-th input of the fused node, broadcast to the output shape.
+    Input(usize),
+    /// An f32 constant.
+    Scalar(f32),
+    Unary(UnaryOp, usize),
+    Binary(BinaryOp, usize, usize),
+}
+
+/// A fused chain of f32 elementwise ops (created by rlx-opt's fusion, never by users).
+#[derive(Clone, Debug, PartialEq)]
+pub struct EwProgram {
+    pub steps: Vec<EwStep>,
+}
+
+/// What a node computes. Inputs are listed per variant as "inputs: …".
+#[derive(Clone, Debug, PartialEq)]
+pub enum Op {
+    /// A value fed on every `run`. inputs: none.
+    Input { name: String },
+    /// A weight set once with `set_param`. inputs: none.
+    Param { name: String },
+    /// Data baked into the graph (a scalar is rank 0). inputs: none.
+    Constant(Tensor),
+
+    /// inputs: x
+    Unary(UnaryOp),
+    /// inputs: a, b (numpy broadcasting)
+    Binary(BinaryOp),
+    /// inputs: a, b (numpy broadcasting); output Bool
+    Compare(CompareOp),
+    /// inputs: cond (Bool), a, b (all broadcast together)
+    Where,
+    /// inputs: x
+    Cast(DType),
+
+    /// inputs: x. `axes` sorted, unique, in range. Output drops them (or keeps them as 1).
+    Reduce { op: ReduceOp, axes: Vec<usize>, keepdim: bool },
+    /// inputs: x; output I32.
+    ArgReduce { op: ArgReduceOp, axis: usize, keepdim: bool },
+    /// inputs: x; inclusive prefix sum along `axis`.
+    Cumsum { axis: usize },
+    /// inputs: x. Sorted: descending if `largest`, ascending otherwise; ties keep the lower index.
+    TopK { k: usize, axis: usize, largest: bool, output: TopKOutput },
+
+    /// inputs: x. Same element count; a view, never a copy, where the backend allows.
+    Reshape(Shape),
+    /// inputs: x. `out.dims[i] = x.dims[perm[i]]`.
+    Permute(Vec<usize>),
+    /// inputs: x. Elements `start, start+step, …` below `end` along `axis` (step ≥ 1).
+    Slice { axis: usize, start: usize, end: usize, step: usize },
+    /// inputs: 1 or more tensors equal in every dim but `axis`.
+    Concat { axis: usize },
+    /// inputs: x; numpy broadcast to the target shape.
+    Expand(Shape),
+    /// inputs: data, indices (I32, any rank). Out = data.dims[..axis] ++ indices.dims ++
+    /// data.dims[axis+1..] (numpy `take`; embedding lookup is axis 0). An out-of-range index
+    /// gives zeros (a NaN-style "no value"), never a crash.
+    Gather { axis: usize },
+    /// inputs: x. `pads[i] = (before, after)` for each dim, filled with `value`.
+    Pad { pads: Vec<(usize, usize)>, value: f64 },
+    /// inputs: x; flips each listed axis.
+    Reverse { axes: Vec<usize> },
+
+    /// inputs: a, b. a: [..., M, K] (or [..., K, M] when `transpose_a`), b: [..., K, N] (or
+    /// [..., N, K] when `transpose_b`); batch dims broadcast; both rank ≥ 2.
+    MatMul { transpose_a: bool, transpose_b: bool },
+
+    /// inputs: x, gamma, beta (gamma and beta: [last dim]). Normalises over the last axis.
+    LayerNorm { eps: f32 },
+    /// inputs: x, gamma ([last dim]). Normalises over the last axis.
+    RmsNorm { eps: f32 },
+    /// inputs: x; over the last axis.
+    Softmax,
+    /// inputs: x; over the last axis.
+    LogSoftmax,
+
+    /// inputs: q, k, v [, mask]. See [`AttentionSpec`].
+    Attention(AttentionSpec),
+    /// inputs: x ([B,S,H,D] or [B,H,S,D] per `layout`), cos, sin (both [S, rotary_dims/2]).
+    /// Rotates the first `rotary_dims` of D; the rest pass through.
+    Rope { style: RopeStyle, layout: AttnLayout, rotary_dims: usize },
+
+    /// inputs: x [N, C, H, W], w [O, C/groups, KH, KW] [, bias [O]].
+    Conv2d { stride: [usize; 2], padding: [usize; 2], dilation: [usize; 2], groups: usize },
+    /// inputs: x [N, C, H, W].
+    Pool2d { kind: PoolKind, kernel: [usize; 2], stride: [usize; 2], padding: [usize; 2] },
+    /// inputs: x [N, C, H, W] → [N, C, 2H, 2W], nearest neighbour.
+    Upsample2x,
+
+    // ---- fused forms, created by rlx-opt, never by users ----
+    /// inputs: a, b [, bias [N]] then `activation` on the result (if any).
+    FusedMatMul { transpose_a: bool, transpose_b: bool, bias: bool, activation: Option<UnaryOp> },
+    /// inputs: x, residual, gamma [, beta for LayerNorm]: norm(x + residual) over the last axis.
+    AddNorm { norm: NormKind, eps: f32 },
+    /// inputs: n f32 tensors broadcast to the output shape.
+    FusedElementwise(EwProgram),
+}
+
+/// Payload-free tag of an [`Op`], for capability sets and tables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum OpKind {
+    Input,
+    Param,
+    Constant,
+    Unary,
+    Binary,
+    Compare,
+    Where,
+    Cast,
+    Reduce,
+    ArgReduce,
+    Cumsum,
+    TopK,
+    Reshape,
+    Permute,
+    Slice,
+    Concat,
+    Expand,
+    Gather,
+    Pad,
+    Reverse,
+    MatMul,
+    LayerNorm,
+    RmsNorm,
+    Softmax,
+    LogSoftmax,
+    Attention,
+    Rope,
+    Conv2d,
+    Pool2d,
+    Upsample2x,
+    FusedMatMul,
+    AddNorm,
+    FusedElementwise,
+}
+
+impl Op {
+    pub fn kind(&self) -> OpKind {
+        match self {
+            Op::Input { .. } => OpKind::Input,
+            Op::Param { .. } => OpKind::Param,
+            Op::Constant(_) => OpKind::Constant,
+            Op::Unary(_) => OpKind::Unary,
+            Op::Binary(_) => OpKind::Binary,
+            Op::Compare(_) => OpKind::Compare,
+            Op::Where => OpKind::Where,
+            Op::Cast(_) => OpKind::Cast,
+            Op::Reduce { .. } => OpKind::Reduce,
+            Op::ArgReduce { .. } => OpKind::ArgReduce,
+            Op::Cumsum { .. } => OpKind::Cumsum,
+            Op::TopK { .. } => OpKind::TopK,
+            Op::Reshape(_) => OpKind::Reshape,
+            Op::Permute(_) => OpKind::Permute,
+            Op::Slice { .. } => OpKind::Slice,
+            Op::Concat { .. } => OpKind::Concat,
+            Op::Expand(_) => OpKind::Expand,
+            Op::Gather { .. } => OpKind::Gather,
+            Op::Pad { .. } => OpKind::Pad,
+            Op::Reverse { .. } => OpKind::Reverse,
+            Op::MatMul { .. } => OpKind::MatMul,
+            Op::LayerNorm { .. } => OpKind::LayerNorm,
+            Op::RmsNorm { .. } => OpKind::RmsNorm,
+            Op::Softmax => OpKind::Softmax,
+            Op::LogSoftmax => OpKind::LogSoftmax,
+            Op::Attention(_) => OpKind::Attention,
+            Op::Rope { .. } => OpKind::Rope,
+            Op::Conv2d { .. } => OpKind::Conv2d,
+            Op::Pool2d { .. } => OpKind::Pool2d,
+            Op::Upsample2x => OpKind::Upsample2x,
+            Op::FusedMatMul { .. } => OpKind::FusedMatMul,
+            Op::AddNorm { .. } => OpKind::AddNorm,
+            Op::FusedElementwise(_) => OpKind::FusedElementwise,
+        }
+    }
+
+    /// Short lower-case name used in errors and the text dump.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Op::Unary(u) => u.name(),
+            Op::Binary(b) => b.name(),
+            Op::Compare(c) => c.name(),
+            Op::Reduce { op, .. } => op.name(),
+            Op::ArgReduce { op: ArgReduceOp::ArgMax, .. } => "argmax",
+            Op::ArgReduce { op: ArgReduceOp::ArgMin, .. } => "argmin",
+            _ => self.kind().name(),
+        }
+    }
+
+    /// True for ops with no inputs (input, param, constant).
+    pub fn is_leaf(&self) -> bool {
+        matches!(self, Op::Input { .. } | Op::Param { .. } | Op::Constant(_))
+    }
+
+    /// True for ops that only reinterpret their input's memory (reshape): the memory planner
+    /// may alias their output with their input.
+    pub fn is_view(&self) -> bool {
+        matches!(self, Op::Reshape(_))
+    }
+
+    /// True for pointwise ops (each output element depends on the same-index, broadcast input
+    /// elements only).
+    pub fn is_elementwise(&self) -> bool {
+        matches!(
+            self,
+            Op::Unary(_) | Op::Binary(_) | Op::Compare(_) | Op::Where | Op::Cast(_) | Op::FusedElementwise(_)
+        )
+    }
+}
+
+impl OpKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            OpKind::Input => "input",
+            OpKind::Param => "param",
+            OpKind::Constant => "constant",
+            OpKind::Unary => "unary",
+            OpKind::Binary => "binary",
+            OpKind::Compare => "compare",
+            OpKind::Where => "where",
+            OpKind::Cast => "cast",
+            OpKind::Reduce => "reduce",
+            OpKind::ArgReduce => "arg_reduce",
+            OpKind::Cumsum => "cumsum",
+            OpKind::TopK => "topk",
+            OpKind::Reshape => "reshape",
+            OpKind::Permute => "permute",
+            OpKind::Slice => "slice",
+            OpKind::Concat => "concat",
+            OpKind::Expand => "expand",
+            OpKind::Gather => "gather",
+            OpKind::Pad => "pad",
+            OpKind::Reverse => "reverse",
+            OpKind::MatMul => "matmul",
+            OpKind::LayerNorm => "layer_norm",
+            OpKind::RmsNorm => "rms_norm",
+            OpKind::Softmax => "softmax",
+            OpKind::LogSoftmax => "log_softmax",
+            OpKind::Attention => "attention",
+            OpKind::Rope => "rope",
+            OpKind::Conv2d => "conv2d",
+            OpKind::Pool2d => "pool2d",
+            OpKind::Upsample2x => "upsample2x",
+            OpKind::FusedMatMul => "fused_matmul",
+            OpKind::AddNorm => "add_norm",
+            OpKind::FusedElementwise => "fused_elementwise",
+        }
+    }
+}

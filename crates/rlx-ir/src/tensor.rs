@@ -1,0 +1,196 @@
+//! Host tensors: typed data plus a shape. Used for constants in the graph, for parameters and
+//! inputs handed to an executable, and for outputs read back from it.
+
+use crate::{DType, IrError, Shape};
+use half::f16;
+
+/// Typed host storage, row-major.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TensorData {
+    F32(Vec<f32>),
+    F16(Vec<f16>),
+    I32(Vec<i32>),
+    U32(Vec<u32>),
+    Bool(Vec<bool>),
+}
+
+impl TensorData {
+    pub fn dtype(&self) -> DType {
+        match self {
+            TensorData::F32(_) => DType::F32,
+            TensorData::F16(_) => DType::F16,
+            TensorData::I32(_) => DType::I32,
+            TensorData::U32(_) => DType::U32,
+            TensorData::Bool(_) => DType::Bool,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            TensorData::F32(v) => v.len(),
+            TensorData::F16(v) => v.len(),
+            TensorData::I32(v) => v.len(),
+            TensorData::U32(v) => v.len(),
+            TensorData::Bool(v) => v.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Zero-filled storage of `n` elements.
+    pub fn zeros(dtype: DType, n: usize) -> Self {
+        match dtype {
+            DType::F32 => TensorData::F32(vec![0.0; n]),
+            DType::F16 => TensorData::F16(vec![f16::ZERO; n]),
+            DType::I32 => TensorData::I32(vec![0; n]),
+            DType::U32 => TensorData::U32(vec![0; n]),
+            DType::Bool => TensorData::Bool(vec![false; n]),
+        }
+    }
+
+    /// Every element widened to f64 (bool: 0/1). Exact for all dtypes rlx has.
+    pub fn to_f64_vec(&self) -> Vec<f64> {
+        match self {
+            TensorData::F32(v) => v.iter().map(|&x| x as f64).collect(),
+            TensorData::F16(v) => v.iter().map(|&x| x.to_f64()).collect(),
+            TensorData::I32(v) => v.iter().map(|&x| x as f64).collect(),
+            TensorData::U32(v) => v.iter().map(|&x| x as f64).collect(),
+            TensorData::Bool(v) => v.iter().map(|&x| if x { 1.0 } else { 0.0 }).collect(),
+        }
+    }
+
+    /// Builds storage of `dtype` from f64 values with the same rounding as a cast:
+    /// floats round to nearest, integers truncate toward zero and saturate, bool is `!= 0`.
+    /// NaN becomes 0 for integer types (as Rust's `as` does).
+    pub fn from_f64(dtype: DType, v: &[f64]) -> Self {
+        match dtype {
+            DType::F32 => TensorData::F32(v.iter().map(|&x| x as f32).collect()),
+            DType::F16 => TensorData::F16(v.iter().map(|&x| f16::from_f64(x)).collect()),
+            DType::I32 => TensorData::I32(v.iter().map(|&x| x as i32).collect()),
+            DType::U32 => TensorData::U32(v.iter().map(|&x| x as u32).collect()),
+            DType::Bool => TensorData::Bool(v.iter().map(|&x| x != 0.0).collect()),
+        }
+    }
+}
+
+/// A host tensor: a shape and data whose length matches it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tensor {
+    shape: Shape,
+    data: TensorData,
+}
+
+impl Tensor {
+    /// Checks that `data` has exactly `shape.numel()` elements.
+    pub fn new(shape: impl Into<Shape>, data: TensorData) -> Result<Self, IrError> {
+        let shape = shape.into();
+        if shape.numel() != data.len() {
+            return Err(IrError::DataLength {
+                shape: shape.clone(),
+                expected: shape.numel(),
+                got: data.len(),
+            });
+        }
+        Ok(Tensor { shape, data })
+    }
+
+    pub fn from_f32(shape: impl Into<Shape>, v: Vec<f32>) -> Result<Self, IrError> {
+        Tensor::new(shape, TensorData::F32(v))
+    }
+
+    pub fn from_f16(shape: impl Into<Shape>, v: Vec<f16>) -> Result<Self, IrError> {
+        Tensor::new(shape, TensorData::F16(v))
+    }
+
+    pub fn from_i32(shape: impl Into<Shape>, v: Vec<i32>) -> Result<Self, IrError> {
+        Tensor::new(shape, TensorData::I32(v))
+    }
+
+    pub fn from_u32(shape: impl Into<Shape>, v: Vec<u32>) -> Result<Self, IrError> {
+        Tensor::new(shape, TensorData::U32(v))
+    }
+
+    pub fn from_bool(shape: impl Into<Shape>, v: Vec<bool>) -> Result<Self, IrError> {
+        Tensor::new(shape, TensorData::Bool(v))
+    }
+
+    /// A rank-0 f32 tensor.
+    pub fn scalar_f32(x: f32) -> Self {
+        Tensor { shape: Shape::scalar(), data: TensorData::F32(vec![x]) }
+    }
+
+    pub fn zeros(shape: impl Into<Shape>, dtype: DType) -> Self {
+        let shape = shape.into();
+        let data = TensorData::zeros(dtype, shape.numel());
+        Tensor { shape, data }
+    }
+
+    /// From f64 values, converted to `dtype` (see [`TensorData::from_f64`]).
+    pub fn from_f64(shape: impl Into<Shape>, dtype: DType, v: &[f64]) -> Result<Self, IrError> {
+        Tensor::new(shape, TensorData::from_f64(dtype, v))
+    }
+
+    pub fn shape(&self) -> &Shape {
+        &self.shape
+    }
+
+    pub fn dims(&self) -> &[usize] {
+        self.shape.dims()
+    }
+
+    pub fn dtype(&self) -> DType {
+        self.data.dtype()
+    }
+
+    pub fn data(&self) -> &TensorData {
+        &self.data
+    }
+
+    pub fn into_data(self) -> TensorData {
+        self.data
+    }
+
+    pub fn numel(&self) -> usize {
+        self.data.len()
+    }
+
+    /// Same data, new shape with the same element count.
+    pub fn reshape(self, shape: impl Into<Shape>) -> Result<Self, IrError> {
+        Tensor::new(shape, self.data)
+    }
+
+    pub fn as_f32(&self) -> Option<&[f32]> {
+        match &self.data {
+            TensorData::F32(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    pub fn as_i32(&self) -> Option<&[i32]> {
+        match &self.data {
+            TensorData::I32(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    pub fn as_bool(&self) -> Option<&[bool]> {
+        match &self.data {
+            TensorData::Bool(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// Every element as f32 (converting from the stored dtype).
+    pub fn to_f32_vec(&self) -> Vec<f32> {
+        match &self.data {
+            TensorData::F32(v) => v.clone(),
+            other => other.to_f64_vec().into_iter().map(|x| x as f32).collect(),
+        }
+    }
+
+    pub fn to_f64_vec(&self) -> Vec<f64> {
+        self.data.to_f64_vec()
+    }
+}

@@ -1,0 +1,1 @@
+//! rlx-opt (in progress)

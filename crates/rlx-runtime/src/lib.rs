@@ -1,0 +1,1 @@
+//! rlx-runtime (in progress)
