@@ -1,1 +1,62 @@
-//! rlx-cpu (in progress)
+//! rlx-cpu: the CPU backend and the numerical oracle of rlx.
+//!
+//! Contract:
+//! - Runs every [`rlx_ir::Op`], fused forms included, on every dtype the op accepts, with the
+//!   semantics written in `rlx_ir::op` (which is the spec). [`CpuBackend`] declares
+//!   `Capabilities::everything`, so rlx-opt decomposes nothing for it.
+//! - Numerics: F32 ops compute in f32 (or in f64 rounded once, which is the correctly rounded
+//!   f32 result); F16 widens to f32 and rounds the result back; reductions, cumsum, norms,
+//!   softmax, attention, conv and average pooling accumulate in f64. Integer arithmetic wraps,
+//!   and integer division by zero gives 0. NaN inputs give NaN outputs, never a panic.
+//! - Matmul runs on the `gemm` crate (f32, rayon threads); every other kernel is a plain loop.
+//! - [`eval`] evaluates one op on host tensors after checking the operands; it is what parity
+//!   tests compare against and what rlx-opt's constant folding calls.
+//! - A compiled graph ([`CpuExecutable`]) evaluates nodes in order and frees each value after
+//!   its last reader; it errors (never panics) on an input or param it was not given.
+
+mod elem;
+mod eval;
+mod exec;
+mod index;
+mod ops;
+
+pub use eval::eval;
+pub use exec::CpuExecutable;
+
+use rlx_backend::{Backend, BackendError, Capabilities, Executable};
+use rlx_ir::Graph;
+
+/// The CPU backend. Runs everything natively; threads come from rayon's global pool.
+pub struct CpuBackend {
+    caps: Capabilities,
+}
+
+impl CpuBackend {
+    pub fn new() -> Self {
+        let threads = rayon::current_num_threads();
+        CpuBackend { caps: Capabilities::everything(format!("cpu ({threads} threads)")) }
+    }
+}
+
+impl Default for CpuBackend {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Backend for CpuBackend {
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+
+    fn capabilities(&self) -> &Capabilities {
+        &self.caps
+    }
+
+    /// Keeps a copy of the graph. The graph is re-verified first (cheap next to running it):
+    /// the kernels index by the recorded shapes, so they must agree with the operands.
+    fn compile(&self, graph: &Graph) -> Result<Box<dyn Executable>, BackendError> {
+        rlx_ir::verify(graph)?;
+        Ok(Box::new(CpuExecutable::new(graph.clone())))
+    }
+}

@@ -29,7 +29,8 @@ pub struct Node {
 
 /// A dataflow graph. Nodes are only ever appended, each reading earlier nodes, so index order is
 /// a topological order. Builders (see `builder.rs`) check every operand and infer the output type.
-#[derive(Clone, Debug, PartialEq)]
+// No `PartialEq`: it would shadow the `eq`/`ne` builders under method syntax (`g.eq(a, b)`).
+#[derive(Clone, Debug)]
 pub struct Graph {
     name: String,
     nodes: Vec<Node>,
@@ -96,6 +97,51 @@ impl Graph {
         Ok(id)
     }
 
+    /// Appends an `Input` or `Param` leaf of type `ty` (the only ops whose type is not inferred
+    /// from operands). Names must be unique across inputs and params. Other ops go through
+    /// [`Graph::push`].
+    pub fn push_leaf(&mut self, op: Op, ty: TensorType) -> Result<NodeId, IrError> {
+        let (kind, name) = match &op {
+            Op::Input { name } => ("input", name),
+            Op::Param { name } => ("param", name),
+            other => {
+                return Err(IrError::Attribute {
+                    op: other.name(),
+                    attr: "op",
+                    shape: ty.shape,
+                    reason: "push_leaf takes only Input or Param; use Graph::push for other ops".into(),
+                })
+            }
+        };
+        if let Some(existing) = self.find_leaf(name) {
+            return Err(IrError::DuplicateName { kind, name: name.clone(), existing });
+        }
+        let id = NodeId(self.nodes.len() as u32);
+        self.nodes.push(Node { op, inputs: Vec::new(), ty });
+        Ok(id)
+    }
+
+    /// Assembles a graph from raw parts without any checking (for passes that rebuild graphs,
+    /// and for tests of the verifier). Run [`crate::verify`] on the result.
+    #[doc(hidden)]
+    pub fn from_parts(name: impl Into<String>, nodes: Vec<Node>, outputs: Vec<NodeId>) -> Graph {
+        Graph { name: name.into(), nodes, outputs }
+    }
+
+    /// Runs a multi-node builder; if it fails, drops every node it appended so a failed
+    /// composite leaves the graph as it was.
+    pub(crate) fn atomically<T>(
+        &mut self,
+        f: impl FnOnce(&mut Graph) -> Result<T, IrError>,
+    ) -> Result<T, IrError> {
+        let len = self.nodes.len();
+        let r = f(self);
+        if r.is_err() {
+            self.nodes.truncate(len);
+        }
+        r
+    }
+
     /// Marks the graph's results, in order. Every id must exist; at least one is required.
     pub fn set_outputs(&mut self, outputs: &[NodeId]) -> Result<(), IrError> {
         if outputs.is_empty() {
@@ -146,12 +192,17 @@ impl Graph {
     pub fn use_counts(&self) -> Vec<usize> {
         let mut c = vec![0; self.nodes.len()];
         for n in &self.nodes {
+            // `get_mut`: graphs from `from_parts` may hold dangling ids (the verifier reports them).
             for i in &n.inputs {
-                c[i.index()] += 1;
+                if let Some(x) = c.get_mut(i.index()) {
+                    *x += 1;
+                }
             }
         }
         for o in &self.outputs {
-            c[o.index()] += 1;
+            if let Some(x) = c.get_mut(o.index()) {
+                *x += 1;
+            }
         }
         c
     }

@@ -1,0 +1,11 @@
+//! The kernels, one file per op family. Each public function takes its attributes, then its
+//! operands, then the node's output type, and trusts that they fit (see [`crate::eval`]).
+
+pub(crate) mod attention;
+pub(crate) mod conv;
+pub(crate) mod elementwise;
+pub(crate) mod matmul;
+pub(crate) mod norm;
+pub(crate) mod reduce;
+pub(crate) mod rope;
+pub(crate) mod shape;

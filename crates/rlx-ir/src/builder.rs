@@ -1,1 +1,0 @@
-//! Builder methods (in progress).

@@ -1,0 +1,191 @@
+//! Builders for matmul, norms, softmax, attention, RoPE, convolution and pooling.
+
+use super::norm_axis;
+use crate::{AttentionSpec, AttnLayout, DType, Graph, IrError, NodeId, Op, PoolKind, RopeStyle};
+
+impl Graph {
+    /// `a @ b` with batch broadcasting; both operands rank ≥ 2.
+    pub fn matmul(&mut self, a: NodeId, b: NodeId) -> Result<NodeId, IrError> {
+        self.matmul_t(a, b, false, false)
+    }
+
+    /// `op(a) @ op(b)` where `op` transposes the last two dims when asked.
+    pub fn matmul_t(
+        &mut self,
+        a: NodeId,
+        b: NodeId,
+        transpose_a: bool,
+        transpose_b: bool,
+    ) -> Result<NodeId, IrError> {
+        self.push(Op::MatMul { transpose_a, transpose_b }, &[a, b])
+    }
+
+    /// Layer norm over `axis`; missing gamma/beta become ones/zeros.
+    pub fn layer_norm(
+        &mut self,
+        x: NodeId,
+        gamma: Option<NodeId>,
+        beta: Option<NodeId>,
+        axis: isize,
+        eps: f32,
+    ) -> Result<NodeId, IrError> {
+        self.atomically(|g| {
+            let (dim, dtype) = g.norm_dim("layer_norm", x, axis)?;
+            let gamma = g.or_full(gamma, dim, dtype, 1.0)?;
+            let beta = g.or_full(beta, dim, dtype, 0.0)?;
+            g.along_last("layer_norm", x, axis, |g, x| g.push(Op::LayerNorm { eps }, &[x, gamma, beta]))
+        })
+    }
+
+    /// RMS norm over `axis`; a missing gamma becomes ones.
+    pub fn rms_norm(
+        &mut self,
+        x: NodeId,
+        gamma: Option<NodeId>,
+        axis: isize,
+        eps: f32,
+    ) -> Result<NodeId, IrError> {
+        self.atomically(|g| {
+            let (dim, dtype) = g.norm_dim("rms_norm", x, axis)?;
+            let gamma = g.or_full(gamma, dim, dtype, 1.0)?;
+            g.along_last("rms_norm", x, axis, |g, x| g.push(Op::RmsNorm { eps }, &[x, gamma]))
+        })
+    }
+
+    pub fn softmax(&mut self, x: NodeId, axis: isize) -> Result<NodeId, IrError> {
+        self.atomically(|g| g.along_last("softmax", x, axis, |g, x| g.push(Op::Softmax, &[x])))
+    }
+
+    pub fn log_softmax(&mut self, x: NodeId, axis: isize) -> Result<NodeId, IrError> {
+        self.atomically(|g| g.along_last("log_softmax", x, axis, |g, x| g.push(Op::LogSoftmax, &[x])))
+    }
+
+    /// Scaled dot-product attention; `mask` is required for Padding/Bias masks and refused
+    /// otherwise.
+    pub fn attention(
+        &mut self,
+        q: NodeId,
+        k: NodeId,
+        v: NodeId,
+        mask: Option<NodeId>,
+        spec: AttentionSpec,
+    ) -> Result<NodeId, IrError> {
+        let mut ins = vec![q, k, v];
+        ins.extend(mask);
+        self.push(Op::Attention(spec), &ins)
+    }
+
+    /// Rotary position embedding on the first `rotary_dims` of the head dim.
+    pub fn rope(
+        &mut self,
+        x: NodeId,
+        cos: NodeId,
+        sin: NodeId,
+        style: RopeStyle,
+        layout: AttnLayout,
+        rotary_dims: usize,
+    ) -> Result<NodeId, IrError> {
+        self.push(Op::Rope { style, layout, rotary_dims }, &[x, cos, sin])
+    }
+
+    /// 2-D convolution (cross-correlation, like PyTorch) on NCHW data.
+    #[allow(clippy::too_many_arguments)]
+    pub fn conv2d(
+        &mut self,
+        x: NodeId,
+        w: NodeId,
+        bias: Option<NodeId>,
+        stride: [usize; 2],
+        padding: [usize; 2],
+        dilation: [usize; 2],
+        groups: usize,
+    ) -> Result<NodeId, IrError> {
+        let mut ins = vec![x, w];
+        ins.extend(bias);
+        self.push(Op::Conv2d { stride, padding, dilation, groups }, &ins)
+    }
+
+    pub fn max_pool2d(
+        &mut self,
+        x: NodeId,
+        kernel: [usize; 2],
+        stride: [usize; 2],
+        padding: [usize; 2],
+    ) -> Result<NodeId, IrError> {
+        self.push(Op::Pool2d { kind: PoolKind::Max, kernel, stride, padding }, &[x])
+    }
+
+    /// Average pooling; padded positions count in the divisor (PyTorch's default).
+    pub fn avg_pool2d(
+        &mut self,
+        x: NodeId,
+        kernel: [usize; 2],
+        stride: [usize; 2],
+        padding: [usize; 2],
+    ) -> Result<NodeId, IrError> {
+        self.push(Op::Pool2d { kind: PoolKind::Avg, kernel, stride, padding }, &[x])
+    }
+
+    /// [N, C, H, W] → [N, C, 2H, 2W], nearest neighbour.
+    pub fn upsample_nearest2x(&mut self, x: NodeId) -> Result<NodeId, IrError> {
+        self.push(Op::Upsample2x, &[x])
+    }
+
+    /// Size of the normalised axis and x's dtype, refusing non-float x before any constant is
+    /// made from its dtype.
+    fn norm_dim(&self, op: &'static str, x: NodeId, axis: isize) -> Result<(usize, DType), IrError> {
+        let t = self.ty_for(op, x)?;
+        if !t.dtype.is_float() {
+            return Err(IrError::DType {
+                op,
+                operand: 0,
+                got: t.dtype,
+                expected: "f32 or f16 (cast it first)".into(),
+            });
+        }
+        let a = norm_axis(op, axis, &t.shape)?;
+        Ok((t.shape.dims()[a], t.dtype))
+    }
+
+    /// `id`, or a new 1-D constant `[dim]` of `value`.
+    fn or_full(
+        &mut self,
+        id: Option<NodeId>,
+        dim: usize,
+        dtype: DType,
+        value: f64,
+    ) -> Result<NodeId, IrError> {
+        match id {
+            Some(id) => Ok(id),
+            None => self.full(&[dim], dtype, value),
+        }
+    }
+
+    /// Applies a last-axis op to `axis`: permutes `axis` to the end, applies `f`, permutes back.
+    pub(crate) fn along_last(
+        &mut self,
+        op: &'static str,
+        x: NodeId,
+        axis: isize,
+        f: impl FnOnce(&mut Graph, NodeId) -> Result<NodeId, IrError>,
+    ) -> Result<NodeId, IrError> {
+        let s = self.shape_of(op, x)?;
+        if s.rank() == 0 {
+            return f(self, x);
+        }
+        let a = norm_axis(op, axis, &s)?;
+        let r = s.rank();
+        if a + 1 == r {
+            return f(self, x);
+        }
+        let mut perm: Vec<usize> = (0..r).filter(|&i| i != a).collect();
+        perm.push(a);
+        let mut inv = vec![0; r];
+        for (i, &p) in perm.iter().enumerate() {
+            inv[p] = i;
+        }
+        let xp = self.permute(x, &perm)?;
+        let y = f(self, xp)?;
+        self.permute(y, &inv)
+    }
+}

@@ -1,0 +1,181 @@
+//! Builders for reductions, index ops and data movement.
+
+use super::{norm_axes, norm_axis};
+use crate::{ArgReduceOp, DType, Graph, IrError, NodeId, Op, ReduceOp, Shape, ShapeList, TopKOutput};
+
+impl Graph {
+    /// Reduces over `axes` (at least one; any order, negatives allowed).
+    pub fn reduce(
+        &mut self,
+        op: ReduceOp,
+        x: NodeId,
+        axes: &[isize],
+        keepdim: bool,
+    ) -> Result<NodeId, IrError> {
+        let s = self.shape_of(op.name(), x)?;
+        let axes = norm_axes(op.name(), axes, &s)?;
+        self.push(Op::Reduce { op, axes, keepdim }, &[x])
+    }
+    pub fn sum(&mut self, x: NodeId, axes: &[isize], keepdim: bool) -> Result<NodeId, IrError> {
+        self.reduce(ReduceOp::Sum, x, axes, keepdim)
+    }
+    pub fn mean(&mut self, x: NodeId, axes: &[isize], keepdim: bool) -> Result<NodeId, IrError> {
+        self.reduce(ReduceOp::Mean, x, axes, keepdim)
+    }
+    pub fn max(&mut self, x: NodeId, axes: &[isize], keepdim: bool) -> Result<NodeId, IrError> {
+        self.reduce(ReduceOp::Max, x, axes, keepdim)
+    }
+    pub fn min(&mut self, x: NodeId, axes: &[isize], keepdim: bool) -> Result<NodeId, IrError> {
+        self.reduce(ReduceOp::Min, x, axes, keepdim)
+    }
+    pub fn prod(&mut self, x: NodeId, axes: &[isize], keepdim: bool) -> Result<NodeId, IrError> {
+        self.reduce(ReduceOp::Prod, x, axes, keepdim)
+    }
+
+    fn arg_reduce(
+        &mut self,
+        op: ArgReduceOp,
+        x: NodeId,
+        axis: isize,
+        keepdim: bool,
+    ) -> Result<NodeId, IrError> {
+        let name = if op == ArgReduceOp::ArgMax { "argmax" } else { "argmin" };
+        let axis = norm_axis(name, axis, &self.shape_of(name, x)?)?;
+        self.push(Op::ArgReduce { op, axis, keepdim }, &[x])
+    }
+    /// Index (I32) of the largest element along `axis`; the first on ties or NaN.
+    pub fn argmax(&mut self, x: NodeId, axis: isize, keepdim: bool) -> Result<NodeId, IrError> {
+        self.arg_reduce(ArgReduceOp::ArgMax, x, axis, keepdim)
+    }
+    /// Index (I32) of the smallest element along `axis`; the first on ties or NaN.
+    pub fn argmin(&mut self, x: NodeId, axis: isize, keepdim: bool) -> Result<NodeId, IrError> {
+        self.arg_reduce(ArgReduceOp::ArgMin, x, axis, keepdim)
+    }
+
+    /// Inclusive prefix sum along `axis`.
+    pub fn cumsum(&mut self, x: NodeId, axis: isize) -> Result<NodeId, IrError> {
+        let axis = norm_axis("cumsum", axis, &self.shape_of("cumsum", x)?)?;
+        self.push(Op::Cumsum { axis }, &[x])
+    }
+
+    /// The `k` largest (or smallest) elements along `axis`, sorted, as `(values, indices)`.
+    pub fn topk(
+        &mut self,
+        x: NodeId,
+        k: usize,
+        axis: isize,
+        largest: bool,
+    ) -> Result<(NodeId, NodeId), IrError> {
+        let axis = norm_axis("topk", axis, &self.shape_of("topk", x)?)?;
+        let values = self.push(Op::TopK { k, axis, largest, output: TopKOutput::Values }, &[x])?;
+        let indices = self.push(Op::TopK { k, axis, largest, output: TopKOutput::Indices }, &[x])?;
+        Ok((values, indices))
+    }
+
+    /// Same elements, new shape (equal element count).
+    pub fn reshape(&mut self, x: NodeId, dims: &[usize]) -> Result<NodeId, IrError> {
+        self.push(Op::Reshape(Shape::new(dims)), &[x])
+    }
+
+    /// `out.dims[i] = x.dims[perm[i]]`.
+    pub fn permute(&mut self, x: NodeId, perm: &[usize]) -> Result<NodeId, IrError> {
+        self.push(Op::Permute(perm.to_vec()), &[x])
+    }
+
+    /// Swaps axes `a` and `b`.
+    pub fn transpose(&mut self, x: NodeId, a: isize, b: isize) -> Result<NodeId, IrError> {
+        let s = self.shape_of("transpose", x)?;
+        let (a, b) = (norm_axis("transpose", a, &s)?, norm_axis("transpose", b, &s)?);
+        let mut perm: Vec<usize> = (0..s.rank()).collect();
+        perm.swap(a, b);
+        self.permute(x, &perm)
+    }
+
+    /// Elements `start, start + step, …` below `end` along `axis`.
+    pub fn slice(
+        &mut self,
+        x: NodeId,
+        axis: isize,
+        start: usize,
+        end: usize,
+        step: usize,
+    ) -> Result<NodeId, IrError> {
+        let axis = norm_axis("slice", axis, &self.shape_of("slice", x)?)?;
+        self.push(Op::Slice { axis, start, end, step }, &[x])
+    }
+
+    /// `len` consecutive elements from `start` along `axis`.
+    pub fn narrow(&mut self, x: NodeId, axis: isize, start: usize, len: usize) -> Result<NodeId, IrError> {
+        let s = self.shape_of("slice", x)?;
+        let end = start.checked_add(len).ok_or_else(|| IrError::Attribute {
+            op: "slice",
+            attr: "range",
+            shape: s,
+            reason: format!("start {start} + len {len} overflows; pass a smaller range"),
+        })?;
+        self.slice(x, axis, start, end, 1)
+    }
+
+    /// Joins tensors along `axis` (the axis is normalised against the first tensor's rank).
+    pub fn concat(&mut self, xs: &[NodeId], axis: isize) -> Result<NodeId, IrError> {
+        let Some(&first) = xs.first() else {
+            return Err(IrError::Arity { op: "concat", expected: "at least 1".into(), got: 0 });
+        };
+        let axis = norm_axis("concat", axis, &self.shape_of("concat", first)?)?;
+        self.push(Op::Concat { axis }, xs)
+    }
+
+    /// Numpy broadcast of `x` to `dims`.
+    pub fn expand(&mut self, x: NodeId, dims: &[usize]) -> Result<NodeId, IrError> {
+        self.push(Op::Expand(Shape::new(dims)), &[x])
+    }
+
+    /// Same as [`Graph::expand`].
+    pub fn broadcast_to(&mut self, x: NodeId, dims: &[usize]) -> Result<NodeId, IrError> {
+        self.expand(x, dims)
+    }
+
+    /// Numpy `take` along `axis` with I32 `indices` of any rank.
+    pub fn gather(&mut self, data: NodeId, indices: NodeId, axis: isize) -> Result<NodeId, IrError> {
+        let axis = norm_axis("gather", axis, &self.shape_of("gather", data)?)?;
+        self.push(Op::Gather { axis }, &[data, indices])
+    }
+
+    /// Rows of `x` along `axis` picked by 1-D I32 `indices`.
+    pub fn index_select(&mut self, x: NodeId, axis: isize, indices: NodeId) -> Result<NodeId, IrError> {
+        let it = self.ty_for("gather", indices)?;
+        if it.shape.rank() != 1 {
+            let xs = self.shape_of("gather", x)?;
+            return Err(IrError::ShapeMismatch {
+                op: "gather",
+                shapes: ShapeList(vec![xs, it.shape.clone()]),
+                reason: "index_select takes 1-D indices; reshape them or use gather".into(),
+            });
+        }
+        if it.dtype != DType::I32 {
+            return Err(IrError::DType {
+                op: "gather",
+                operand: 1,
+                got: it.dtype,
+                expected: "i32 (cast the indices first)".into(),
+            });
+        }
+        self.gather(x, indices, axis)
+    }
+
+    /// Embedding lookup: rows of `table` ([vocab, dim]) for I32 `ids` of any rank.
+    pub fn embedding(&mut self, table: NodeId, ids: NodeId) -> Result<NodeId, IrError> {
+        self.gather(table, ids, 0)
+    }
+
+    /// Pads each dim with `(before, after)` elements of `value`.
+    pub fn pad(&mut self, x: NodeId, pads: &[(usize, usize)], value: f64) -> Result<NodeId, IrError> {
+        self.push(Op::Pad { pads: pads.to_vec(), value }, &[x])
+    }
+
+    /// Flips each listed axis.
+    pub fn reverse(&mut self, x: NodeId, axes: &[isize]) -> Result<NodeId, IrError> {
+        let axes = norm_axes("reverse", axes, &self.shape_of("reverse", x)?)?;
+        self.push(Op::Reverse { axes }, &[x])
+    }
+}

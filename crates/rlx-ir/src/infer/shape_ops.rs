@@ -1,0 +1,292 @@
+//! Inference for reductions, index ops and pure data-movement ops.
+
+use super::{arity, attr_err, broadcast_shapes, float, mismatch, numeric, want_dtype};
+use crate::{DType, IrError, Op, ReduceOp, Shape, TensorType, TopKOutput};
+
+pub(super) fn infer_shape_op(op: &Op, inputs: &[&TensorType]) -> Result<TensorType, IrError> {
+    let name = op.name();
+    if let Op::Concat { axis } = op {
+        return concat(name, *axis, inputs);
+    }
+    if let Op::Gather { axis } = op {
+        return gather(name, *axis, inputs);
+    }
+    arity(name, inputs, 1)?;
+    let x = inputs[0];
+    let dims = x.shape.dims();
+    match op {
+        Op::Reduce { op: r, axes, keepdim } => {
+            if *r == ReduceOp::Mean {
+                float(name, 0, x.dtype)?;
+            } else {
+                numeric(name, 0, x.dtype)?;
+            }
+            if axes.is_empty() {
+                return Err(attr_err(
+                    name,
+                    "axes",
+                    &x.shape,
+                    "the axes list is empty; pass the axes to reduce (or use reshape for a no-op)",
+                ));
+            }
+            check_axes(name, "axes", &x.shape, axes)?;
+            let out = dims
+                .iter()
+                .enumerate()
+                .filter_map(|(i, &d)| match (axes.contains(&i), keepdim) {
+                    (false, _) => Some(d),
+                    (true, true) => Some(1),
+                    (true, false) => None,
+                })
+                .collect::<Vec<_>>();
+            Ok(TensorType::new(out, x.dtype))
+        }
+        Op::ArgReduce { axis, keepdim, .. } => {
+            numeric(name, 0, x.dtype)?;
+            check_axis(name, &x.shape, *axis)?;
+            nonempty_axis(name, &x.shape, *axis)?;
+            let mut out = dims.to_vec();
+            if *keepdim {
+                out[*axis] = 1;
+            } else {
+                out.remove(*axis);
+            }
+            Ok(TensorType::new(out, DType::I32))
+        }
+        Op::Cumsum { axis } => {
+            numeric(name, 0, x.dtype)?;
+            check_axis(name, &x.shape, *axis)?;
+            Ok(x.clone())
+        }
+        Op::TopK { k, axis, output, .. } => {
+            numeric(name, 0, x.dtype)?;
+            check_axis(name, &x.shape, *axis)?;
+            let d = dims[*axis];
+            if *k < 1 || *k > d {
+                return Err(attr_err(
+                    name,
+                    "k",
+                    &x.shape,
+                    format!("k = {k} but axis {axis} has size {d}; pick 1 ≤ k ≤ {d}"),
+                ));
+            }
+            let mut out = dims.to_vec();
+            out[*axis] = *k;
+            let dtype = match output {
+                TopKOutput::Values => x.dtype,
+                TopKOutput::Indices => DType::I32,
+            };
+            Ok(TensorType::new(out, dtype))
+        }
+        Op::Reshape(s) => {
+            if s.numel() != x.numel() {
+                return Err(mismatch(
+                    name,
+                    &[x, &TensorType::new(s.clone(), x.dtype)],
+                    format!(
+                        "the input has {} elements but the target shape has {}; pick a target with \
+                         the same element count",
+                        x.numel(),
+                        s.numel()
+                    ),
+                ));
+            }
+            Ok(TensorType::new(s.clone(), x.dtype))
+        }
+        Op::Permute(perm) => {
+            let mut seen = vec![false; dims.len()];
+            let ok = perm.len() == dims.len()
+                && perm.iter().all(|&p| match seen.get_mut(p) {
+                    Some(s) if !*s => {
+                        *s = true;
+                        true
+                    }
+                    _ => false,
+                });
+            if !ok {
+                return Err(attr_err(
+                    name,
+                    "perm",
+                    &x.shape,
+                    format!(
+                        "{perm:?} is not a permutation of 0..{}; list every axis exactly once",
+                        dims.len()
+                    ),
+                ));
+            }
+            let out = perm.iter().map(|&p| dims[p]).collect::<Vec<_>>();
+            Ok(TensorType::new(out, x.dtype))
+        }
+        Op::Slice { axis, start, end, step } => {
+            check_axis(name, &x.shape, *axis)?;
+            let d = dims[*axis];
+            if *step < 1 {
+                return Err(attr_err(name, "step", &x.shape, "step is 0; use step ≥ 1"));
+            }
+            if start > end || *end > d {
+                return Err(attr_err(
+                    name,
+                    "range",
+                    &x.shape,
+                    format!("start {start}, end {end} on axis {axis} of size {d}; need start ≤ end ≤ {d}"),
+                ));
+            }
+            let mut out = dims.to_vec();
+            out[*axis] = (end - start).div_ceil(*step);
+            Ok(TensorType::new(out, x.dtype))
+        }
+        Op::Expand(target) => {
+            let ok = target.rank() >= x.shape.rank()
+                && broadcast_shapes(name, &x.shape, target).is_ok_and(|s| &s == target);
+            if !ok {
+                return Err(mismatch(
+                    name,
+                    &[x, &TensorType::new(target.clone(), x.dtype)],
+                    "the input does not broadcast to the target: aligned from the right, each input \
+                     dim must equal the target dim or be 1",
+                ));
+            }
+            Ok(TensorType::new(target.clone(), x.dtype))
+        }
+        Op::Pad { pads, value } => {
+            if pads.len() != dims.len() {
+                return Err(attr_err(
+                    name,
+                    "pads",
+                    &x.shape,
+                    format!(
+                        "{} (before, after) pairs given for rank {}; pass one pair per dim",
+                        pads.len(),
+                        dims.len()
+                    ),
+                ));
+            }
+            if value.is_nan() && !x.dtype.is_float() {
+                return Err(attr_err(
+                    name,
+                    "value",
+                    &x.shape,
+                    format!("NaN fill for {} data; use a finite value", x.dtype),
+                ));
+            }
+            let mut out = Vec::with_capacity(dims.len());
+            for (&d, &(b, a)) in dims.iter().zip(pads) {
+                let n = d.checked_add(b).and_then(|n| n.checked_add(a));
+                out.push(n.ok_or_else(|| attr_err(name, "pads", &x.shape, "padding overflows usize"))?);
+            }
+            Ok(TensorType::new(out, x.dtype))
+        }
+        Op::Reverse { axes } => {
+            check_axes(name, "axes", &x.shape, axes)?;
+            Ok(x.clone())
+        }
+        _ => Err(attr_err(name, "op", &x.shape, "internal: not a shape op")),
+    }
+}
+
+fn concat(name: &'static str, axis: usize, inputs: &[&TensorType]) -> Result<TensorType, IrError> {
+    let Some(first) = inputs.first() else {
+        return Err(IrError::Arity { op: name, expected: "at least 1".into(), got: 0 });
+    };
+    check_axis(name, &first.shape, axis)?;
+    let mut total = 0usize;
+    for (i, t) in inputs.iter().enumerate() {
+        if t.dtype != first.dtype {
+            return Err(IrError::DType {
+                op: name,
+                operand: i,
+                got: t.dtype,
+                expected: format!("{}, the dtype of operand 0 (cast it first)", first.dtype),
+            });
+        }
+        let same = t.shape.rank() == first.shape.rank()
+            && t.shape
+                .dims()
+                .iter()
+                .zip(first.shape.dims())
+                .enumerate()
+                .all(|(j, (a, b))| j == axis || a == b);
+        if !same {
+            return Err(mismatch(
+                name,
+                inputs,
+                format!("operand {i} differs from operand 0 outside axis {axis}; all dims but the concat axis must match"),
+            ));
+        }
+        total =
+            total.checked_add(t.shape.dims()[axis]).ok_or_else(|| mismatch(name, inputs, "size overflow"))?;
+    }
+    let mut out = first.shape.dims().to_vec();
+    out[axis] = total;
+    Ok(TensorType::new(out, first.dtype))
+}
+
+fn gather(name: &'static str, axis: usize, inputs: &[&TensorType]) -> Result<TensorType, IrError> {
+    arity(name, inputs, 2)?;
+    let (data, idx) = (inputs[0], inputs[1]);
+    want_dtype(name, 1, idx.dtype, DType::I32)?;
+    check_axis(name, &data.shape, axis)?;
+    let d = data.shape.dims();
+    let mut out = d[..axis].to_vec();
+    out.extend_from_slice(idx.shape.dims());
+    out.extend_from_slice(&d[axis + 1..]);
+    Ok(TensorType::new(out, data.dtype))
+}
+
+/// `axis < rank`.
+pub(super) fn check_axis(op: &'static str, shape: &Shape, axis: usize) -> Result<(), IrError> {
+    if axis >= shape.rank() {
+        return Err(attr_err(
+            op,
+            "axis",
+            shape,
+            format!(
+                "axis {axis} is out of range for rank {}; use 0..{} (or negative from the end)",
+                shape.rank(),
+                shape.rank()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// An arg-reduction over an empty axis has no answer.
+fn nonempty_axis(op: &'static str, shape: &Shape, axis: usize) -> Result<(), IrError> {
+    if shape.dims().get(axis) == Some(&0) {
+        return Err(attr_err(
+            op,
+            "axis",
+            shape,
+            format!("axis {axis} has size 0, so there is no index to return"),
+        ));
+    }
+    Ok(())
+}
+
+/// Axes sorted ascending, unique, each `< rank`.
+pub(super) fn check_axes(
+    op: &'static str,
+    attr: &'static str,
+    shape: &Shape,
+    axes: &[usize],
+) -> Result<(), IrError> {
+    for (i, &a) in axes.iter().enumerate() {
+        if a >= shape.rank() {
+            return Err(attr_err(
+                op,
+                attr,
+                shape,
+                format!("axis {a} is out of range for rank {}; use 0..{}", shape.rank(), shape.rank()),
+            ));
+        }
+        if i > 0 && axes[i - 1] >= a {
+            return Err(attr_err(
+                op,
+                attr,
+                shape,
+                format!("{axes:?} must be sorted ascending without repeats"),
+            ));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,189 @@
+use crate::{assert_msg, f32_in, on_copy, tt, ty};
+use rlx_ir::{DType, Graph, IrError, Op, ReduceOp};
+
+#[test]
+fn reduce_drops_or_keeps_axes() {
+    let mut g = Graph::new("g");
+    let x = f32_in(&mut g, "x", &[2, 3, 4]);
+    let y = g.sum(x, &[-1, 0], false).unwrap();
+    assert_eq!(ty(&g, y), tt(&[3], DType::F32));
+    assert_eq!(g.node(y).unwrap().op, Op::Reduce { op: ReduceOp::Sum, axes: vec![0, 2], keepdim: false });
+    let y = g.mean(x, &[0, 2], true).unwrap();
+    assert_eq!(ty(&g, y), tt(&[1, 3, 1], DType::F32));
+    let y = g.max(x, &[0, 1, 2], false).unwrap();
+    assert_eq!(ty(&g, y), tt(&[], DType::F32));
+    for r in [g.min(x, &[1], false), g.prod(x, &[1], false)] {
+        assert_eq!(ty(&g, r.unwrap()), tt(&[2, 4], DType::F32));
+    }
+    let i = g.input("i", &[5, 6], DType::I32).unwrap();
+    assert_eq!(on_copy(&g, |g| g.sum(i, &[1], false)), tt(&[5], DType::I32));
+}
+
+#[test]
+fn reduce_errors() {
+    let mut g = Graph::new("g");
+    let x = f32_in(&mut g, "x", &[2, 3, 4]);
+    let e = g.sum(x, &[], false).unwrap_err();
+    assert!(matches!(e, IrError::Attribute { op: "sum", attr: "axes", .. }));
+    assert_msg(&e, &["sum", "[2, 3, 4]", "reshape"]);
+    let e = g.max(x, &[3], false).unwrap_err();
+    assert!(matches!(e, IrError::Attribute { op: "max", attr: "axis", .. }));
+    assert_msg(&e, &["max", "[2, 3, 4]", "axis 3"]);
+    let e = g.sum(x, &[1, -2], false).unwrap_err();
+    assert_msg(&e, &["sum", "without repeats"]);
+    assert!(g.sum(x, &[-4], false).is_err());
+    let i = g.input("i", &[5], DType::I32).unwrap();
+    assert!(matches!(g.mean(i, &[0], false), Err(IrError::DType { op: "mean", .. })));
+    let b = g.input("b", &[5], DType::Bool).unwrap();
+    assert!(matches!(g.sum(b, &[0], false), Err(IrError::DType { op: "sum", .. })));
+}
+
+#[test]
+fn argmax_argmin_give_i32() {
+    let mut g = Graph::new("g");
+    let x = f32_in(&mut g, "x", &[2, 3, 4]);
+    assert_eq!(on_copy(&g, |g| g.argmax(x, 1, false)), tt(&[2, 4], DType::I32));
+    assert_eq!(on_copy(&g, |g| g.argmin(x, -1, true)), tt(&[2, 3, 1], DType::I32));
+    let e = g.argmax(x, -4, false).unwrap_err();
+    assert!(matches!(e, IrError::Attribute { op: "argmax", attr: "axis", .. }));
+    assert_msg(&e, &["argmax", "[2, 3, 4]", "-4"]);
+    let z = f32_in(&mut g, "z", &[2, 0]);
+    assert_msg(&g.argmin(z, 1, false).unwrap_err(), &["argmin", "size 0"]);
+}
+
+#[test]
+fn cumsum_keeps_type() {
+    let mut g = Graph::new("g");
+    let x = g.input("x", &[3, 4], DType::I32).unwrap();
+    let y = g.cumsum(x, -1).unwrap();
+    assert_eq!(ty(&g, y), tt(&[3, 4], DType::I32));
+    assert_eq!(g.node(y).unwrap().op, Op::Cumsum { axis: 1 });
+    assert!(matches!(g.cumsum(x, 2), Err(IrError::Attribute { op: "cumsum", .. })));
+}
+
+#[test]
+fn topk_makes_values_and_indices() {
+    let mut g = Graph::new("g");
+    let x = f32_in(&mut g, "x", &[2, 5]);
+    let (v, i) = g.topk(x, 2, -1, true).unwrap();
+    assert_eq!(ty(&g, v), tt(&[2, 2], DType::F32));
+    assert_eq!(ty(&g, i), tt(&[2, 2], DType::I32));
+    let (v, _) = g.topk(x, 5, -1, false).unwrap();
+    assert_eq!(ty(&g, v), tt(&[2, 5], DType::F32));
+    for k in [0, 6] {
+        let e = g.topk(x, k, 1, true).unwrap_err();
+        assert!(matches!(e, IrError::Attribute { op: "topk", attr: "k", .. }));
+        assert_msg(&e, &["topk", "[2, 5]", "1 ≤ k ≤ 5"]);
+    }
+}
+
+#[test]
+fn reshape_needs_same_numel() {
+    let mut g = Graph::new("g");
+    let x = f32_in(&mut g, "x", &[2, 3]);
+    let y = g.reshape(x, &[3, 1, 2]).unwrap();
+    assert_eq!(ty(&g, y), tt(&[3, 1, 2], DType::F32));
+    let e = g.reshape(x, &[4]).unwrap_err();
+    assert!(matches!(e, IrError::ShapeMismatch { op: "reshape", .. }));
+    assert_msg(&e, &["reshape", "[2, 3]", "[4]", "6", "4"]);
+}
+
+#[test]
+fn permute_and_transpose() {
+    let mut g = Graph::new("g");
+    let x = f32_in(&mut g, "x", &[2, 3, 4]);
+    assert_eq!(on_copy(&g, |g| g.permute(x, &[2, 0, 1])), tt(&[4, 2, 3], DType::F32));
+    let t = g.transpose(x, -1, 0).unwrap();
+    assert_eq!(ty(&g, t), tt(&[4, 3, 2], DType::F32));
+    assert_eq!(g.node(t).unwrap().op, Op::Permute(vec![2, 1, 0]));
+    for bad in [&[0, 0, 1][..], &[0, 1][..], &[0, 1, 3][..]] {
+        let e = g.permute(x, bad).unwrap_err();
+        assert!(matches!(e, IrError::Attribute { op: "permute", attr: "perm", .. }));
+        assert_msg(&e, &["permute", "[2, 3, 4]", "permutation"]);
+    }
+    assert!(matches!(g.transpose(x, 0, 3), Err(IrError::Attribute { op: "transpose", .. })));
+}
+
+#[test]
+fn slice_and_narrow() {
+    let mut g = Graph::new("g");
+    let x = f32_in(&mut g, "x", &[4, 5]);
+    assert_eq!(on_copy(&g, |g| g.slice(x, -1, 0, 5, 2)), tt(&[4, 3], DType::F32));
+    assert_eq!(on_copy(&g, |g| g.slice(x, 0, 1, 4, 2)), tt(&[2, 5], DType::F32));
+    assert_eq!(on_copy(&g, |g| g.slice(x, 1, 3, 3, 1)), tt(&[4, 0], DType::F32));
+    let n = g.narrow(x, 1, 1, 3).unwrap();
+    assert_eq!(ty(&g, n), tt(&[4, 3], DType::F32));
+    assert_eq!(g.node(n).unwrap().op, Op::Slice { axis: 1, start: 1, end: 4, step: 1 });
+    let e = g.slice(x, 1, 0, 6, 1).unwrap_err();
+    assert!(matches!(e, IrError::Attribute { op: "slice", attr: "range", .. }));
+    assert_msg(&e, &["slice", "[4, 5]", "start ≤ end ≤ 5"]);
+    assert!(matches!(g.slice(x, 1, 3, 2, 1), Err(IrError::Attribute { attr: "range", .. })));
+    assert!(matches!(g.slice(x, 1, 0, 2, 0), Err(IrError::Attribute { attr: "step", .. })));
+    assert!(g.narrow(x, 0, 2, 3).is_err());
+    assert!(g.narrow(x, 0, usize::MAX, 3).is_err());
+}
+
+#[test]
+fn concat_checks_other_dims() {
+    let mut g = Graph::new("g");
+    let a = f32_in(&mut g, "a", &[2, 3]);
+    let b = f32_in(&mut g, "b", &[2, 5]);
+    let y = g.concat(&[a, b, a], -1).unwrap();
+    assert_eq!(ty(&g, y), tt(&[2, 11], DType::F32));
+    assert_eq!(on_copy(&g, |g| g.concat(&[a], 0)), tt(&[2, 3], DType::F32));
+    let e = g.concat(&[a, b], 0).unwrap_err();
+    assert!(matches!(e, IrError::ShapeMismatch { op: "concat", .. }));
+    assert_msg(&e, &["concat", "[2, 3] and [2, 5]", "operand 1"]);
+    let c = f32_in(&mut g, "c", &[2, 3, 1]);
+    assert!(matches!(g.concat(&[a, c], 1), Err(IrError::ShapeMismatch { .. })));
+    let i = g.input("i", &[2, 3], DType::I32).unwrap();
+    assert!(matches!(g.concat(&[a, i], 0), Err(IrError::DType { op: "concat", operand: 1, .. })));
+    assert!(matches!(g.concat(&[], 0), Err(IrError::Arity { op: "concat", .. })));
+}
+
+#[test]
+fn expand_follows_numpy() {
+    let mut g = Graph::new("g");
+    let x = f32_in(&mut g, "x", &[3, 1]);
+    assert_eq!(on_copy(&g, |g| g.expand(x, &[2, 3, 4])), tt(&[2, 3, 4], DType::F32));
+    assert_eq!(on_copy(&g, |g| g.broadcast_to(x, &[3, 7])), tt(&[3, 7], DType::F32));
+    let e = g.expand(x, &[4, 4]).unwrap_err();
+    assert!(matches!(e, IrError::ShapeMismatch { op: "expand", .. }));
+    assert_msg(&e, &["expand", "[3, 1] and [4, 4]"]);
+    assert!(g.expand(x, &[3]).is_err());
+}
+
+#[test]
+fn gather_index_select_embedding() {
+    let mut g = Graph::new("g");
+    let d = f32_in(&mut g, "d", &[10, 4]);
+    let idx = g.input("idx", &[2, 3], DType::I32).unwrap();
+    assert_eq!(on_copy(&g, |g| g.gather(d, idx, 0)), tt(&[2, 3, 4], DType::F32));
+    assert_eq!(on_copy(&g, |g| g.gather(d, idx, -1)), tt(&[10, 2, 3], DType::F32));
+    assert_eq!(on_copy(&g, |g| g.embedding(d, idx)), tt(&[2, 3, 4], DType::F32));
+    let one = g.input("one", &[6], DType::I32).unwrap();
+    assert_eq!(on_copy(&g, |g| g.index_select(d, 1, one)), tt(&[10, 6], DType::F32));
+    let e = g.index_select(d, 0, idx).unwrap_err();
+    assert!(matches!(e, IrError::ShapeMismatch { op: "gather", .. }));
+    assert_msg(&e, &["gather", "[10, 4] and [2, 3]", "1-D"]);
+    let fidx = f32_in(&mut g, "fidx", &[3]);
+    let e = g.gather(d, fidx, 0).unwrap_err();
+    assert!(matches!(e, IrError::DType { op: "gather", operand: 1, got: DType::F32, .. }));
+    assert!(matches!(g.index_select(d, 0, fidx), Err(IrError::DType { .. })));
+    assert!(matches!(g.gather(d, idx, 2), Err(IrError::Attribute { op: "gather", .. })));
+}
+
+#[test]
+fn pad_and_reverse() {
+    let mut g = Graph::new("g");
+    let x = f32_in(&mut g, "x", &[2, 3]);
+    let y = g.pad(x, &[(1, 0), (2, 3)], 0.5).unwrap();
+    assert_eq!(ty(&g, y), tt(&[3, 8], DType::F32));
+    let e = g.pad(x, &[(1, 1)], 0.0).unwrap_err();
+    assert!(matches!(e, IrError::Attribute { op: "pad", attr: "pads", .. }));
+    assert_msg(&e, &["pad", "[2, 3]", "one pair per dim"]);
+    let r = g.reverse(x, &[-1, 0]).unwrap();
+    assert_eq!(ty(&g, r), tt(&[2, 3], DType::F32));
+    assert_eq!(g.node(r).unwrap().op, Op::Reverse { axes: vec![0, 1] });
+    assert!(matches!(g.reverse(x, &[2]), Err(IrError::Attribute { op: "reverse", .. })));
+}

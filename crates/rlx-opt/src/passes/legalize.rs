@@ -1,0 +1,177 @@
+//! Legalization: make a graph runnable on a device.
+//!
+//! (a) Every op the device does not list in `native_ops` is decomposed into ops it does list
+//! (see `decompose.rs`); decompositions are applied recursively, so an attention that becomes a
+//! softmax is decomposed further when softmax is missing too. An op with no decomposition, or a
+//! dtype the device does not store, is an `Unsupported` error naming the op, the node and the
+//! device.
+//! (b) Without native broadcasting, every operand of a binary/compare/where (and fused
+//! elementwise) whose shape differs from the output gets an explicit `Expand`.
+
+use super::decompose;
+use super::Rewriter;
+use crate::OptError;
+use rlx_backend::Capabilities;
+use rlx_ir::infer::{broadcast_shapes, infer};
+use rlx_ir::{DType, Graph, NodeId, Op, Shape, Tensor, TensorType};
+
+/// Decomposes what `caps` lacks and makes broadcasts explicit where `caps` needs it. Leaves
+/// (input, param, constant) are storage, not kernels, and are always legal.
+pub fn legalize(g: &Graph, caps: &Capabilities) -> Result<Graph, OptError> {
+    legalize_with_origin(g, caps, &|id| id)
+}
+
+/// [`legalize`], translating node ids in errors through `origin` (the pipeline maps them back to
+/// the ids of the graph the user built).
+pub(crate) fn legalize_with_origin(
+    g: &Graph,
+    caps: &Capabilities,
+    origin: &dyn Fn(NodeId) -> NodeId,
+) -> Result<Graph, OptError> {
+    let mut rw = Rewriter::new(g, "legalize");
+    let mut em = Emitter { graph: Graph::new(g.name()), caps, node: NodeId(0), stack: Vec::new() };
+    for (i, node) in g.nodes().iter().enumerate() {
+        let id = NodeId(i as u32);
+        em.node = origin(id);
+        let new = match &node.op {
+            Op::Input { .. } | Op::Param { .. } => em.leaf(node.op.clone(), node.ty.clone())?,
+            op => {
+                let inputs = rw.inputs_of(node)?;
+                em.emit(op.clone(), &inputs)?
+            }
+        };
+        rw.set(id, new);
+    }
+    // The emitter owns the graph being built; hand it to the rewriter for the output checks.
+    rw.new = em.graph;
+    rw.finish().map(|(g, _)| g)
+}
+
+/// Pushes ops into the graph being built, decomposing or expanding as the device needs.
+pub(crate) struct Emitter<'c> {
+    graph: Graph,
+    caps: &'c Capabilities,
+    /// The node being legalized (for errors).
+    node: NodeId,
+    /// Names of the ops being decomposed, outermost first (for errors).
+    stack: Vec<&'static str>,
+}
+
+impl Emitter<'_> {
+    pub(crate) fn ty(&self, id: NodeId) -> Result<&TensorType, OptError> {
+        Ok(self.graph.ty(id)?)
+    }
+
+    pub(crate) fn dims(&self, id: NodeId) -> Result<Vec<usize>, OptError> {
+        Ok(self.ty(id)?.shape.dims().to_vec())
+    }
+
+    /// A constant (always legal).
+    pub(crate) fn constant(&mut self, t: Tensor) -> Result<NodeId, OptError> {
+        self.emit(Op::Constant(t), &[])
+    }
+
+    /// A rank-0 constant of `dtype` holding `v`.
+    pub(crate) fn scalar(&mut self, dtype: DType, v: f64) -> Result<NodeId, OptError> {
+        self.constant(Tensor::from_f64(Shape::scalar(), dtype, &[v])?)
+    }
+
+    /// Adds an Input or Param leaf of type `ty`.
+    fn leaf(&mut self, op: Op, ty: TensorType) -> Result<NodeId, OptError> {
+        let id = self.graph.push_leaf(op, ty)?;
+        self.check_dtype(id)
+    }
+
+    /// Adds `op` to the graph in a form the device runs.
+    pub(crate) fn emit(&mut self, op: Op, inputs: &[NodeId]) -> Result<NodeId, OptError> {
+        if op.is_leaf() || self.caps.supports(op.kind()) {
+            let inputs =
+                if self.caps.native_broadcast { inputs.to_vec() } else { self.expand_operands(&op, inputs)? };
+            let id = self.graph.push(op, &inputs)?;
+            return self.check_dtype(id);
+        }
+        let name = op.name();
+        // What the op would produce; a decomposition that changes it would silently corrupt
+        // every reader.
+        let want = {
+            let tys = inputs.iter().map(|&i| self.graph.ty(i)).collect::<Result<Vec<_>, _>>()?;
+            infer(&op, &tys)?
+        };
+        self.stack.push(name);
+        let result = decompose::decompose(self, &op, inputs);
+        self.stack.pop();
+        match result? {
+            Some(id) => {
+                let ty = self.ty(id)?;
+                if ty != &want {
+                    return Err(OptError::Invariant {
+                        pass: "legalize",
+                        node: self.node,
+                        reason: format!("decomposition of {name} gave {ty}, expected {want}"),
+                    });
+                }
+                Ok(id)
+            }
+            None => Err(self.unsupported(
+                name,
+                "the device has no native kernel for it and rlx has no decomposition of it into simpler ops; \
+                 run the graph on a device that has it (the CPU runs every op)"
+                    .into(),
+            )),
+        }
+    }
+
+    fn check_dtype(&self, id: NodeId) -> Result<NodeId, OptError> {
+        let dtype = self.ty(id)?.dtype;
+        if self.caps.dtypes.contains(&dtype) {
+            return Ok(id);
+        }
+        let op = self.graph.node(id)?.op.name();
+        Err(self.unsupported(
+            op,
+            format!("the device does not store {dtype} tensors; cast the graph's values to a dtype it has"),
+        ))
+    }
+
+    /// The error for `op`, told in terms of the user's op when it arose inside a decomposition.
+    fn unsupported(&self, op: &'static str, reason: String) -> OptError {
+        let device = self.caps.device_name.clone();
+        match self.stack.first() {
+            None => OptError::Unsupported { op: op.into(), node: self.node, device, reason },
+            Some(outer) => {
+                let mut chain = self.stack.clone();
+                chain.push(op);
+                OptError::Unsupported {
+                    op: (*outer).into(),
+                    node: self.node,
+                    device,
+                    reason: format!(
+                        "the device has no native {outer}, and its decomposition ({}) needs {op}: {reason}",
+                        chain.join(" → ")
+                    ),
+                }
+            }
+        }
+    }
+
+    /// Inserts `Expand` for every operand of a broadcasting op whose shape differs from the
+    /// output shape.
+    fn expand_operands(&mut self, op: &Op, inputs: &[NodeId]) -> Result<Vec<NodeId>, OptError> {
+        if !matches!(op, Op::Binary(_) | Op::Compare(_) | Op::Where | Op::FusedElementwise(_)) {
+            return Ok(inputs.to_vec());
+        }
+        let mut out = Shape::scalar();
+        for &i in inputs {
+            out = broadcast_shapes(op.name(), &out, &self.ty(i)?.shape)?;
+        }
+        let mut expanded = Vec::with_capacity(inputs.len());
+        for &i in inputs {
+            if self.ty(i)?.shape == out {
+                expanded.push(i);
+            } else {
+                expanded.push(self.emit(Op::Expand(out.clone()), &[i])?);
+            }
+        }
+        Ok(expanded)
+    }
+}

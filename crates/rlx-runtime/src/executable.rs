@@ -1,0 +1,213 @@
+//! `Executable`: a compiled graph plus its signature, validating everything at the boundary
+//! before the backend sees it.
+
+use crate::error::{Error, NameList, PortKind};
+use crate::host::{self, HostData};
+use rlx_ir::{Graph, NodeId, Tensor, TensorType};
+use std::borrow::Cow;
+
+/// A named input or param of a compiled graph.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Port {
+    pub name: String,
+    pub ty: TensorType,
+}
+
+/// A compiled graph bound to one device.
+pub struct Executable {
+    inner: Box<dyn rlx_backend::Executable>,
+    backend: &'static str,
+    graph: Graph,
+    inputs: Vec<Port>,
+    input_ids: Vec<NodeId>,
+    params: Vec<Port>,
+    param_ids: Vec<NodeId>,
+    param_set: Vec<bool>,
+    outputs: Vec<TensorType>,
+}
+
+impl std::fmt::Debug for Executable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Executable")
+            .field("backend", &self.backend)
+            .field("graph", &self.graph.name())
+            .field("inputs", &self.inputs)
+            .field("params", &self.params)
+            .field("outputs", &self.outputs)
+            .finish()
+    }
+}
+
+impl Executable {
+    /// The signature comes from the user's graph (names, types, output order); node ids from the
+    /// optimized graph, which keeps every input and param by name.
+    pub(crate) fn new(
+        original: &Graph,
+        optimized: Graph,
+        inner: Box<dyn rlx_backend::Executable>,
+        backend: &'static str,
+    ) -> Result<Executable, Error> {
+        let (inputs, input_ids) = ports(PortKind::Input, original.inputs(), &optimized.inputs())?;
+        let (params, param_ids) = ports(PortKind::Param, original.params(), &optimized.params())?;
+        let outputs =
+            original.outputs().iter().map(|&o| original.ty(o).cloned()).collect::<Result<Vec<_>, _>>()?;
+        let param_set = vec![false; params.len()];
+        Ok(Executable {
+            inner,
+            backend,
+            graph: optimized,
+            inputs,
+            input_ids,
+            params,
+            param_ids,
+            param_set,
+            outputs,
+        })
+    }
+
+    /// The graph's inputs, in creation order: pass each to every `run`.
+    pub fn inputs(&self) -> &[Port] {
+        &self.inputs
+    }
+
+    /// The graph's params, in creation order: set each once with `set_param`.
+    pub fn params(&self) -> &[Port] {
+        &self.params
+    }
+
+    /// Types of the values `run` returns, in order.
+    pub fn outputs(&self) -> &[TensorType] {
+        &self.outputs
+    }
+
+    /// The optimized graph the backend compiled (for `rlx_ir::dump`).
+    pub fn graph(&self) -> &Graph {
+        &self.graph
+    }
+
+    /// Names of params not yet set.
+    pub fn unset_params(&self) -> Vec<&str> {
+        self.params
+            .iter()
+            .zip(&self.param_set)
+            .filter(|(_, set)| !**set)
+            .map(|(p, _)| p.name.as_str())
+            .collect()
+    }
+
+    /// Stores the value of param `name`. Checks the name, the dtype, and the element count (flat
+    /// data) or the exact shape (a `Tensor`).
+    pub fn set_param(&mut self, name: &str, value: &dyn HostData) -> Result<(), Error> {
+        let Some(i) = self.params.iter().position(|p| p.name == name) else {
+            return Err(self.unknown(PortKind::Param, name));
+        };
+        let (port, id) = (&self.params[i], self.param_ids[i]);
+        let t = host::to_tensor(PortKind::Param, name, &port.ty, value)?;
+        self.inner.set_param(id, &t)?;
+        self.param_set[i] = true;
+        Ok(())
+    }
+
+    /// Runs the graph once with a value for every input; returns the outputs in order.
+    pub fn run(&mut self, inputs: &[(&str, &dyn HostData)]) -> Result<Vec<Tensor>, Error> {
+        let unset = self.unset_params();
+        if !unset.is_empty() {
+            let unset = NameList(unset.into_iter().map(String::from).collect());
+            return Err(Error::ParamsNotSet { unset });
+        }
+        // Each declared input's value, checked and converted, in declaration order.
+        let mut given: Vec<Option<Cow<'_, Tensor>>> = vec![None; self.inputs.len()];
+        for &(name, value) in inputs {
+            let Some(i) = self.inputs.iter().position(|p| p.name == name) else {
+                return Err(self.unknown(PortKind::Input, name));
+            };
+            if given[i].is_some() {
+                let count = inputs.iter().filter(|(n, _)| *n == name).count();
+                return Err(Error::DuplicateInput { name: name.to_string(), count });
+            }
+            given[i] = Some(host::to_tensor(PortKind::Input, name, &self.inputs[i].ty, value)?);
+        }
+        let missing: Vec<String> = self
+            .inputs
+            .iter()
+            .zip(&given)
+            .filter(|(_, g)| g.is_none())
+            .map(|(p, _)| p.name.clone())
+            .collect();
+        if !missing.is_empty() {
+            return Err(Error::MissingInputs { missing: NameList(missing), expected: self.signature_text() });
+        }
+        let feeds: Vec<(NodeId, &Tensor)> =
+            self.input_ids.iter().zip(&given).filter_map(|(&id, g)| g.as_deref().map(|t| (id, t))).collect();
+        let out = self.inner.run(&feeds)?;
+        self.check_outputs(&out)?;
+        Ok(out)
+    }
+
+    fn check_outputs(&self, out: &[Tensor]) -> Result<(), Error> {
+        for (index, expected) in self.outputs.iter().enumerate() {
+            let got = match out.get(index) {
+                Some(t) if t.dtype() == expected.dtype && t.shape() == &expected.shape => continue,
+                Some(t) => format!("{}{}", t.dtype(), t.shape()),
+                None => "nothing".to_string(),
+            };
+            return Err(Error::OutputMismatch {
+                backend: self.backend,
+                index,
+                expected: expected.to_string(),
+                got,
+            });
+        }
+        if out.len() > self.outputs.len() {
+            let index = self.outputs.len();
+            return Err(Error::OutputMismatch {
+                backend: self.backend,
+                index,
+                expected: "no such output".to_string(),
+                got: format!("{} outputs in all", out.len()),
+            });
+        }
+        Ok(())
+    }
+
+    /// `x: f32[2, 4], mask: bool[2, 7]`, for messages.
+    fn signature_text(&self) -> String {
+        self.inputs.iter().map(|p| format!("{}: {}", p.name, p.ty)).collect::<Vec<_>>().join(", ")
+    }
+
+    fn unknown(&self, kind: PortKind, name: &str) -> Error {
+        let (known, other, other_kind, fix) = match kind {
+            PortKind::Input => (&self.inputs, &self.params, "a param", "set it with set_param"),
+            PortKind::Param => (&self.params, &self.inputs, "an input", "pass it to run"),
+        };
+        let hint = if other.iter().any(|p| p.name == name) {
+            format!("; '{name}' is {other_kind} of this graph: {fix}")
+        } else {
+            String::new()
+        };
+        Error::UnknownName {
+            kind,
+            name: name.to_string(),
+            known: NameList(known.iter().map(|p| p.name.clone()).collect()),
+            hint,
+        }
+    }
+}
+
+/// Pairs each leaf of the user's graph with its node in the optimized graph, by name.
+fn ports(
+    kind: PortKind,
+    original: Vec<(&str, NodeId, &TensorType)>,
+    optimized: &[(&str, NodeId, &TensorType)],
+) -> Result<(Vec<Port>, Vec<NodeId>), Error> {
+    let mut out = Vec::with_capacity(original.len());
+    let mut ids = Vec::with_capacity(original.len());
+    for (name, _, ty) in original {
+        let Some(&(_, id, _)) = optimized.iter().find(|(n, _, t)| *n == name && *t == ty) else {
+            return Err(Error::LostPort { kind, name: name.to_string(), declared: ty.to_string() });
+        };
+        out.push(Port { name: name.to_string(), ty: ty.clone() });
+        ids.push(id);
+    }
+    Ok((out, ids))
+}

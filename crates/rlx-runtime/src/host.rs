@@ -1,0 +1,213 @@
+//! Host data accepted at the boundary of an [`Executable`](crate::Executable).
+//!
+//! A [`Tensor`] is checked exactly (dtype and shape). Flat data (`Vec<T>`, `[T]`, `[T; N]`,
+//! `&[T]` for `T` in `f32`, `f16`, `i32`, `u32`, `bool`) is checked for dtype and element count
+//! and takes the declared shape.
+
+use crate::error::{Error, PortKind};
+use half::f16;
+use rlx_ir::{DType, Tensor, TensorData, TensorType};
+use std::borrow::Cow;
+
+/// Borrowed flat host data of one element type.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum FlatData<'a> {
+    F32(&'a [f32]),
+    F16(&'a [f16]),
+    I32(&'a [i32]),
+    U32(&'a [u32]),
+    Bool(&'a [bool]),
+}
+
+impl FlatData<'_> {
+    pub fn dtype(&self) -> DType {
+        match self {
+            FlatData::F32(_) => DType::F32,
+            FlatData::F16(_) => DType::F16,
+            FlatData::I32(_) => DType::I32,
+            FlatData::U32(_) => DType::U32,
+            FlatData::Bool(_) => DType::Bool,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            FlatData::F32(v) => v.len(),
+            FlatData::F16(v) => v.len(),
+            FlatData::I32(v) => v.len(),
+            FlatData::U32(v) => v.len(),
+            FlatData::Bool(v) => v.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn to_data(self) -> TensorData {
+        match self {
+            FlatData::F32(v) => TensorData::F32(v.to_vec()),
+            FlatData::F16(v) => TensorData::F16(v.to_vec()),
+            FlatData::I32(v) => TensorData::I32(v.to_vec()),
+            FlatData::U32(v) => TensorData::U32(v.to_vec()),
+            FlatData::Bool(v) => TensorData::Bool(v.to_vec()),
+        }
+    }
+}
+
+/// What a [`HostData`] value looks like to the boundary.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum HostView<'a> {
+    /// A tensor with its own shape, which must equal the declared one.
+    Tensor(&'a Tensor),
+    /// Row-major values that take the declared shape.
+    Flat(FlatData<'a>),
+}
+
+/// Host data accepted by `set_param` and `run`. Implemented for [`Tensor`], for `Vec<T>`, `[T]`
+/// and `[T; N]` with `T` in `f32`, `half::f16`, `i32`, `u32`, `bool`, and for references to any
+/// of these, so `exe.run(&[("x", &x_vec)])` works with `x_vec: Vec<f32>`.
+pub trait HostData {
+    fn host_view(&self) -> HostView<'_>;
+}
+
+impl HostData for Tensor {
+    fn host_view(&self) -> HostView<'_> {
+        HostView::Tensor(self)
+    }
+}
+
+impl<H: HostData + ?Sized> HostData for &H {
+    fn host_view(&self) -> HostView<'_> {
+        (**self).host_view()
+    }
+}
+
+macro_rules! flat_host_data {
+    ($t:ty, $variant:ident) => {
+        impl HostData for [$t] {
+            fn host_view(&self) -> HostView<'_> {
+                HostView::Flat(FlatData::$variant(self))
+            }
+        }
+        impl HostData for Vec<$t> {
+            fn host_view(&self) -> HostView<'_> {
+                HostView::Flat(FlatData::$variant(self))
+            }
+        }
+        impl<const N: usize> HostData for [$t; N] {
+            fn host_view(&self) -> HostView<'_> {
+                HostView::Flat(FlatData::$variant(self))
+            }
+        }
+    };
+}
+
+flat_host_data!(f32, F32);
+flat_host_data!(f16, F16);
+flat_host_data!(i32, I32);
+flat_host_data!(u32, U32);
+flat_host_data!(bool, Bool);
+
+/// Checks `value` against the declared type of `kind` `name` and returns a tensor of exactly that
+/// type: borrowed for a matching `Tensor`, built from the declared shape for flat data.
+pub(crate) fn to_tensor<'a>(
+    kind: PortKind,
+    name: &str,
+    declared: &TensorType,
+    value: &'a dyn HostData,
+) -> Result<Cow<'a, Tensor>, Error> {
+    let view = value.host_view();
+    let got_dtype = match view {
+        HostView::Tensor(t) => t.dtype(),
+        HostView::Flat(f) => f.dtype(),
+    };
+    if got_dtype != declared.dtype {
+        return Err(Error::WrongDType {
+            kind,
+            name: name.to_string(),
+            shape: declared.shape.clone(),
+            expected: declared.dtype,
+            got: got_dtype,
+        });
+    }
+    match view {
+        HostView::Tensor(t) => {
+            if t.shape() != &declared.shape {
+                return Err(Error::WrongShape {
+                    kind,
+                    name: name.to_string(),
+                    expected: declared.shape.clone(),
+                    got: t.shape().clone(),
+                });
+            }
+            Ok(Cow::Borrowed(t))
+        }
+        HostView::Flat(f) => {
+            let expected = declared.numel();
+            if f.len() != expected {
+                return Err(Error::WrongLength {
+                    kind,
+                    name: name.to_string(),
+                    dtype: declared.dtype,
+                    shape: declared.shape.clone(),
+                    expected,
+                    got: f.len(),
+                });
+            }
+            Ok(Cow::Owned(Tensor::new(declared.shape.clone(), f.to_data())?))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ty(dims: &[usize], dtype: DType) -> TensorType {
+        TensorType::new(dims, dtype)
+    }
+
+    #[test]
+    fn flat_data_takes_the_declared_shape() {
+        let v = vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0];
+        let t = to_tensor(PortKind::Input, "x", &ty(&[2, 3], DType::F32), &v).unwrap();
+        assert_eq!(t.dims(), &[2, 3]);
+        assert_eq!(t.as_f32().unwrap(), &v[..]);
+    }
+
+    #[test]
+    fn every_flat_type_reports_its_dtype() {
+        let f16v = [f16::from_f32(1.5)];
+        let u32_slice: &[u32] = &[1];
+        let cases: [(&dyn HostData, DType); 5] = [
+            (&[1.0f32], DType::F32),
+            (&f16v, DType::F16),
+            (&vec![1i32], DType::I32),
+            (&u32_slice, DType::U32),
+            (&[true], DType::Bool),
+        ];
+        for (value, dtype) in cases {
+            let t = to_tensor(PortKind::Param, "p", &ty(&[1], dtype), value).unwrap();
+            assert_eq!(t.dtype(), dtype);
+            assert_eq!(t.dims(), &[1]);
+        }
+    }
+
+    #[test]
+    fn matching_tensor_is_borrowed_not_copied() {
+        let t = Tensor::from_i32([2], vec![7, 8]).unwrap();
+        let out = to_tensor(PortKind::Input, "ids", &ty(&[2], DType::I32), &t).unwrap();
+        assert!(matches!(out, Cow::Borrowed(_)));
+        assert_eq!(out.as_i32().unwrap(), &[7, 8]);
+    }
+
+    #[test]
+    fn scalar_takes_one_value_and_empty_takes_none() {
+        let t = to_tensor(PortKind::Input, "s", &ty(&[], DType::F32), &[2.5f32]).unwrap();
+        assert_eq!(t.dims(), &[] as &[usize]);
+        let empty: Vec<f32> = Vec::new();
+        let t = to_tensor(PortKind::Input, "e", &ty(&[0, 3], DType::F32), &empty).unwrap();
+        assert_eq!(t.numel(), 0);
+    }
+}

@@ -1,0 +1,88 @@
+//! `Session`: one opened backend, compiling graphs into executables.
+
+use crate::device::Device;
+use crate::error::Error;
+use crate::executable::Executable;
+use crate::registry;
+use rlx_backend::Backend;
+use rlx_ir::{Graph, IrError, Op, Tensor, TensorType};
+use rlx_opt::PassOptions;
+
+/// How a graph is compiled.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CompileOptions {
+    /// Optional optimizer passes. Legalization for the device always runs.
+    pub passes: PassOptions,
+}
+
+/// A backend opened on one device.
+pub struct Session {
+    device: Device,
+    backend: Box<dyn Backend>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("device", &self.device)
+            .field("backend", &self.backend.name())
+            .finish()
+    }
+}
+
+impl Session {
+    /// Opens `device`. `Gpu` and `Vulkan` give `DeviceUnavailable` with the reason. `Auto` takes
+    /// `RLX_DEVICE` if set (an error if that device is unavailable or the value does not parse),
+    /// else the best available device.
+    pub fn new(device: Device) -> Result<Session, Error> {
+        let (device, backend) = match device {
+            Device::Auto => {
+                let env = std::env::var(crate::device::DEVICE_ENV).ok();
+                registry::resolve_auto(env.as_deref())?
+            }
+            d => (d, registry::open(d)?),
+        };
+        Ok(Session { device, backend })
+    }
+
+    /// A session over a backend built by the caller: for tests and for backends that live outside
+    /// this registry. `device` is what [`Session::device`] reports for it.
+    pub fn with_backend(device: Device, backend: Box<dyn Backend>) -> Session {
+        Session { device, backend }
+    }
+
+    /// The device this session runs on (never `Auto`).
+    pub fn device(&self) -> Device {
+        self.device
+    }
+
+    /// Short name of the backend ("cpu", …).
+    pub fn backend_name(&self) -> &'static str {
+        self.backend.name()
+    }
+
+    /// What the backend runs natively and its limits.
+    pub fn capabilities(&self) -> &rlx_backend::Capabilities {
+        self.backend.capabilities()
+    }
+
+    /// [`Session::compile_with`] with default options (every pass on).
+    pub fn compile(&self, g: &Graph) -> Result<Executable, Error> {
+        self.compile_with(g, &CompileOptions::default())
+    }
+
+    /// Verifies `g`, optimizes it for this device (constant folding evaluates on the CPU
+    /// reference), and compiles it on the backend.
+    pub fn compile_with(&self, g: &Graph, opts: &CompileOptions) -> Result<Executable, Error> {
+        // An explicit check first: it is the most common mistake and deserves its own message
+        // rather than whatever the verifier meets first.
+        if g.outputs().is_empty() {
+            return Err(IrError::NoOutputs { graph: g.name().to_string() }.into());
+        }
+        rlx_ir::verify(g)?;
+        let fold = |op: &Op, inputs: &[&Tensor], out: &TensorType| rlx_cpu::eval(op, inputs, out).ok();
+        let optimized = rlx_opt::optimize(g, self.backend.capabilities(), &opts.passes, Some(&fold))?;
+        let compiled = self.backend.compile(&optimized)?;
+        Executable::new(g, optimized, compiled, self.backend.name())
+    }
+}

@@ -1,0 +1,4 @@
+//! Subcommands of the `rlx` binary.
+
+pub mod demo;
+pub mod devices;

@@ -1,0 +1,91 @@
+//! Smoke tests of the built `rlx` binary.
+
+use std::process::{Command, Output};
+
+fn rlx(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_rlx"));
+    cmd.args(args).env_remove("RLX_DEVICE");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn devices_lists_every_backend() {
+    let out = rlx(&["devices"], &[]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+    for needle in ["cpu", "gpu (wgpu)", "vulkan", "not part of this build", "logical threads", "native ops"] {
+        assert!(stdout.contains(needle), "missing '{needle}' in:\n{stdout}");
+    }
+    let cpu_row = stdout.lines().find(|l| l.starts_with("cpu ")).unwrap();
+    assert!(cpu_row.contains("yes"), "{cpu_row}");
+    let vulkan_row = stdout.lines().find(|l| l.starts_with("vulkan ")).unwrap();
+    assert!(vulkan_row.contains("no"), "{vulkan_row}");
+    assert!(stdout.contains("auto selects: cpu"), "{stdout}");
+}
+
+#[test]
+fn demo_prints_probabilities_that_sum_to_one() {
+    let out = rlx(&["demo"], &[]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+    assert!(stdout.contains("on cpu"), "{stdout}");
+    assert!(stdout.contains("class 0") && stdout.contains("class 2"), "{stdout}");
+    // Rows 0 and 1: three probabilities, then their sum.
+    for r in ["0", "1"] {
+        let row = stdout.lines().find(|l| l.split_whitespace().next() == Some(r)).unwrap();
+        let nums: Vec<f64> = row.split_whitespace().skip(1).map(|v| v.parse().unwrap()).collect();
+        assert_eq!(nums.len(), 4, "{row}");
+        assert!(nums[..3].iter().all(|p| *p > 0.0 && *p < 1.0), "{row}");
+        assert!((nums[3] - 1.0).abs() < 1e-5, "{row}");
+    }
+    let check = stdout.lines().find(|l| l.starts_with("check:")).unwrap();
+    let diff: f64 = check.rsplit(' ').next().unwrap().parse().unwrap();
+    assert!(diff < 1e-5, "{check}");
+    assert!(!stdout.contains("optimized graph:"), "{stdout}");
+}
+
+#[test]
+fn demo_dump_prints_the_optimized_graph() {
+    let out = rlx(&["demo", "--device", "cpu", "--dump"], &[]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+    assert!(stdout.contains("optimized graph:") && stdout.contains("outputs:"), "{stdout}");
+    assert!(stdout.contains("w1") && stdout.contains("softmax"), "{stdout}");
+}
+
+#[test]
+fn unknown_device_is_a_readable_error() {
+    let out = rlx(&["demo", "--device", "tpu"], &[]);
+    assert!(!out.status.success());
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("tpu") && stderr.contains("cpu, gpu, vulkan, auto"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn unavailable_device_exits_1_with_the_reason() {
+    let out = rlx(&["demo", "--device", "vulkan"], &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(stderr.starts_with("error: device vulkan is unavailable"), "{stderr}");
+    assert!(stderr.contains("not part of this build"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn bad_rlx_device_is_reported_not_ignored() {
+    let out = rlx(&["demo"], &[("RLX_DEVICE", "quantum")]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("RLX_DEVICE='quantum'"), "{stderr}");
+    let out = rlx(&["demo"], &[("RLX_DEVICE", "gpu")]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("device gpu is unavailable"));
+}
