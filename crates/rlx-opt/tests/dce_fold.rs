@@ -90,7 +90,7 @@ fn const_fold_respects_declines_and_the_size_limit() {
     // A fold function that declines everything changes nothing.
     let none = |_: &Op, _: &[&Tensor], _: &TensorType| None;
     let f = const_fold(&g, &none).unwrap();
-    assert_eq!(f, g);
+    assert_eq!((f.nodes(), f.outputs()), (g.nodes(), g.outputs()));
 
     // One that answers with the wrong type is ignored rather than trusted.
     let wrong =

@@ -160,14 +160,7 @@ fn compare_gives_bool() {
         let y = g.compare(op, a, b).unwrap();
         assert_eq!(ty(&g, y), tt(&[3, 4], DType::Bool));
     }
-    let all = [
-        g.eq(a, b),
-        g.ne(a, b),
-        g.lt(a, b),
-        g.le(a, b),
-        g.gt(a, b),
-        g.ge(a, b),
-    ];
+    let all = [g.eq(a, b), g.ne(a, b), g.lt(a, b), g.le(a, b), g.gt(a, b), g.ge(a, b)];
     assert!(all.iter().all(|r| r.is_ok()));
     let f = f32_in(&mut g, "f", &[4]);
     assert!(matches!(g.lt(a, f), Err(IrError::DType { op: "lt", .. })));

@@ -1,0 +1,72 @@
+//! Every variant's WGSL parses and validates with naga, in both params bindings, and agrees
+//! with the variants table on workgroup size, bindings and params size.
+
+use crate::{variants, Access, KernelVariant, ParamsBinding, ENTRY_POINT};
+use naga::valid::{Capabilities, ValidationFlags, Validator};
+
+fn compile(v: &KernelVariant, params: ParamsBinding) -> naga::Module {
+    let src = v.wgsl(params).unwrap_or_else(|e| panic!("{}: {e}", v.name));
+    assert!(!src.contains("{{"), "{}: unfilled placeholder", v.name);
+    let module = naga::front::wgsl::parse_str(&src)
+        .unwrap_or_else(|e| panic!("{} ({}):\n{}", v.name, v.file, e.emit_to_string_with_path(&src, v.file)));
+    let caps = match params {
+        ParamsBinding::Immediate => Capabilities::IMMEDIATES,
+        ParamsBinding::Uniform { .. } => Capabilities::empty(),
+    };
+    Validator::new(ValidationFlags::all(), caps)
+        .validate(&module)
+        .unwrap_or_else(|e| panic!("{} ({}):\n{}", v.name, v.file, e.emit_to_string_with_path(&src, v.file)));
+    module
+}
+
+#[test]
+fn every_variant_validates_with_immediates_and_with_a_uniform() {
+    for v in variants() {
+        compile(&v, ParamsBinding::Immediate);
+        compile(&v, ParamsBinding::Uniform { binding: v.uniform_params_binding() });
+    }
+}
+
+#[test]
+fn table_agrees_with_the_wgsl() {
+    for v in variants() {
+        let module = compile(&v, ParamsBinding::Immediate);
+        let ep = module.entry_points.iter().find(|e| e.name == ENTRY_POINT);
+        let ep = ep.unwrap_or_else(|| panic!("{}: no entry point {ENTRY_POINT}", v.name));
+        assert_eq!(ep.stage, naga::ShaderStage::Compute, "{}", v.name);
+        assert_eq!(ep.workgroup_size, v.workgroup_size, "{}: workgroup size", v.name);
+
+        let mut storage: Vec<(u32, Access)> = Vec::new();
+        let mut params_size = None;
+        for (_, var) in module.global_variables.iter() {
+            match var.space {
+                naga::AddressSpace::Storage { access } => {
+                    let binding = var.binding.as_ref().unwrap();
+                    assert_eq!(binding.group, 0, "{}", v.name);
+                    let rw = access.contains(naga::StorageAccess::STORE);
+                    storage.push((binding.binding, if rw { Access::ReadWrite } else { Access::Read }));
+                }
+                naga::AddressSpace::Immediate => {
+                    params_size = Some(module.types[var.ty].inner.size(module.to_ctx()));
+                }
+                _ => {}
+            }
+        }
+        storage.sort_by_key(|(b, _)| *b);
+        let expected: Vec<(u32, Access)> =
+            v.bindings.iter().enumerate().map(|(i, a)| (i as u32, *a)).collect();
+        assert_eq!(storage, expected, "{}: storage bindings", v.name);
+        assert_eq!(params_size, Some(v.params_size), "{}: params size", v.name);
+    }
+}
+
+#[test]
+fn a_wgsl_error_is_reported_with_its_line() {
+    let bad = "fn f() -> u32 {\n  let x = 1u;\n  return x +;\n}\n";
+    let err = naga::front::wgsl::parse_str(bad)
+        .err()
+        .map(|e| (e.location(bad).map(|l| l.line_number), e.emit_to_string_with_path(bad, "bad.wgsl")));
+    let (line, text) = err.expect("a syntax error must not parse");
+    assert_eq!(line, Some(3));
+    assert!(text.contains("bad.wgsl:3"), "{text}");
+}

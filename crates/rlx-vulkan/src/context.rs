@@ -1,0 +1,221 @@
+//! The logical device: one compute queue, memory-type selection, labels, teardown.
+//!
+//! Ownership: [`Shared`] owns the instance and the device. Every object made from the device
+//! (buffers, pipelines, programs, the transfer state) holds an `Arc<Shared>` and destroys
+//! itself in its own `Drop`, so the device is destroyed only after the last of them, whatever
+//! order the user drops things in.
+
+use crate::buffer::Transfer;
+use crate::error::vk_error;
+use crate::pipeline::Pipeline;
+use crate::probe::{self, AdapterInfo, OwnedInstance, LIFECYCLE};
+use crate::VulkanError;
+use ash::vk;
+use rlx_backend::BackendError;
+use rlx_gpu::KernelKey;
+use std::collections::HashMap;
+use std::ffi::CString;
+use std::mem::ManuallyDrop;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// Locks a mutex, recovering the data if another thread panicked while holding it: every
+/// guarded value here stays consistent between statements.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Where a buffer's memory lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemoryStrategy {
+    /// Unified memory (integrated GPUs, lavapipe): every buffer host-visible and coherent,
+    /// written and read in place.
+    Unified,
+    /// Discrete GPU: tensors in DEVICE_LOCAL memory, host I/O through staging buffers.
+    Discrete,
+}
+
+pub(crate) struct Shared {
+    pub(crate) device: ash::Device,
+    /// vkQueueSubmit needs the queue externally synchronised.
+    pub(crate) queue: Mutex<vk::Queue>,
+    pub(crate) queue_family: u32,
+    pub(crate) memory: vk::PhysicalDeviceMemoryProperties,
+    pub(crate) info: AdapterInfo,
+    pub(crate) strategy: MemoryStrategy,
+    debug: Option<ash::ext::debug_utils::Device>,
+    /// Destroyed in `Drop::drop`, after the device and under LIFECYCLE.
+    instance: ManuallyDrop<OwnedInstance>,
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        let _lifecycle = lock(&LIFECYCLE);
+        // SAFETY: the last reference is gone, so no object made from the device is left; the
+        // wait makes sure no submitted work still uses the queue. The instance is dropped once,
+        // here, after its device.
+        unsafe {
+            let _ = self.device.device_wait_idle();
+            self.device.destroy_device(None);
+            ManuallyDrop::drop(&mut self.instance);
+        }
+    }
+}
+
+impl Shared {
+    /// Device name, for error messages.
+    pub(crate) fn name(&self) -> &str {
+        &self.info.name
+    }
+
+    /// Maps a failed call to the rlx error (see [`vk_error`]).
+    pub(crate) fn err(&self, scope: impl Into<String>, requested: u64, r: vk::Result) -> BackendError {
+        vk_error(self.name(), scope, requested, r)
+    }
+
+    /// Names a Vulkan object for debuggers and validation messages, when debug utils are on.
+    pub(crate) fn label<H: vk::Handle>(&self, handle: H, label: &str) {
+        let Some(debug) = &self.debug else { return };
+        let Ok(name) = CString::new(label.replace('\0', " ")) else { return };
+        let info = vk::DebugUtilsObjectNameInfoEXT::default().object_handle(handle).object_name(&name);
+        // SAFETY: `handle` is a live object of this device. A failure only loses the label.
+        let _ = unsafe { debug.set_debug_utils_object_name(&info) };
+    }
+
+    /// First memory type allowed by `type_bits` with all `required` flags, preferring one that
+    /// also has `preferred`.
+    pub(crate) fn memory_type(
+        &self,
+        type_bits: u32,
+        required: vk::MemoryPropertyFlags,
+        preferred: vk::MemoryPropertyFlags,
+    ) -> Option<u32> {
+        let count = self.memory.memory_type_count.min(vk::MAX_MEMORY_TYPES as u32);
+        let find = |flags: vk::MemoryPropertyFlags| {
+            (0..count).find(|&i| {
+                type_bits & (1 << i) != 0
+                    && self.memory.memory_types[i as usize].property_flags.contains(flags)
+            })
+        };
+        find(required | preferred).or_else(|| find(required))
+    }
+}
+
+/// One Vulkan device ready to run kernels.
+pub struct Context {
+    pub(crate) shared: Arc<Shared>,
+    /// Compute pipelines, built on first use and kept for the context's life.
+    pub(crate) pipelines: Mutex<HashMap<KernelKey, Arc<Pipeline>>>,
+    /// Command buffer, fence and staging buffer for host I/O on discrete devices.
+    pub(crate) transfer: Mutex<Transfer>,
+}
+
+/// Choices made when opening a context; the defaults suit everyone but tests.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ContextOptions {
+    /// Enumeration index of the device; `None` lets [`probe::pick`] choose.
+    pub adapter: Option<usize>,
+    /// Overrides the memory strategy the device type implies. `Some(Discrete)` on lavapipe
+    /// runs the staging paths of discrete GPUs on the CPU (for tests).
+    pub memory: Option<MemoryStrategy>,
+}
+
+impl Context {
+    /// Opens the device [`probe::pick`] chooses (discrete first; `RLX_VULKAN_DEVICE=index`
+    /// overrides).
+    pub fn new() -> Result<Self, BackendError> {
+        Self::with_options(ContextOptions::default())
+    }
+
+    /// Opens the device with this enumeration index.
+    pub fn with_adapter(index: usize) -> Result<Self, BackendError> {
+        Self::with_options(ContextOptions { adapter: Some(index), memory: None })
+    }
+
+    pub fn with_options(options: ContextOptions) -> Result<Self, BackendError> {
+        let shared = {
+            // Held until the device exists; an instance dropped on an error path in this block
+            // is destroyed under it too (see LIFECYCLE).
+            let _lifecycle = lock(&LIFECYCLE);
+            let instance = probe::create_instance()?;
+            let devices = probe::enumerate(&instance.instance)?;
+            let infos: Vec<AdapterInfo> = devices.iter().map(|(_, info)| info.clone()).collect();
+            let chosen = match options.adapter {
+                Some(i) => probe::pick_with(&infos, Some(&i.to_string()))?,
+                None => probe::pick(&infos)?,
+            };
+            let Some((pd, info)) = devices.into_iter().nth(chosen.index) else {
+                return Err(VulkanError::NoDevice.into());
+            };
+            create_device(instance, pd, info, options.memory)?
+        };
+        // Outside the lock: if this fails, dropping `shared` takes the lock itself.
+        let transfer = Transfer::new(&shared)?;
+        Ok(Context { shared, pipelines: Mutex::new(HashMap::new()), transfer: Mutex::new(transfer) })
+    }
+
+    /// What was probed about this device.
+    pub fn info(&self) -> &AdapterInfo {
+        &self.shared.info
+    }
+
+    /// How buffers are placed on this device.
+    pub fn memory_strategy(&self) -> MemoryStrategy {
+        self.shared.strategy
+    }
+}
+
+fn create_device(
+    instance: OwnedInstance,
+    pd: vk::PhysicalDevice,
+    info: AdapterInfo,
+    memory_override: Option<MemoryStrategy>,
+) -> Result<Arc<Shared>, BackendError> {
+    let inst = &instance.instance;
+    // SAFETY (whole function): calls on a live instance and physical device; every create-info
+    // outlives the call that reads it.
+    let families = unsafe { inst.get_physical_device_queue_family_properties(pd) };
+    let has = |f: &vk::QueueFamilyProperties, flag| f.queue_flags.contains(flag) && f.queue_count > 0;
+    // A compute-only family (if any) does not share its queue with graphics work.
+    let family = families
+        .iter()
+        .position(|f| has(f, vk::QueueFlags::COMPUTE) && !has(f, vk::QueueFlags::GRAPHICS))
+        .or_else(|| families.iter().position(|f| has(f, vk::QueueFlags::COMPUTE)));
+    let Some(family) = family else {
+        return Err(VulkanError::NoSuitableDevice { devices: info.summary() }.into());
+    };
+    let family = family as u32;
+
+    let extensions = unsafe { inst.enumerate_device_extension_properties(pd) }
+        .map_err(|r| vk_error(&info.name, "listing device extensions", 0, r))?;
+    let mut enabled = Vec::new();
+    // The spec requires enabling it wherever it is offered (MoltenVK).
+    if extensions.iter().any(|e| e.extension_name_as_c_str() == Ok(vk::KHR_PORTABILITY_SUBSET_NAME)) {
+        enabled.push(vk::KHR_PORTABILITY_SUBSET_NAME.as_ptr());
+    }
+    let priorities = [1.0f32];
+    let queues =
+        [vk::DeviceQueueCreateInfo::default().queue_family_index(family).queue_priorities(&priorities)];
+    let create =
+        vk::DeviceCreateInfo::default().queue_create_infos(&queues).enabled_extension_names(&enabled);
+    let device = unsafe { inst.create_device(pd, &create, None) }
+        .map_err(|r| vk_error(&info.name, "creating the logical device", 0, r))?;
+    let queue = unsafe { device.get_device_queue(family, 0) };
+    let memory = unsafe { inst.get_physical_device_memory_properties(pd) };
+    let debug = instance.debug_utils.then(|| ash::ext::debug_utils::Device::new(inst, &device));
+    let implied = if info.adapter_type.is_unified_memory() {
+        MemoryStrategy::Unified
+    } else {
+        MemoryStrategy::Discrete
+    };
+    let strategy = memory_override.unwrap_or(implied);
+    Ok(Arc::new(Shared {
+        device,
+        queue: Mutex::new(queue),
+        queue_family: family,
+        memory,
+        info,
+        strategy,
+        debug,
+        instance: ManuallyDrop::new(instance),
+    }))
+}

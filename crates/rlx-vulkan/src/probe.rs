@@ -1,0 +1,335 @@
+//! Probing: open the loader, create an instance, describe every physical device once.
+//!
+//! Everything rlx later decides about a device (memory strategy, matmul rung, limits checks)
+//! reads the [`AdapterInfo`] filled here; nothing queries the device again.
+
+use crate::error::{VulkanError, LOADER_LIBRARY};
+use ash::vk;
+use std::ffi::CStr;
+
+/// Kind of device, as the driver reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AdapterType {
+    Discrete,
+    Integrated,
+    Virtual,
+    /// A software implementation such as lavapipe.
+    Cpu,
+    Other,
+}
+
+impl AdapterType {
+    /// Memory shared by host and device: buffers live in host-visible memory and need no
+    /// staging copies.
+    pub fn is_unified_memory(self) -> bool {
+        matches!(self, AdapterType::Integrated | AdapterType::Cpu)
+    }
+
+    /// Order of preference when no device is named: discrete first.
+    fn rank(self) -> u8 {
+        match self {
+            AdapterType::Discrete => 0,
+            AdapterType::Integrated => 1,
+            AdapterType::Virtual => 2,
+            AdapterType::Other => 3,
+            AdapterType::Cpu => 4,
+        }
+    }
+}
+
+/// Limits that rlx checks against before launching anything.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AdapterLimits {
+    /// Largest range of one storage-buffer binding, in bytes.
+    pub max_storage_buffer_range: u32,
+    pub min_storage_buffer_offset_alignment: u64,
+    /// Largest single memory allocation (VkPhysicalDeviceMaintenance3Properties).
+    pub max_memory_allocation_size: u64,
+    pub max_compute_shared_memory_size: u32,
+    pub max_compute_work_group_invocations: u32,
+    pub max_compute_work_group_size: [u32; 3],
+    pub max_compute_work_group_count: [u32; 3],
+    pub max_push_constants_size: u32,
+    pub max_bound_descriptor_sets: u32,
+}
+
+/// Optional abilities, for choosing kernel rungs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AdapterFeatures {
+    /// Threads per subgroup (warp / wave); 0 when unknown.
+    pub subgroup_size: u32,
+    /// Subgroup arithmetic (reductions) is available in compute shaders.
+    pub subgroup_arithmetic: bool,
+    /// Subgroup shuffles are available in compute shaders.
+    pub subgroup_shuffle: bool,
+    /// f16 arithmetic in shaders (shaderFloat16).
+    pub shader_f16: bool,
+    /// f16 values in storage buffers (storageBuffer16BitAccess).
+    pub storage_buffer_16bit: bool,
+    /// VK_KHR_cooperative_matrix (or the NV predecessor) is offered.
+    pub cooperative_matrix: bool,
+}
+
+/// One memory heap.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemoryHeap {
+    pub size: u64,
+    pub device_local: bool,
+}
+
+/// Everything rlx knows about one physical device.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AdapterInfo {
+    /// Position in the loader's enumeration: the value `RLX_VULKAN_DEVICE` takes.
+    pub index: usize,
+    pub name: String,
+    pub vendor_id: u32,
+    pub device_id: u32,
+    pub adapter_type: AdapterType,
+    /// VkPhysicalDeviceDriverProperties; empty when the device does not report them.
+    pub driver_name: String,
+    pub driver_info: String,
+    /// Vulkan version the device supports, [major, minor, patch].
+    pub api_version: [u32; 3],
+    pub limits: AdapterLimits,
+    pub features: AdapterFeatures,
+    pub memory_heaps: Vec<MemoryHeap>,
+    /// Whether a queue family with compute exists.
+    pub has_compute_queue: bool,
+}
+
+impl AdapterInfo {
+    /// Devices rlx can drive: Vulkan 1.1 or newer with a compute queue.
+    pub fn is_usable(&self) -> bool {
+        self.api_version >= [1, 1, 0] && self.has_compute_queue
+    }
+
+    /// One line: "0: llvmpipe (LLVM 15.0.6, 256 bits) [Cpu, llvmpipe, Vulkan 1.3.238]".
+    pub fn summary(&self) -> String {
+        let [ma, mi, pa] = self.api_version;
+        let driver = if self.driver_name.is_empty() { "unknown driver" } else { &self.driver_name };
+        format!("{}: {} [{:?}, {driver}, Vulkan {ma}.{mi}.{pa}]", self.index, self.name, self.adapter_type)
+    }
+}
+
+/// The Vulkan instance with the library it came from. Dropping it destroys the instance; the
+/// library stays loaded until `entry` drops after it.
+pub(crate) struct OwnedInstance {
+    pub(crate) instance: ash::Instance,
+    /// Whether VK_EXT_debug_utils is enabled (object labels for debuggers).
+    pub(crate) debug_utils: bool,
+    _entry: ash::Entry,
+}
+
+/// Serialises creating and destroying instances and devices across the process.
+///
+/// NVIDIA's Linux driver races inside vkCreateInstance / vkCreateDevice / their destroys when
+/// threads do them at once (wgpu issue 5930, blade issue 336): on the H100 two contexts opened
+/// in parallel test threads crashed (SIGSEGV) or hung. Every lifecycle call holds this lock;
+/// everything else (allocation, recording, submission) runs unserialised.
+pub(crate) static LIFECYCLE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+impl Drop for OwnedInstance {
+    fn drop(&mut self) {
+        // SAFETY: every object made from this instance holds it through `Shared` (or is local to
+        // `probe`), so none is alive when it drops. The caller holds LIFECYCLE: `probe` and
+        // `Context::with_options` drop instances inside their locked scopes, `Shared::drop`
+        // drops its instance explicitly under the lock.
+        unsafe { self.instance.destroy_instance(None) };
+    }
+}
+
+fn has_extension(list: &[vk::ExtensionProperties], name: &CStr) -> bool {
+    list.iter().any(|e| e.extension_name_as_c_str() == Ok(name))
+}
+
+/// Opens the loader and creates an instance (Vulkan 1.3 requested; devices report their own).
+pub(crate) fn create_instance() -> Result<OwnedInstance, VulkanError> {
+    // SAFETY: loading the system Vulkan loader runs its initialisers; this is the documented
+    // way to use ash without linking.
+    let entry = unsafe { ash::Entry::load() }
+        .map_err(|e| VulkanError::LoaderMissing { library: LOADER_LIBRARY, reason: e.to_string() })?;
+    // SAFETY: plain queries on a loaded entry.
+    let version = unsafe { entry.try_enumerate_instance_version() }
+        .map_err(|result| VulkanError::Call { call: "vkEnumerateInstanceVersion", result })?
+        .unwrap_or(vk::API_VERSION_1_0);
+    if version < vk::API_VERSION_1_1 {
+        return Err(VulkanError::LoaderTooOld);
+    }
+    let available = unsafe { entry.enumerate_instance_extension_properties(None) }
+        .map_err(|result| VulkanError::Call { call: "vkEnumerateInstanceExtensionProperties", result })?;
+    let mut extensions = Vec::new();
+    let mut flags = vk::InstanceCreateFlags::empty();
+    // MoltenVK and other non-conformant drivers only show up with portability enumeration.
+    if has_extension(&available, vk::KHR_PORTABILITY_ENUMERATION_NAME) {
+        extensions.push(vk::KHR_PORTABILITY_ENUMERATION_NAME.as_ptr());
+        flags |= vk::InstanceCreateFlags::ENUMERATE_PORTABILITY_KHR;
+    }
+    let debug_utils = has_extension(&available, vk::EXT_DEBUG_UTILS_NAME);
+    if debug_utils {
+        extensions.push(vk::EXT_DEBUG_UTILS_NAME.as_ptr());
+    }
+    let app = vk::ApplicationInfo::default()
+        .application_name(c"rlx")
+        .engine_name(c"rlx")
+        .api_version(vk::API_VERSION_1_3);
+    let info = vk::InstanceCreateInfo::default()
+        .application_info(&app)
+        .enabled_extension_names(&extensions)
+        .flags(flags);
+    // SAFETY: `info` and everything it points to outlive the call.
+    let instance = unsafe { entry.create_instance(&info, None) }.map_err(|result| match result {
+        // What the loader answers when it finds no driver (ICD) at all.
+        vk::Result::ERROR_INCOMPATIBLE_DRIVER => VulkanError::NoDevice,
+        _ => VulkanError::Call { call: "vkCreateInstance", result },
+    })?;
+    Ok(OwnedInstance { instance, debug_utils, _entry: entry })
+}
+
+fn c_string(s: Result<&CStr, std::ffi::FromBytesUntilNulError>) -> String {
+    s.map(|c| c.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+/// Describes one physical device.
+pub(crate) fn describe(
+    instance: &ash::Instance,
+    index: usize,
+    pd: vk::PhysicalDevice,
+) -> Result<AdapterInfo, VulkanError> {
+    // SAFETY (whole function): queries on a valid physical device of a live instance; every
+    // chained struct is one the device's API version or extension list says it supports.
+    let props = unsafe { instance.get_physical_device_properties(pd) };
+    let extensions = unsafe { instance.enumerate_device_extension_properties(pd) }
+        .map_err(|result| VulkanError::Call { call: "vkEnumerateDeviceExtensionProperties", result })?;
+    let api = props.api_version;
+    let v11 = api >= vk::API_VERSION_1_1;
+    let v12 = api >= vk::API_VERSION_1_2;
+
+    let mut subgroup = vk::PhysicalDeviceSubgroupProperties::default();
+    let mut maint3 = vk::PhysicalDeviceMaintenance3Properties::default();
+    if v11 {
+        let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut subgroup).push_next(&mut maint3);
+        unsafe { instance.get_physical_device_properties2(pd, &mut p2) };
+    }
+    let mut driver = vk::PhysicalDeviceDriverProperties::default();
+    if v11 && (v12 || has_extension(&extensions, vk::KHR_DRIVER_PROPERTIES_NAME)) {
+        let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut driver);
+        unsafe { instance.get_physical_device_properties2(pd, &mut p2) };
+    }
+    let mut f16 = vk::PhysicalDeviceShaderFloat16Int8Features::default();
+    let mut storage16 = vk::PhysicalDevice16BitStorageFeatures::default();
+    if v11 {
+        let mut f2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut storage16);
+        unsafe { instance.get_physical_device_features2(pd, &mut f2) };
+    }
+    if v11 && (v12 || has_extension(&extensions, vk::KHR_SHADER_FLOAT16_INT8_NAME)) {
+        let mut f2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut f16);
+        unsafe { instance.get_physical_device_features2(pd, &mut f2) };
+    }
+    let memory = unsafe { instance.get_physical_device_memory_properties(pd) };
+    let families = unsafe { instance.get_physical_device_queue_family_properties(pd) };
+
+    let l = &props.limits;
+    let compute_ops = |op| {
+        subgroup.supported_stages.contains(vk::ShaderStageFlags::COMPUTE)
+            && subgroup.supported_operations.contains(op)
+    };
+    let heaps = memory.memory_heaps.get(..memory.memory_heap_count as usize).unwrap_or(&[]);
+    Ok(AdapterInfo {
+        index,
+        name: c_string(props.device_name_as_c_str()),
+        vendor_id: props.vendor_id,
+        device_id: props.device_id,
+        adapter_type: match props.device_type {
+            vk::PhysicalDeviceType::DISCRETE_GPU => AdapterType::Discrete,
+            vk::PhysicalDeviceType::INTEGRATED_GPU => AdapterType::Integrated,
+            vk::PhysicalDeviceType::VIRTUAL_GPU => AdapterType::Virtual,
+            vk::PhysicalDeviceType::CPU => AdapterType::Cpu,
+            _ => AdapterType::Other,
+        },
+        driver_name: c_string(driver.driver_name_as_c_str()),
+        driver_info: c_string(driver.driver_info_as_c_str()),
+        api_version: [vk::api_version_major(api), vk::api_version_minor(api), vk::api_version_patch(api)],
+        limits: AdapterLimits {
+            max_storage_buffer_range: l.max_storage_buffer_range,
+            min_storage_buffer_offset_alignment: l.min_storage_buffer_offset_alignment,
+            max_memory_allocation_size: if v11 { maint3.max_memory_allocation_size } else { 0 },
+            max_compute_shared_memory_size: l.max_compute_shared_memory_size,
+            max_compute_work_group_invocations: l.max_compute_work_group_invocations,
+            max_compute_work_group_size: l.max_compute_work_group_size,
+            max_compute_work_group_count: l.max_compute_work_group_count,
+            max_push_constants_size: l.max_push_constants_size,
+            max_bound_descriptor_sets: l.max_bound_descriptor_sets,
+        },
+        features: AdapterFeatures {
+            subgroup_size: subgroup.subgroup_size,
+            subgroup_arithmetic: compute_ops(vk::SubgroupFeatureFlags::ARITHMETIC),
+            subgroup_shuffle: compute_ops(vk::SubgroupFeatureFlags::SHUFFLE),
+            shader_f16: f16.shader_float16 == vk::TRUE,
+            storage_buffer_16bit: storage16.storage_buffer16_bit_access == vk::TRUE,
+            cooperative_matrix: has_extension(&extensions, vk::KHR_COOPERATIVE_MATRIX_NAME)
+                || has_extension(&extensions, vk::NV_COOPERATIVE_MATRIX_NAME),
+        },
+        memory_heaps: heaps
+            .iter()
+            .map(|h| MemoryHeap {
+                size: h.size,
+                device_local: h.flags.contains(vk::MemoryHeapFlags::DEVICE_LOCAL),
+            })
+            .collect(),
+        has_compute_queue: families.iter().any(|f| f.queue_flags.contains(vk::QueueFlags::COMPUTE)),
+    })
+}
+
+/// Every physical device of `instance` with its description, in the loader's order.
+pub(crate) fn enumerate(
+    instance: &ash::Instance,
+) -> Result<Vec<(vk::PhysicalDevice, AdapterInfo)>, VulkanError> {
+    // SAFETY: a query on a live instance.
+    let devices = unsafe { instance.enumerate_physical_devices() }
+        .map_err(|result| VulkanError::Call { call: "vkEnumeratePhysicalDevices", result })?;
+    devices.into_iter().enumerate().map(|(i, pd)| Ok((pd, describe(instance, i, pd)?))).collect()
+}
+
+/// Describes every Vulkan device on this machine. An empty list means a working loader with
+/// no driver.
+pub fn probe() -> Result<Vec<AdapterInfo>, VulkanError> {
+    // Declared first, so it is released after `instance` is destroyed.
+    let _lifecycle = crate::context::lock(&LIFECYCLE);
+    let instance = create_instance()?;
+    Ok(enumerate(&instance.instance)?.into_iter().map(|(_, info)| info).collect())
+}
+
+/// The device rlx uses: the one `RLX_VULKAN_DEVICE` names (an index into `adapters`), else the
+/// first usable device in the order discrete, integrated, virtual, other, CPU.
+pub fn pick(adapters: &[AdapterInfo]) -> Result<&AdapterInfo, VulkanError> {
+    pick_with(adapters, std::env::var("RLX_VULKAN_DEVICE").ok().as_deref())
+}
+
+/// [`pick`] with the override given explicitly (None: not set).
+pub fn pick_with<'a>(
+    adapters: &'a [AdapterInfo],
+    choice: Option<&str>,
+) -> Result<&'a AdapterInfo, VulkanError> {
+    if adapters.is_empty() {
+        return Err(VulkanError::NoDevice);
+    }
+    let list = || adapters.iter().map(AdapterInfo::summary).collect::<Vec<_>>().join("; ");
+    if let Some(value) = choice.map(str::trim).filter(|v| !v.is_empty()) {
+        return value
+            .parse::<usize>()
+            .ok()
+            .and_then(|i| adapters.iter().find(|a| a.index == i))
+            .filter(|a| a.is_usable())
+            .ok_or_else(|| VulkanError::BadDeviceIndex { value: value.to_string(), devices: list() });
+    }
+    adapters
+        .iter()
+        .filter(|a| a.is_usable())
+        .min_by_key(|a| (a.adapter_type.rank(), a.index))
+        .ok_or_else(|| VulkanError::NoSuitableDevice { devices: list() })
+}
+
+#[cfg(test)]
+#[path = "probe_tests.rs"]
+mod tests;

@@ -1,0 +1,55 @@
+//! The SPIR-V that build.rs compiled from every rlx-gpu kernel variant, embedded in the binary.
+
+use rlx_gpu::KernelKey;
+
+include!(concat!(env!("OUT_DIR"), "/kernels.rs"));
+
+/// SPIR-V's magic number, the first word of every module.
+const MAGIC: u32 = 0x0723_0203;
+
+/// The embedded module of the variant named `name`.
+fn bytes(name: &str) -> Option<&'static [u8]> {
+    let i = SPIRV.binary_search_by(|(n, _)| n.cmp(&name)).ok()?;
+    SPIRV.get(i).map(|(_, b)| *b)
+}
+
+/// The SPIR-V module of `key`'s variant, as bytes (little-endian words).
+pub fn spirv(key: KernelKey) -> Option<&'static [u8]> {
+    bytes(rlx_gpu::variant(key).name)
+}
+
+/// The module of the variant named `name` as words, checked for the SPIR-V magic number.
+pub(crate) fn words(name: &str) -> Option<Vec<u32>> {
+    let b = bytes(name)?;
+    if b.len() % 4 != 0 {
+        return None;
+    }
+    let words: Vec<u32> = b.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    (words.first() == Some(&MAGIC)).then_some(words)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_variant_is_embedded_once() {
+        let variants = rlx_gpu::variants();
+        assert_eq!(SPIRV.len(), variants.len());
+        for v in &variants {
+            let w = words(v.name).unwrap_or_else(|| panic!("{} missing or malformed", v.name));
+            // Header: magic, version 1.3 (0x00010300), generator, bound, schema.
+            assert_eq!(w[1], 0x0001_0300, "{}", v.name);
+            assert!(w.len() > 100, "{}: only {} words", v.name, w.len());
+            assert_eq!(spirv(v.key).map(<[u8]>::len), Some(w.len() * 4));
+        }
+        assert!(words("no_such_kernel").is_none());
+    }
+
+    #[test]
+    fn variants_differ() {
+        let add = spirv(KernelKey::Binary(rlx_ir::BinaryOp::Add)).unwrap();
+        let sub = spirv(KernelKey::Binary(rlx_ir::BinaryOp::Sub)).unwrap();
+        assert_ne!(add, sub);
+    }
+}
