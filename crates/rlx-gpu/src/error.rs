@@ -25,4 +25,8 @@ pub enum GpuError {
     /// A count that does not fit the kernel's index arithmetic or the dispatch limits.
     #[error("{kernel}: {what} is {value}, above the limit of {limit}; split the op into smaller parts")]
     TooLarge { kernel: &'static str, what: &'static str, value: u64, limit: u64 },
+
+    /// A node the lowering cannot turn into kernel launches (names the node and why).
+    #[error("lowering {node}: {reason}")]
+    Lowering { node: String, reason: String },
 }

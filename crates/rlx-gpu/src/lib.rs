@@ -18,16 +18,21 @@
 //! Not here yet: lowering a planned graph into a `Schedule`, kernels for the other ops, the
 //! subgroup and cooperative-matrix matmul rungs, buffer pools.
 
+pub mod catalog;
 mod error;
 pub mod grid;
+mod lower;
 mod params;
 mod preprocess;
+pub mod schedule;
 mod variants;
 
 #[cfg(test)]
 mod wgsl_tests;
 
 pub use error::GpuError;
+pub use lower::{device_bytes, lower, LowerCtx};
+pub use schedule::{BufferId, Dispatch, GpuLimits, Leaf, LeafKind, Operand, Schedule};
 
 /// Absolute path of the WGSL kernels folder (for build scripts' `rerun-if-changed` and for
 /// error messages that point at the file on disk).

@@ -20,6 +20,10 @@ pub enum KernelKey {
     MatmulTiledF32,
     /// Softmax over the last axis, one workgroup per row ([`SoftmaxParams`]).
     SoftmaxRowF32,
+    /// Elementwise on every dtype, data movement and reductions ([`crate::catalog::data`]).
+    Data(crate::catalog::data::DataKernel),
+    /// Matmul epilogues, norms, attention, rope ([`crate::catalog::nn`]).
+    Nn(crate::catalog::nn::NnKernel),
 }
 
 /// How a kernel uses one of its storage bindings.
@@ -62,7 +66,7 @@ const SOFTMAX_ROW_SRC: &str = include_str!("../kernels/softmax_row.wgsl");
 const IN_IN_OUT: &[Access] = &[Access::Read, Access::Read, Access::ReadWrite];
 const IN_OUT: &[Access] = &[Access::Read, Access::ReadWrite];
 
-fn size_of<T>() -> u32 {
+pub(crate) fn size_of<T>() -> u32 {
     // Params structs are at most 128 bytes (asserted by a test), so this cannot truncate.
     std::mem::size_of::<T>() as u32
 }
@@ -151,6 +155,8 @@ pub fn variant(key: KernelKey) -> KernelVariant {
             bindings: IN_OUT,
             params_size: size_of::<SoftmaxParams>(),
         },
+        KernelKey::Data(k) => crate::catalog::data::variant(k),
+        KernelKey::Nn(k) => crate::catalog::nn::variant(k),
     }
 }
 
@@ -160,6 +166,8 @@ pub fn keys() -> Vec<KernelKey> {
     keys.extend(UnaryOp::ALL.iter().map(|&op| KernelKey::Unary(op)));
     keys.push(KernelKey::MatmulTiledF32);
     keys.push(KernelKey::SoftmaxRowF32);
+    keys.extend(crate::catalog::data::keys().into_iter().map(KernelKey::Data));
+    keys.extend(crate::catalog::nn::keys().into_iter().map(KernelKey::Nn));
     keys
 }
 
@@ -193,12 +201,12 @@ mod tests {
     #[test]
     fn names_and_keys_are_unique_and_consistent() {
         let all = variants();
-        assert_eq!(all.len(), BinaryOp::ALL.len() + UnaryOp::ALL.len() + 2);
+        assert_eq!(all.len(), keys().len());
         let names: HashSet<_> = all.iter().map(|v| v.name).collect();
         assert_eq!(names.len(), all.len());
         for v in &all {
             assert_eq!(variant(v.key), *v);
-            assert!(v.name.ends_with("_f32"), "{}", v.name);
+            assert!(["_f32", "_i32", "_u32", "_word"].iter().any(|s| v.name.ends_with(s)), "{}", v.name);
             assert!(v.name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'));
         }
         assert_eq!(variant(KernelKey::Binary(BinaryOp::Maximum)).name, "binary_maximum_f32");

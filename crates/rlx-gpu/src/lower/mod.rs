@@ -1,0 +1,228 @@
+//! Lowering: a verified, optimized graph → a [`Schedule`]. One function per op family, each in
+//! its own file; this file owns the walk, the memory plan and operand resolution.
+//!
+//! Conventions every family follows:
+//! - Device data is 32-bit words: f32, i32, u32, and Bool as a u32 0/1 word.
+//! - A step whose output is empty is skipped. An op whose output is non-empty but one of whose
+//!   inputs is empty (matmul with K = 0, concat with an empty part) must still write every output
+//!   element (a fill step, or skip that part).
+//! - Limits are checked here or in the params constructors, so a driver never meets a binding
+//!   past `max_binding_bytes` or a workgroup count past `max_workgroups`: those are errors at
+//!   compile time naming the node.
+
+mod attention;
+mod data;
+mod elementwise;
+mod matmul;
+mod norm;
+mod reduce;
+mod rope;
+
+use crate::schedule::{BufferId, Dispatch, GpuLimits, Leaf, LeafKind, Operand, Schedule};
+use crate::GpuError;
+use rlx_ir::{Graph, Node, NodeId, Op, OpKind, TensorType};
+use rlx_opt::memory::{plan, MemoryPlan};
+use std::collections::HashMap;
+
+/// Everything a family lowering may ask about the graph.
+pub struct LowerCtx<'a> {
+    pub graph: &'a Graph,
+    pub plan: MemoryPlan,
+    pub limits: &'a GpuLimits,
+    leaf_index: HashMap<NodeId, usize>,
+    /// Temporary buffers requested so far (bytes).
+    scratch: Vec<u64>,
+}
+
+/// Device bytes of a tensor: 4 per element for every dtype the GPU stores.
+pub fn device_bytes(ty: &TensorType) -> u64 {
+    ty.numel() as u64 * 4
+}
+
+impl<'a> LowerCtx<'a> {
+    /// The node behind `id`.
+    pub fn node(&self, id: NodeId) -> Result<&'a Node, GpuError> {
+        self.graph.node(id).map_err(|e| GpuError::Lowering { node: id.to_string(), reason: e.to_string() })
+    }
+
+    pub fn ty(&self, id: NodeId) -> Result<&'a TensorType, GpuError> {
+        Ok(&self.node(id)?.ty)
+    }
+
+    /// Where `id`'s value lives: its arena slot, its leaf buffer, or (for a reshape view) the
+    /// storage of the node it shows. `None` for an empty tensor.
+    pub fn operand(&self, id: NodeId) -> Result<Option<Operand>, GpuError> {
+        let ty = self.ty(id)?;
+        let size = device_bytes(ty);
+        if size == 0 {
+            return Ok(None);
+        }
+        if size > self.limits.max_binding_bytes {
+            return Err(GpuError::TooLarge {
+                kernel: "binding",
+                what: "tensor bytes",
+                value: size,
+                limit: self.limits.max_binding_bytes,
+            });
+        }
+        let base = self.plan.view_of.get(id.index()).copied().flatten().unwrap_or(id);
+        if let Some(&leaf) = self.leaf_index.get(&base) {
+            return Ok(Some(Operand { buffer: BufferId::Leaf(leaf), offset: 0, size }));
+        }
+        match self.plan.slots.get(base.index()).copied().flatten() {
+            Some(slot) => Ok(Some(Operand { buffer: BufferId::Arena, offset: slot.offset, size })),
+            None => Err(GpuError::Lowering {
+                node: id.to_string(),
+                reason: "the memory plan gives this value no storage".into(),
+            }),
+        }
+    }
+
+    /// Like [`Self::operand`] but for a value known to be non-empty.
+    pub fn operand_nonempty(&self, id: NodeId) -> Result<Operand, GpuError> {
+        self.operand(id)?.ok_or_else(|| GpuError::Lowering {
+            node: id.to_string(),
+            reason: "an empty tensor reached a kernel binding".into(),
+        })
+    }
+
+    /// A temporary device buffer of `bytes` (≥ 4) for the steps of one node.
+    pub fn scratch(&mut self, bytes: u64) -> Operand {
+        let size = bytes.max(4);
+        self.scratch.push(size);
+        Operand { buffer: BufferId::Scratch(self.scratch.len() - 1), offset: 0, size }
+    }
+
+    /// "%12 layer_norm": the label of a node's steps.
+    pub fn label(&self, id: NodeId) -> String {
+        match self.graph.node(id) {
+            Ok(n) => format!("{id} {}", n.op.name()),
+            Err(_) => id.to_string(),
+        }
+    }
+}
+
+/// Lowers `graph` (verified, optimized for a GPU backend's capabilities) into a schedule.
+pub fn lower(graph: &Graph, limits: &GpuLimits) -> Result<Schedule, GpuError> {
+    let alignment = limits.min_offset_alignment.max(16) as usize;
+    let plan = plan(graph, alignment)
+        .map_err(|e| GpuError::Lowering { node: "graph".into(), reason: e.to_string() })?;
+    let mut leaves = Vec::new();
+    let mut leaf_index = HashMap::new();
+    for (i, node) in graph.nodes().iter().enumerate() {
+        let kind = match &node.op {
+            Op::Input { name } => LeafKind::Input(name.clone()),
+            Op::Param { name } => LeafKind::Param(name.clone()),
+            Op::Constant(t) => LeafKind::Constant(t.clone()),
+            _ => continue,
+        };
+        let id = NodeId(i as u32);
+        leaf_index.insert(id, leaves.len());
+        leaves.push(Leaf { node: id, kind, ty: node.ty.clone(), bytes: device_bytes(&node.ty).max(4) });
+    }
+    let mut cx = LowerCtx { graph, plan, limits, leaf_index, scratch: Vec::new() };
+    let mut steps = Vec::new();
+    for (i, node) in graph.nodes().iter().enumerate() {
+        let id = NodeId(i as u32);
+        if node.ty.numel() == 0 {
+            continue;
+        }
+        lower_node(&mut cx, id, node, &mut steps)?;
+    }
+    let outputs = graph
+        .outputs()
+        .iter()
+        .map(|&o| Ok((cx.operand(o)?, cx.ty(o)?.clone())))
+        .collect::<Result<Vec<_>, GpuError>>()?;
+    let schedule =
+        Schedule { steps, arena_bytes: cx.plan.peak_bytes.max(4), leaves, scratch: cx.scratch, outputs };
+    schedule.validate(limits)?;
+    Ok(schedule)
+}
+
+fn lower_node(cx: &mut LowerCtx, id: NodeId, node: &Node, out: &mut Vec<Dispatch>) -> Result<(), GpuError> {
+    match node.op.kind() {
+        OpKind::Input | OpKind::Param | OpKind::Constant => Ok(()),
+        OpKind::Unary | OpKind::Binary | OpKind::Compare | OpKind::Where | OpKind::Cast => {
+            elementwise::lower(cx, id, node, out)
+        }
+        OpKind::Reshape => data::lower_reshape(cx, id, node, out),
+        OpKind::Permute
+        | OpKind::Slice
+        | OpKind::Concat
+        | OpKind::Expand
+        | OpKind::Gather
+        | OpKind::Pad
+        | OpKind::Reverse => data::lower(cx, id, node, out),
+        OpKind::Reduce | OpKind::ArgReduce | OpKind::Cumsum | OpKind::TopK => {
+            reduce::lower(cx, id, node, out)
+        }
+        OpKind::MatMul | OpKind::FusedMatMul => matmul::lower(cx, id, node, out),
+        OpKind::LayerNorm | OpKind::RmsNorm | OpKind::AddNorm | OpKind::Softmax | OpKind::LogSoftmax => {
+            norm::lower(cx, id, node, out)
+        }
+        OpKind::Attention => attention::lower(cx, id, node, out),
+        OpKind::Rope => rope::lower(cx, id, node, out),
+        // Decomposed by rlx-opt for GPU capabilities; reaching here is a pipeline bug.
+        OpKind::Conv2d | OpKind::Pool2d | OpKind::Upsample2x | OpKind::FusedElementwise => {
+            Err(GpuError::Lowering {
+                node: cx.label(id),
+                reason: "GPU capabilities do not list this op, so rlx-opt should have decomposed it".into(),
+            })
+        }
+    }
+}
+
+impl Schedule {
+    /// Checks what drivers rely on: operand counts match the variants, operands lie inside their
+    /// buffers, sizes are non-zero and within the binding limit, workgroup counts within limits.
+    pub fn validate(&self, limits: &GpuLimits) -> Result<(), GpuError> {
+        for step in &self.steps {
+            let v = step.variant();
+            let bad = |reason: String| GpuError::Lowering { node: step.label.clone(), reason };
+            if step.operands.len() != v.bindings.len() {
+                return Err(bad(format!(
+                    "kernel {} takes {} bindings, step has {}",
+                    v.name,
+                    v.bindings.len(),
+                    step.operands.len()
+                )));
+            }
+            if step.params.len() != v.params_size as usize {
+                return Err(bad(format!(
+                    "kernel {} params are {} bytes, step has {}",
+                    v.name,
+                    v.params_size,
+                    step.params.len()
+                )));
+            }
+            for op in &step.operands {
+                let cap = match op.buffer {
+                    BufferId::Arena => self.arena_bytes,
+                    BufferId::Leaf(i) => self.leaves.get(i).map_or(0, |l| l.bytes),
+                    BufferId::Scratch(i) => self.scratch.get(i).copied().unwrap_or(0),
+                };
+                if op.size == 0 || op.offset.saturating_add(op.size) > cap {
+                    return Err(bad(format!("operand {op:?} is outside its buffer of {cap} bytes")));
+                }
+                if op.size > limits.max_binding_bytes {
+                    return Err(GpuError::TooLarge {
+                        kernel: v.name,
+                        what: "binding bytes",
+                        value: op.size,
+                        limit: limits.max_binding_bytes,
+                    });
+                }
+                if op.offset % limits.min_offset_alignment.max(1) != 0 {
+                    return Err(bad(format!("operand offset {} is not aligned", op.offset)));
+                }
+            }
+            for (d, (&n, &max)) in step.workgroups.iter().zip(&limits.max_workgroups).enumerate() {
+                if n == 0 || n > max {
+                    return Err(bad(format!("workgroup count {n} in dim {d} is outside 1..={max}")));
+                }
+            }
+        }
+        Ok(())
+    }
+}
