@@ -6,6 +6,7 @@
 //! as accurate as a native one that accumulates in f32.
 
 use super::decompose_attention::attention;
+use super::decompose_vision::{conv2d, pool2d, upsample2x};
 use super::legalize::Emitter;
 use crate::OptError;
 use rlx_ir::infer::broadcast_shapes;
@@ -50,6 +51,13 @@ pub(crate) fn decompose(
             }
         }
         (Op::FusedElementwise(prog), _) => elementwise(em, prog, inputs),
+        (Op::Conv2d { stride, padding, dilation, groups }, _) => {
+            conv2d(em, inputs, *stride, *padding, *dilation, *groups).map(Some)
+        }
+        (Op::Pool2d { kind, kernel, stride, padding }, &[x]) => {
+            pool2d(em, x, *kind, *kernel, *stride, *padding).map(Some)
+        }
+        (Op::Upsample2x, &[x]) => upsample2x(em, x).map(Some),
         _ => Ok(None),
     }
 }

@@ -5,6 +5,7 @@
 mod dce;
 mod decompose;
 mod decompose_attention;
+mod decompose_vision;
 mod fold;
 mod fuse_elementwise;
 mod fuse_matmul;
