@@ -21,8 +21,9 @@ fn no_vision(g: &Graph) {
 
 #[test]
 fn conv2d_decomposes_for_strides_padding_dilation_groups_and_bias() {
-    // (x dims, w dims, stride, padding, dilation, groups, bias)
-    let cases: &[([usize; 4], [usize; 4], [usize; 2], [usize; 2], [usize; 2], usize, bool)] = &[
+    /// x dims, w dims, stride, padding, dilation, groups, bias.
+    type ConvCase = ([usize; 4], [usize; 4], [usize; 2], [usize; 2], [usize; 2], usize, bool);
+    let cases: &[ConvCase] = &[
         ([1, 1, 5, 5], [1, 1, 3, 3], [1, 1], [0, 0], [1, 1], 1, false),
         ([2, 3, 7, 6], [4, 3, 3, 2], [2, 1], [1, 2], [1, 1], 1, true),
         ([1, 4, 9, 9], [6, 2, 3, 3], [1, 2], [2, 1], [2, 1], 2, true),
