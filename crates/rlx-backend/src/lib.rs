@@ -16,6 +16,17 @@ pub use caps::Capabilities;
 pub use error::BackendError;
 pub use rlx_ir::{DType, Graph, NodeId, OpKind, Shape, Tensor, TensorData, TensorType};
 
+use std::time::Duration;
+
+/// Where the time of one [`Executable::run`] went, for benchmarks: host → device copies, the
+/// device work alone, device → host copies. Reported by backends that can separate them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RunProfile {
+    pub upload: Duration,
+    pub compute: Duration,
+    pub readback: Duration,
+}
+
 /// A device family that can compile graphs.
 pub trait Backend: Send + Sync {
     /// Short name: "cpu", "vulkan", "wgpu".
@@ -37,4 +48,10 @@ pub trait Executable: Send {
     /// Runs the graph once. `inputs` holds one tensor for every `Input` node, each matching its
     /// type; every param has been set. Returns the graph's outputs in order.
     fn run(&mut self, inputs: &[(NodeId, &Tensor)]) -> Result<Vec<Tensor>, BackendError>;
+
+    /// The time breakdown of the last successful `run`; `None` before the first run or when the
+    /// backend does not separate copies from compute (the CPU, where data never moves).
+    fn last_profile(&self) -> Option<RunProfile> {
+        None
+    }
 }

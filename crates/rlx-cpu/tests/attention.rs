@@ -195,6 +195,16 @@ fn sliding_window() {
 }
 
 #[test]
+fn huge_sliding_window_is_plain_causal() {
+    // A window of usize::MAX once wrapped to a negative width and hid every key.
+    for w in [usize::MAX, 1 << 40, 7] {
+        let (wide, _) = run_case(base(AttnLayout::Bshd, MaskKind::SlidingWindow(w)), None, 40);
+        let (causal, _) = run_case(base(AttnLayout::Bshd, MaskKind::Causal), None, 40);
+        assert_eq!(wide, causal, "window {w}");
+    }
+}
+
+#[test]
 fn padding_mask_with_a_fully_masked_row() {
     let c = base(AttnLayout::Bhsd, MaskKind::Padding);
     // Batch 0 attends to keys 0, 2, 3; batch 1 to nothing (its output must be zeros).

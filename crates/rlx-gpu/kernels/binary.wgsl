@@ -56,7 +56,21 @@ fn pow_c(x: f32, y: f32) -> f32 {
     if (is_nan(x) || is_nan(y)) {
         return x + y;
     }
-    let m = pow(abs(x), y);
+    let ax = abs(x);
+    let inf = bitcast<f32>(0x7f800000u);
+    if (abs(y) == inf) {
+        // (±1)^±inf = 1; otherwise 0 or inf by whether |x| and y pull the same way.
+        if (ax == 1.0) {
+            return 1.0;
+        }
+        return select(0.0, inf, (ax > 1.0) == (y > 0.0));
+    }
+    if (x == -inf) {
+        // (-inf)^y: the magnitude is inf or 0; an odd integer exponent keeps the sign.
+        let mag = select(0.0, inf, y > 0.0);
+        return select(mag, -mag, is_odd_integer(y));
+    }
+    let m = pow(ax, y);
     if (x < 0.0) {
         if (floor(y) != y) {
             // (x - x) / (x - x) is 0/0 at run time: a NaN without a NaN literal.

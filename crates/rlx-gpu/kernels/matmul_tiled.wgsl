@@ -1,8 +1,17 @@
 // Batched f32 matmul C = A·B, tiled through workgroup shared memory with register blocking.
 // This is the portable rung of the matmul ladder: it needs nothing past core WGSL.
 //
-// Driver defines: PARAMS. Bindings: 0 = a (read), 1 = b (read), 2 = c (read_write).
+// Variant defines (the epilogue): HAS_BIAS (true/false), BIAS_DECL (the bias binding's
+// declaration, or empty), BIAS_AT (body of bias_at), C_BINDING (2, or 3 after a bias), ACT (one
+// of the ACT_* constants). Driver defines: PARAMS.
+// Bindings: 0 = a (read), 1 = b (read), [2 = bias (read), f32 [N]], then c (read_write).
 // Params: MatmulParams.
+//
+// - Epilogue: c = act(a·b + bias[n]), each step in f32 as the unfused ops would round it.
+//   With K = 0 the K loop runs zero times and c = act(bias) (or act(0)); the driver binds a
+//   dummy buffer for the empty a and b, which are then never read.
+// - a_offset, b_offset, c_offset (elements) shift every address: a lowering that cannot
+//   express a batch broadcast with two levels launches this kernel once per outer batch index.
 //
 // - A is read at a_base + m·a_stride_m + k·a_stride_k and B at b_base + k·b_stride_k +
 //   n·b_stride_n, so transposed operands need no copy. C is contiguous [batch, M, N].
@@ -22,6 +31,17 @@ const BN: u32 = 64u;
 const BK: u32 = 16u;
 const A_PITCH: u32 = 65u;
 
+const ACT_NONE: u32 = 0u;
+const ACT_GELU: u32 = 1u;
+const ACT_GELU_TANH: u32 = 2u;
+const ACT_RELU: u32 = 3u;
+const ACT_SILU: u32 = 4u;
+const ACT_SIGMOID: u32 = 5u;
+const ACT_TANH: u32 = 6u;
+
+const ACT: u32 = {{ACT}};
+const HAS_BIAS: bool = {{HAS_BIAS}};
+
 struct MatmulParams {
     m: u32,
     n: u32,
@@ -36,15 +56,20 @@ struct MatmulParams {
     a_batch_inner: u32,
     b_batch_outer: u32,
     b_batch_inner: u32,
-    _pad0: u32,
-    _pad1: u32,
-    _pad2: u32,
+    a_offset: u32,
+    b_offset: u32,
+    c_offset: u32,
 }
 
 @group(0) @binding(0) var<storage, read> a: array<f32>;
 @group(0) @binding(1) var<storage, read> b: array<f32>;
-@group(0) @binding(2) var<storage, read_write> c: array<f32>;
+{{BIAS_DECL}}
+@group(0) @binding({{C_BINDING}}) var<storage, read_write> c: array<f32>;
 {{PARAMS}} p: MatmulParams;
+
+fn bias_at(col: u32) -> f32 {
+    {{BIAS_AT}}
+}
 
 var<workgroup> a_tile: array<f32, 1040>; // [BK][A_PITCH]
 var<workgroup> b_tile: array<f32, 1024>; // [BK][BN]
@@ -58,9 +83,9 @@ fn main(
     let z = wid.z;
     let outer = z / p.batch_inner;
     let inner = z % p.batch_inner;
-    let a_base = outer * p.a_batch_outer + inner * p.a_batch_inner;
-    let b_base = outer * p.b_batch_outer + inner * p.b_batch_inner;
-    let c_base = z * p.m * p.n;
+    let a_base = p.a_offset + outer * p.a_batch_outer + inner * p.a_batch_inner;
+    let b_base = p.b_offset + outer * p.b_batch_outer + inner * p.b_batch_inner;
+    let c_base = p.c_offset + z * p.m * p.n;
     let m0 = wid.y * BM;
     let n0 = wid.x * BN;
     let tx = lid.x;
@@ -125,7 +150,78 @@ fn store_row(c_base: u32, gm: u32, gn: u32, v: vec4<f32>) {
     for (var j = 0u; j < 4u; j++) {
         let col = gn + 16u * j;
         if (col < p.n) {
-            c[r + col] = v[j];
+            c[r + col] = epilogue(v[j], col);
         }
     }
+}
+
+// The activation functions, each accurate to a few ulp over all of f32 (the same forms as
+// unary.wgsl, which explains them); NaN stays NaN.
+fn sigmoid(v: f32) -> f32 {
+    if (v >= 0.0) {
+        return 1.0 / (1.0 + exp(-v));
+    }
+    let e = exp(v);
+    return e / (1.0 + e);
+}
+
+fn tanh_acc(v: f32) -> f32 {
+    let a = abs(v);
+    if (a < 0.5) {
+        let s = v * v;
+        var r = -0.0014558343870513183;
+        r = r * s + 0.003592128036572481;
+        r = r * s - 0.008863235529902197;
+        r = r * s + 0.021869488536155203;
+        r = r * s - 0.05396825396825397;
+        r = r * s + 0.13333333333333333;
+        r = r * s - 0.3333333333333333;
+        return v + v * (r * s);
+    }
+    let t = 1.0 - 2.0 / (exp(2.0 * a) + 1.0);
+    return select(t, -t, v < 0.0);
+}
+
+fn erfc_acc(v: f32) -> f32 {
+    let z = abs(v);
+    let t = 1.0 / (1.0 + 0.5 * z);
+    var q = 0.17087277;
+    q = q * t - 0.82215223;
+    q = q * t + 1.48851587;
+    q = q * t - 1.13520398;
+    q = q * t + 0.27886807;
+    q = q * t - 0.18628806;
+    q = q * t + 0.09678418;
+    q = q * t + 0.37409196;
+    q = q * t + 1.00002368;
+    q = q * t - 1.26551223;
+    let r = t * exp(q - z * z);
+    return select(r, 2.0 - r, v < 0.0);
+}
+
+fn is_nan(v: f32) -> bool {
+    return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u;
+}
+
+// c = act(acc + bias[col]): the bias add rounds first, as the unfused add would.
+fn epilogue(acc: f32, col: u32) -> f32 {
+    var v = acc;
+    if (HAS_BIAS) {
+        v = v + bias_at(col);
+    }
+    if (ACT == ACT_GELU) {
+        return 0.5 * v * erfc_acc(-v * 0.7071067811865476);
+    } else if (ACT == ACT_GELU_TANH) {
+        let u = 0.7978845608028654 * (v + 0.044715 * v * v * v);
+        return v * sigmoid(2.0 * u);
+    } else if (ACT == ACT_RELU) {
+        return select(0.0, v, v > 0.0 || is_nan(v));
+    } else if (ACT == ACT_SILU) {
+        return v * sigmoid(v);
+    } else if (ACT == ACT_SIGMOID) {
+        return sigmoid(v);
+    } else if (ACT == ACT_TANH) {
+        return tanh_acc(v);
+    }
+    return v;
 }

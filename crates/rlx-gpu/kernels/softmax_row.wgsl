@@ -1,16 +1,19 @@
-// Softmax over the last axis of a contiguous f32 [rows, cols] tensor: one workgroup per row.
+// Softmax (or log-softmax) over the last axis of a contiguous f32 [rows, cols] tensor: one
+// workgroup per row.
 //
-// Driver defines: PARAMS. Bindings: 0 = x (read), 1 = out (read_write). Params: SoftmaxParams.
+// Variant defines: LOG (false: softmax, true: log-softmax). Driver defines: PARAMS.
+// Bindings: 0 = x (read), 1 = out (read_write). Params: SoftmaxParams.
 //
 // Three passes over the row, each thread striding by the workgroup size:
 // 1. the row maximum (tree-reduced in shared memory), NaN if any element is NaN;
 // 2. Σ exp(x − max), tree-reduced the same way;
-// 3. out = exp(x − max) / Σ.
+// 3. out = exp(x − max) / Σ, or x − max − ln Σ for log-softmax.
 // Subtracting the maximum keeps exp ≤ 1, so no row overflows. A row of all −inf gives 0/0 =
 // NaN, as the reference does. Rows past p.rows (the tail of a 2-D grid) compute nothing, but
 // their threads still reach every barrier, which must be in uniform control flow.
 
 const WG: u32 = 256u;
+const LOG: bool = {{LOG}};
 
 struct SoftmaxParams {
     rows: u32,
@@ -79,7 +82,14 @@ fn main(
     }
     let total = red[0];
 
-    for (var i = lid; i < cols; i += WG) {
-        out[base + i] = exp(x[base + i] - row_max) / total;
+    if (LOG) {
+        let lse = log(total);
+        for (var i = lid; i < cols; i += WG) {
+            out[base + i] = (x[base + i] - row_max) - lse;
+        }
+    } else {
+        for (var i = lid; i < cols; i += WG) {
+            out[base + i] = exp(x[base + i] - row_max) / total;
+        }
     }
 }

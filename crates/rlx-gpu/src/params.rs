@@ -132,7 +132,11 @@ pub struct MatmulParams {
     pub a_batch_inner: u32,
     pub b_batch_outer: u32,
     pub b_batch_inner: u32,
-    pub _pad: [u32; 3],
+    /// Element offsets added to every address of a, b and c (0 from [`Self::from_shapes`];
+    /// see `catalog::nn::matmul_launches`, which splits batches that need more levels).
+    pub a_offset: u32,
+    pub b_offset: u32,
+    pub c_offset: u32,
 }
 
 /// Output tile of one matmul workgroup (must match BM and BN in the WGSL).
@@ -274,7 +278,9 @@ impl MatmulParams {
             a_batch_inner: a_in as u32,
             b_batch_outer: b_out as u32,
             b_batch_inner: b_in as u32,
-            _pad: [0; 3],
+            a_offset: 0,
+            b_offset: 0,
+            c_offset: 0,
         };
         Ok((p, out_shape, [gx as u32, gy as u32, batch as u32]))
     }

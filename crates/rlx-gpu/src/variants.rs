@@ -60,8 +60,8 @@ pub const ENTRY_POINT: &str = "main";
 
 const BINARY_SRC: &str = include_str!("../kernels/binary.wgsl");
 const UNARY_SRC: &str = include_str!("../kernels/unary.wgsl");
-const MATMUL_TILED_SRC: &str = include_str!("../kernels/matmul_tiled.wgsl");
-const SOFTMAX_ROW_SRC: &str = include_str!("../kernels/softmax_row.wgsl");
+pub(crate) const MATMUL_TILED_SRC: &str = include_str!("../kernels/matmul_tiled.wgsl");
+pub(crate) const SOFTMAX_ROW_SRC: &str = include_str!("../kernels/softmax_row.wgsl");
 
 const IN_IN_OUT: &[Access] = &[Access::Read, Access::Read, Access::ReadWrite];
 const IN_OUT: &[Access] = &[Access::Read, Access::ReadWrite];
@@ -140,7 +140,7 @@ pub fn variant(key: KernelKey) -> KernelVariant {
             name: "matmul_tiled_f32",
             file: "kernels/matmul_tiled.wgsl",
             source: MATMUL_TILED_SRC,
-            defines: &[],
+            defines: crate::catalog::nn::MATMUL_PLAIN_DEFINES,
             workgroup_size: [16, 16, 1],
             bindings: IN_IN_OUT,
             params_size: size_of::<MatmulParams>(),
@@ -150,7 +150,7 @@ pub fn variant(key: KernelKey) -> KernelVariant {
             name: "softmax_row_f32",
             file: "kernels/softmax_row.wgsl",
             source: SOFTMAX_ROW_SRC,
-            defines: &[],
+            defines: &[("LOG", "false")],
             workgroup_size: [256, 1, 1],
             bindings: IN_OUT,
             params_size: size_of::<SoftmaxParams>(),

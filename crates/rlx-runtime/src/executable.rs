@@ -85,6 +85,17 @@ impl Executable {
         &self.graph
     }
 
+    /// Where the time of the last successful `run` went (upload, device compute, readback), on
+    /// backends that can tell them apart (Vulkan); `None` on the CPU or before the first run.
+    pub fn profile(&self) -> Option<rlx_backend::RunProfile> {
+        self.inner.last_profile()
+    }
+
+    /// Short name of the backend that compiled this ("cpu", "vulkan").
+    pub fn backend_name(&self) -> &'static str {
+        self.backend
+    }
+
     /// Names of params not yet set.
     pub fn unset_params(&self) -> Vec<&str> {
         self.params

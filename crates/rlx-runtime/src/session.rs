@@ -31,9 +31,10 @@ impl std::fmt::Debug for Session {
 }
 
 impl Session {
-    /// Opens `device`. `Gpu` and `Vulkan` give `DeviceUnavailable` with the reason. `Auto` takes
-    /// `RLX_DEVICE` if set (an error if that device is unavailable or the value does not parse),
-    /// else the best available device.
+    /// Opens `device`; one that cannot be used here gives `DeviceUnavailable` with the reason
+    /// (`Gpu` always, in this build). `Auto` takes `RLX_DEVICE` if set (an error if that device
+    /// is unavailable or the value does not parse), else the best available device: a Vulkan
+    /// GPU (discrete or integrated, not a CPU implementation such as lavapipe), else the CPU.
     pub fn new(device: Device) -> Result<Session, Error> {
         let (device, backend) = match device {
             Device::Auto => {

@@ -26,27 +26,37 @@
 //!   ERROR_OUT_OF_*_MEMORY, `DeviceLost`, `LimitExceeded` for a binding, allocation or
 //!   dispatch past a device limit, `Driver` (naming the scope) for anything else. No path
 //!   panics.
+//! - [`VulkanBackend`] implements `rlx_backend::Backend`: capabilities from the probe (every
+//!   op but those rlx-opt decomposes for GPUs; f32, i32, u32 and bool stored as 32-bit words),
+//!   `compile` = rlx-gpu's lowering → [`VulkanExecutable`] (arena, leaf and scratch buffers,
+//!   constants uploaded, one recorded program). A tensor past one binding is a `LimitExceeded`
+//!   naming the node at compile time. `run` uploads inputs, replays the program and reads the
+//!   outputs back, reporting the time of each part (`last_profile`).
 //!
 //! Left to other crates: kernel sources, variants, params and workgroup counts come from
 //! rlx-gpu; what to run (decomposition, fusion, memory planning) from rlx-opt.
 //!
-//! Not done yet: lowering a planned graph into rlx-gpu's `Schedule` and the `Backend` /
-//! `Executable` implementation; kernels for ops beyond binary, unary, matmul and softmax;
-//! the subgroup and cooperative-matrix matmul rungs; the uniform-buffer params path for
+//! Not done yet: the subgroup and cooperative-matrix matmul rungs; the uniform-buffer params path for
 //! devices with less than 128 bytes of push constants (Vulkan guarantees 128).
 
+mod backend;
 mod buffer;
 mod context;
+mod convert;
 mod dispatch;
 mod error;
+mod executable;
 mod pipeline;
 mod probe;
 mod spirv;
 
+pub use backend::{gpu_capabilities, gpu_limits, VulkanBackend};
 pub use buffer::{BufferRole, GpuBuffer};
 pub use context::{Context, ContextOptions, MemoryStrategy};
+pub use convert::{tensor_from_words, tensor_to_words};
 pub use dispatch::{BufferSlice, Program, Step};
 pub use error::{VulkanError, LOADER_LIBRARY};
+pub use executable::VulkanExecutable;
 pub use pipeline::Pipeline;
 pub use probe::{
     pick, pick_with, probe, AdapterFeatures, AdapterInfo, AdapterLimits, AdapterType, MemoryHeap,
@@ -69,5 +79,7 @@ mod tests {
         send_sync::<Pipeline>();
         send::<Program>();
         send::<Step>();
+        send_sync::<VulkanBackend>();
+        send::<VulkanExecutable>();
     }
 }

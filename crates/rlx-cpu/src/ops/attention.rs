@@ -170,7 +170,11 @@ impl Heads<'_> {
         let (pos, j_) = (i as isize + self.shift, j as isize);
         match (&self.mask, self.spec.mask) {
             (_, MaskKind::Causal) => j_ <= pos,
-            (_, MaskKind::SlidingWindow(w)) => j_ <= pos && j_ > pos - w as isize,
+            // Windows wider than isize::MAX (usize::MAX included) are saturated, not wrapped to
+            // a negative width that would hide every key.
+            (_, MaskKind::SlidingWindow(w)) => {
+                j_ <= pos && j_ > pos.saturating_sub(isize::try_from(w).unwrap_or(isize::MAX))
+            }
             (Mask::Padding(p), _) => p[b * self.k.0.s + j] != 0.0,
             _ => true,
         }

@@ -1,16 +1,407 @@
-//! Kernel family "nn" (matmul with epilogues, norms, attention, rope): its keys, variants and params structs.
+//! Kernel family "nn": matmul with a fused epilogue (bias, activation), log-softmax, the row
+//! norms (layer norm, RMS norm, each optionally of x + residual), attention and RoPE. Its
+//! keys ([`NnKernel`]), variants and params structs ([`NormParams`], [`AttentionParams`],
+//! [`RopeParams`]; the matmul epilogues use [`crate::MatmulParams`], log-softmax
+//! [`crate::SoftmaxParams`]).
 
-use crate::KernelVariant;
+use crate::variants::{size_of, MATMUL_TILED_SRC, SOFTMAX_ROW_SRC};
+use crate::{Access, KernelKey, KernelVariant, MatmulParams, SoftmaxParams};
+use rlx_ir::UnaryOp;
 
-/// Kernels of the nn family (being written).
+#[path = "nn_params.rs"]
+mod params;
+pub use params::{matmul_launches, AttentionParams, MatmulLaunch, NormParams, RopeParams};
+
+const NORM_ROW_SRC: &str = include_str!("../../kernels/nn_norm_row.wgsl");
+const ATTENTION_SRC: &str = include_str!("../../kernels/nn_attention.wgsl");
+const ROPE_SRC: &str = include_str!("../../kernels/nn_rope.wgsl");
+
+/// An activation a matmul epilogue applies (the ones rlx-opt's epilogue fusion produces).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum NnKernel {}
+pub enum Epilogue {
+    Gelu,
+    GeluTanh,
+    Relu,
+    Silu,
+    Sigmoid,
+    Tanh,
+}
+
+impl Epilogue {
+    pub const ALL: [Epilogue; 6] = [
+        Epilogue::Gelu,
+        Epilogue::GeluTanh,
+        Epilogue::Relu,
+        Epilogue::Silu,
+        Epilogue::Sigmoid,
+        Epilogue::Tanh,
+    ];
+
+    /// The epilogue computing `op`, if there is one.
+    pub fn from_unary(op: UnaryOp) -> Option<Self> {
+        match op {
+            UnaryOp::Gelu => Some(Epilogue::Gelu),
+            UnaryOp::GeluTanh => Some(Epilogue::GeluTanh),
+            UnaryOp::Relu => Some(Epilogue::Relu),
+            UnaryOp::Silu => Some(Epilogue::Silu),
+            UnaryOp::Sigmoid => Some(Epilogue::Sigmoid),
+            UnaryOp::Tanh => Some(Epilogue::Tanh),
+            _ => None,
+        }
+    }
+
+    /// 1-based position: the row of the matmul tables (0 is "no activation").
+    fn index(self) -> usize {
+        match self {
+            Epilogue::Gelu => 1,
+            Epilogue::GeluTanh => 2,
+            Epilogue::Relu => 3,
+            Epilogue::Silu => 4,
+            Epilogue::Sigmoid => 5,
+            Epilogue::Tanh => 6,
+        }
+    }
+}
+
+/// Which row norm a [`NnKernel::Norm`] computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NormRow {
+    /// Bindings x, gamma, beta, out.
+    LayerNorm,
+    /// Bindings x, gamma, out.
+    RmsNorm,
+    /// Layer norm of x + residual. Bindings x, residual, gamma, beta, out.
+    AddLayerNorm,
+    /// RMS norm of x + residual. Bindings x, residual, gamma, out.
+    AddRmsNorm,
+}
+
+impl NormRow {
+    pub const ALL: [NormRow; 4] =
+        [NormRow::LayerNorm, NormRow::RmsNorm, NormRow::AddLayerNorm, NormRow::AddRmsNorm];
+}
+
+/// The block of output columns one attention workgroup owns (the `DMAX` define): the smallest
+/// that holds the value head dim, or the largest, with the columns split across workgroups.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AttnBlock {
+    D64,
+    D128,
+    D256,
+}
+
+impl AttnBlock {
+    pub const ALL: [AttnBlock; 3] = [AttnBlock::D64, AttnBlock::D128, AttnBlock::D256];
+
+    pub fn columns(self) -> usize {
+        match self {
+            AttnBlock::D64 => 64,
+            AttnBlock::D128 => 128,
+            AttnBlock::D256 => 256,
+        }
+    }
+
+    /// The block for a value head dim of `dv`.
+    pub fn for_value_dim(dv: usize) -> Self {
+        AttnBlock::ALL.into_iter().find(|b| dv <= b.columns()).unwrap_or(AttnBlock::D256)
+    }
+
+    /// Workgroup memory of the variant in bytes: q_s, kv_s, s_s, p_s and vis_s of
+    /// `nn_attention.wgsl` (1024 + 16·(DMAX + 1) + 3·256 words).
+    pub fn shared_bytes(self) -> u32 {
+        (1024 + 16 * (self.columns() as u32 + 1) + 3 * 256) * 4
+    }
+
+    /// The block for `dv` on a device with `shared` bytes of workgroup memory: the one
+    /// [`Self::for_value_dim`] gives, or a smaller one that fits (the columns then split over
+    /// more workgroups). `None` when not even the smallest fits.
+    pub fn fitting(dv: usize, shared: u32) -> Option<Self> {
+        let best = Self::for_value_dim(dv);
+        AttnBlock::ALL.into_iter().rev().find(|b| b.columns() <= best.columns() && b.shared_bytes() <= shared)
+    }
+}
+
+/// Kernels of the nn family.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NnKernel {
+    /// `matmul_tiled.wgsl` + bias [N], then the activation if any ([`MatmulParams`]).
+    /// Bindings a, b, bias, c.
+    MatmulBias(Option<Epilogue>),
+    /// `matmul_tiled.wgsl` then an activation, no bias ([`MatmulParams`]). Bindings a, b, c.
+    MatmulAct(Epilogue),
+    /// Log-softmax over the last axis, one workgroup per row ([`SoftmaxParams`]).
+    LogSoftmaxRow,
+    /// A row norm, one workgroup per row ([`NormParams`]).
+    Norm(NormRow),
+    /// Attention with online softmax ([`AttentionParams`]). Bindings q, k, v, mask, out.
+    Attention(AttnBlock),
+    /// RoPE ([`RopeParams`]). Bindings x, cos, sin, out.
+    Rope,
+}
+
+/// The key of the matmul kernel with this epilogue.
+pub fn matmul_key(bias: bool, act: Option<Epilogue>) -> KernelKey {
+    match (bias, act) {
+        (false, None) => KernelKey::MatmulTiledF32,
+        (false, Some(a)) => KernelKey::Nn(NnKernel::MatmulAct(a)),
+        (true, a) => KernelKey::Nn(NnKernel::MatmulBias(a)),
+    }
+}
+
+type Defines = [(&'static str, &'static str); 5];
+
+/// The epilogue defines of `matmul_tiled.wgsl` (see that file).
+const fn matmul_defines(bias: bool, act: &'static str) -> Defines {
+    if bias {
+        [
+            ("ACT", act),
+            ("HAS_BIAS", "true"),
+            ("BIAS_DECL", "@group(0) @binding(2) var<storage, read> bias: array<f32>;"),
+            ("BIAS_AT", "return bias[col];"),
+            ("C_BINDING", "3"),
+        ]
+    } else {
+        [
+            ("ACT", act),
+            ("HAS_BIAS", "false"),
+            ("BIAS_DECL", ""),
+            ("BIAS_AT", "return 0.0;"),
+            ("C_BINDING", "2"),
+        ]
+    }
+}
+
+/// Rows: no bias, then bias. Columns: no activation, then [`Epilogue::index`].
+static MATMUL_DEFINES: [[Defines; 7]; 2] = {
+    const ACTS: [&str; 7] =
+        ["ACT_NONE", "ACT_GELU", "ACT_GELU_TANH", "ACT_RELU", "ACT_SILU", "ACT_SIGMOID", "ACT_TANH"];
+    let mut table = [[matmul_defines(false, "ACT_NONE"); 7]; 2];
+    let mut i = 0;
+    while i < 7 {
+        table[0][i] = matmul_defines(false, ACTS[i]);
+        table[1][i] = matmul_defines(true, ACTS[i]);
+        i += 1;
+    }
+    table
+};
+
+static MATMUL_NAMES: [[&str; 7]; 2] = [
+    [
+        "matmul_tiled_f32",
+        "matmul_tiled_gelu_f32",
+        "matmul_tiled_gelu_tanh_f32",
+        "matmul_tiled_relu_f32",
+        "matmul_tiled_silu_f32",
+        "matmul_tiled_sigmoid_f32",
+        "matmul_tiled_tanh_f32",
+    ],
+    [
+        "matmul_tiled_bias_f32",
+        "matmul_tiled_bias_gelu_f32",
+        "matmul_tiled_bias_gelu_tanh_f32",
+        "matmul_tiled_bias_relu_f32",
+        "matmul_tiled_bias_silu_f32",
+        "matmul_tiled_bias_sigmoid_f32",
+        "matmul_tiled_bias_tanh_f32",
+    ],
+];
+
+/// Defines of the plain matmul ([`KernelKey::MatmulTiledF32`]): no bias, no activation.
+pub(crate) static MATMUL_PLAIN_DEFINES: &[(&str, &str)] = &MATMUL_DEFINES[0][0];
+
+const IN2_OUT: &[Access] = &[Access::Read, Access::Read, Access::ReadWrite];
+const IN3_OUT: &[Access] = &[Access::Read, Access::Read, Access::Read, Access::ReadWrite];
+const IN4_OUT: &[Access] = &[Access::Read, Access::Read, Access::Read, Access::Read, Access::ReadWrite];
+const IN1_OUT: &[Access] = &[Access::Read, Access::ReadWrite];
+
+const RES_DECL: &str = "@group(0) @binding(1) var<storage, read> residual: array<f32>;";
+
+fn norm_variant(key: KernelKey, row: NormRow) -> KernelVariant {
+    // (name, defines, bindings)
+    let (name, defines, bindings): (&'static str, &'static [(&'static str, &'static str)], _) = match row {
+        NormRow::LayerNorm => (
+            "nn_layer_norm_f32",
+            &[
+                ("ADD", "false"),
+                ("LAYER", "true"),
+                ("RES_DECL", ""),
+                ("RES_AT", "return 0.0;"),
+                ("G_BINDING", "1"),
+                ("BETA_DECL", "@group(0) @binding(2) var<storage, read> beta: array<f32>;"),
+                ("BETA_AT", "return beta[j];"),
+                ("OUT_BINDING", "3"),
+            ],
+            IN3_OUT,
+        ),
+        NormRow::RmsNorm => (
+            "nn_rms_norm_f32",
+            &[
+                ("ADD", "false"),
+                ("LAYER", "false"),
+                ("RES_DECL", ""),
+                ("RES_AT", "return 0.0;"),
+                ("G_BINDING", "1"),
+                ("BETA_DECL", ""),
+                ("BETA_AT", "return 0.0;"),
+                ("OUT_BINDING", "2"),
+            ],
+            IN2_OUT,
+        ),
+        NormRow::AddLayerNorm => (
+            "nn_add_layer_norm_f32",
+            &[
+                ("ADD", "true"),
+                ("LAYER", "true"),
+                ("RES_DECL", RES_DECL),
+                ("RES_AT", "return residual[i];"),
+                ("G_BINDING", "2"),
+                ("BETA_DECL", "@group(0) @binding(3) var<storage, read> beta: array<f32>;"),
+                ("BETA_AT", "return beta[j];"),
+                ("OUT_BINDING", "4"),
+            ],
+            IN4_OUT,
+        ),
+        NormRow::AddRmsNorm => (
+            "nn_add_rms_norm_f32",
+            &[
+                ("ADD", "true"),
+                ("LAYER", "false"),
+                ("RES_DECL", RES_DECL),
+                ("RES_AT", "return residual[i];"),
+                ("G_BINDING", "2"),
+                ("BETA_DECL", ""),
+                ("BETA_AT", "return 0.0;"),
+                ("OUT_BINDING", "3"),
+            ],
+            IN3_OUT,
+        ),
+    };
+    KernelVariant {
+        key,
+        name,
+        file: "kernels/nn_norm_row.wgsl",
+        source: NORM_ROW_SRC,
+        defines,
+        workgroup_size: [256, 1, 1],
+        bindings,
+        params_size: size_of::<NormParams>(),
+    }
+}
 
 pub(crate) fn variant(k: NnKernel) -> KernelVariant {
-    match k {}
+    let key = KernelKey::Nn(k);
+    let matmul = |bias: bool, act: usize| {
+        let row = usize::from(bias);
+        KernelVariant {
+            key,
+            name: MATMUL_NAMES[row][act],
+            file: "kernels/matmul_tiled.wgsl",
+            source: MATMUL_TILED_SRC,
+            defines: &MATMUL_DEFINES[row][act],
+            workgroup_size: [16, 16, 1],
+            bindings: if bias { IN3_OUT } else { IN2_OUT },
+            params_size: size_of::<MatmulParams>(),
+        }
+    };
+    match k {
+        NnKernel::MatmulBias(act) => matmul(true, act.map_or(0, Epilogue::index)),
+        NnKernel::MatmulAct(act) => matmul(false, act.index()),
+        NnKernel::LogSoftmaxRow => KernelVariant {
+            key,
+            name: "log_softmax_row_f32",
+            file: "kernels/softmax_row.wgsl",
+            source: SOFTMAX_ROW_SRC,
+            defines: &[("LOG", "true")],
+            workgroup_size: [256, 1, 1],
+            bindings: IN1_OUT,
+            params_size: size_of::<SoftmaxParams>(),
+        },
+        NnKernel::Norm(row) => norm_variant(key, row),
+        NnKernel::Attention(block) => {
+            let (name, defines): (&'static str, &'static [(&'static str, &'static str)]) = match block {
+                AttnBlock::D64 => ("nn_attention_d64_f32", &[("DMAX", "64u")]),
+                AttnBlock::D128 => ("nn_attention_d128_f32", &[("DMAX", "128u")]),
+                AttnBlock::D256 => ("nn_attention_d256_f32", &[("DMAX", "256u")]),
+            };
+            KernelVariant {
+                key,
+                name,
+                file: "kernels/nn_attention.wgsl",
+                source: ATTENTION_SRC,
+                defines,
+                workgroup_size: [256, 1, 1],
+                bindings: IN4_OUT,
+                params_size: size_of::<AttentionParams>(),
+            }
+        }
+        NnKernel::Rope => KernelVariant {
+            key,
+            name: "nn_rope_f32",
+            file: "kernels/nn_rope.wgsl",
+            source: ROPE_SRC,
+            defines: &[],
+            workgroup_size: [256, 1, 1],
+            bindings: IN3_OUT,
+            params_size: size_of::<RopeParams>(),
+        },
+    }
 }
 
 /// Every key of this family, in a fixed order.
 pub(crate) fn keys() -> Vec<NnKernel> {
-    Vec::new()
+    let mut keys = vec![NnKernel::MatmulBias(None)];
+    keys.extend(Epilogue::ALL.map(|a| NnKernel::MatmulBias(Some(a))));
+    keys.extend(Epilogue::ALL.map(NnKernel::MatmulAct));
+    keys.push(NnKernel::LogSoftmaxRow);
+    keys.extend(NormRow::ALL.map(NnKernel::Norm));
+    keys.extend(AttnBlock::ALL.map(NnKernel::Attention));
+    keys.push(NnKernel::Rope);
+    keys
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_epilogue_has_its_own_variant() {
+        let names: Vec<&str> = keys().into_iter().map(|k| variant(k).name).collect();
+        assert_eq!(names.len(), 7 + 6 + 1 + 4 + 3 + 1);
+        assert!(names.contains(&"matmul_tiled_bias_gelu_tanh_f32"));
+        assert!(names.contains(&"matmul_tiled_silu_f32"));
+        // The plain matmul is the core table's, not this family's.
+        assert!(!names.contains(&"matmul_tiled_f32"));
+        assert_eq!(matmul_key(false, None), KernelKey::MatmulTiledF32);
+        assert_eq!(crate::variant(matmul_key(true, Some(Epilogue::Relu))).name, "matmul_tiled_bias_relu_f32");
+        assert_eq!(crate::variant(matmul_key(true, None)).bindings.len(), 4);
+        assert_eq!(crate::variant(matmul_key(false, Some(Epilogue::Tanh))).bindings.len(), 3);
+    }
+
+    #[test]
+    fn epilogue_defines_name_the_activation() {
+        for a in Epilogue::ALL {
+            let v = variant(NnKernel::MatmulAct(a));
+            let act = v.defines.iter().find(|(n, _)| *n == "ACT").map(|(_, v)| *v).unwrap();
+            let stem = v.name.trim_start_matches("matmul_tiled_").trim_end_matches("_f32");
+            assert_eq!(act, format!("ACT_{}", stem.to_ascii_uppercase()), "{}", v.name);
+        }
+        for (op, e) in [(UnaryOp::Gelu, Some(Epilogue::Gelu)), (UnaryOp::Exp, None)] {
+            assert_eq!(Epilogue::from_unary(op), e);
+        }
+    }
+
+    #[test]
+    fn attention_block_fits_the_value_dim() {
+        assert_eq!(AttnBlock::for_value_dim(1), AttnBlock::D64);
+        assert_eq!(AttnBlock::for_value_dim(64), AttnBlock::D64);
+        assert_eq!(AttnBlock::for_value_dim(65), AttnBlock::D128);
+        assert_eq!(AttnBlock::for_value_dim(256), AttnBlock::D256);
+        assert_eq!(AttnBlock::for_value_dim(1000), AttnBlock::D256);
+        // Lavapipe's 32 KiB hold every block, Vulkan's guaranteed 16 KiB all but D256.
+        assert_eq!(AttnBlock::D256.shared_bytes(), 23_616);
+        assert_eq!(AttnBlock::fitting(256, 32 * 1024), Some(AttnBlock::D256));
+        assert_eq!(AttnBlock::fitting(256, 16 * 1024), Some(AttnBlock::D128));
+        assert_eq!(AttnBlock::fitting(40, 16 * 1024), Some(AttnBlock::D64));
+        assert_eq!(AttnBlock::fitting(40, 8 * 1024), None);
+    }
 }

@@ -1,15 +1,64 @@
-//! Lowering of the attention op family (being written).
+//! Lowering of Attention onto the online-softmax attention kernel: one launch, whatever the
+//! layout, mask kind or head grouping (all of them are addressing and params).
+//!
+//! Empty operands still need bindings: with Sk = 0 (k and v empty) every row is fully masked
+//! and the kernel writes zeros without reading them; with D = 0 (q and k empty) every score is
+//! 0 · scale. Those bind a 4-byte dummy. Mask kinds without a mask operand bind q (or the
+//! dummy) as the mask, which the kernel then never reads.
 
+use super::matmul::{named, operand_or_dummy};
 use super::LowerCtx;
+use crate::catalog::nn::{AttentionParams, NnKernel};
 use crate::schedule::Dispatch;
-use crate::GpuError;
-use rlx_ir::{Node, NodeId};
+use crate::{GpuError, KernelKey};
+use rlx_ir::{Node, NodeId, Op};
 
 pub(super) fn lower(
     cx: &mut LowerCtx,
     id: NodeId,
-    _node: &Node,
-    _out: &mut Vec<Dispatch>,
+    node: &Node,
+    out: &mut Vec<Dispatch>,
 ) -> Result<(), GpuError> {
-    Err(GpuError::Lowering { node: cx.label(id), reason: "no GPU lowering for this op yet".into() })
+    let Op::Attention(spec) = &node.op else {
+        return Err(GpuError::Lowering { node: cx.label(id), reason: "not an attention op".into() });
+    };
+    let (q, k, v, mask) = match *node.inputs.as_slice() {
+        [q, k, v] => (q, k, v, None),
+        [q, k, v, m] => (q, k, v, Some(m)),
+        _ => {
+            return Err(GpuError::Lowering {
+                node: cx.label(id),
+                reason: "attention needs 3 or 4 operands".into(),
+            })
+        }
+    };
+    let mask_ty = match mask {
+        Some(m) => Some(cx.ty(m)?),
+        None => None,
+    };
+    let (params, block, grid) = AttentionParams::new(
+        spec,
+        cx.ty(q)?.shape.dims(),
+        cx.ty(k)?.shape.dims(),
+        cx.ty(v)?.shape.dims(),
+        mask_ty.map(|t| (t.shape.dims(), t.dtype)),
+        cx.limits.shared_memory_bytes,
+    )
+    .map_err(|e| named(cx, id, e))?;
+    let q_op = operand_or_dummy(cx, q)?;
+    let k_op = operand_or_dummy(cx, k)?;
+    let v_op = operand_or_dummy(cx, v)?;
+    let m_op = match mask {
+        Some(m) => operand_or_dummy(cx, m)?,
+        None => q_op,
+    };
+    let result = cx.operand_nonempty(id)?;
+    out.push(Dispatch::new(
+        KernelKey::Nn(NnKernel::Attention(block)),
+        cx.label(id),
+        vec![q_op, k_op, v_op, m_op, result],
+        &params,
+        grid,
+    ));
+    Ok(())
 }

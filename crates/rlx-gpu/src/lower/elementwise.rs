@@ -1,15 +1,194 @@
-//! Lowering of the elementwise op family (being written).
+//! Lowering of the elementwise family: unary, binary, compare, where and cast, on every dtype
+//! the GPU stores (f32, i32, u32, Bool as a u32 0/1 word).
+//!
+//! f32 unary and binary ops use the catalogue's first kernels; everything else the data
+//! family's word kernels. Broadcast shapes are first merged ([`merge_broadcast`]): size-1
+//! output dims go, and neighbouring dims that every operand either has or broadcasts become
+//! one, so the kernels' rank limits only bite on truly alternating broadcast patterns.
 
+use super::data::{copy_step, word_type};
 use super::LowerCtx;
+use crate::catalog::data::params::{StridedCopy, WhereParams};
+use crate::catalog::data::{DataKernel, IntType, MapFn, WordType};
 use crate::schedule::Dispatch;
-use crate::GpuError;
-use rlx_ir::{Node, NodeId};
+use crate::{BinaryParams, GpuError, KernelKey, UnaryParams};
+use rlx_ir::{DType, Node, NodeId, Op, UnaryOp};
 
 pub(super) fn lower(
     cx: &mut LowerCtx,
     id: NodeId,
-    _node: &Node,
-    _out: &mut Vec<Dispatch>,
+    node: &Node,
+    out: &mut Vec<Dispatch>,
 ) -> Result<(), GpuError> {
-    Err(GpuError::Lowering { node: cx.label(id), reason: "no GPU lowering for this op yet".into() })
+    let label = cx.label(id);
+    let ty = cx.ty(id)?;
+    let dst = cx.operand_nonempty(id)?;
+    let input = |i: usize| {
+        node.inputs.get(i).copied().ok_or_else(|| GpuError::Lowering {
+            node: label.clone(),
+            reason: format!("expected input {i}, the node has {}", node.inputs.len()),
+        })
+    };
+    let unsupported = |what: String| GpuError::Lowering { node: label.clone(), reason: what };
+    match &node.op {
+        Op::Unary(u) => {
+            let x = input(0)?;
+            let xty = cx.ty(x)?;
+            let key = match (xty.dtype, u) {
+                (DType::F32, _) => KernelKey::Unary(*u),
+                (DType::I32, UnaryOp::Neg) => KernelKey::Data(DataKernel::Map(MapFn::NegI32)),
+                (DType::I32, UnaryOp::Abs) => KernelKey::Data(DataKernel::Map(MapFn::AbsI32)),
+                (d, _) => return Err(unsupported(format!("{} on {d} has no GPU kernel", u.name()))),
+            };
+            let (p, grid) = UnaryParams::new(ty.numel())?;
+            out.push(Dispatch::new(key, label.clone(), vec![cx.operand_nonempty(x)?, dst], &p, grid));
+        }
+        Op::Binary(b) => {
+            let (x, y) = (input(0)?, input(1)?);
+            let key = match word_type(cx.ty(x)?.dtype, &label)? {
+                WordType::F32 => KernelKey::Binary(*b),
+                WordType::I32 => KernelKey::Data(DataKernel::IntBinary(*b, IntType::I32)),
+                WordType::U32 if cx.ty(x)?.dtype == DType::U32 => {
+                    KernelKey::Data(DataKernel::IntBinary(*b, IntType::U32))
+                }
+                WordType::U32 => return Err(unsupported(format!("{} on bool has no GPU kernel", b.name()))),
+            };
+            binary_step(cx, key, &label, [x, y], ty.shape.dims(), dst, out)?;
+        }
+        Op::Compare(c) => {
+            let (x, y) = (input(0)?, input(1)?);
+            let t = word_type(cx.ty(x)?.dtype, &label)?;
+            let key = KernelKey::Data(DataKernel::Compare(*c, t));
+            binary_step(cx, key, &label, [x, y], ty.shape.dims(), dst, out)?;
+        }
+        Op::Where => {
+            let ids = [input(0)?, input(1)?, input(2)?];
+            let shapes =
+                ids.iter().map(|&i| Ok(cx.ty(i)?.shape.dims())).collect::<Result<Vec<_>, GpuError>>()?;
+            let (o, ins) = merge_broadcast(ty.shape.dims(), &shapes);
+            let (p, grid) = WhereParams::broadcast(&o, &ins[0], &ins[1], &ins[2])?;
+            let mut operands = ids.iter().map(|&i| cx.operand_nonempty(i)).collect::<Result<Vec<_>, _>>()?;
+            operands.push(dst);
+            out.push(Dispatch::new(KernelKey::Data(DataKernel::Where), label.clone(), operands, &p, grid));
+        }
+        Op::Cast(to) => {
+            let x = input(0)?;
+            let from = cx.ty(x)?.dtype;
+            let src = cx.operand_nonempty(x)?;
+            match cast_fn(from, *to, &label)? {
+                Some(f) => {
+                    let (p, grid) = UnaryParams::new(ty.numel())?;
+                    let key = KernelKey::Data(DataKernel::Map(f));
+                    out.push(Dispatch::new(key, label.clone(), vec![src, dst], &p, grid));
+                }
+                None => out.push(copy_step(&label, src, dst, &StridedCopy::contiguous(ty.numel()))?),
+            }
+        }
+        other => return Err(unsupported(format!("{} is not an elementwise op", other.name()))),
+    }
+    Ok(())
+}
+
+/// The map that casts `from` to `to`, or `None` when the words stay the same (a copy).
+fn cast_fn(from: DType, to: DType, label: &str) -> Result<Option<MapFn>, GpuError> {
+    use DType::*;
+    Ok(match (from, to) {
+        _ if from == to => None,
+        // Bool words are 0/1: the same words as I32 or U32 0/1.
+        (Bool, I32 | U32) => None,
+        (Bool | U32, F32) => Some(MapFn::CastU32ToF32),
+        (F32, Bool) => Some(MapFn::NonzeroF32),
+        (I32 | U32, Bool) => Some(MapFn::NonzeroWord),
+        (F32, I32) => Some(MapFn::CastF32ToI32),
+        (F32, U32) => Some(MapFn::CastF32ToU32),
+        (I32, F32) => Some(MapFn::CastI32ToF32),
+        (I32, U32) => Some(MapFn::CastI32ToU32),
+        (U32, I32) => Some(MapFn::CastU32ToI32),
+        (F16, _) | (_, F16) => {
+            return Err(GpuError::Lowering {
+                node: label.to_string(),
+                reason: "f16 tensors are not stored on the GPU yet; keep the graph in f32".into(),
+            })
+        }
+        // Every remaining pair has from == to, handled by the first arm.
+        _ => None,
+    })
+}
+
+/// A broadcasting two-operand step (`BinaryParams` addressing) after merging dims.
+fn binary_step(
+    cx: &LowerCtx,
+    key: KernelKey,
+    label: &str,
+    ids: [NodeId; 2],
+    out_dims: &[usize],
+    dst: crate::Operand,
+    out: &mut Vec<Dispatch>,
+) -> Result<(), GpuError> {
+    let shapes = [cx.ty(ids[0])?.shape.dims(), cx.ty(ids[1])?.shape.dims()];
+    let (o, ins) = merge_broadcast(out_dims, &shapes);
+    let (p, grid) = BinaryParams::broadcast(&o, &ins[0], &ins[1])?;
+    let operands = vec![cx.operand_nonempty(ids[0])?, cx.operand_nonempty(ids[1])?, dst];
+    out.push(Dispatch::new(key, label, operands, &p, grid));
+    Ok(())
+}
+
+/// Merges the dims of a numpy broadcast: returns the output dims and each operand's dims
+/// (padded to the output rank) with every size-1 output dim dropped and neighbouring dims
+/// joined where each operand either has both (size equal to the output's) or broadcasts both
+/// (size 1). Operands must broadcast to `out` (the IR's inference guarantees it).
+pub(super) fn merge_broadcast(out: &[usize], ins: &[&[usize]]) -> (Vec<usize>, Vec<Vec<usize>>) {
+    let rank = out.len();
+    let dim =
+        |x: &[usize], d: usize| (d + x.len()).checked_sub(rank).and_then(|j| x.get(j).copied()).unwrap_or(1);
+    let mut merged_out: Vec<usize> = Vec::new();
+    let mut present: Vec<Vec<bool>> = Vec::new();
+    for (d, &n) in out.iter().enumerate() {
+        if n == 1 {
+            continue;
+        }
+        let has: Vec<bool> = ins.iter().map(|x| dim(x, d) != 1).collect();
+        match (merged_out.last_mut(), present.last()) {
+            (Some(last), Some(prev)) if *prev == has => *last *= n,
+            _ => {
+                merged_out.push(n);
+                present.push(has);
+            }
+        }
+    }
+    let merged_ins = (0..ins.len())
+        .map(|k| merged_out.iter().zip(&present).map(|(&n, has)| if has[k] { n } else { 1 }).collect())
+        .collect();
+    (merged_out, merged_ins)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merge_broadcast_joins_runs_and_drops_ones() {
+        let (o, ins) = merge_broadcast(&[2, 3, 4, 5], &[&[2, 3, 4, 5], &[4, 5]]);
+        assert_eq!(o, vec![6, 20]);
+        assert_eq!(ins, vec![vec![6, 20], vec![1, 20]]);
+        let (o, ins) = merge_broadcast(&[2, 1, 3, 4], &[&[2, 1, 1, 4], &[3, 1]]);
+        assert_eq!(o, vec![2, 3, 4]);
+        assert_eq!(ins, vec![vec![2, 1, 4], vec![1, 3, 1]]);
+        let (o, ins) = merge_broadcast(&[], &[&[], &[]]);
+        assert!(o.is_empty() && ins.iter().all(|x| x.is_empty()));
+        // A pattern that alternates keeps every dim.
+        let (o, _) = merge_broadcast(&[2, 3, 2, 3], &[&[2, 1, 2, 1], &[1, 3, 1, 3]]);
+        assert_eq!(o, vec![2, 3, 2, 3]);
+    }
+
+    #[test]
+    fn casts_pick_maps_or_copies() {
+        use DType::*;
+        assert_eq!(cast_fn(F32, F32, "n").unwrap(), None);
+        assert_eq!(cast_fn(Bool, I32, "n").unwrap(), None);
+        assert_eq!(cast_fn(Bool, F32, "n").unwrap(), Some(MapFn::CastU32ToF32));
+        assert_eq!(cast_fn(F32, Bool, "n").unwrap(), Some(MapFn::NonzeroF32));
+        assert_eq!(cast_fn(I32, U32, "n").unwrap(), Some(MapFn::CastI32ToU32));
+        assert!(cast_fn(F16, F32, "n").is_err());
+    }
 }

@@ -1,15 +1,104 @@
-//! Lowering of the matmul op family (being written).
+//! Lowering of MatMul and FusedMatMul onto the tiled matmul kernel and its epilogue variants.
+//!
+//! - Transposes and batch broadcasts are addressing (strides, offsets): no operand is copied.
+//!   A broadcast the kernel's two batch levels cannot express becomes several launches
+//!   ([`matmul_launches`]).
+//! - K = 0 with a non-empty output: the kernel's K loop runs zero times and it writes
+//!   act(0 + bias); the empty a and b are bound to a 4-byte dummy, never read.
+//! - An activation without an epilogue variant (rlx-opt fuses only those that have one, but the
+//!   op allows any) runs as a unary step over a scratch copy of the matmul's result.
 
 use super::LowerCtx;
-use crate::schedule::Dispatch;
-use crate::GpuError;
-use rlx_ir::{Node, NodeId};
+use crate::catalog::nn::{matmul_key, matmul_launches, Epilogue};
+use crate::schedule::{Dispatch, Operand};
+use crate::{GpuError, KernelKey, UnaryParams};
+use rlx_ir::{Node, NodeId, Op, UnaryOp};
 
 pub(super) fn lower(
     cx: &mut LowerCtx,
     id: NodeId,
-    _node: &Node,
-    _out: &mut Vec<Dispatch>,
+    node: &Node,
+    out: &mut Vec<Dispatch>,
 ) -> Result<(), GpuError> {
-    Err(GpuError::Lowering { node: cx.label(id), reason: "no GPU lowering for this op yet".into() })
+    let (ta, tb, has_bias, act) = match node.op {
+        Op::MatMul { transpose_a, transpose_b } => (transpose_a, transpose_b, false, None),
+        Op::FusedMatMul { transpose_a, transpose_b, bias, activation } => {
+            (transpose_a, transpose_b, bias, activation)
+        }
+        _ => return Err(bad(cx, id, "not a matmul")),
+    };
+    let (a, b, bias) = match (node.inputs.as_slice(), has_bias) {
+        (&[a, b], false) => (a, b, None),
+        (&[a, b, bias], true) => (a, b, Some(bias)),
+        _ => return Err(bad(cx, id, "wrong operand count")),
+    };
+    let a_dims = cx.ty(a)?.shape.dims().to_vec();
+    let b_dims = cx.ty(b)?.shape.dims().to_vec();
+    let (launches, out_shape) = matmul_launches(&a_dims, &b_dims, ta, tb).map_err(|e| named(cx, id, e))?;
+    if out_shape.as_slice() != cx.ty(id)?.shape.dims() {
+        return Err(bad(cx, id, &format!("kernel output shape {out_shape:?} differs from the node's")));
+    }
+
+    let result = cx.operand_nonempty(id)?;
+    let epilogue = act.map(|op| (op, Epilogue::from_unary(op)));
+    // Where the matmul writes: the result, or a scratch buffer a separate unary step reads.
+    let (target, unary_after) = match epilogue {
+        Some((op, None)) => (cx.scratch(result.size), Some(op)),
+        _ => (result, None),
+    };
+    let key = matmul_key(bias.is_some(), epilogue.and_then(|(_, e)| e));
+    let mut operands = vec![operand_or_dummy(cx, a)?, operand_or_dummy(cx, b)?];
+    if let Some(bias) = bias {
+        // The bias is [N] and N > 0 here (the output is non-empty).
+        operands.push(cx.operand_nonempty(bias)?);
+    }
+    operands.push(target);
+    let label = cx.label(id);
+    for (params, grid) in launches {
+        out.push(Dispatch::new(key, label.clone(), operands.clone(), &params, grid));
+    }
+    if let Some(op) = unary_after {
+        push_unary(cx, id, op, target, result, out)?;
+    }
+    Ok(())
 }
+
+/// `dst = op(src)` over the node's element count.
+fn push_unary(
+    cx: &LowerCtx,
+    id: NodeId,
+    op: UnaryOp,
+    src: Operand,
+    dst: Operand,
+    out: &mut Vec<Dispatch>,
+) -> Result<(), GpuError> {
+    let (params, grid) = UnaryParams::new(cx.ty(id)?.numel()).map_err(|e| named(cx, id, e))?;
+    out.push(Dispatch::new(KernelKey::Unary(op), cx.label(id), vec![src, dst], &params, grid));
+    Ok(())
+}
+
+/// The operand of `id`, or a 4-byte scratch buffer when it is empty (a kernel that never reads
+/// it still needs a valid binding).
+pub(super) fn operand_or_dummy(cx: &mut LowerCtx, id: NodeId) -> Result<Operand, GpuError> {
+    match cx.operand(id)? {
+        Some(op) => Ok(op),
+        None => Ok(cx.scratch(4)),
+    }
+}
+
+fn bad(cx: &LowerCtx, id: NodeId, reason: &str) -> GpuError {
+    GpuError::Lowering { node: cx.label(id), reason: reason.to_string() }
+}
+
+/// A kernel-level shape error with the node named; limits (`TooLarge`) stay as they are, so a
+/// driver can still report them as limits.
+pub(super) fn named(cx: &LowerCtx, id: NodeId, e: GpuError) -> GpuError {
+    match e {
+        GpuError::TooLarge { .. } | GpuError::Lowering { .. } => e,
+        other => GpuError::Lowering { node: cx.label(id), reason: other.to_string() },
+    }
+}
+
+#[cfg(test)]
+#[path = "nn_tests.rs"]
+mod tests;

@@ -1,15 +1,34 @@
-//! Lowering of the rope op family (being written).
+//! Lowering of Rope: one elementwise launch (both styles, both layouts, partial rotary dims).
 
+use super::matmul::named;
 use super::LowerCtx;
+use crate::catalog::nn::{NnKernel, RopeParams};
 use crate::schedule::Dispatch;
-use crate::GpuError;
-use rlx_ir::{Node, NodeId};
+use crate::{GpuError, KernelKey};
+use rlx_ir::{Node, NodeId, Op};
 
 pub(super) fn lower(
     cx: &mut LowerCtx,
     id: NodeId,
-    _node: &Node,
-    _out: &mut Vec<Dispatch>,
+    node: &Node,
+    out: &mut Vec<Dispatch>,
 ) -> Result<(), GpuError> {
-    Err(GpuError::Lowering { node: cx.label(id), reason: "no GPU lowering for this op yet".into() })
+    let (Op::Rope { style, layout, rotary_dims }, &[x, cos, sin]) = (&node.op, node.inputs.as_slice()) else {
+        return Err(GpuError::Lowering {
+            node: cx.label(id),
+            reason: "not a rope op with x, cos, sin".into(),
+        });
+    };
+    let (params, grid) = RopeParams::new(*style, *layout, *rotary_dims, cx.ty(x)?.shape.dims())
+        .map_err(|e| named(cx, id, e))?;
+    // rotary_dims ≥ 2 (checked by the IR) and S > 0 (the output is non-empty), so cos and sin
+    // are non-empty.
+    let ops = vec![
+        cx.operand_nonempty(x)?,
+        cx.operand_nonempty(cos)?,
+        cx.operand_nonempty(sin)?,
+        cx.operand_nonempty(id)?,
+    ];
+    out.push(Dispatch::new(KernelKey::Nn(NnKernel::Rope), cx.label(id), ops, &params, grid));
+    Ok(())
 }

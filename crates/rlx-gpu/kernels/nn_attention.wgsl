@@ -1,0 +1,295 @@
+// Scaled dot-product attention on f32 with an online softmax (flash-attention style): the
+// scores of a query row are never stored whole, only a running max and sum.
+//
+// Variant defines: DMAX (64, 128 or 256: the output columns one workgroup owns). Driver
+// defines: PARAMS. Bindings: 0 = q, 1 = k, 2 = v, 3 = mask (read; 32-bit words: the [B, Sk]
+// padding mask as Bool/I32/F32 words, or the F32 bias; any buffer when the mask kind reads
+// none), 4 = out (read_write). Params: AttentionParams.
+//
+// Addressing: element d of row (batch b, position s, head h) of q sits at
+// b·q_sb + s·q_ss + h·q_sh + d (likewise k, v, out), so both layouts need no copy. Query head
+// h reads kv head h / group (grouped-query attention). The bias element (b, h, i, j) sits at
+// b·m_sb + h·m_sh + i·m_si + j·m_sj (stride 0 on broadcast dims); the padding mask at
+// b·m_sb + j·m_sj.
+//
+// Workgroup (x: block of BQ = 16 query rows, y: b·Hq + h, z: block of DMAX output columns),
+// 256 threads; thread t works on row r = t / 16 and lane c = t % 16. For each tile of BKV = 16
+// keys that some row of the block can see (causal and sliding-window masks skip the rest):
+// 1. scores: Q and K are staged through shared memory in chunks of DC = 64 head dims (so any
+//    head dim works) and thread (r, c) accumulates the score of row r and key c of the tile;
+// 2. scale, soft-cap (cap·tanh(s/cap)), mask, bias. A hidden key is flagged rather than given
+//    −∞, so it is skipped exactly as the reference skips it (a NaN in its v row stays out);
+// 3. online softmax: every thread of a row computes the same new max m' from the row's 16
+//    scores in shared memory, p = exp(s − m') per key, and rescales its accumulators and the
+//    running sum by exp(m − m');
+// 4. the V tile [BKV][DMAX] is staged in shared memory and thread (r, c) accumulates output
+//    columns c, c + 16, c + 32, ... in registers.
+// A row whose max is still −∞ at the end (no visible key, or only −∞ scores) is written as
+// zeros, as the reference does. NaN scores make the max NaN and so the whole row NaN.
+// Loop bounds and barriers depend only on the workgroup id and params (uniform control flow).
+
+const BQ: u32 = 16u;
+const BKV: u32 = 16u;
+const DC: u32 = 64u;
+// Row pitch of the K chunk: 65 so that the 16 lanes reading key c, dim d hit 16 banks.
+const K_PITCH: u32 = 65u;
+const DMAX: u32 = {{DMAX}};
+const PER: u32 = DMAX / 16u;
+// The K chunk [BKV][K_PITCH] and the V tile [BKV][DMAX] share one array (DMAX ≥ 64).
+const KV_LEN: u32 = BKV * (DMAX + 1u);
+
+const MASK_NONE: u32 = 0u;
+const MASK_CAUSAL: u32 = 1u;
+const MASK_SLIDING: u32 = 2u;
+const MASK_PADDING: u32 = 3u;
+const MASK_BIAS: u32 = 4u;
+
+const NEG_INF_BITS: u32 = 0xff800000u;
+
+struct AttentionParams {
+    sq: u32,
+    sk: u32,
+    hq: u32,
+    group: u32,
+    d: u32,
+    dv: u32,
+    mask_kind: u32,
+    window: u32,
+    q_sb: u32,
+    q_ss: u32,
+    q_sh: u32,
+    k_sb: u32,
+    k_ss: u32,
+    k_sh: u32,
+    v_sb: u32,
+    v_ss: u32,
+    v_sh: u32,
+    o_sb: u32,
+    o_ss: u32,
+    o_sh: u32,
+    m_sb: u32,
+    m_sh: u32,
+    m_si: u32,
+    m_sj: u32,
+    scale: f32,
+    softcap: f32,
+    mask_float: u32,
+    _pad0: u32,
+}
+
+@group(0) @binding(0) var<storage, read> q: array<f32>;
+@group(0) @binding(1) var<storage, read> k: array<f32>;
+@group(0) @binding(2) var<storage, read> v: array<f32>;
+@group(0) @binding(3) var<storage, read> mask: array<u32>;
+@group(0) @binding(4) var<storage, read_write> out: array<f32>;
+{{PARAMS}} p: AttentionParams;
+
+var<workgroup> q_s: array<f32, 1024>; // [BQ][DC]
+var<workgroup> kv_s: array<f32, KV_LEN>;
+var<workgroup> s_s: array<f32, 256>; // scores [BQ][BKV]
+var<workgroup> p_s: array<f32, 256>; // probabilities [BQ][BKV]
+var<workgroup> vis_s: array<u32, 256>; // 1 where the key is visible to the row
+
+fn is_nan(v: f32) -> bool {
+    return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u;
+}
+
+fn is_neg_inf(v: f32) -> bool {
+    return bitcast<u32>(v) == NEG_INF_BITS;
+}
+
+// max that propagates NaN (WGSL's max may return either operand).
+fn max_nan(a: f32, b: f32) -> f32 {
+    if (is_nan(a) || is_nan(b)) {
+        return a + b;
+    }
+    return max(a, b);
+}
+
+// tanh accurate to a few ulp over all of f32 (unary.wgsl explains the two branches).
+fn tanh_acc(x: f32) -> f32 {
+    let a = abs(x);
+    if (a < 0.5) {
+        let s = x * x;
+        var r = -0.0014558343870513183;
+        r = r * s + 0.003592128036572481;
+        r = r * s - 0.008863235529902197;
+        r = r * s + 0.021869488536155203;
+        r = r * s - 0.05396825396825397;
+        r = r * s + 0.13333333333333333;
+        r = r * s - 0.3333333333333333;
+        return x + x * (r * s);
+    }
+    let t = 1.0 - 2.0 / (exp(2.0 * a) + 1.0);
+    return select(t, -t, x < 0.0);
+}
+
+// Whether query row i (a live row) of batch b may see key j.
+fn visible(b: u32, i: u32, j: u32) -> bool {
+    if (j >= p.sk) {
+        return false;
+    }
+    let pos = i + (p.sk - p.sq);
+    if (p.mask_kind == MASK_CAUSAL) {
+        return j <= pos;
+    }
+    if (p.mask_kind == MASK_SLIDING) {
+        // pos − j < window, written so that nothing wraps for a huge window.
+        return j <= pos && pos - j < p.window;
+    }
+    if (p.mask_kind == MASK_PADDING) {
+        let w = mask[b * p.m_sb + j * p.m_sj];
+        // A float word is nonzero unless it is ±0; NaN counts as nonzero, as in the reference.
+        let bits = select(w, w & 0x7fffffffu, p.mask_float != 0u);
+        return bits != 0u;
+    }
+    return true;
+}
+
+@compute @workgroup_size(256, 1, 1)
+fn main(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(local_invocation_index) t: u32,
+) {
+    let r = t / BKV;
+    let c = t % BKV;
+    let q0 = wid.x * BQ;
+    let b = wid.y / p.hq;
+    let h = wid.y % p.hq;
+    let kh = h / p.group;
+    let dv0 = wid.z * DMAX;
+    let i = q0 + r;
+    let row_live = i < p.sq;
+    let q_base = b * p.q_sb + h * p.q_sh;
+    let k_base = b * p.k_sb + kh * p.k_sh;
+    let v_base = b * p.v_sb + kh * p.v_sh;
+
+    // Keys [lo, hi) that some row of the block may see. The grid has one block per BQ rows,
+    // so q0 < sq.
+    var lo = 0u;
+    var hi = p.sk;
+    if (p.mask_kind == MASK_CAUSAL || p.mask_kind == MASK_SLIDING) {
+        let shift = p.sk - p.sq;
+        let last_row = min(q0 + BQ, p.sq) - 1u;
+        hi = min(p.sk, last_row + shift + 1u);
+        let first_pos1 = q0 + shift + 1u;
+        if (p.mask_kind == MASK_SLIDING && first_pos1 > p.window) {
+            lo = first_pos1 - p.window;
+        }
+    }
+
+    var m = bitcast<f32>(NEG_INF_BITS);
+    var l = 0.0;
+    var acc: array<f32, PER>;
+    for (var jj = 0u; jj < PER; jj++) {
+        acc[jj] = 0.0;
+    }
+
+    for (var j0 = lo; j0 < hi; j0 += BKV) {
+        // 1. Scores.
+        var s = 0.0;
+        for (var d0 = 0u; d0 < p.d; d0 += DC) {
+            for (var e = t; e < BQ * DC; e += 256u) {
+                let rr = e / DC;
+                let dd = e % DC;
+                let gd = d0 + dd;
+                let qi = q0 + rr;
+                var qv = 0.0;
+                if (qi < p.sq && gd < p.d) {
+                    qv = q[q_base + qi * p.q_ss + gd];
+                }
+                q_s[e] = qv;
+                let kj = j0 + rr;
+                var kv = 0.0;
+                if (kj < p.sk && gd < p.d) {
+                    kv = k[k_base + kj * p.k_ss + gd];
+                }
+                kv_s[rr * K_PITCH + dd] = kv;
+            }
+            workgroupBarrier();
+            let dn = min(DC, p.d - d0);
+            for (var dd = 0u; dd < dn; dd++) {
+                s = fma(q_s[r * DC + dd], kv_s[c * K_PITCH + dd], s);
+            }
+            workgroupBarrier();
+        }
+
+        // 2. Scale, soft-cap, mask, bias.
+        let j = j0 + c;
+        let vis = row_live && visible(b, i, j);
+        var sc = s * p.scale;
+        if (p.softcap > 0.0) {
+            sc = p.softcap * tanh_acc(sc / p.softcap);
+        }
+        if (p.mask_kind == MASK_BIAS && vis) {
+            sc += bitcast<f32>(mask[b * p.m_sb + h * p.m_sh + i * p.m_si + j * p.m_sj]);
+        }
+        s_s[t] = sc;
+        vis_s[t] = select(0u, 1u, vis);
+        workgroupBarrier();
+
+        // 3. Online softmax.
+        let row0 = r * BKV;
+        var tile_max = bitcast<f32>(NEG_INF_BITS);
+        for (var kk = 0u; kk < BKV; kk++) {
+            if (vis_s[row0 + kk] != 0u) {
+                tile_max = max_nan(tile_max, s_s[row0 + kk]);
+            }
+        }
+        let m_new = max_nan(m, tile_max);
+        let none_yet = is_neg_inf(m_new);
+        var pv = 0.0;
+        if (vis && !none_yet) {
+            pv = exp(sc - m_new);
+        }
+        p_s[t] = pv;
+        // m = −∞ → m' finite: the old terms (all p = 0) vanish; m = m' = −∞: nothing to scale.
+        let alpha = select(exp(m - m_new), select(0.0, 1.0, none_yet), is_neg_inf(m));
+
+        // 4. V tile, then the accumulators.
+        for (var e = t; e < BKV * DMAX; e += 256u) {
+            let kk = e / DMAX;
+            let col = e % DMAX;
+            let kj = j0 + kk;
+            let gc = dv0 + col;
+            var vv = 0.0;
+            if (kj < p.sk && gc < p.dv) {
+                vv = v[v_base + kj * p.v_ss + gc];
+            }
+            kv_s[kk * DMAX + col] = vv;
+        }
+        workgroupBarrier();
+
+        var psum = 0.0;
+        for (var kk = 0u; kk < BKV; kk++) {
+            psum += p_s[row0 + kk];
+        }
+        l = l * alpha + psum;
+        for (var jj = 0u; jj < PER; jj++) {
+            acc[jj] *= alpha;
+        }
+        for (var kk = 0u; kk < BKV; kk++) {
+            if (vis_s[row0 + kk] != 0u) {
+                let pk = p_s[row0 + kk];
+                let vrow = kk * DMAX + c;
+                for (var jj = 0u; jj < PER; jj++) {
+                    acc[jj] = fma(pk, kv_s[vrow + 16u * jj], acc[jj]);
+                }
+            }
+        }
+        m = m_new;
+        // The next tile overwrites q_s, kv_s, s_s, p_s and vis_s.
+        workgroupBarrier();
+    }
+
+    if (row_live) {
+        let o_base = b * p.o_sb + i * p.o_ss + h * p.o_sh;
+        let empty = is_neg_inf(m);
+        for (var jj = 0u; jj < PER; jj++) {
+            let col = dv0 + c + 16u * jj;
+            if (col < p.dv) {
+                out[o_base + col] = select(acc[jj] / l, 0.0, empty);
+            }
+        }
+    }
+}

@@ -1,0 +1,145 @@
+//! What the nn-family lowerings put in a schedule: kernels, launches, bindings.
+
+use crate::catalog::nn::{AttnBlock, NnKernel, NormRow};
+use crate::schedule::{BufferId, GpuLimits, Schedule};
+use crate::{lower, KernelKey, MatmulParams};
+use rlx_ir::{AttentionSpec, AttnLayout, BinaryOp, DType, Graph, MaskKind, NormKind, Op, UnaryOp};
+
+fn limits(shared: u32) -> GpuLimits {
+    GpuLimits {
+        max_binding_bytes: 128 << 20,
+        min_offset_alignment: 16,
+        max_workgroups: [65_535; 3],
+        shared_memory_bytes: shared,
+        subgroup_size: 8,
+    }
+}
+
+fn schedule(g: &Graph) -> Schedule {
+    lower(g, &limits(32 * 1024)).unwrap()
+}
+
+fn keys(s: &Schedule) -> Vec<KernelKey> {
+    s.steps.iter().map(|d| d.key).collect()
+}
+
+fn matmul_params(bytes: &[u8]) -> MatmulParams {
+    bytemuck::pod_read_unaligned(bytes)
+}
+
+#[test]
+fn matmul_with_zero_k_binds_dummies() {
+    let mut g = Graph::new("k0");
+    let a = g.input("a", &[4, 0], DType::F32).unwrap();
+    let b = g.input("b", &[0, 3], DType::F32).unwrap();
+    let c = g.matmul(a, b).unwrap();
+    g.set_outputs(&[c]).unwrap();
+    let s = schedule(&g);
+    assert_eq!(keys(&s), [KernelKey::MatmulTiledF32]);
+    let ops = &s.steps[0].operands;
+    assert!(matches!(ops[0].buffer, BufferId::Scratch(_)) && ops[0].size == 4, "{ops:?}");
+    assert!(matches!(ops[1].buffer, BufferId::Scratch(_)) && ops[1].size == 4, "{ops:?}");
+    assert_eq!((ops[2].buffer, ops[2].size), (BufferId::Arena, 48));
+    assert_eq!(matmul_params(&s.steps[0].params).k, 0);
+}
+
+#[test]
+fn activation_without_an_epilogue_runs_as_a_unary_step() {
+    for (act, expect) in [
+        (Some(UnaryOp::Exp), vec![KernelKey::Nn(NnKernel::MatmulBias(None)), KernelKey::Unary(UnaryOp::Exp)]),
+        (
+            Some(UnaryOp::Gelu),
+            vec![KernelKey::Nn(NnKernel::MatmulBias(Some(crate::catalog::nn::Epilogue::Gelu)))],
+        ),
+    ] {
+        let mut g = Graph::new("fused");
+        let a = g.input("a", &[5, 3], DType::F32).unwrap();
+        let b = g.input("b", &[3, 7], DType::F32).unwrap();
+        let bias = g.input("bias", &[7], DType::F32).unwrap();
+        let op = Op::FusedMatMul { transpose_a: false, transpose_b: false, bias: true, activation: act };
+        let c = g.push(op, &[a, b, bias]).unwrap();
+        g.set_outputs(&[c]).unwrap();
+        let s = schedule(&g);
+        assert_eq!(keys(&s), expect);
+        if let [mm, un] = s.steps.as_slice() {
+            // The matmul writes a scratch buffer the unary step reads.
+            assert_eq!(mm.operands[3], un.operands[0]);
+            assert!(matches!(mm.operands[3].buffer, BufferId::Scratch(_)));
+            assert_eq!(un.operands[1].buffer, BufferId::Arena);
+        }
+    }
+}
+
+#[test]
+fn alternating_batch_broadcast_is_several_launches() {
+    let mut g = Graph::new("alt");
+    let a = g.input("a", &[2, 1, 3, 5, 7], DType::F32).unwrap();
+    let b = g.input("b", &[1, 4, 3, 7, 6], DType::F32).unwrap();
+    let c = g.matmul(a, b).unwrap();
+    g.set_outputs(&[c]).unwrap();
+    let s = schedule(&g);
+    assert_eq!(keys(&s), [KernelKey::MatmulTiledF32; 2]);
+    let offsets: Vec<u32> = s.steps.iter().map(|d| matmul_params(&d.params).c_offset).collect();
+    assert_eq!(offsets, [0, 360]);
+}
+
+#[test]
+fn add_norm_fuses_unless_an_operand_broadcasts() {
+    for (r, expect) in [
+        (vec![3, 8], vec![KernelKey::Nn(NnKernel::Norm(NormRow::AddLayerNorm))]),
+        (vec![8], vec![KernelKey::Binary(BinaryOp::Add), KernelKey::Nn(NnKernel::Norm(NormRow::LayerNorm))]),
+    ] {
+        let mut g = Graph::new("add_norm");
+        let x = g.input("x", &[3, 8], DType::F32).unwrap();
+        let res = g.input("r", &r, DType::F32).unwrap();
+        let gamma = g.input("g", &[8], DType::F32).unwrap();
+        let beta = g.input("b", &[8], DType::F32).unwrap();
+        let y = g.push(Op::AddNorm { norm: NormKind::LayerNorm, eps: 1e-5 }, &[x, res, gamma, beta]).unwrap();
+        g.set_outputs(&[y]).unwrap();
+        let s = schedule(&g);
+        assert_eq!(keys(&s), expect);
+        let last = s.steps.last().unwrap();
+        assert_eq!(last.operands.len(), if expect.len() == 1 { 5 } else { 4 });
+        // One workgroup per row.
+        assert_eq!(last.workgroups, [3, 1, 1]);
+    }
+}
+
+#[test]
+fn attention_bindings_for_missing_operands() {
+    // Sk = 0: k and v are empty and bound to dummies; no mask operand: q stands in.
+    let mut g = Graph::new("attn");
+    let q = g.input("q", &[1, 5, 2, 8], DType::F32).unwrap();
+    let k = g.input("k", &[1, 0, 2, 8], DType::F32).unwrap();
+    let v = g.input("v", &[1, 0, 2, 300], DType::F32).unwrap();
+    let spec = AttentionSpec { layout: AttnLayout::Bshd, mask: MaskKind::None, scale: None, softcap: None };
+    let o = g.attention(q, k, v, None, spec).unwrap();
+    g.set_outputs(&[o]).unwrap();
+    let s = schedule(&g);
+    assert_eq!(keys(&s), [KernelKey::Nn(NnKernel::Attention(AttnBlock::D256))]);
+    let ops = &s.steps[0].operands;
+    assert_eq!(ops[0].buffer, BufferId::Leaf(0));
+    assert!(matches!(ops[1].buffer, BufferId::Scratch(_)) && matches!(ops[2].buffer, BufferId::Scratch(_)));
+    assert_eq!(ops[3], ops[0]);
+    // 5 rows: one query block; 2 heads; Dv 300: two column blocks.
+    assert_eq!(s.steps[0].workgroups, [1, 2, 2]);
+    // A device with the guaranteed 16 KiB of workgroup memory gets the D128 variant.
+    let small = lower(&g, &limits(16 * 1024)).unwrap();
+    assert_eq!(small.steps[0].key, KernelKey::Nn(NnKernel::Attention(AttnBlock::D128)));
+    assert_eq!(small.steps[0].workgroups, [1, 2, 3]);
+}
+
+#[test]
+fn rope_and_softmax_are_one_step_each() {
+    let mut g = Graph::new("rope");
+    let x = g.input("x", &[2, 3, 4, 6], DType::F32).unwrap();
+    let c = g.input("c", &[3, 2], DType::F32).unwrap();
+    let sn = g.input("s", &[3, 2], DType::F32).unwrap();
+    let y = g.rope(x, c, sn, rlx_ir::RopeStyle::GptJ, AttnLayout::Bshd, 4).unwrap();
+    let z = g.log_softmax(y, -1).unwrap();
+    g.set_outputs(&[z]).unwrap();
+    let s = schedule(&g);
+    assert_eq!(keys(&s), [KernelKey::Nn(NnKernel::Rope), KernelKey::Nn(NnKernel::LogSoftmaxRow)]);
+    // 144 elements in one group of 256; 24 rows of 6.
+    assert_eq!((s.steps[0].workgroups, s.steps[1].workgroups), ([1, 1, 1], [24, 1, 1]));
+}

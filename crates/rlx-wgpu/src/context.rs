@@ -1,0 +1,183 @@
+//! One wgpu instance, adapter, device and queue, owned by one backend value (no process-wide
+//! state), with the error handlers installed and the kernel pipelines cached.
+
+use crate::adapter::{self, unavailable, WgpuOptions};
+use crate::error::{self, ErrorLog};
+use crate::info::WgpuInfo;
+use crate::pipeline::{Pipeline, Writable};
+use rlx_backend::BackendError;
+use rlx_gpu::{GpuLimits, KernelKey};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+pub(crate) struct Context {
+    // The instance and adapter live as long as the device made from them.
+    _instance: wgpu::Instance,
+    _adapter: wgpu::Adapter,
+    pub device: wgpu::Device,
+    pub queue: wgpu::Queue,
+    pub info: WgpuInfo,
+    pub limits: GpuLimits,
+    /// Limits granted to the device (all of them, for checks the lowering does not make).
+    pub granted: wgpu::Limits,
+    pub runtime_checks: bool,
+    log: Arc<ErrorLog>,
+    pipelines: Mutex<HashMap<(KernelKey, Writable), Arc<Pipeline>>>,
+}
+
+impl Context {
+    pub(crate) fn new(opts: &WgpuOptions) -> Result<Self, BackendError> {
+        let backends = opts.backends.unwrap_or(wgpu::Backends::all());
+        let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
+        desc.backends = backends;
+        // Debug flags (WGPU_DEBUG, WGPU_VALIDATION) still follow the environment.
+        desc.flags = desc.flags.with_env();
+        if wgpu::Instance::enabled_backend_features().intersection(backends).is_empty() {
+            return Err(unavailable(format!(
+                "this build of rlx-wgpu has none of the requested wgpu backends ({backends:?})"
+            )));
+        }
+        let instance = wgpu::Instance::new(desc);
+        let adapter = match &opts.adapter {
+            Some(choice) => {
+                let adapters = pollster::block_on(instance.enumerate_adapters(backends));
+                adapter::pick(adapters, choice).map_err(unavailable)?
+            }
+            None => {
+                let request = wgpu::RequestAdapterOptions {
+                    power_preference: wgpu::PowerPreference::HighPerformance,
+                    force_fallback_adapter: false,
+                    compatible_surface: None,
+                    // The real limits: rlx sizes its work by them.
+                    apply_limit_buckets: false,
+                };
+                pollster::block_on(instance.request_adapter(&request)).map_err(|e| {
+                    unavailable(format!(
+                        "no wgpu adapter ({e}); backends tried: {backends:?}. Install a GPU driver, or \
+                         Mesa's lavapipe (Debian: mesa-vulkan-drivers) for a CPU Vulkan device"
+                    ))
+                })?
+            }
+        };
+        let mut features = adapter::requested_features(adapter.features());
+        if !opts.immediates {
+            features.remove(wgpu::Features::IMMEDIATES);
+        }
+        let required_limits = adapter::requested_limits(&adapter.limits(), features);
+        let experimental_features = if features.intersects(wgpu::Features::all_experimental_mask()) {
+            // SAFETY: the only experimental feature requested is cooperative matrices, used by
+            // kernels rlx-gpu validates with naga; wgpu asks for this acknowledgement because
+            // its implementation of them is still young.
+            unsafe { wgpu::ExperimentalFeatures::enabled() }
+        } else {
+            wgpu::ExperimentalFeatures::disabled()
+        };
+        let adapter_info = adapter.get_info();
+        let device_desc = wgpu::DeviceDescriptor {
+            label: Some("rlx"),
+            required_features: features,
+            required_limits,
+            experimental_features,
+            memory_hints: wgpu::MemoryHints::Performance,
+            trace: wgpu::Trace::Off,
+        };
+        let (device, queue) = pollster::block_on(adapter.request_device(&device_desc)).map_err(|e| {
+            unavailable(format!(
+                "opening a device on {} ({:?}) failed: {e}",
+                adapter_info.name, adapter_info.backend
+            ))
+        })?;
+
+        let log = Arc::new(ErrorLog::default());
+        let sink = log.clone();
+        device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| sink.record(&e)));
+        let sink = log.clone();
+        device.set_device_lost_callback(move |reason, message| sink.lose(format!("{reason:?}: {message}")));
+
+        let granted = device.limits();
+        let info = WgpuInfo::new(&adapter_info, device.features(), &granted);
+        let limits = info.gpu_limits();
+        Ok(Context {
+            _instance: instance,
+            _adapter: adapter,
+            device,
+            queue,
+            info,
+            limits,
+            granted,
+            runtime_checks: opts.runtime_checks,
+            log,
+            pipelines: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The device name used in errors.
+    pub(crate) fn name(&self) -> &str {
+        &self.info.name
+    }
+
+    /// Runs `f` inside out-of-memory, validation and internal error scopes and returns its
+    /// result, unless the device was lost, a scope caught an error, or the uncaptured-error
+    /// handler recorded one meanwhile: then that error, naming `scope`. `requested` is the
+    /// number of bytes `f` allocates (for out-of-memory reports).
+    pub(crate) fn guarded<T>(
+        &self,
+        scope: &str,
+        requested: u64,
+        f: impl FnOnce() -> Result<T, BackendError>,
+    ) -> Result<T, BackendError> {
+        self.check_lost(scope)?;
+        let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let internal = self.device.push_error_scope(wgpu::ErrorFilter::Internal);
+        let result = f();
+        // Scopes pop in the reverse order of their pushes.
+        let caught = [
+            pollster::block_on(internal.pop()),
+            pollster::block_on(validation.pop()),
+            pollster::block_on(oom.pop()),
+        ];
+        self.check_lost(scope)?;
+        // Out of memory first: a failed allocation causes validation errors downstream.
+        let mut caught: Vec<_> = caught.iter().flatten().map(error::describe).collect();
+        caught.sort_by_key(|(kind, _)| *kind as u8);
+        if let Some((kind, message)) = caught.into_iter().next() {
+            return Err(error::to_backend(self.name(), scope, requested, kind, message));
+        }
+        if let Some((kind, message)) = self.log.take() {
+            return Err(error::to_backend(self.name(), scope, requested, kind, message));
+        }
+        result
+    }
+
+    /// `DeviceLost` once the device-lost callback has fired.
+    pub(crate) fn check_lost(&self, scope: &str) -> Result<(), BackendError> {
+        match self.log.lost() {
+            Some(reason) => Err(BackendError::DeviceLost {
+                device: self.name().to_string(),
+                scope: scope.to_string(),
+                reason,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// The pipeline of `key` with the inputs of `writable` bound read-write, built on first use
+    /// (in its own error scope, so a kernel the driver refuses is reported and never cached).
+    pub(crate) fn pipeline(&self, key: KernelKey, writable: Writable) -> Result<Arc<Pipeline>, BackendError> {
+        let mut cache = self.pipelines.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(p) = cache.get(&(key, writable)) {
+            return Ok(p.clone());
+        }
+        let variant = rlx_gpu::variant(key);
+        let scope = format!("building kernel {} ({})", variant.name, variant.file);
+        let pipeline = Arc::new(self.guarded(&scope, 0, || Pipeline::new(self, variant, writable))?);
+        cache.insert((key, writable), pipeline.clone());
+        Ok(pipeline)
+    }
+
+    /// Number of pipelines built so far.
+    pub(crate) fn cached_pipelines(&self) -> usize {
+        self.pipelines.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+}

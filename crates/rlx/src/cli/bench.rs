@@ -1,0 +1,410 @@
+//! `rlx bench`: compile a workload on each device, time `run`, print a table, write JSON.
+//!
+//! Per run, the end-to-end time is the wall time of `Executable::run` (upload inputs, compute,
+//! read outputs back); the compute time is the device work alone as the backend reports it
+//! (`Executable::profile`; on Vulkan the recorded program's submit and wait), or the end-to-end
+//! time on backends whose data never moves (the CPU). Each figure is the median over the timed
+//! runs, after warm-up runs. The first device's output is the reference the others are
+//! compared with; the CPU is the reference for the speed ratio.
+
+use super::bert_graph::{self, BertConfig};
+use rlx::prelude::*;
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// What to measure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Workload {
+    /// x[4] + 1: round-trip latency of one `run`.
+    Tiny,
+    /// f32 n³ matmul, n = --matmul-size (a as input, b as param).
+    Matmul,
+    /// BERT-base encoder, input x [batch·128, 768].
+    Bert,
+}
+
+impl Workload {
+    fn name(self) -> &'static str {
+        match self {
+            Workload::Tiny => "tiny",
+            Workload::Matmul => "matmul",
+            Workload::Bert => "bert",
+        }
+    }
+}
+
+/// Options of `rlx bench`.
+#[derive(Clone, Debug)]
+pub struct BenchOptions {
+    pub devices: Vec<Device>,
+    pub workloads: Vec<Workload>,
+    pub json: Option<PathBuf>,
+    /// Timed runs per (workload, device); the tiny workload uses `tiny_iters`.
+    pub iters: usize,
+    pub tiny_iters: usize,
+    pub warmup: usize,
+    pub matmul_size: usize,
+    pub bert_layers: usize,
+    pub bert_batch: usize,
+}
+
+/// One measured (workload, device) pair.
+#[derive(Clone, Debug)]
+struct Row {
+    workload: String,
+    device: String,
+    adapter: String,
+    flops: f64,
+    iters: usize,
+    compile: Duration,
+    compute: Duration,
+    /// Whether `compute` came from the backend's profile (else it is the end-to-end time).
+    compute_profiled: bool,
+    e2e: Duration,
+    upload: Option<Duration>,
+    readback: Option<Duration>,
+    /// ‖out − first device's out‖ / ‖first device's out‖ for the first output.
+    rel_err: Option<f64>,
+    /// Compute time on the CPU over compute time here, when both ran.
+    vs_cpu: Option<f64>,
+    /// The same for end-to-end times.
+    vs_cpu_e2e: Option<f64>,
+}
+
+/// A workload ready to compile: the graph, its input values and how to name it.
+struct Prepared {
+    label: String,
+    graph: Graph,
+    inputs: Vec<(String, Vec<f32>)>,
+    flops: f64,
+    iters: usize,
+}
+
+fn progress(msg: &str) {
+    // Straight to the handle: progress must show even when stdout is piped.
+    let _ = writeln!(std::io::stderr(), "bench: {msg}");
+}
+
+fn prepare(w: Workload, o: &BenchOptions) -> Result<Prepared, rlx::Error> {
+    match w {
+        Workload::Tiny => {
+            let mut g = Graph::new("tiny");
+            let x = g.input("x", &[4], DType::F32)?;
+            let one = g.scalar(1.0)?;
+            let y = g.add(x, one)?;
+            g.set_outputs(&[y])?;
+            let inputs = vec![("x".to_string(), vec![1.0, 2.0, 3.0, 4.0])];
+            Ok(Prepared { label: "tiny x[4]+1".into(), graph: g, inputs, flops: 4.0, iters: o.tiny_iters })
+        }
+        Workload::Matmul => {
+            let n = o.matmul_size;
+            let mut g = Graph::new("matmul");
+            let a = g.input("a", &[n, n], DType::F32)?;
+            let b = g.param("b", &[n, n], DType::F32)?;
+            let c = g.matmul(a, b)?;
+            g.set_outputs(&[c])?;
+            let inputs = vec![("a".to_string(), bert_graph::uniform(n * n, 7, 1.0))];
+            let flops = 2.0 * (n as f64).powi(3);
+            Ok(Prepared { label: format!("matmul {n}³ f32"), graph: g, inputs, flops, iters: o.iters })
+        }
+        Workload::Bert => {
+            let cfg = BertConfig { layers: o.bert_layers, ..BertConfig::base(o.bert_batch) };
+            let graph = bert_graph::bert_encoder(&cfg)?;
+            let x = bert_graph::uniform(cfg.tokens() * cfg.hidden, 11, 1.0);
+            let label = format!("bert {}L b{}×s{}", cfg.layers, cfg.batch, cfg.seq);
+            Ok(Prepared { label, graph, inputs: vec![("x".into(), x)], flops: cfg.flops(), iters: o.iters })
+        }
+    }
+}
+
+/// Sets params (weights from the same generator on every device; the matmul's b included).
+fn set_params(exe: &mut Executable, g: &Graph) -> Result<(), rlx::Error> {
+    bert_graph::set_params(exe, g)
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v.get(v.len() / 2).copied().unwrap_or_default()
+}
+
+fn rel_err(out: &[f32], reference: &[f32]) -> f64 {
+    if out.len() != reference.len() {
+        return f64::NAN;
+    }
+    let (mut num, mut den) = (0.0f64, 0.0f64);
+    for (&o, &r) in out.iter().zip(reference) {
+        num += (o as f64 - r as f64).powi(2);
+        den += (r as f64).powi(2);
+    }
+    if den == 0.0 {
+        num.sqrt()
+    } else {
+        (num / den).sqrt()
+    }
+}
+
+/// Compiles and times one workload on one device; returns the row and the first output.
+fn measure(p: &Prepared, device: Device, o: &BenchOptions) -> Result<(Row, Vec<f32>), rlx::Error> {
+    let session = Session::new(device)?;
+    let name = session.device().to_string();
+    progress(&format!("{} on {name} ({}): compiling", p.label, session.capabilities().device_name));
+    let t = Instant::now();
+    let mut exe = session.compile(&p.graph)?;
+    let compile = t.elapsed();
+    set_params(&mut exe, &p.graph)?;
+    let feeds: Vec<(&str, &dyn HostData)> =
+        p.inputs.iter().map(|(n, v)| (n.as_str(), v as &dyn HostData)).collect();
+    progress(&format!(
+        "{} on {name}: compiled in {:.1} ms; {} warm-up run(s)",
+        p.label,
+        ms(compile),
+        o.warmup
+    ));
+    let mut first = Vec::new();
+    for i in 0..o.warmup.max(1) {
+        let out = exe.run(&feeds)?;
+        if i == 0 {
+            first = out.first().map(Tensor::to_f32_vec).unwrap_or_default();
+        }
+    }
+    let (mut e2e, mut compute, mut upload, mut readback) = (vec![], vec![], vec![], vec![]);
+    let started = Instant::now();
+    let mut last_note = Instant::now();
+    for i in 0..p.iters.max(1) {
+        let t = Instant::now();
+        exe.run(&feeds)?;
+        let total = t.elapsed();
+        e2e.push(total);
+        match exe.profile() {
+            Some(prof) => {
+                compute.push(prof.compute);
+                upload.push(prof.upload);
+                readback.push(prof.readback);
+            }
+            None => compute.push(total),
+        }
+        if last_note.elapsed() > Duration::from_secs(2) {
+            progress(&format!("{} on {name}: {}/{} runs, last {:.2} ms", p.label, i + 1, p.iters, ms(total)));
+            last_note = Instant::now();
+        }
+    }
+    let profiled = !upload.is_empty();
+    progress(&format!(
+        "{} on {name}: {} runs in {:.1} s",
+        p.label,
+        e2e.len(),
+        started.elapsed().as_secs_f64()
+    ));
+    let row = Row {
+        workload: p.label.clone(),
+        device: name,
+        adapter: session.capabilities().device_name.clone(),
+        flops: p.flops,
+        iters: e2e.len(),
+        compile,
+        compute: median(compute),
+        compute_profiled: profiled,
+        e2e: median(e2e),
+        upload: profiled.then(|| median(upload)),
+        readback: profiled.then(|| median(readback)),
+        rel_err: None,
+        vs_cpu: None,
+        vs_cpu_e2e: None,
+    };
+    Ok((row, first))
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// Runs every workload on every device; a device that fails is reported and skipped.
+pub fn run(o: &BenchOptions) -> Result<(), Box<dyn std::error::Error>> {
+    let mut rows: Vec<Row> = Vec::new();
+    let mut failures = Vec::new();
+    for &w in &o.workloads {
+        let p = prepare(w, o)?;
+        let start = rows.len();
+        let mut reference: Option<Vec<f32>> = None;
+        for &d in &o.devices {
+            match measure(&p, d, o) {
+                Ok((mut row, out)) => {
+                    match &reference {
+                        Some(r) => row.rel_err = Some(rel_err(&out, r)),
+                        None => reference = Some(out),
+                    }
+                    rows.push(row);
+                }
+                Err(e) => {
+                    progress(&format!("{} on {d}: skipped: {e}", p.label));
+                    failures.push((w.name().to_string(), d.to_string(), e.to_string()));
+                }
+            }
+        }
+        // The speed ratio against this workload's CPU row, when the CPU ran.
+        let this = &mut rows[start..];
+        if let Some((compute, e2e)) = this.iter().find(|r| r.device == "cpu").map(|r| (r.compute, r.e2e)) {
+            let ratio = |cpu: Duration, here: Duration| cpu.as_secs_f64() / here.as_secs_f64().max(1e-12);
+            for r in this {
+                r.vs_cpu = Some(ratio(compute, r.compute));
+                r.vs_cpu_e2e = Some(ratio(e2e, r.e2e));
+            }
+        }
+    }
+    print_table(&rows, &failures);
+    if let Some(path) = &o.json {
+        std::fs::write(path, to_json(&rows, &failures, o))
+            .map_err(|e| format!("writing the JSON report {}: {e}", path.display()))?;
+        progress(&format!("wrote {}", path.display()));
+    }
+    Ok(())
+}
+
+fn print_table(rows: &[Row], failures: &[(String, String, String)]) {
+    println!(
+        "{:<22} {:<8} {:>12} {:>12} {:>10} {:>10} {:>10} {:>10}",
+        "workload", "device", "compute ms", "e2e ms", "TFLOP/s", "vs cpu", "rel err", "compile ms"
+    );
+    for r in rows {
+        let tflops = if r.flops > 1e6 {
+            format!("{:.4}", r.flops / r.compute.as_secs_f64() / 1e12)
+        } else {
+            "-".into()
+        };
+        let vs = r.vs_cpu.map_or("-".to_string(), |v| format!("{v:.2}x"));
+        let err = r.rel_err.map_or("-".to_string(), |e| format!("{e:.1e}"));
+        let compute = format!("{:.3}{}", ms(r.compute), if r.compute_profiled { "" } else { "*" });
+        println!(
+            "{:<22} {:<8} {:>12} {:>12.3} {:>10} {:>10} {:>10} {:>10.1}",
+            r.workload,
+            r.device,
+            compute,
+            ms(r.e2e),
+            tflops,
+            vs,
+            err,
+            ms(r.compile)
+        );
+    }
+    println!();
+    println!("medians; * = no separate device time (the CPU): compute is the end-to-end time");
+    println!("vs cpu = cpu compute time / this compute time (the JSON also has the end-to-end ratio)");
+    println!("rel err = ‖out − first device's out‖ / ‖first device's out‖");
+    let mut adapters: Vec<(&str, &str)> = Vec::new();
+    for r in rows {
+        if !adapters.contains(&(r.device.as_str(), r.adapter.as_str())) {
+            adapters.push((r.device.as_str(), r.adapter.as_str()));
+        }
+    }
+    for (device, adapter) in adapters {
+        println!("{device}: {adapter}");
+    }
+    for (w, d, e) in failures {
+        println!("skipped {w} on {d}: {e}");
+    }
+}
+
+/// A JSON string literal.
+fn js(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A JSON number, `null` when not finite or absent.
+fn jn(v: Option<f64>) -> String {
+    match v {
+        Some(x) if x.is_finite() => format!("{x}"),
+        _ => "null".into(),
+    }
+}
+
+fn to_json(rows: &[Row], failures: &[(String, String, String)], o: &BenchOptions) -> String {
+    let rows: Vec<String> = rows
+        .iter()
+        .map(|r| {
+            let tflops = (r.flops > 1e6).then(|| r.flops / r.compute.as_secs_f64() / 1e12);
+            format!(
+                "    {{\"workload\": {}, \"device\": {}, \"adapter\": {}, \"iters\": {}, \"flops\": {}, \
+                 \"compile_ms\": {}, \"compute_ms\": {}, \"compute_profiled\": {}, \"e2e_ms\": {}, \
+                 \"upload_ms\": {}, \"readback_ms\": {}, \"tflops\": {}, \"vs_cpu_compute\": {}, \
+                 \"vs_cpu_e2e\": {}, \"rel_err\": {}}}",
+                js(&r.workload),
+                js(&r.device),
+                js(&r.adapter),
+                r.iters,
+                jn(Some(r.flops)),
+                jn(Some(ms(r.compile))),
+                jn(Some(ms(r.compute))),
+                r.compute_profiled,
+                jn(Some(ms(r.e2e))),
+                jn(r.upload.map(ms)),
+                jn(r.readback.map(ms)),
+                jn(tflops),
+                jn(r.vs_cpu),
+                jn(r.vs_cpu_e2e),
+                jn(r.rel_err)
+            )
+        })
+        .collect();
+    let skipped: Vec<String> = failures
+        .iter()
+        .map(|(w, d, e)| {
+            format!("    {{\"workload\": {}, \"device\": {}, \"error\": {}}}", js(w), js(d), js(e))
+        })
+        .collect();
+    let when = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    format!(
+        "{{\n  \"unix_time\": {when},\n  \"warmup\": {},\n  \"bert_layers\": {},\n  \"bert_batch\": {},\n  \
+         \"matmul_size\": {},\n  \"rows\": [\n{}\n  ],\n  \"skipped\": [\n{}\n  ]\n}}\n",
+        o.warmup,
+        o.bert_layers,
+        o.bert_batch,
+        o.matmul_size,
+        rows.join(",\n"),
+        skipped.join(",\n")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_strings_are_escaped() {
+        assert_eq!(js("a\"b\\c\nd\u{1}"), "\"a\\\"b\\\\c\\nd\\u0001\"");
+        assert_eq!(jn(Some(1.5)), "1.5");
+        assert_eq!(jn(Some(f64::NAN)), "null");
+        assert_eq!(jn(None), "null");
+    }
+
+    #[test]
+    fn medians_and_errors() {
+        let d = |x| Duration::from_millis(x);
+        assert_eq!(median(vec![d(5), d(1), d(3)]), d(3));
+        assert_eq!(median(vec![]), Duration::ZERO);
+        assert_eq!(rel_err(&[1.0, 2.0], &[1.0, 2.0]), 0.0);
+        assert!((rel_err(&[3.0, 4.0], &[0.0, 5.0]) - (10f64).sqrt() / 5.0).abs() < 1e-12);
+        assert!(rel_err(&[1.0], &[1.0, 2.0]).is_nan());
+    }
+
+    #[test]
+    fn bert_base_flops() {
+        // 12 × (4·2·1024·768² + 2·2·1024·768·3072 + 2·2·96·128²·64) by hand.
+        let f = BertConfig::base(8).flops();
+        let by_hand = 12.0
+            * (4.0 * 2.0 * 1024.0 * 589_824.0 + 4.0 * 1024.0 * 768.0 * 3072.0 + 4.0 * 96.0 * 16_384.0 * 64.0);
+        assert_eq!(f, by_hand);
+    }
+}
