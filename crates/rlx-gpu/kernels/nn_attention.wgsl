@@ -74,7 +74,7 @@ struct AttentionParams {
     scale: f32,
     softcap: f32,
     mask_float: u32,
-    _pad0: u32,
+    bh_offset: u32,
 }
 
 @group(0) @binding(0) var<storage, read> q: array<f32>;
@@ -154,8 +154,11 @@ fn main(
     let r = t / BKV;
     let c = t % BKV;
     let q0 = wid.x * BQ;
-    let b = wid.y / p.hq;
-    let h = wid.y % p.hq;
+    // Launches of more (batch, head) pairs than one grid dimension holds are split; bh_offset
+    // is where this launch starts.
+    let bh = wid.y + p.bh_offset;
+    let b = bh / p.hq;
+    let h = bh % p.hq;
     let kh = h / p.group;
     let dv0 = wid.z * DMAX;
     let i = q0 + r;

@@ -157,6 +157,26 @@ impl MatmulParams {
         transpose_a: bool,
         transpose_b: bool,
     ) -> Result<(Self, Vec<usize>, [u32; 3]), GpuError> {
+        let (p, out, grid) = Self::from_shapes_any_batch(a, b, transpose_a, transpose_b)?;
+        if p.batch > MAX_GROUPS_PER_DIM {
+            return Err(GpuError::TooLarge {
+                kernel: "matmul_tiled",
+                what: "batch count",
+                value: p.batch as u64,
+                limit: MAX_GROUPS_PER_DIM as u64,
+            });
+        }
+        Ok((p, out, grid))
+    }
+
+    /// [`Self::from_shapes`] without the one-launch batch limit: the grid's z may exceed
+    /// [`MAX_GROUPS_PER_DIM`], and the caller splits it (`catalog::nn::matmul_launches`).
+    pub(crate) fn from_shapes_any_batch(
+        a: &[usize],
+        b: &[usize],
+        transpose_a: bool,
+        transpose_b: bool,
+    ) -> Result<(Self, Vec<usize>, [u32; 3]), GpuError> {
         const K: &str = "matmul_tiled";
         let shape_err = |reason: String| GpuError::Shape { kernel: K, shapes: shapes_text(&[a, b]), reason };
         let (Some((&a1, a_rest)), Some((&b1, b_rest))) = (a.split_last(), b.split_last()) else {
@@ -242,14 +262,7 @@ impl MatmulParams {
                 MatmulParams { m: m as u32, n: n as u32, k: k as u32, batch_inner: 1, ..Zeroable::zeroed() };
             return Ok((p, out_shape, [0, 1, 1]));
         }
-        if batch > MAX_GROUPS_PER_DIM as u64 {
-            return Err(GpuError::TooLarge {
-                kernel: K,
-                what: "batch count",
-                value: batch,
-                limit: MAX_GROUPS_PER_DIM as u64,
-            });
-        }
+        let batch = fits_u32(K, "batch count", batch)?;
         let gx = (n as u64).div_ceil(MATMUL_TILE as u64);
         let gy = (m as u64).div_ceil(MATMUL_TILE as u64);
         for (what, v) in [("column tile count", gx), ("row tile count", gy)] {
@@ -268,7 +281,7 @@ impl MatmulParams {
             m: m32,
             n: n32,
             k: k32,
-            batch: batch as u32,
+            batch,
             batch_inner: inner as u32,
             a_stride_m: if transpose_a { 1 } else { k32 },
             a_stride_k: if transpose_a { m32 } else { 1 },
@@ -282,7 +295,7 @@ impl MatmulParams {
             b_offset: 0,
             c_offset: 0,
         };
-        Ok((p, out_shape, [gx as u32, gy as u32, batch as u32]))
+        Ok((p, out_shape, [gx as u32, gy as u32, batch]))
     }
 }
 

@@ -10,7 +10,9 @@ use rlx_ir::UnaryOp;
 
 #[path = "nn_params.rs"]
 mod params;
-pub use params::{matmul_launches, AttentionParams, MatmulLaunch, NormParams, RopeParams};
+pub use params::{
+    attention_launches, matmul_launches, AttentionParams, MatmulLaunch, NormParams, RopeParams,
+};
 
 const NORM_ROW_SRC: &str = include_str!("../../kernels/nn_norm_row.wgsl");
 const ATTENTION_SRC: &str = include_str!("../../kernels/nn_attention.wgsl");

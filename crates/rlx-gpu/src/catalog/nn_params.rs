@@ -130,7 +130,8 @@ pub struct AttentionParams {
     pub softcap: f32,
     /// 1 when the padding mask holds f32 words (nonzero-tested as floats).
     pub mask_float: u32,
-    pub _pad: u32,
+    /// First (batch, head) pair of this launch (see [`attention_launches`]).
+    pub bh_offset: u32,
 }
 
 /// (batch, seq, head) element strides of a contiguous rank-4 operand with head dim `d`.
@@ -233,7 +234,8 @@ impl AttentionParams {
             limit: shared_bytes as u64,
         })?;
         let gx = per_dim(K, "query block count", sq.div_ceil(ATTN_BQ))?;
-        let gy = per_dim(K, "batch × head count", b.saturating_mul(hq))?;
+        // May exceed one grid dimension: `attention_launches` splits it.
+        let gy = crate::grid::fits_u32(K, "batch × head count", b.saturating_mul(hq) as u64)?;
         let gz = per_dim(K, "value column block count", dv.div_ceil(block.columns()))?;
         let scale = spec.scale.unwrap_or_else(|| (1.0 / (d as f64).sqrt()) as f32);
         let p = AttentionParams {
@@ -253,10 +255,24 @@ impl AttentionParams {
             scale,
             softcap: spec.softcap.unwrap_or(0.0),
             mask_float,
-            _pad: 0,
+            bh_offset: 0,
         };
         Ok((p, block, [gx, gy, gz]))
     }
+}
+
+/// Splits an attention launch whose (batch, head) count (grid y) is past the per-dimension
+/// workgroup limit into launches of at most that many pairs, each starting at its `bh_offset`.
+pub fn attention_launches(p: AttentionParams, grid: [u32; 3]) -> Vec<(AttentionParams, [u32; 3])> {
+    let max = MAX_GROUPS_PER_DIM;
+    (0..grid[1])
+        .step_by(max as usize)
+        .map(|start| {
+            let mut q = p;
+            q.bh_offset = p.bh_offset + start;
+            (q, [grid[0], max.min(grid[1] - start), grid[2]])
+        })
+        .collect()
 }
 
 /// One launch of the tiled matmul: its params and workgroup counts.
@@ -275,9 +291,9 @@ pub fn matmul_launches(
     transpose_b: bool,
 ) -> Result<(Vec<MatmulLaunch>, Vec<usize>), GpuError> {
     const K: &str = "matmul_tiled";
-    let first = MatmulParams::from_shapes(a, b, transpose_a, transpose_b);
+    let first = MatmulParams::from_shapes_any_batch(a, b, transpose_a, transpose_b);
     if !matches!(first, Err(GpuError::Shape { .. })) || a.len() < 2 || b.len() < 2 {
-        return first.map(|(p, out, grid)| (vec![(p, grid)], out));
+        return first.and_then(|(p, out, grid)| Ok((split_batches(p, grid)?, out)));
     }
     // Rank-align both operands with leading 1s (free for contiguous data).
     let rank = a.len().max(b.len());
@@ -292,11 +308,11 @@ pub fn matmul_launches(
     }
     let nb = rank - 2;
     if (0..nb).any(|d| ap[d] != bp[d] && ap[d] != 1 && bp[d] != 1) {
-        return first.map(|(p, out, grid)| (vec![(p, grid)], out));
+        return first.and_then(|(p, out, grid)| Ok((split_batches(p, grid)?, out)));
     }
     for prefix in 1..=nb {
         let Ok((sub, sub_out, grid)) =
-            MatmulParams::from_shapes(&ap[prefix..], &bp[prefix..], transpose_a, transpose_b)
+            MatmulParams::from_shapes_any_batch(&ap[prefix..], &bp[prefix..], transpose_a, transpose_b)
         else {
             continue;
         };
@@ -333,11 +349,64 @@ pub fn matmul_launches(
                 co += i * strides[d].2;
             }
             (p.a_offset, p.b_offset, p.c_offset) = (ao as u32, bo as u32, co as u32);
-            launches.push((p, grid));
+            launches.extend(split_batches(p, grid)?);
         }
         return Ok((launches, out));
     }
-    first.map(|(p, out, grid)| (vec![(p, grid)], out))
+    first.and_then(|(p, out, grid)| Ok((split_batches(p, grid)?, out)))
+}
+
+/// Splits one launch whose batch count (grid z) is past the per-dimension workgroup limit into
+/// launches of at most that many batches, moving the operand offsets instead of copying. Whole
+/// outer batch levels go together when the inner level fits one launch; otherwise each outer
+/// index is split over inner ranges (the launch then has a single level).
+fn split_batches(p: MatmulParams, grid: [u32; 3]) -> Result<Vec<MatmulLaunch>, GpuError> {
+    let max = crate::grid::MAX_GROUPS_PER_DIM;
+    if p.batch <= max {
+        return Ok(vec![(p, grid)]);
+    }
+    let inner = p.batch_inner.max(1);
+    let outer = p.batch / inner;
+    let mn = p.m * p.n; // ≤ the output element count, checked to fit u32
+    let mut launches = Vec::new();
+    let mut push = |q: MatmulParams| -> Result<(), GpuError> {
+        if launches.len() >= MAX_MATMUL_LAUNCHES {
+            return Err(GpuError::TooLarge {
+                kernel: "matmul_tiled",
+                what: "launches for this batch count",
+                value: p.batch as u64,
+                limit: (MAX_MATMUL_LAUNCHES as u64) * max as u64,
+            });
+        }
+        launches.push((q, [grid[0], grid[1], q.batch]));
+        Ok(())
+    };
+    if inner <= max {
+        let per = max / inner;
+        for o0 in (0..outer).step_by(per as usize) {
+            let c = per.min(outer - o0);
+            let mut q = p;
+            q.batch = c * inner;
+            q.a_offset += o0 * p.a_batch_outer;
+            q.b_offset += o0 * p.b_batch_outer;
+            q.c_offset += o0 * inner * mn;
+            push(q)?;
+        }
+    } else {
+        for o in 0..outer {
+            for i0 in (0..inner).step_by(max as usize) {
+                let c = max.min(inner - i0);
+                let mut q = p;
+                q.batch = c;
+                q.batch_inner = c;
+                q.a_offset += o * p.a_batch_outer + i0 * p.a_batch_inner;
+                q.b_offset += o * p.b_batch_outer + i0 * p.b_batch_inner;
+                q.c_offset += (o * inner + i0) * mn;
+                push(q)?;
+            }
+        }
+    }
+    Ok(launches)
 }
 
 #[cfg(test)]

@@ -148,3 +148,37 @@ fn matmul_zero_k_still_launches() {
     assert_eq!(launches.len(), 1);
     assert_eq!((launches[0].0.k, launches[0].1), (0, [1, 1, 1]));
 }
+
+#[test]
+fn matmul_batches_past_one_grid_dimension_split_into_launches() {
+    // 70 001 batches of a 1×2 · 2×1 product: two launches covering every batch once.
+    let (launches, out) = matmul_launches(&[70_001, 1, 2], &[70_001, 2, 1], false, false).unwrap();
+    assert_eq!(out, vec![70_001, 1, 1]);
+    let total: u32 = launches
+        .iter()
+        .map(|(p, g)| {
+            assert!(g[2] <= crate::grid::MAX_GROUPS_PER_DIM && g[2] == p.batch);
+            p.batch
+        })
+        .sum();
+    assert_eq!(total, 70_001);
+    // Each launch starts where the previous one ended (c holds 1 element per batch).
+    let mut next = 0;
+    for (p, _) in &launches {
+        assert_eq!(p.c_offset, next);
+        assert_eq!(p.a_offset, 2 * next);
+        next += p.batch;
+    }
+}
+
+#[test]
+fn attention_pairs_past_one_grid_dimension_split_into_launches() {
+    let s = spec(AttnLayout::Bhsd, MaskKind::None);
+    let dims = [35_001, 2, 1, 4];
+    let (p, _, grid) = AttentionParams::new(&s, &dims, &dims, &dims, None, SHARED).unwrap();
+    assert_eq!(grid[1], 70_002);
+    let launches = attention_launches(p, grid);
+    assert_eq!(launches.len(), 2);
+    assert_eq!((launches[0].0.bh_offset, launches[0].1[1]), (0, 65_535));
+    assert_eq!((launches[1].0.bh_offset, launches[1].1[1]), (65_535, 70_002 - 65_535));
+}

@@ -8,7 +8,7 @@
 
 use super::matmul::{named, operand_or_dummy};
 use super::LowerCtx;
-use crate::catalog::nn::{AttentionParams, NnKernel};
+use crate::catalog::nn::{attention_launches, AttentionParams, NnKernel};
 use crate::schedule::Dispatch;
 use crate::{GpuError, KernelKey};
 use rlx_ir::{Node, NodeId, Op};
@@ -53,12 +53,14 @@ pub(super) fn lower(
         None => q_op,
     };
     let result = cx.operand_nonempty(id)?;
-    out.push(Dispatch::new(
-        KernelKey::Nn(NnKernel::Attention(block)),
-        cx.label(id),
-        vec![q_op, k_op, v_op, m_op, result],
-        &params,
-        grid,
-    ));
+    for (params, grid) in attention_launches(params, grid) {
+        out.push(Dispatch::new(
+            KernelKey::Nn(NnKernel::Attention(block)),
+            cx.label(id),
+            vec![q_op, k_op, v_op, m_op, result],
+            &params,
+            grid,
+        ));
+    }
     Ok(())
 }

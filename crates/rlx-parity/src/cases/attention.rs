@@ -1,0 +1,179 @@
+//! Scaled dot-product attention (layouts, every mask kind, KV cache Sk > Sq, grouped-query
+//! heads, scale, soft-cap) and RoPE (NeoX and GPT-J pairing, full or leading rotary dims).
+
+use crate::{Case, CaseCtx};
+use rlx_ir::{AttentionSpec, AttnLayout, DType, IrError, MaskKind, NodeId, RopeStyle, Tensor};
+
+pub(super) fn cases(out: &mut Vec<Case>) {
+    attention(out);
+    masks(out);
+    rope(out);
+}
+
+/// Sizes of one attention call.
+#[derive(Clone, Copy, Debug)]
+struct Dims {
+    b: usize,
+    sq: usize,
+    sk: usize,
+    hq: usize,
+    hkv: usize,
+    d: usize,
+    dv: usize,
+}
+
+const fn dims(b: usize, sq: usize, sk: usize, hq: usize, hkv: usize, d: usize) -> Dims {
+    Dims { b, sq, sk, hq, hkv, d, dv: d }
+}
+
+/// [B, S, H, D] or [B, H, S, D].
+fn shape(layout: AttnLayout, b: usize, s: usize, h: usize, d: usize) -> Vec<usize> {
+    match layout {
+        AttnLayout::Bshd => vec![b, s, h, d],
+        AttnLayout::Bhsd => vec![b, h, s, d],
+    }
+}
+
+/// q, k, v inputs; `q_range` scales the scores (wider → peakier softmax).
+fn qkv(c: &mut CaseCtx, layout: AttnLayout, x: Dims, q_range: f32) -> Result<[NodeId; 3], IrError> {
+    let q = c.input_f32("q", &shape(layout, x.b, x.sq, x.hq, x.d), -q_range, q_range)?;
+    let k = c.input_f32("k", &shape(layout, x.b, x.sk, x.hkv, x.d), -1.0, 1.0)?;
+    let v = c.input_f32("v", &shape(layout, x.b, x.sk, x.hkv, x.dv), -1.0, 1.0)?;
+    Ok([q, k, v])
+}
+
+fn spec(layout: AttnLayout, mask: MaskKind) -> AttentionSpec {
+    AttentionSpec { layout, mask, scale: None, softcap: None }
+}
+
+/// An attention case without a mask tensor.
+fn plain(name: &str, layout: AttnLayout, mask: MaskKind, x: Dims) -> Case {
+    Case::new(format!("attention_{name}"), move |c| {
+        let [q, k, v] = qkv(c, layout, x, 1.5)?;
+        Ok(vec![c.attention(q, k, v, None, spec(layout, mask))?])
+    })
+}
+
+fn attention(out: &mut Vec<Case>) {
+    use AttnLayout::{Bhsd, Bshd};
+    use MaskKind::{Causal, SlidingWindow};
+    let none = MaskKind::None;
+    out.push(plain("none_bshd_mha", Bshd, none, dims(2, 5, 5, 2, 2, 8)));
+    out.push(plain("none_bhsd_mha", Bhsd, none, dims(2, 5, 5, 2, 2, 8)));
+    out.push(plain("none_bshd_sk_gt_sq", Bshd, none, dims(1, 3, 11, 3, 3, 16)));
+    out.push(plain("causal_bshd", Bshd, Causal, dims(2, 6, 6, 2, 2, 8)));
+    out.push(plain("causal_bhsd_kv_cache", Bhsd, Causal, dims(2, 3, 8, 2, 2, 8)));
+    out.push(plain("causal_decode_sq1", Bshd, Causal, dims(2, 1, 9, 4, 4, 8)));
+    out.push(plain("sliding_window3_bshd", Bshd, SlidingWindow(3), dims(1, 6, 6, 2, 2, 8)));
+    out.push(plain("sliding_window2_bhsd_kv_cache", Bhsd, SlidingWindow(2), dims(2, 3, 7, 2, 2, 8)));
+    out.push(plain("sliding_window1", Bshd, SlidingWindow(1), dims(1, 4, 4, 1, 1, 4)));
+    out.push(plain("gqa_4q_2kv_causal_bshd", Bshd, Causal, dims(2, 5, 7, 4, 2, 8)));
+    out.push(plain("gqa_4q_2kv_none_bhsd", Bhsd, none, dims(1, 4, 6, 4, 2, 8)));
+    out.push(plain("mqa_8q_1kv", Bshd, none, dims(1, 3, 5, 8, 1, 4)));
+    out.push(plain("d64_17x33", Bshd, Causal, dims(1, 17, 33, 2, 2, 64)));
+    // Long key rows: the online softmax must carry its running max across key blocks.
+    out.push(plain("long_sk300", Bhsd, none, dims(1, 4, 300, 2, 2, 16)));
+    out.push(plain("single_key", Bshd, none, dims(2, 1, 1, 2, 2, 4)));
+    out.push(plain("value_dim_differs", Bshd, Causal, Dims { dv: 12, ..dims(1, 4, 6, 2, 2, 8) }));
+    out.push(Case::new("attention_explicit_scale", |c| {
+        let x = dims(1, 4, 6, 2, 2, 8);
+        let [q, k, v] = qkv(c, Bshd, x, 1.5)?;
+        let s = AttentionSpec { scale: Some(0.3), ..spec(Bshd, MaskKind::None) };
+        Ok(vec![c.attention(q, k, v, None, s)?])
+    }));
+    // q in ±8 makes raw scores reach ±20, well into the cap's tanh bend.
+    out.push(Case::new("attention_softcap_gqa_causal", |c| {
+        let x = dims(1, 5, 7, 4, 2, 8);
+        let [q, k, v] = qkv(c, Bhsd, x, 8.0)?;
+        let s = AttentionSpec { softcap: Some(5.0), ..spec(Bhsd, Causal) };
+        Ok(vec![c.attention(q, k, v, None, s)?])
+    }));
+}
+
+/// A [B, Sk] padding mask of `dtype` with the last `padded[b]` keys of batch `b` masked out.
+fn padding_mask(dtype: DType, sk: usize, padded: &[usize]) -> Result<Tensor, IrError> {
+    let keep: Vec<bool> = padded.iter().flat_map(|&p| (0..sk).map(move |j| j + p < sk)).collect();
+    let b = padded.len();
+    match dtype {
+        DType::I32 => Tensor::from_i32([b, sk], keep.iter().map(|&k| k as i32).collect()),
+        DType::F32 => Tensor::from_f32([b, sk], keep.iter().map(|&k| if k { 1.0 } else { 0.0 }).collect()),
+        _ => Tensor::from_bool([b, sk], keep),
+    }
+}
+
+fn masks(out: &mut Vec<Case>) {
+    use AttnLayout::{Bhsd, Bshd};
+    // (tag, layout, mask dtype, dims, padded keys per batch)
+    type Pad = (&'static str, AttnLayout, DType, Dims, &'static [usize]);
+    let pads: [Pad; 5] = [
+        ("bool_bshd", Bshd, DType::Bool, dims(2, 7, 7, 2, 2, 8), &[0, 3]),
+        ("i32_bhsd", Bhsd, DType::I32, dims(2, 5, 7, 2, 2, 8), &[2, 0]),
+        ("f32_bshd", Bshd, DType::F32, dims(2, 4, 6, 2, 2, 8), &[1, 4]),
+        ("gqa_bhsd", Bhsd, DType::Bool, dims(2, 3, 9, 4, 2, 8), &[5, 1]),
+        // Batch 1 sees no key at all: its rows are zeros.
+        ("all_masked_batch", Bshd, DType::Bool, dims(2, 3, 5, 2, 2, 4), &[0, 5]),
+    ];
+    for (tag, layout, dtype, x, padded) in pads {
+        out.push(Case::new(format!("attention_padding_{tag}"), move |c| {
+            let [q, k, v] = qkv(c, layout, x, 1.5)?;
+            let m = c.input_tensor("mask", padding_mask(dtype, x.sk, padded)?)?;
+            Ok(vec![c.attention(q, k, v, Some(m), spec(layout, MaskKind::Padding))?])
+        }));
+    }
+    // (tag, layout, dims, bias shape as a function of the dims)
+    type Bias = (&'static str, AttnLayout, Dims, fn(Dims) -> Vec<usize>);
+    let biases: [Bias; 3] = [
+        ("full", Bshd, dims(2, 4, 6, 2, 2, 8), |x| vec![x.b, x.hq, x.sq, x.sk]),
+        ("bcast_1x1xsqxsk", Bhsd, dims(2, 4, 6, 2, 2, 8), |x| vec![1, 1, x.sq, x.sk]),
+        ("bcast_bx1x1xsk_gqa", Bshd, dims(2, 3, 5, 4, 2, 8), |x| vec![x.b, 1, 1, x.sk]),
+    ];
+    for (tag, layout, x, bias_shape) in biases {
+        out.push(Case::new(format!("attention_bias_{tag}"), move |c| {
+            let [q, k, v] = qkv(c, layout, x, 1.5)?;
+            let m = c.input_f32("bias", &bias_shape(x), -2.0, 2.0)?;
+            Ok(vec![c.attention(q, k, v, Some(m), spec(layout, MaskKind::Bias))?])
+        }));
+    }
+}
+
+/// cos and sin [s, rot/2] for positions `start..start + s` (theta base 10000).
+pub(super) fn rope_tables(start: usize, s: usize, rot: usize) -> Result<(Tensor, Tensor), IrError> {
+    let half = rot / 2;
+    let (mut cos, mut sin) = (Vec::with_capacity(s * half), Vec::with_capacity(s * half));
+    for p in start..start + s {
+        for i in 0..half {
+            let inv_freq = 10000f64.powf(-2.0 * i as f64 / rot as f64);
+            let a = p as f64 * inv_freq;
+            cos.push(a.cos() as f32);
+            sin.push(a.sin() as f32);
+        }
+    }
+    Ok((Tensor::from_f32([s, half], cos)?, Tensor::from_f32([s, half], sin)?))
+}
+
+fn rope(out: &mut Vec<Case>) {
+    use AttnLayout::{Bhsd, Bshd};
+    use RopeStyle::{GptJ, NeoX};
+    // (tag, style, layout, [b, s, h, d], rotary dims, first position)
+    type Rope = (&'static str, RopeStyle, AttnLayout, [usize; 4], usize, usize);
+    let table: [Rope; 9] = [
+        ("neox_bshd", NeoX, Bshd, [2, 5, 3, 8], 8, 0),
+        ("neox_bhsd", NeoX, Bhsd, [2, 5, 3, 8], 8, 0),
+        ("gptj_bshd", GptJ, Bshd, [2, 5, 3, 8], 8, 0),
+        ("gptj_bhsd", GptJ, Bhsd, [2, 5, 3, 8], 8, 0),
+        ("neox_partial_rot4_of_8", NeoX, Bshd, [1, 6, 2, 8], 4, 0),
+        ("gptj_partial_rot6_of_10", GptJ, Bhsd, [1, 6, 2, 10], 6, 0),
+        ("neox_d64_rot32_offset", NeoX, Bshd, [1, 7, 2, 64], 32, 100),
+        ("neox_single_position", NeoX, Bhsd, [2, 1, 4, 16], 16, 37),
+        ("gptj_rot2", GptJ, Bshd, [1, 3, 1, 6], 2, 5),
+    ];
+    for (tag, style, layout, [b, s, h, d], rot, start) in table {
+        out.push(Case::new(format!("rope_{tag}"), move |c| {
+            let x = c.input_f32("x", &shape(layout, b, s, h, d), -1.0, 1.0)?;
+            let (cos, sin) = rope_tables(start, s, rot)?;
+            let cos = c.input_tensor("cos", cos)?;
+            let sin = c.input_tensor("sin", sin)?;
+            Ok(vec![c.rope(x, cos, sin, style, layout, rot)?])
+        }));
+    }
+}

@@ -1,0 +1,118 @@
+//! Matmul: 2-D and batched with broadcast batch dims, either operand transposed, and the
+//! linear layer (matmul + bias + activation) that rlx-opt fuses into one op.
+
+use crate::{Case, CaseCtx};
+use rlx_ir::{IrError, NodeId, UnaryOp};
+use rlx_runtime::PassOptions;
+
+pub(super) fn cases(out: &mut Vec<Case>) {
+    plain(out);
+    batched(out);
+    linear(out);
+}
+
+/// a [.., M, K] (or [.., K, M]) times b [.., K, N] (or [.., N, K]).
+fn operands(
+    c: &mut CaseCtx,
+    batch_a: &[usize],
+    batch_b: &[usize],
+    (m, k, n): (usize, usize, usize),
+    (ta, tb): (bool, bool),
+) -> Result<(NodeId, NodeId), IrError> {
+    let mut da = batch_a.to_vec();
+    da.extend(if ta { [k, m] } else { [m, k] });
+    let mut db = batch_b.to_vec();
+    db.extend(if tb { [n, k] } else { [k, n] });
+    Ok((c.input_f32("a", &da, -1.0, 1.0)?, c.input_f32("b", &db, -1.0, 1.0)?))
+}
+
+fn plain(out: &mut Vec<Case>) {
+    let sizes: [(usize, usize, usize); 9] = [
+        (1, 1, 1),
+        (7, 13, 5),
+        (17, 33, 65),
+        (64, 64, 64),
+        (1, 100, 1),
+        (1, 77, 129),
+        (130, 70, 129),
+        (3, 0, 4),
+        (0, 5, 3),
+    ];
+    for mkn in sizes {
+        let (m, k, n) = mkn;
+        // K = 0 gives zeros; M = 0 an empty result.
+        let tag = if m == 0 || k == 0 { "_empty" } else { "" };
+        out.push(Case::new(format!("matmul_f32_{m}x{k}x{n}{tag}"), move |c| {
+            let (a, b) = operands(c, &[], &[], mkn, (false, false))?;
+            Ok(vec![c.matmul(a, b)?])
+        }));
+    }
+    for t in [(false, true), (true, false), (true, true)] {
+        out.push(Case::new(format!("matmul_f32_13x17x19_ta{}_tb{}", t.0 as u8, t.1 as u8), move |c| {
+            let (a, b) = operands(c, &[], &[], (13, 17, 19), t)?;
+            Ok(vec![c.matmul_t(a, b, t.0, t.1)?])
+        }));
+    }
+    out.push(Case::new("matmul_f32_70x129x66_tb", |c| {
+        let (a, b) = operands(c, &[], &[], (70, 129, 66), (false, true))?;
+        Ok(vec![c.matmul_t(a, b, false, true)?])
+    }));
+}
+
+fn batched(out: &mut Vec<Case>) {
+    type Batched = (&'static str, &'static [usize], &'static [usize], (usize, usize, usize), (bool, bool));
+    let shapes: [Batched; 6] = [
+        ("same_batch_2x3", &[2, 3], &[2, 3], (5, 7, 4), (false, false)),
+        ("bcast_batch", &[3, 1], &[1, 4], (5, 7, 6), (false, false)),
+        ("rank2_lhs", &[], &[3], (5, 7, 2), (false, false)),
+        ("rank2_rhs", &[2], &[], (5, 7, 3), (false, false)),
+        ("bcast_batch_ta_tb", &[2, 1], &[3], (6, 9, 5), (true, true)),
+        ("batch1_tb", &[1], &[4], (1, 16, 33), (false, true)),
+    ];
+    for (tag, ba, bb, mkn, t) in shapes {
+        out.push(Case::new(format!("matmul_f32_batched_{tag}"), move |c| {
+            let (a, b) = operands(c, ba, bb, mkn, t)?;
+            Ok(vec![c.matmul_t(a, b, t.0, t.1)?])
+        }));
+    }
+}
+
+/// x [rows, 24] through a linear layer 24 → 37 (PyTorch weight layout [out, in]).
+fn linear_layer(
+    c: &mut CaseCtx,
+    rows: usize,
+    bias: bool,
+    act: Option<UnaryOp>,
+) -> Result<Vec<NodeId>, IrError> {
+    let x = c.input_f32("x", &[rows, 24], -1.0, 1.0)?;
+    let w = c.param_f32("w", &[37, 24], -0.3, 0.3)?;
+    let b = if bias { Some(c.param_f32("b", &[37], -0.5, 0.5)?) } else { None };
+    let y = c.linear(x, w, b)?;
+    Ok(vec![match act {
+        Some(op) => c.unary(op, y)?,
+        None => y,
+    }])
+}
+
+fn linear(out: &mut Vec<Case>) {
+    out.push(Case::new("linear_bias", |c| linear_layer(c, 11, true, None)));
+    out.push(Case::new("linear_no_bias", |c| linear_layer(c, 11, false, None)));
+    for op in [UnaryOp::Gelu, UnaryOp::GeluTanh, UnaryOp::Relu, UnaryOp::Silu] {
+        out.push(Case::new(format!("linear_bias_{}", op.name()), move |c| {
+            linear_layer(c, 11, true, Some(op))
+        }));
+    }
+    out.push(
+        Case::new("linear_bias_gelu_unfused", |c| linear_layer(c, 11, true, Some(UnaryOp::Gelu)))
+            .with_passes(PassOptions::none()),
+    );
+    out.push(Case::new("linear_bias_relu_1_row", |c| linear_layer(c, 1, true, Some(UnaryOp::Relu))));
+    // Batched input [2, 5, 24]: the bias broadcasts over two leading dims.
+    out.push(Case::new("linear_bias_batched_input", |c| {
+        let x = c.input_f32("x", &[2, 5, 24], -1.0, 1.0)?;
+        let w = c.param_f32("w", &[37, 24], -0.3, 0.3)?;
+        let b = c.param_f32("b", &[37], -0.5, 0.5)?;
+        let y = c.linear(x, w, Some(b))?;
+        Ok(vec![c.silu(y)?])
+    }));
+}

@@ -1,0 +1,92 @@
+//! Vision ops: conv2d (stride, padding, dilation, groups, bias), max and average pooling, and
+//! nearest-neighbour ×2 upsampling.
+
+use crate::Case;
+
+pub(super) fn cases(out: &mut Vec<Case>) {
+    conv(out);
+    pool(out);
+    upsample(out);
+}
+
+/// One conv2d configuration.
+#[derive(Clone, Copy, Debug)]
+struct Conv {
+    x: [usize; 4],
+    /// [O, C/groups, KH, KW]
+    w: [usize; 4],
+    bias: bool,
+    stride: [usize; 2],
+    padding: [usize; 2],
+    dilation: [usize; 2],
+    groups: usize,
+}
+
+const BASE: Conv = Conv {
+    x: [1, 3, 7, 7],
+    w: [4, 3, 3, 3],
+    bias: true,
+    stride: [1, 1],
+    padding: [1, 1],
+    dilation: [1, 1],
+    groups: 1,
+};
+
+fn conv(out: &mut Vec<Case>) {
+    let table: [(&str, Conv); 9] = [
+        ("3x3_pad1", BASE),
+        ("no_bias", Conv { bias: false, ..BASE }),
+        ("stride2", Conv { x: [2, 3, 9, 8], w: [5, 3, 3, 3], stride: [2, 2], ..BASE }),
+        ("dilation2", Conv { x: [1, 2, 9, 9], w: [3, 2, 3, 3], padding: [2, 2], dilation: [2, 2], ..BASE }),
+        ("groups2", Conv { x: [1, 4, 6, 6], w: [6, 2, 3, 3], groups: 2, ..BASE }),
+        ("depthwise", Conv { x: [2, 5, 7, 7], w: [5, 1, 3, 3], groups: 5, ..BASE }),
+        ("pointwise_1x1", Conv { x: [1, 8, 5, 5], w: [3, 8, 1, 1], padding: [0, 0], bias: false, ..BASE }),
+        (
+            "rect_kernel_stride_pad",
+            Conv { x: [1, 2, 8, 11], w: [3, 2, 2, 5], stride: [2, 3], padding: [1, 2], ..BASE },
+        ),
+        ("output_1x1", Conv { x: [1, 3, 3, 3], w: [2, 3, 3, 3], padding: [0, 0], ..BASE }),
+    ];
+    for (tag, k) in table {
+        out.push(Case::new(format!("conv2d_{tag}"), move |c| {
+            let x = c.input_f32("x", &k.x, -1.0, 1.0)?;
+            let w = c.param_f32("w", &k.w, -0.5, 0.5)?;
+            let b = if k.bias { Some(c.param_f32("b", &[k.w[0]], -0.5, 0.5)?) } else { None };
+            Ok(vec![c.conv2d(x, w, b, k.stride, k.padding, k.dilation, k.groups)?])
+        }));
+    }
+}
+
+fn pool(out: &mut Vec<Case>) {
+    // (tag, max?, x, kernel, stride, padding)
+    type Pool = (&'static str, bool, [usize; 4], [usize; 2], [usize; 2], [usize; 2]);
+    let table: [Pool; 6] = [
+        ("max_2x2_s2", true, [1, 3, 8, 8], [2, 2], [2, 2], [0, 0]),
+        // All inputs negative: a padded position read as 0 would win the max.
+        ("max_3x3_s2_pad1", true, [2, 2, 9, 7], [3, 3], [2, 2], [1, 1]),
+        ("max_rect_2x3_s1x2", true, [1, 1, 6, 7], [2, 3], [1, 2], [0, 1]),
+        ("avg_2x2_s2", false, [1, 3, 8, 8], [2, 2], [2, 2], [0, 0]),
+        ("avg_3x3_s1_pad1", false, [1, 2, 5, 6], [3, 3], [1, 1], [1, 1]),
+        ("avg_global_5x5", false, [2, 3, 5, 5], [5, 5], [1, 1], [0, 0]),
+    ];
+    for (tag, max, x, kernel, stride, padding) in table {
+        out.push(Case::new(format!("pool2d_{tag}"), move |c| {
+            let (lo, hi) = if max { (-2.0, -0.1) } else { (-1.0, 1.0) };
+            let x = c.input_f32("x", &x, lo, hi)?;
+            Ok(vec![if max {
+                c.max_pool2d(x, kernel, stride, padding)?
+            } else {
+                c.avg_pool2d(x, kernel, stride, padding)?
+            }])
+        }));
+    }
+}
+
+fn upsample(out: &mut Vec<Case>) {
+    for (tag, dims) in [("1x3x4x5", [1, 3, 4, 5]), ("2x1x1x1", [2, 1, 1, 1])] {
+        out.push(Case::new(format!("upsample2x_{tag}"), move |c| {
+            let x = c.input_f32("x", &dims, -1.0, 1.0)?;
+            Ok(vec![c.upsample_nearest2x(x)?])
+        }));
+    }
+}

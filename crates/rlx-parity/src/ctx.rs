@@ -1,0 +1,204 @@
+//! The context a case builds on: a graph plus the data of its inputs and params, drawn from a
+//! pseudo-random stream seeded by the case name.
+
+use rlx_ir::{DType, Graph, IrError, NodeId, Tensor};
+use std::ops::{Deref, DerefMut};
+
+/// A case's graph with the values to feed: what runs on both devices.
+#[derive(Clone, Debug)]
+pub struct Built {
+    pub graph: Graph,
+    /// One value per graph input, by name.
+    pub inputs: Vec<(String, Tensor)>,
+    /// One value per graph param, by name.
+    pub params: Vec<(String, Tensor)>,
+}
+
+/// splitmix64: tiny, dependency-free, and good enough for test data.
+#[derive(Clone, Debug)]
+struct Rng(u64);
+
+impl Rng {
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1) with 24 random bits (every value exact in f32).
+    fn unit(&mut self) -> f32 {
+        (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32
+    }
+}
+
+/// FNV-1a of the case name: the seed of its data.
+fn seed_of(name: &str) -> u64 {
+    name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// A graph under construction (reach the builder methods through `Deref`) plus the data of its
+/// inputs and params.
+#[derive(Debug)]
+pub struct CaseCtx {
+    graph: Graph,
+    rng: Rng,
+    inputs: Vec<(String, Tensor)>,
+    params: Vec<(String, Tensor)>,
+}
+
+impl Deref for CaseCtx {
+    type Target = Graph;
+    fn deref(&self) -> &Graph {
+        &self.graph
+    }
+}
+
+impl DerefMut for CaseCtx {
+    fn deref_mut(&mut self) -> &mut Graph {
+        &mut self.graph
+    }
+}
+
+impl CaseCtx {
+    /// An empty graph named `name` whose data stream is seeded from `name`.
+    pub fn new(name: &str) -> CaseCtx {
+        CaseCtx { graph: Graph::new(name), rng: Rng(seed_of(name)), inputs: Vec::new(), params: Vec::new() }
+    }
+
+    /// `n` values uniform in [lo, hi).
+    pub fn uniform(&mut self, n: usize, lo: f32, hi: f32) -> Vec<f32> {
+        (0..n).map(|_| lo + (hi - lo) * self.rng.unit()).collect()
+    }
+
+    /// `n` integers uniform in [lo, hi] (inclusive).
+    pub fn ints(&mut self, n: usize, lo: i32, hi: i32) -> Vec<i32> {
+        let span = (hi as i64 - lo as i64 + 1).max(1) as u64;
+        (0..n).map(|_| (lo as i64 + (self.rng.next_u64() % span) as i64) as i32).collect()
+    }
+
+    /// `n` booleans, each true with probability 1/2.
+    pub fn bools(&mut self, n: usize) -> Vec<bool> {
+        (0..n).map(|_| self.rng.next_u64() & 1 == 1).collect()
+    }
+
+    /// An F32 input of uniform values in [lo, hi).
+    pub fn input_f32(&mut self, name: &str, dims: &[usize], lo: f32, hi: f32) -> Result<NodeId, IrError> {
+        let v = self.uniform(numel(dims), lo, hi);
+        self.input_tensor(name, Tensor::from_f32(dims, v)?)
+    }
+
+    /// An F32 input holding small integers in [lo, hi]: comparisons then meet equal values.
+    pub fn input_f32_ints(
+        &mut self,
+        name: &str,
+        dims: &[usize],
+        lo: i32,
+        hi: i32,
+    ) -> Result<NodeId, IrError> {
+        let v = self.ints(numel(dims), lo, hi).into_iter().map(|x| x as f32).collect();
+        self.input_tensor(name, Tensor::from_f32(dims, v)?)
+    }
+
+    /// An I32 input of integers in [lo, hi].
+    pub fn input_i32(&mut self, name: &str, dims: &[usize], lo: i32, hi: i32) -> Result<NodeId, IrError> {
+        let v = self.ints(numel(dims), lo, hi);
+        self.input_tensor(name, Tensor::from_i32(dims, v)?)
+    }
+
+    /// A U32 input of integers in [lo, hi].
+    pub fn input_u32(&mut self, name: &str, dims: &[usize], lo: u32, hi: u32) -> Result<NodeId, IrError> {
+        let span = (hi as u64 - lo as u64 + 1).max(1);
+        let v = (0..numel(dims)).map(|_| (lo as u64 + self.rng.next_u64() % span) as u32).collect();
+        self.input_tensor(name, Tensor::from_u32(dims, v)?)
+    }
+
+    /// A Bool input, each element true with probability 1/2.
+    pub fn input_bool(&mut self, name: &str, dims: &[usize]) -> Result<NodeId, IrError> {
+        let v = self.bools(numel(dims));
+        self.input_tensor(name, Tensor::from_bool(dims, v)?)
+    }
+
+    /// An input fed with exactly `t` (its shape and dtype declare the input).
+    pub fn input_tensor(&mut self, name: &str, t: Tensor) -> Result<NodeId, IrError> {
+        let id = self.graph.input(name, t.dims(), t.dtype())?;
+        self.inputs.push((name.to_string(), t));
+        Ok(id)
+    }
+
+    /// An F32 param of uniform values in [lo, hi).
+    pub fn param_f32(&mut self, name: &str, dims: &[usize], lo: f32, hi: f32) -> Result<NodeId, IrError> {
+        let v = self.uniform(numel(dims), lo, hi);
+        self.param_tensor(name, Tensor::from_f32(dims, v)?)
+    }
+
+    /// A param set to exactly `t`.
+    pub fn param_tensor(&mut self, name: &str, t: Tensor) -> Result<NodeId, IrError> {
+        let id = self.graph.param(name, t.dims(), t.dtype())?;
+        self.params.push((name.to_string(), t));
+        Ok(id)
+    }
+
+    /// A leaf of `dtype` with random data in a range that suits the dtype (an input).
+    pub fn input_of(&mut self, name: &str, dims: &[usize], dtype: DType) -> Result<NodeId, IrError> {
+        match dtype {
+            DType::I32 => self.input_i32(name, dims, -50, 50),
+            DType::U32 => self.input_u32(name, dims, 0, 100),
+            DType::Bool => self.input_bool(name, dims),
+            _ => self.input_f32(name, dims, -2.0, 2.0),
+        }
+    }
+
+    /// Sets the outputs and hands back the graph with its data.
+    pub fn finish(mut self, outputs: &[NodeId]) -> Result<Built, IrError> {
+        self.graph.set_outputs(outputs)?;
+        Ok(Built { graph: self.graph, inputs: self.inputs, params: self.params })
+    }
+}
+
+/// Element count of `dims` (1 for a scalar).
+pub(crate) fn numel(dims: &[usize]) -> usize {
+    dims.iter().product()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_name_same_data_other_name_other_data() {
+        let mut a = CaseCtx::new("case_a");
+        let mut b = CaseCtx::new("case_a");
+        let mut c = CaseCtx::new("case_b");
+        let (va, vb, vc) = (a.uniform(64, -1.0, 1.0), b.uniform(64, -1.0, 1.0), c.uniform(64, -1.0, 1.0));
+        assert_eq!(va, vb);
+        assert_ne!(va, vc);
+        assert!(va.iter().all(|&x| (-1.0..1.0).contains(&x)));
+        // Not degenerate: a spread of values, not one repeated.
+        let (lo, hi) = va.iter().fold((f32::MAX, f32::MIN), |(l, h), &x| (l.min(x), h.max(x)));
+        assert!(hi - lo > 1.0, "{lo}..{hi}");
+    }
+
+    #[test]
+    fn ints_stay_in_their_inclusive_range_and_reach_both_ends() {
+        let mut c = CaseCtx::new("ints");
+        let v = c.ints(500, -3, 3);
+        assert!(v.iter().all(|&x| (-3..=3).contains(&x)));
+        assert!(v.contains(&-3) && v.contains(&3));
+    }
+
+    #[test]
+    fn leaves_record_their_data() {
+        let mut c = CaseCtx::new("leaves");
+        let x = c.input_f32("x", &[2, 3], 0.0, 1.0).unwrap();
+        let w = c.param_f32("w", &[3], 0.0, 1.0).unwrap();
+        let y = c.add(x, w).unwrap();
+        let built = c.finish(&[y]).unwrap();
+        assert_eq!(built.inputs.len(), 1);
+        assert_eq!(built.inputs[0].0, "x");
+        assert_eq!(built.inputs[0].1.dims(), &[2, 3]);
+        assert_eq!(built.params[0].1.dims(), &[3]);
+        assert_eq!(built.graph.outputs(), &[y]);
+    }
+}

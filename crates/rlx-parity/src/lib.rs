@@ -1,0 +1,94 @@
+//! rlx-parity: one table of op cases, run on any device and compared with the CPU reference.
+//!
+//! Contract:
+//! - [`cases`] is the table: every op of the IR × its variants × awkward shapes (size 1, primes,
+//!   non-multiples of tile sizes, broadcasts, empty where legal, ranks 7 and 8) × the dtypes it
+//!   takes, graph wiring edges (leaves as outputs, constants, memory reuse), a BERT-style encoder
+//!   layer, a decoder layer, and launch-grid edges (more rows or elements than one grid
+//!   dimension holds). Case names are unique.
+//! - A [`Case`] builds its graph and its data deterministically: the pseudo-random values are
+//!   seeded from the case name, so every device (and every run) sees the same numbers.
+//! - A case owns its tolerance ([`Case::tol`], default [`DEFAULT_TOL`] = 1e-5 relative, DESIGN.md
+//!   "Numerics"); a looser bound carries a comment saying why at the place it is set.
+//! - [`run_case`] compiles a case on a device and on `Device::Cpu` through
+//!   `rlx_runtime::Session`, runs each executable twice (first with every float input and param
+//!   halved, so stale state shows), and compares every output of the second run
+//!   ([`compare_outputs`]): float outputs by ‖out − ref‖₂ / ‖ref‖₂ over the finite elements
+//!   (absolute ‖out − ref‖₂ when ‖ref‖ = 0), with NaN and infinity positions required to match;
+//!   integer and bool outputs exactly.
+//! - [`run_table`] runs many cases on one pair of sessions and gives a [`Report`] that prints the
+//!   failure table and the summary line `parity <device>: N passed, M failed`.
+//! - Nothing here panics on a failing device: a compile or run error is a failed case carrying
+//!   the error ([`ParityError`]).
+
+mod cases;
+mod compare;
+mod ctx;
+mod runner;
+
+pub use cases::cases;
+pub use compare::{compare_outputs, OutputCheck};
+pub use ctx::{Built, CaseCtx};
+pub use runner::{run_case, run_case_in, run_table, CaseResult, ParityError, Report, Row};
+
+use rlx_ir::{IrError, NodeId};
+use rlx_runtime::PassOptions;
+
+/// The default bound on ‖out − ref‖₂ / ‖ref‖₂ for f32 outputs (DESIGN.md "Numerics").
+pub const DEFAULT_TOL: f64 = 1e-5;
+
+/// Builds a case's graph on a [`CaseCtx`] (which also records the input and param data) and
+/// returns the graph's outputs, in order.
+pub type BuildFn = dyn Fn(&mut CaseCtx) -> Result<Vec<NodeId>, IrError> + Send + Sync;
+
+/// One row of the parity table.
+pub struct Case {
+    /// Unique, `family_variant_shape` style, e.g. `binary_add_f32_bcast_row`.
+    pub name: String,
+    /// Builds the graph and its data.
+    pub build: Box<BuildFn>,
+    /// Bound on the relative error of float outputs. Integer and bool outputs are always exact.
+    pub tol: f64,
+    /// Optimizer passes for both devices (default: all, so fused forms are exercised).
+    pub passes: PassOptions,
+}
+
+impl Case {
+    /// A case with the default tolerance and every optimizer pass on.
+    pub fn new(
+        name: impl Into<String>,
+        build: impl Fn(&mut CaseCtx) -> Result<Vec<NodeId>, IrError> + Send + Sync + 'static,
+    ) -> Case {
+        Case { name: name.into(), build: Box::new(build), tol: DEFAULT_TOL, passes: PassOptions::default() }
+    }
+
+    /// The same case with another tolerance. Callers write a comment saying why at the call.
+    pub fn with_tol(mut self, tol: f64) -> Case {
+        self.tol = tol;
+        self
+    }
+
+    /// The same case compiled with other optimizer passes (e.g. `PassOptions::none()` to run the
+    /// unfused ops).
+    pub fn with_passes(mut self, passes: PassOptions) -> Case {
+        self.passes = passes;
+        self
+    }
+
+    /// Builds the graph and its data (deterministic: seeded from the name).
+    pub fn instantiate(&self) -> Result<Built, IrError> {
+        let mut ctx = CaseCtx::new(&self.name);
+        let outputs = (self.build)(&mut ctx)?;
+        ctx.finish(&outputs)
+    }
+}
+
+impl std::fmt::Debug for Case {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Case")
+            .field("name", &self.name)
+            .field("tol", &self.tol)
+            .field("passes", &self.passes)
+            .finish()
+    }
+}

@@ -1,0 +1,212 @@
+//! The parity table on every device against the CPU, plus checks of the runner itself.
+//!
+//! A device that cannot be opened fails the test under `RLX_REQUIRE_GPU=1` and is skipped
+//! loudly otherwise.
+
+use rlx_backend::{Backend, BackendError, Capabilities, Executable, NodeId, Tensor, TensorData};
+use rlx_cpu::CpuBackend;
+use rlx_parity::{cases, compare_outputs, run_case_in, run_table, Case, ParityError};
+use rlx_runtime::{Device, Session};
+use std::collections::HashSet;
+use std::io::Write as _;
+
+fn gpu_required() -> bool {
+    std::env::var("RLX_REQUIRE_GPU").is_ok_and(|v| v == "1")
+}
+
+fn skip(what: &str) {
+    // Straight to the stderr handle: the harness captures eprintln! of passing tests.
+    let _ = writeln!(std::io::stderr(), "SKIPPED: {what}");
+}
+
+/// The one test body every device runs.
+fn parity_on(device: Device, table: Vec<Case>) {
+    let report = match run_table(device, &table) {
+        Ok(r) => r,
+        Err(ParityError::Open { device: d, source }) if d == device => {
+            assert!(!gpu_required(), "RLX_REQUIRE_GPU=1 but device {device} cannot be opened: {source}");
+            skip(&format!(
+                "parity {device}: the device cannot be opened ({source}); set RLX_REQUIRE_GPU=1 to make this a failure"
+            ));
+            return;
+        }
+        Err(e) => panic!("parity {device}: {e}"),
+    };
+    let failures = report.failures();
+    let mut err = std::io::stderr();
+    if !failures.is_empty() {
+        let _ = write!(err, "{}", report.table(false));
+    }
+    let _ = writeln!(err, "{}", report.summary());
+    assert!(failures.is_empty(), "{}", report.summary());
+}
+
+#[test]
+fn parity_vulkan() {
+    parity_on(Device::Vulkan, cases());
+}
+
+/// CPU against CPU: every case builds, compiles, runs and matches itself bit for bit (the same
+/// code on the same data is deterministic), so a failure here is a bug in a case or the runner.
+#[test]
+fn table_runs_cpu_against_cpu() {
+    let table = cases();
+    let report = run_table(Device::Cpu, &table).unwrap();
+    assert_eq!(report.rows.len(), table.len());
+    for row in &report.rows {
+        let r = row.result.as_ref().unwrap_or_else(|e| panic!("{}: {e}", row.name));
+        assert!(r.passed(), "{}: {:?}", row.name, r.outputs);
+        assert_eq!(r.worst(), 0.0, "{}: CPU differs from itself", row.name);
+    }
+    assert_eq!(report.summary(), format!("parity cpu: {} passed, 0 failed", table.len()));
+    assert_eq!(report.table(false).lines().count(), 1, "only the header when nothing failed");
+}
+
+#[test]
+fn table_is_large_with_unique_names_and_default_tolerance() {
+    let table = cases();
+    assert!(table.len() >= 150, "only {} cases", table.len());
+    let mut seen = HashSet::new();
+    for c in &table {
+        assert!(seen.insert(c.name.as_str()), "duplicate case name {}", c.name);
+        assert!(c.tol > 0.0 && c.tol <= 1e-3, "{}: tol {}", c.name, c.tol);
+    }
+    // Looser bounds are rare and each is argued where it is set.
+    let loose: Vec<&str> =
+        table.iter().filter(|c| c.tol != rlx_parity::DEFAULT_TOL).map(|c| c.name.as_str()).collect();
+    assert_eq!(loose, ["layer_norm_f32_offset_1000"]);
+    // The layers the brief asks for are there.
+    for name in ["encoder_layer_bert", "decoder_layer_gqa_kv_cache"] {
+        assert!(seen.contains(name), "missing {name}");
+    }
+}
+
+/// Outside the cases meant to produce empty or zero results, every case's reference output has
+/// a nonzero value: a comparison against all zeros would prove little.
+#[test]
+fn every_case_reference_is_non_degenerate() {
+    let cpu = Session::new(Device::Cpu).unwrap();
+    // log_softmax over one element is log(1) = 0 by definition.
+    let all_zero_by_design = ["log_softmax_f32_single_col_3x1"];
+    let mut degenerate = Vec::new();
+    for case in cases() {
+        if case.name.contains("empty") || all_zero_by_design.contains(&case.name.as_str()) {
+            continue;
+        }
+        let built = case.instantiate().unwrap();
+        let mut exe = cpu.compile(&built.graph).unwrap();
+        for (n, t) in &built.params {
+            exe.set_param(n, t).unwrap();
+        }
+        let feeds: Vec<(&str, &dyn rlx_runtime::HostData)> =
+            built.inputs.iter().map(|(n, t)| (n.as_str(), t as &dyn rlx_runtime::HostData)).collect();
+        let out = exe.run(&feeds).unwrap();
+        let nonzero = out.iter().any(|t| t.data().to_f64_vec().iter().any(|&v| v != 0.0));
+        if !nonzero {
+            degenerate.push(case.name);
+        }
+    }
+    assert!(degenerate.is_empty(), "every output zero or empty: {degenerate:?}");
+}
+
+/// Adds 0.1·(1 + |x|) to the largest finite float (or 1 to the first integer, flips the first
+/// bool) of the first non-empty output; a NaN-only output gets a 0. The largest element, so the
+/// change is at least 0.1/sqrt(n) of the output's norm.
+fn corrupt(outputs: &mut [Tensor]) {
+    let Some(t) = outputs.iter_mut().find(|t| t.numel() > 0) else { return };
+    let shape = t.shape().clone();
+    let data = match t.data().clone() {
+        TensorData::F32(mut v) => {
+            let largest =
+                (0..v.len()).filter(|&i| v[i].is_finite()).max_by(|&i, &j| v[i].abs().total_cmp(&v[j].abs()));
+            match largest {
+                Some(i) => v[i] += 0.1 * (1.0 + v[i].abs()),
+                None => v[0] = 0.0,
+            }
+            TensorData::F32(v)
+        }
+        TensorData::I32(mut v) => {
+            v[0] = v[0].wrapping_add(1);
+            TensorData::I32(v)
+        }
+        TensorData::U32(mut v) => {
+            v[0] = v[0].wrapping_add(1);
+            TensorData::U32(v)
+        }
+        TensorData::Bool(mut v) => {
+            v[0] = !v[0];
+            TensorData::Bool(v)
+        }
+        other => other,
+    };
+    *t = Tensor::new(shape, data).unwrap();
+}
+
+/// The CPU backend with one output element corrupted on every run.
+struct Corrupting(CpuBackend);
+struct CorruptingExe(Box<dyn Executable>);
+
+impl Backend for Corrupting {
+    fn name(&self) -> &'static str {
+        "corrupting-cpu"
+    }
+    fn capabilities(&self) -> &Capabilities {
+        self.0.capabilities()
+    }
+    fn compile(&self, graph: &rlx_backend::Graph) -> Result<Box<dyn Executable>, BackendError> {
+        Ok(Box::new(CorruptingExe(self.0.compile(graph)?)))
+    }
+}
+
+impl Executable for CorruptingExe {
+    fn set_param(&mut self, id: NodeId, value: &Tensor) -> Result<(), BackendError> {
+        self.0.set_param(id, value)
+    }
+    fn run(&mut self, inputs: &[(NodeId, &Tensor)]) -> Result<Vec<Tensor>, BackendError> {
+        let mut out = self.0.run(inputs)?;
+        corrupt(&mut out);
+        Ok(out)
+    }
+}
+
+/// Every case with a non-empty output fails against a device that gets one element wrong: the
+/// comparison catches a wrong answer in every row of the table, whatever its tolerance.
+#[test]
+fn a_wrong_answer_fails_every_case() {
+    let cpu = Session::new(Device::Cpu).unwrap();
+    let bad = Session::with_backend(Device::Cpu, Box::new(Corrupting(CpuBackend::new())));
+    let mut checked = 0;
+    for case in cases() {
+        let r = run_case_in(&bad, &cpu, &case).unwrap();
+        let any_nonempty = r.outputs.iter().any(|o| o.numel > 0);
+        if !any_nonempty {
+            assert!(r.passed(), "{}: nothing to corrupt, yet it failed", case.name);
+            continue;
+        }
+        assert!(!r.passed(), "{}: a corrupted output passed: {:?}", case.name, r.outputs);
+        checked += 1;
+    }
+    assert!(checked >= 150, "only {checked} cases could be corrupted");
+}
+
+/// A small perturbation, just past a case's bound, fails; one well inside it passes.
+#[test]
+fn comparison_threshold_is_the_case_tolerance() {
+    let table = cases();
+    let case = table.iter().find(|c| c.name == "softmax_f32_5x37").unwrap();
+    let cpu = Session::new(Device::Cpu).unwrap();
+    let r = run_case_in(&cpu, &cpu, case).unwrap();
+    assert!(r.passed());
+    let built = case.instantiate().unwrap();
+    let mut exe = cpu.compile(&built.graph).unwrap();
+    let feeds: Vec<(&str, &dyn rlx_runtime::HostData)> =
+        built.inputs.iter().map(|(n, t)| (n.as_str(), t as &dyn rlx_runtime::HostData)).collect();
+    let reference = exe.run(&feeds).unwrap();
+    let scaled = |f: f32| {
+        let v: Vec<f32> = reference[0].to_f32_vec().iter().map(|x| x * f).collect();
+        vec![Tensor::from_f32(reference[0].shape().clone(), v).unwrap()]
+    };
+    // Scaling every value by (1 + δ) gives a relative error of δ.
+    assert!(!compare_outputs(&reference, &scaled(1.0 + 3e-5), case.tol)[0].passed);
+    assert!(compare_outputs(&reference, &scaled(1.0 + 3e-6), case.tol)[0].passed);
+}
