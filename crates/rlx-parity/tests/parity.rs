@@ -46,6 +46,12 @@ fn parity_vulkan() {
     parity_on(Device::Vulkan, cases());
 }
 
+/// The same table through wgpu (`WGPU_BACKEND` / `RLX_WGPU_ADAPTER` pick the adapter).
+#[test]
+fn parity_gpu() {
+    parity_on(Device::Gpu, cases());
+}
+
 /// CPU against CPU: every case builds, compiles, runs and matches itself bit for bit (the same
 /// code on the same data is deterministic), so a failure here is a bug in a case or the runner.
 #[test]

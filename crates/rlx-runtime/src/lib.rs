@@ -2,9 +2,16 @@
 //!
 //! Contract:
 //! - [`Session::new`] opens a backend for a [`Device`]; a device that cannot be used gives
-//!   [`Error::DeviceUnavailable`] with the reason. [`Device::Auto`] takes `RLX_DEVICE` when set,
-//!   else the best available device: a Vulkan GPU (not a CPU implementation such as lavapipe),
-//!   else the CPU. [`devices`] reports the same probe for every device.
+//!   [`Error::DeviceUnavailable`] with the reason. `Device::Gpu` is rlx-wgpu's adapter,
+//!   `Device::Vulkan` the native backend. [`devices`] reports the same probe for every device,
+//!   with its cached [`Calibration`].
+//! - [`Device::Auto`] takes `RLX_DEVICE` when set, else ranks the CPU and every GPU backend on a
+//!   real GPU (never a software adapter such as lavapipe) by [`estimate_seconds`]: matmul
+//!   flops / matmul rate + tensor bytes / bandwidth + steps × dispatch cost + launch cost, and
+//!   picks the fastest. [`Session::auto_for`] ranks for a given graph, `Session::new(Auto)` for
+//!   [`GraphStats::representative`]. Calibrations ([`calibrate`]: a short micro-benchmark per
+//!   device) are cached as JSON at [`calibration_path`], keyed by backend, adapter and driver,
+//!   and measured lazily when missing; a corrupt cache is ignored with a warning.
 //! - [`Session::compile`] verifies the graph, runs rlx-opt's pipeline for the backend's
 //!   capabilities (constant folding evaluates with the CPU reference), and compiles it.
 //! - [`Executable::set_param`] and [`Executable::run`] validate every value at the boundary (name,
@@ -12,17 +19,25 @@
 //!   ever sees well-typed tensors. Every failure is an [`Error`] naming what is wrong and the fix;
 //!   no public function panics on bad input.
 
+mod auto;
+mod cache;
+mod calibrate;
 mod device;
 mod error;
 mod executable;
 mod host;
+mod rank;
 mod registry;
 mod session;
 
+pub use auto::{cached_ranking, calibrate_device};
+pub use cache::{calibration_path, CacheEntry, DeviceKey};
+pub use calibrate::calibrate;
 pub use device::{Device, ParseDeviceError, DEVICE_ENV};
 pub use error::{Error, NameList, PortKind};
 pub use executable::{Executable, Port};
 pub use host::{FlatData, HostData, HostView};
+pub use rank::{estimate_seconds, rank, Calibration, GraphStats};
 pub use registry::{devices, status, DeviceStatus};
 pub use rlx_backend::RunProfile;
 pub use rlx_opt::PassOptions;

@@ -1,20 +1,21 @@
 //! The backend registry: which devices this build can run on, and why not where it cannot.
 //!
 //! Each backend is probed here and nowhere else; `Session::new` and `devices()` share the probe,
-//! so what `rlx devices` prints is exactly what a session would get.
+//! so what `rlx devices` prints is exactly what a session would get. How `Auto` chooses among
+//! the available devices is `auto.rs`'s.
 
+use crate::auto;
+use crate::cache::DeviceKey;
 use crate::device::Device;
 use crate::error::Error;
+use crate::rank::Calibration;
 use rlx_backend::{Backend, BackendError};
 use rlx_cpu::CpuBackend;
 use rlx_vulkan::{AdapterInfo, AdapterType, VulkanBackend};
-
-/// Why the wgpu backend cannot be used in this build.
-const GPU_REASON: &str = "the wgpu backend (crate rlx-wgpu) is not part of this build yet; it \
-                          arrives with its own issue. Use the cpu or vulkan device meanwhile";
+use rlx_wgpu::WgpuBackend;
 
 /// One row of the registry.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct DeviceStatus {
     pub device: Device,
     /// Short backend name ("cpu", "wgpu", "vulkan").
@@ -24,10 +25,16 @@ pub struct DeviceStatus {
     pub reason: Option<String>,
     /// Key facts when available: model or adapter name, threads, limits.
     pub details: Vec<(String, String)>,
+    /// What calibration results are keyed by (backend, adapter, driver), when available.
+    pub key: Option<DeviceKey>,
+    /// The cached calibration of this device, if it has been measured (looking it up never
+    /// measures anything).
+    pub calibration: Option<Calibration>,
+    /// A CPU implementation of a GPU API (lavapipe, llvmpipe): `Auto` never selects it.
+    pub software: bool,
 }
 
-/// Every concrete device (cpu, gpu, vulkan) with its availability. `Auto` picks the first
-/// available one in [`Device::PREFERENCE`] order.
+/// Every concrete device (cpu, gpu, vulkan) with its availability and cached calibration.
 pub fn devices() -> Vec<DeviceStatus> {
     [Device::Cpu, Device::Gpu, Device::Vulkan].into_iter().map(status).collect()
 }
@@ -35,19 +42,36 @@ pub fn devices() -> Vec<DeviceStatus> {
 /// The registry entry of one device (`Auto` resolves first).
 pub fn status(device: Device) -> DeviceStatus {
     let backend = backend_name(device);
-    let opened = match device {
-        // Opened as itself, for the adapter facts a `dyn Backend` does not expose.
-        Device::Vulkan => open_vulkan().map(|b| vulkan_details(&b)),
-        d => open(d).map(|b| details(d, b.as_ref())),
-    };
-    match opened {
-        Ok(details) => DeviceStatus { device, backend, available: true, reason: None, details },
+    match Opened::open(device) {
+        Ok(o) => {
+            let key = o.key();
+            let calibration = auto::cached(&key);
+            DeviceStatus {
+                device: o.device(),
+                backend: backend_name(o.device()),
+                available: true,
+                reason: None,
+                details: o.details(),
+                software: o.is_software(),
+                key: Some(key),
+                calibration,
+            }
+        }
         Err(e) => {
             let reason = match e {
                 Error::DeviceUnavailable { reason, .. } => reason,
                 other => other.to_string(),
             };
-            DeviceStatus { device, backend, available: false, reason: Some(reason), details: Vec::new() }
+            DeviceStatus {
+                device,
+                backend,
+                available: false,
+                reason: Some(reason),
+                details: Vec::new(),
+                key: None,
+                calibration: None,
+                software: false,
+            }
         }
     }
 }
@@ -61,76 +85,160 @@ fn backend_name(device: Device) -> &'static str {
     }
 }
 
-/// Opens the backend of a concrete device. `Auto` is resolved by the caller (see
-/// [`resolve_auto`]); passed here it resolves the same way.
+/// Opens the backend of a device; `Auto` resolves as [`auto::resolve`] does for the
+/// representative workload, `RLX_DEVICE` included.
 pub(crate) fn open(device: Device) -> Result<Box<dyn Backend>, Error> {
-    match device {
-        Device::Cpu => Ok(Box::new(CpuBackend::new())),
-        Device::Gpu => Err(Error::DeviceUnavailable { device, reason: GPU_REASON.to_string() }),
-        Device::Vulkan => Ok(Box::new(open_vulkan()?)),
-        Device::Auto => {
-            let (_, backend) = best_available()?;
-            Ok(backend)
+    Opened::open(device).map(Opened::into_backend)
+}
+
+/// A backend opened as its concrete type, for the facts a `dyn Backend` does not expose.
+pub(crate) enum Opened {
+    Cpu(CpuBackend),
+    Wgpu(WgpuBackend),
+    Vulkan(VulkanBackend),
+    /// What `Auto` resolved to (its facts were used while choosing).
+    Resolved(Device, Box<dyn Backend>),
+}
+
+impl Opened {
+    pub(crate) fn open(device: Device) -> Result<Opened, Error> {
+        match device {
+            Device::Cpu => Ok(Opened::Cpu(CpuBackend::new())),
+            Device::Gpu => open_wgpu().map(Opened::Wgpu),
+            Device::Vulkan => open_vulkan().map(Opened::Vulkan),
+            Device::Auto => {
+                let env = std::env::var(crate::device::DEVICE_ENV).ok();
+                let (d, b) = auto::resolve(env.as_deref(), &crate::rank::GraphStats::representative())?;
+                Ok(Opened::Resolved(d, b))
+            }
+        }
+    }
+
+    pub(crate) fn device(&self) -> Device {
+        match self {
+            Opened::Cpu(_) => Device::Cpu,
+            Opened::Wgpu(_) => Device::Gpu,
+            Opened::Vulkan(_) => Device::Vulkan,
+            Opened::Resolved(d, _) => *d,
+        }
+    }
+
+    /// The identity calibrations are cached under. The rlx version and build profile are part
+    /// of the driver: new kernels make old measurements stale, and a debug build's CPU kernels
+    /// are many times slower than a release build's.
+    pub(crate) fn key(&self) -> DeviceKey {
+        let rlx = if cfg!(debug_assertions) {
+            concat!("rlx ", env!("CARGO_PKG_VERSION"), " debug build")
+        } else {
+            concat!("rlx ", env!("CARGO_PKG_VERSION"))
+        };
+        let join = |a: &str, b: &str| match (a.is_empty(), b.is_empty()) {
+            (true, true) => rlx.to_string(),
+            (false, true) => format!("{a}; {rlx}"),
+            (true, false) => format!("{b}; {rlx}"),
+            (false, false) => format!("{a} {b}; {rlx}"),
+        };
+        match self {
+            Opened::Cpu(_) => DeviceKey {
+                backend: "cpu".into(),
+                adapter: cpu_model().unwrap_or_else(|| "unknown CPU".into()),
+                driver: format!("{} threads; {rlx}", rlx_threads()),
+            },
+            Opened::Wgpu(b) => {
+                let i = b.info();
+                DeviceKey {
+                    backend: "wgpu".into(),
+                    adapter: i.summary(),
+                    driver: join(&i.driver, &i.driver_info),
+                }
+            }
+            Opened::Vulkan(b) => {
+                let i = b.info();
+                DeviceKey {
+                    backend: "vulkan".into(),
+                    adapter: i.name.clone(),
+                    driver: join(&i.driver_name, &i.driver_info),
+                }
+            }
+            Opened::Resolved(d, b) => DeviceKey {
+                backend: b.name().into(),
+                adapter: b.capabilities().device_name.clone(),
+                driver: format!("{d}; {rlx}"),
+            },
+        }
+    }
+
+    /// A GPU API implemented on the CPU (lavapipe): it shares the cores the CPU backend uses and
+    /// runs the same graphs slower, so `Auto` leaves it to an explicit request.
+    pub(crate) fn is_software(&self) -> bool {
+        match self {
+            Opened::Wgpu(b) => b.info().is_software(),
+            Opened::Vulkan(b) => !auto_takes(b.info().adapter_type),
+            Opened::Cpu(_) | Opened::Resolved(..) => false,
+        }
+    }
+
+    fn details(&self) -> Vec<(String, String)> {
+        match self {
+            Opened::Cpu(b) => details(Device::Cpu, b),
+            Opened::Wgpu(b) => {
+                let mut d = b.info().details();
+                d.push(("environment".to_string(), "WGPU_BACKEND, RLX_WGPU_ADAPTER".to_string()));
+                d.extend(details(Device::Gpu, b));
+                d
+            }
+            Opened::Vulkan(b) => vulkan_details(b),
+            Opened::Resolved(d, b) => details(*d, b.as_ref()),
+        }
+    }
+
+    pub(crate) fn into_backend(self) -> Box<dyn Backend> {
+        match self {
+            Opened::Cpu(b) => Box::new(b),
+            Opened::Wgpu(b) => Box::new(b),
+            Opened::Vulkan(b) => Box::new(b),
+            Opened::Resolved(_, b) => b,
         }
     }
 }
 
-/// `Auto`: the device named by `env_value` (the value of `RLX_DEVICE`, `None` when unset) if
-/// any, which must then be available; otherwise the first available device in
-/// [`Device::PREFERENCE`].
-pub(crate) fn resolve_auto(env_value: Option<&str>) -> Result<(Device, Box<dyn Backend>), Error> {
-    match Device::from_env_value(env_value, Device::Auto)? {
-        Device::Auto => best_available(),
-        named => open(named).map(|b| (named, b)),
-    }
+/// The thread count the CPU backend runs with.
+fn rlx_threads() -> String {
+    std::thread::available_parallelism().map_or_else(|_| "unknown".to_string(), |n| n.get().to_string())
+}
+
+fn unavailable(device: Device, e: BackendError) -> Error {
+    let reason = match e {
+        BackendError::DeviceUnavailable { reason, .. } => reason,
+        other => other.to_string(),
+    };
+    Error::DeviceUnavailable { device, reason }
+}
+
+/// The wgpu backend on the adapter `WGPU_BACKEND` / `RLX_WGPU_ADAPTER` select; unavailable with
+/// the reason when there is no adapter (or the variables are invalid).
+fn open_wgpu() -> Result<WgpuBackend, Error> {
+    WgpuBackend::new().map_err(|e| unavailable(Device::Gpu, e))
 }
 
 /// The Vulkan backend on the device `rlx_vulkan::pick` chooses; unavailable with the probe's
 /// reason (no loader, no device, a driver that refuses to open it).
 fn open_vulkan() -> Result<VulkanBackend, Error> {
-    VulkanBackend::new().map_err(|e| {
-        let reason = match e {
-            BackendError::DeviceUnavailable { reason, .. } => reason,
-            other => other.to_string(),
-        };
-        Error::DeviceUnavailable { device: Device::Vulkan, reason }
-    })
+    VulkanBackend::new().map_err(|e| unavailable(Device::Vulkan, e))
 }
 
-/// Whether `Auto` takes a Vulkan adapter of this type. A CPU implementation such as lavapipe
-/// runs kernels far slower than the CPU backend, so `Auto` leaves it to an explicit
-/// `Device::Vulkan`.
-fn auto_takes(adapter: AdapterType) -> bool {
+/// Whether a Vulkan adapter of this type is a real GPU (one `Auto` may take).
+pub(crate) fn auto_takes(adapter: AdapterType) -> bool {
     matches!(adapter, AdapterType::Discrete | AdapterType::Integrated)
 }
 
-/// Opens `d` for `Auto`: like [`open`], except that a Vulkan device `Auto` would not take is
-/// unavailable (decided from the probe, before opening anything).
-fn open_for_auto(d: Device) -> Result<Box<dyn Backend>, Error> {
-    if d == Device::Vulkan {
-        let unavailable = |reason: String| Error::DeviceUnavailable { device: d, reason };
-        let adapters = rlx_vulkan::probe().map_err(|e| unavailable(e.to_string()))?;
-        let chosen = rlx_vulkan::pick(&adapters).map_err(|e| unavailable(e.to_string()))?;
-        if !auto_takes(chosen.adapter_type) {
-            return Err(unavailable(format!(
-                "auto does not select {} because it is not a GPU; ask for the vulkan device to use it",
-                chosen.summary()
-            )));
-        }
-    }
-    open(d)
-}
-
-fn best_available() -> Result<(Device, Box<dyn Backend>), Error> {
-    let mut reasons = Vec::new();
-    for d in Device::PREFERENCE {
-        match open_for_auto(d) {
-            Ok(b) => return Ok((d, b)),
-            Err(e) => reasons.push(format!("{d}: {e}")),
-        }
-    }
-    // Unreachable while the CPU backend always opens, but kept as an error, not a panic.
-    Err(Error::DeviceUnavailable { device: Device::Auto, reason: reasons.join("; ") })
+/// Whether the native Vulkan backend would open a real GPU, decided from the probe before
+/// opening anything (`Ok(false)` for lavapipe).
+pub(crate) fn vulkan_is_real_gpu() -> Result<bool, Error> {
+    let fail = |reason: String| Error::DeviceUnavailable { device: Device::Vulkan, reason };
+    let adapters = rlx_vulkan::probe().map_err(|e| fail(e.to_string()))?;
+    let chosen = rlx_vulkan::pick(&adapters).map_err(|e| fail(e.to_string()))?;
+    Ok(auto_takes(chosen.adapter_type))
 }
 
 fn details(device: Device, backend: &dyn Backend) -> Vec<(String, String)> {
@@ -223,6 +331,7 @@ fn parse_cpu_model(cpuinfo: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rank::GraphStats;
 
     #[test]
     fn cpu_model_parsing() {
@@ -232,6 +341,11 @@ mod tests {
         let arm = "processor\t: 0\nBogoMIPS\t: 48.00\n\nModel\t\t: Raspberry Pi 4 Model B\n";
         assert_eq!(parse_cpu_model(arm).as_deref(), Some("Raspberry Pi 4 Model B"));
         assert_eq!(parse_cpu_model("processor : 0\n"), None);
+    }
+
+    /// What this machine's wgpu says: `Some(is software)` when an adapter opens.
+    fn wgpu_here() -> Option<bool> {
+        WgpuBackend::new().ok().map(|b| b.info().is_software())
     }
 
     /// What this machine's Vulkan probe says: (usable adapter chosen, auto would take it).
@@ -256,9 +370,21 @@ mod tests {
         for k in ["model", "logical threads", "max tensor bytes", "buffer alignment", "native ops"] {
             assert!(keys.contains(&k), "missing {k} in {keys:?}");
         }
+        assert!(cpu.key.as_ref().is_some_and(|k| k.backend == "cpu") && !cpu.software);
+
+        // wgpu: available exactly when an adapter opens here (lavapipe counts), with its facts.
         let gpu = all.iter().find(|s| s.device == Device::Gpu).unwrap();
-        assert!(!gpu.available);
-        assert!(gpu.reason.as_deref().unwrap().contains("not part of this build"));
+        assert_eq!(gpu.available, wgpu_here().is_some(), "{gpu:?}");
+        if let Some(software) = wgpu_here() {
+            assert_eq!(gpu.software, software);
+            let keys: Vec<&str> = gpu.details.iter().map(|(k, _)| k.as_str()).collect();
+            for k in ["adapter", "backend", "type", "driver", "features", "max binding", "max tensor bytes"] {
+                assert!(keys.contains(&k), "missing {k} in {keys:?}");
+            }
+            assert!(gpu.key.as_ref().is_some_and(|k| k.backend == "wgpu" && !k.adapter.is_empty()));
+        } else {
+            assert!(!gpu.reason.as_deref().unwrap_or("").is_empty(), "{gpu:?}");
+        }
 
         let vulkan = all.iter().find(|s| s.device == Device::Vulkan).unwrap();
         assert_eq!(vulkan.available, vulkan_here().0, "{vulkan:?}");
@@ -293,13 +419,21 @@ mod tests {
 
     #[test]
     fn auto_prefers_env_then_best() {
-        let (vulkan, real_gpu) = vulkan_here();
-        let best = if real_gpu { Device::Vulkan } else { Device::Cpu };
-        assert_eq!(resolve_auto(None).unwrap().0, best);
-        assert_eq!(resolve_auto(Some("")).unwrap().0, best);
-        assert_eq!(resolve_auto(Some("auto")).unwrap().0, best);
-        assert_eq!(resolve_auto(Some("CPU")).unwrap().0, Device::Cpu);
-        match resolve_auto(Some("vulkan")) {
+        let (vulkan, real_vulkan) = vulkan_here();
+        let real_gpu = real_vulkan || wgpu_here() == Some(false);
+        let stats = GraphStats::representative();
+        let resolve = |env: Option<&str>| auto::resolve(env, &stats);
+        let best = resolve(None).unwrap().0;
+        if real_gpu {
+            // A real GPU beats the CPU on a BERT layer by a wide margin.
+            assert_ne!(best, Device::Cpu);
+        } else {
+            assert_eq!(best, Device::Cpu);
+        }
+        assert_eq!(resolve(Some("")).unwrap().0, best);
+        assert_eq!(resolve(Some("auto")).unwrap().0, best);
+        assert_eq!(resolve(Some("CPU")).unwrap().0, Device::Cpu);
+        match resolve(Some("vulkan")) {
             Ok((d, b)) => {
                 assert!(vulkan);
                 assert_eq!((d, b.name()), (Device::Vulkan, "vulkan"));
@@ -309,9 +443,18 @@ mod tests {
                 assert!(matches!(e, Error::DeviceUnavailable { device: Device::Vulkan, .. }), "{e}");
             }
         }
-        let e = resolve_auto(Some("gpu")).err().unwrap();
-        assert!(matches!(e, Error::DeviceUnavailable { device: Device::Gpu, .. }), "{e}");
-        let e = resolve_auto(Some("tpu")).err().unwrap();
+        // An explicit gpu takes even a software adapter.
+        match resolve(Some("gpu")) {
+            Ok((d, b)) => {
+                assert!(wgpu_here().is_some());
+                assert_eq!((d, b.name()), (Device::Gpu, "wgpu"));
+            }
+            Err(e) => {
+                assert!(wgpu_here().is_none());
+                assert!(matches!(e, Error::DeviceUnavailable { device: Device::Gpu, .. }), "{e}");
+            }
+        }
+        let e = resolve(Some("tpu")).err().unwrap();
         assert!(matches!(e, Error::InvalidEnv { .. }), "{e}");
         assert!(e.to_string().contains("RLX_DEVICE='tpu'"), "{e}");
     }

@@ -1,8 +1,10 @@
 //! `Session`: one opened backend, compiling graphs into executables.
 
+use crate::auto;
 use crate::device::Device;
 use crate::error::Error;
 use crate::executable::Executable;
+use crate::rank::GraphStats;
 use crate::registry;
 use rlx_backend::Backend;
 use rlx_ir::{Graph, IrError, Op, Tensor, TensorType};
@@ -31,18 +33,30 @@ impl std::fmt::Debug for Session {
 }
 
 impl Session {
-    /// Opens `device`; one that cannot be used here gives `DeviceUnavailable` with the reason
-    /// (`Gpu` always, in this build). `Auto` takes `RLX_DEVICE` if set (an error if that device
-    /// is unavailable or the value does not parse), else the best available device: a Vulkan
-    /// GPU (discrete or integrated, not a CPU implementation such as lavapipe), else the CPU.
+    /// Opens `device`; one that cannot be used here gives `DeviceUnavailable` with the reason.
+    /// `Auto` takes `RLX_DEVICE` if set (an error if that device is unavailable or the value
+    /// does not parse), else the fastest available device for a representative workload (one
+    /// BERT-base layer, [`GraphStats::representative`]) by the calibrated estimate; see
+    /// [`Session::auto_for`] to rank for the graph at hand instead. Software adapters (lavapipe)
+    /// are never chosen by `Auto`; without a real GPU it is the CPU, and nothing is measured.
     pub fn new(device: Device) -> Result<Session, Error> {
-        let (device, backend) = match device {
-            Device::Auto => {
-                let env = std::env::var(crate::device::DEVICE_ENV).ok();
-                registry::resolve_auto(env.as_deref())?
-            }
-            d => (d, registry::open(d)?),
-        };
+        match device {
+            Device::Auto => Self::auto_with(&GraphStats::representative()),
+            d => Ok(Session { device: d, backend: registry::open(d)? }),
+        }
+    }
+
+    /// `Device::Auto` for `g`: `RLX_DEVICE` if set, else the available device with the lowest
+    /// estimated time for this graph (matmul and attention flops, tensor bytes and step count
+    /// against each device's calibration). A device without a cached calibration is measured
+    /// first (about a second, once per device and driver, with a line on stderr).
+    pub fn auto_for(g: &Graph) -> Result<Session, Error> {
+        Self::auto_with(&GraphStats::of(g))
+    }
+
+    fn auto_with(stats: &GraphStats) -> Result<Session, Error> {
+        let env = std::env::var(crate::device::DEVICE_ENV).ok();
+        let (device, backend) = auto::resolve(env.as_deref(), stats)?;
         Ok(Session { device, backend })
     }
 
@@ -50,6 +64,11 @@ impl Session {
     /// this registry. `device` is what [`Session::device`] reports for it.
     pub fn with_backend(device: Device, backend: Box<dyn Backend>) -> Session {
         Session { device, backend }
+    }
+
+    /// The backend, for code in this crate that borrowed it into a session (calibration).
+    pub(crate) fn into_backend(self) -> Box<dyn Backend> {
+        self.backend
     }
 
     /// The device this session runs on (never `Auto`).

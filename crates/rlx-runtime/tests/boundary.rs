@@ -258,17 +258,45 @@ fn unsupported_op_is_an_opt_error_naming_op_and_device() {
     assert!(m.contains("cumsum") && m.contains("limited-test-device"), "{m}");
 }
 
-#[test]
-fn gpu_is_unavailable_with_a_reason() {
-    let e = Session::new(Device::Gpu).unwrap_err();
-    match &e {
-        Error::DeviceUnavailable { device, reason } => {
-            assert_eq!(*device, Device::Gpu);
-            assert!(reason.contains("not part of this build"), "{reason}");
-        }
-        other => panic!("expected DeviceUnavailable, got {other}"),
+/// Whether wgpu opens an adapter here (lavapipe counts), and whether it is a real GPU.
+fn wgpu_here() -> (bool, bool) {
+    match rlx_wgpu::WgpuBackend::new() {
+        Ok(b) => (true, !b.info().is_software()),
+        Err(_) => (false, false),
     }
-    assert!(msg(&e).contains("gpu"), "{e}");
+}
+
+#[test]
+fn gpu_opens_where_wgpu_finds_an_adapter_and_says_why_not_elsewhere() {
+    match (Session::new(Device::Gpu), wgpu_here().0) {
+        (Ok(s), true) => {
+            assert_eq!((s.device(), s.backend_name()), (Device::Gpu, "wgpu"));
+            assert!(s.capabilities().dtypes.contains(&DType::F32));
+        }
+        (Err(e @ Error::DeviceUnavailable { device: Device::Gpu, .. }), false) => {
+            assert!(msg(&e).contains("gpu"), "{e}");
+        }
+        (r, expected) => panic!("wgpu available = {expected}, but Session::new gave {r:?}"),
+    }
+}
+
+#[test]
+fn auto_for_a_graph_is_the_cpu_without_a_real_gpu() {
+    if std::env::var(rlx_runtime::DEVICE_ENV).is_ok_and(|v| !v.trim().is_empty()) {
+        return; // RLX_DEVICE decides, not the ranking.
+    }
+    let mut g = Graph::new("mm");
+    let a = g.input("a", &[256, 256], DType::F32).unwrap();
+    let c = g.matmul(a, a).unwrap();
+    g.set_outputs(&[c]).unwrap();
+    let s = Session::auto_for(&g).unwrap();
+    if !(vulkan_here().1 || wgpu_here().1) {
+        assert_eq!(s.device(), Device::Cpu);
+    }
+    // Whatever was chosen compiles and runs the graph.
+    let mut exe = s.compile(&g).unwrap();
+    let out = exe.run(&[("a", &vec![1.0f32; 256 * 256])]).unwrap();
+    assert!(out[0].as_f32().unwrap().iter().all(|&v| (v - 256.0).abs() < 1e-3));
 }
 
 /// Whether this machine has a usable Vulkan device, and whether it is a real GPU (what `Auto`
@@ -298,11 +326,15 @@ fn vulkan_opens_where_a_device_exists_and_says_why_not_elsewhere() {
 #[test]
 fn cpu_and_auto_resolve() {
     assert_eq!(Session::new(Device::Cpu).unwrap().device(), Device::Cpu);
-    // RLX_DEVICE is not set by the test suite, so Auto is the best available device: a Vulkan GPU
-    // if there is one (lavapipe does not count), else the CPU.
+    // RLX_DEVICE is not set by the test suite, so Auto ranks: on a real GPU (lavapipe does not
+    // count) one of the GPU backends beats the CPU on its BERT-layer workload; else the CPU.
     if std::env::var(rlx_runtime::DEVICE_ENV).is_err() {
-        let best = if vulkan_here().1 { Device::Vulkan } else { Device::Cpu };
-        assert_eq!(Session::new(Device::Auto).unwrap().device(), best);
+        let auto = Session::new(Device::Auto).unwrap().device();
+        if vulkan_here().1 || wgpu_here().1 {
+            assert_ne!(auto, Device::Cpu);
+        } else {
+            assert_eq!(auto, Device::Cpu);
+        }
     }
 }
 
@@ -365,7 +397,7 @@ fn bad_inputs_never_panic() {
         assert!(matches!(r, Ok(Err(_))), "set_param({name}) did not return Err");
     }
     let r = std::panic::catch_unwind(|| Session::new(Device::Gpu).map(|_| ()));
-    assert!(matches!(r, Ok(Err(_))), "Session::new(gpu) did not return Err");
+    assert!(r.is_ok(), "Session::new(gpu) panicked");
     let r = std::panic::catch_unwind(|| Session::new(Device::Vulkan).map(|_| ()));
     assert!(r.is_ok(), "Session::new(vulkan) panicked");
     let r = std::panic::catch_unwind(|| {

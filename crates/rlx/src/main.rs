@@ -1,4 +1,5 @@
-//! The `rlx` command-line tool: `rlx devices`, `rlx demo` and `rlx bench`.
+//! The `rlx` command-line tool: `rlx devices`, `rlx demo`, `rlx bench`, and sentence embeddings
+//! with `rlx fetch`, `rlx embed` and `rlx similarity`.
 
 mod cli;
 
@@ -15,8 +16,13 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// List every backend, whether it is available here, and why not.
-    Devices,
+    /// List every backend, whether it is available here, and why not, with its calibration.
+    Devices {
+        /// Measure every available device again (matmul rate, bandwidth, dispatch cost) and
+        /// update the calibration cache that Device::Auto ranks by.
+        #[arg(long)]
+        calibrate: bool,
+    },
     /// Build a small MLP graph, compile it, run it, and print the result.
     Demo {
         /// cpu, gpu, vulkan or auto (auto honours RLX_DEVICE).
@@ -56,15 +62,53 @@ enum Command {
         bert_batch: usize,
         /// Workloads to run (default: all).
         #[arg(value_enum)]
-        workloads: Vec<cli::bench::Workload>,
+        workloads: Vec<cli::bench_embed::BenchWorkload>,
+    },
+    /// Download a model (all-minilm-l6-v2) into the cache; does nothing when it is there.
+    Fetch {
+        /// The model to fetch.
+        #[arg(default_value = rlx_models::DEFAULT_MODEL)]
+        model: String,
+    },
+    /// Sentence embeddings (all-MiniLM-L6-v2): one L2-normalised vector per sentence on stdout.
+    Embed {
+        /// cpu, gpu, vulkan or auto (auto honours RLX_DEVICE).
+        #[arg(long, default_value = "auto")]
+        device: Device,
+        /// json: one array of arrays; text: one line of values per sentence.
+        #[arg(long, value_enum, default_value = "json")]
+        format: cli::embed::Format,
+        /// Sentences per model run.
+        #[arg(long, default_value_t = 32)]
+        batch: usize,
+        /// A folder with config.json, model.safetensors and tokenizer.json (default: the
+        /// cached all-minilm-l6-v2, fetched when missing).
+        #[arg(long)]
+        model_dir: Option<std::path::PathBuf>,
+        /// Read sentences from this file, one per line (`-` for stdin), before the arguments.
+        #[arg(long)]
+        file: Option<std::path::PathBuf>,
+        /// Sentences to embed.
+        sentences: Vec<String>,
+    },
+    /// Print the cosine similarity of two sentences' embeddings.
+    Similarity {
+        /// cpu, gpu, vulkan or auto (auto honours RLX_DEVICE).
+        #[arg(long, default_value = "auto")]
+        device: Device,
+        /// As for `rlx embed`.
+        #[arg(long)]
+        model_dir: Option<std::path::PathBuf>,
+        a: String,
+        b: String,
     },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result: Result<(), Box<dyn std::error::Error>> = match cli.command {
-        Command::Devices => {
-            cli::devices::run();
+        Command::Devices { calibrate } => {
+            cli::devices::run(calibrate);
             Ok(())
         }
         Command::Demo { device, dump } => cli::demo::run(device, dump).map_err(Into::into),
@@ -80,10 +124,18 @@ fn main() -> ExitCode {
             workloads,
         } => {
             use cli::bench::{BenchOptions, Workload};
+            let embed = workloads.contains(&cli::bench_embed::BenchWorkload::Embed);
             let workloads = if workloads.is_empty() {
                 vec![Workload::Tiny, Workload::Matmul, Workload::Bert]
             } else {
-                workloads
+                workloads.iter().filter_map(|w| w.graph_workload()).collect()
+            };
+            let run_graphs = !workloads.is_empty();
+            let embed_options = cli::bench_embed::BenchEmbedOptions {
+                devices: devices.clone(),
+                iters,
+                warmup,
+                model_dir: None,
             };
             let options = BenchOptions {
                 devices,
@@ -96,8 +148,14 @@ fn main() -> ExitCode {
                 bert_layers,
                 bert_batch,
             };
-            cli::bench::run(&options)
+            let graphs = if run_graphs { cli::bench::run(&options) } else { Ok(()) };
+            graphs.and_then(|()| if embed { cli::bench_embed::run(&embed_options) } else { Ok(()) })
         }
+        Command::Fetch { model } => cli::fetch::run(&model),
+        Command::Embed { device, format, batch, model_dir, file, sentences } => {
+            cli::embed::run(cli::embed::EmbedOptions { device, format, batch, model_dir, file, sentences })
+        }
+        Command::Similarity { device, model_dir, a, b } => cli::similarity::run(device, model_dir, &a, &b),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

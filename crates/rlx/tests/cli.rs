@@ -20,7 +20,7 @@ fn devices_lists_every_backend() {
     let out = rlx(&["devices"], &[]);
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "stderr: {}", text(&out.stderr));
-    for needle in ["cpu", "gpu (wgpu)", "vulkan", "not part of this build", "logical threads", "native ops"] {
+    for needle in ["cpu", "gpu (wgpu)", "vulkan", "logical threads", "native ops"] {
         assert!(stdout.contains(needle), "missing '{needle}' in:\n{stdout}");
     }
     let cpu_row = stdout.lines().find(|l| l.starts_with("cpu ")).unwrap();
@@ -41,8 +41,9 @@ fn devices_lists_every_backend() {
         }
         // Auto takes a real GPU, never a CPU implementation such as lavapipe.
         let cpu_adapter = stdout.lines().any(|l| l.split_whitespace().collect::<Vec<_>>() == ["type", "Cpu"]);
-        let auto = if cpu_adapter { "auto selects: cpu" } else { "auto selects: vulkan" };
-        assert!(stdout.contains(auto), "{stdout}");
+        if cpu_adapter {
+            assert!(stdout.contains("auto selects: cpu"), "{stdout}");
+        }
     } else {
         assert!(vulkan_row.contains(" no "), "{vulkan_row}");
         assert!(stdout.contains("auto selects: cpu"), "{stdout}");
@@ -91,11 +92,12 @@ fn unknown_device_is_a_readable_error() {
 
 #[test]
 fn unavailable_device_exits_1_with_the_reason() {
-    let out = rlx(&["demo", "--device", "gpu"], &[]);
+    // WGPU_BACKEND=dx12 leaves wgpu no adapter on Linux: a device that cannot open.
+    let out = rlx(&["demo", "--device", "gpu"], &[("WGPU_BACKEND", "dx12")]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = text(&out.stderr);
     assert!(stderr.starts_with("error: device gpu is unavailable"), "{stderr}");
-    assert!(stderr.contains("not part of this build"), "{stderr}");
+    assert!(stderr.len() > "error: device gpu is unavailable: ".len() + 10, "a reason follows: {stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
 
@@ -105,7 +107,7 @@ fn bad_rlx_device_is_reported_not_ignored() {
     assert_eq!(out.status.code(), Some(1));
     let stderr = text(&out.stderr);
     assert!(stderr.contains("RLX_DEVICE='quantum'"), "{stderr}");
-    let out = rlx(&["demo"], &[("RLX_DEVICE", "gpu")]);
+    let out = rlx(&["demo"], &[("RLX_DEVICE", "gpu"), ("WGPU_BACKEND", "dx12")]);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("device gpu is unavailable"));
 }
@@ -137,7 +139,7 @@ fn bench_prints_a_table_and_writes_json() {
 fn bench_reports_a_device_it_cannot_use_and_goes_on() {
     let out = rlx(
         &["bench", "--device", "gpu", "--device", "cpu", "--iters", "1", "--tiny-iters", "1", "tiny"],
-        &[],
+        &[("WGPU_BACKEND", "dx12")],
     );
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "stderr: {}", text(&out.stderr));

@@ -1,8 +1,14 @@
-//! `rlx devices`: the backend registry as a table, then the details of each available device.
+//! `rlx devices`: the backend registry as a table, then the details and calibration of each
+//! available device. `--calibrate` measures every available device first (progress on stderr).
 
 use rlx::prelude::{devices, Device, Session};
+use rlx::runtime::{cached_ranking, calibrate_device, calibration_path, Calibration, GraphStats};
+use std::io::Write as _;
 
-pub fn run() {
+pub fn run(calibrate: bool) {
+    if calibrate {
+        calibrate_all();
+    }
     let all = devices();
     println!("{:<14} {:<10} reason", "device", "available");
     for s in &all {
@@ -16,15 +22,69 @@ pub fn run() {
     for s in all.iter().filter(|s| s.available) {
         println!();
         println!("{}:", s.device);
-        let width = s.details.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
-        for (k, v) in &s.details {
+        let mut rows = s.details.clone();
+        rows.push(("calibration".to_string(), calibration_text(s.calibration.as_ref())));
+        if s.software {
+            rows.push(("auto".to_string(), "never selects it (a GPU API on the CPU's cores)".to_string()));
+        }
+        let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+        for (k, v) in &rows {
             println!("  {k:<width$}  {v}");
         }
     }
     println!();
+    let cache =
+        calibration_path().map_or_else(|| "none ($HOME unset)".to_string(), |p| p.display().to_string());
+    println!("calibration cache: {cache}");
+    let ranking = cached_ranking(&GraphStats::representative());
+    if !ranking.is_empty() {
+        let listed: Vec<String> =
+            ranking.iter().map(|(d, secs)| format!("{d} {:.2} ms", secs * 1e3)).collect();
+        println!("estimated time of one BERT-base layer (b1 s128): {}", listed.join(", "));
+    }
     // What `Device::Auto` picks here, RLX_DEVICE included.
     match Session::new(Device::Auto) {
         Ok(s) => println!("auto selects: {}", s.device()),
         Err(e) => println!("auto selects nothing: {e}"),
     }
+}
+
+fn calibration_text(c: Option<&Calibration>) -> String {
+    match c {
+        Some(c) => format!(
+            "{:.1} GFLOP/s matmul, {:.1} GB/s, {:.2} µs/step, {:.1} µs/run",
+            c.gflops, c.gbps, c.dispatch_us, c.launch_us
+        ),
+        None => {
+            "not measured yet (auto measures it when it needs it; `rlx devices --calibrate` now)".to_string()
+        }
+    }
+}
+
+/// Measures every available device, with a progress bar per device on stderr.
+fn calibrate_all() {
+    let available: Vec<Device> = devices().into_iter().filter(|s| s.available).map(|s| s.device).collect();
+    let total = available.len();
+    for (i, device) in available.into_iter().enumerate() {
+        let label = format!("calibrating {device} ({}/{total})", i + 1);
+        let mut bar = |fraction: f64| draw_bar(&label, fraction);
+        match calibrate_device(device, &mut bar) {
+            Ok(_) => {
+                let _ = writeln!(std::io::stderr());
+            }
+            Err(e) => {
+                let _ = writeln!(std::io::stderr(), "\n{device}: calibration failed: {e}");
+            }
+        }
+    }
+}
+
+fn draw_bar(label: &str, fraction: f64) {
+    const WIDTH: usize = 30;
+    let f = if fraction.is_finite() { fraction.clamp(0.0, 1.0) } else { 0.0 };
+    let filled = (f * WIDTH as f64).round() as usize;
+    let bar = format!("{}{}", "#".repeat(filled), "-".repeat(WIDTH - filled));
+    let mut err = std::io::stderr();
+    let _ = write!(err, "\r{label:<28} [{bar}] {:>3.0}%", f * 100.0);
+    let _ = err.flush();
 }

@@ -1,6 +1,10 @@
 //! Subcommands of the `rlx` binary.
 
 pub mod bench;
+pub mod bench_embed;
 pub mod bert_graph;
 pub mod demo;
 pub mod devices;
+pub mod embed;
+pub mod fetch;
+pub mod similarity;

@@ -1,0 +1,198 @@
+//! The model directory's JSON files: config.json (the BERT sizes), sentence_bert_config.json
+//! (max_seq_length) and 1_Pooling/config.json (the pooling mode).
+
+use crate::error::{ModelError, Result};
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+/// The feed-forward activation named by `hidden_act`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Activation {
+    /// `gelu`: the exact (erf) form.
+    Gelu,
+    /// `gelu_new`, `gelu_pytorch_tanh`: the tanh approximation.
+    GeluTanh,
+    Relu,
+}
+
+/// How token embeddings become one sentence embedding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pooling {
+    /// Mean over the tokens the attention mask marks valid.
+    Mean,
+    /// The first ([CLS]) token.
+    Cls,
+}
+
+/// The sizes of a BERT encoder, from config.json.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BertConfig {
+    pub vocab_size: usize,
+    pub hidden_size: usize,
+    pub num_hidden_layers: usize,
+    pub num_attention_heads: usize,
+    pub intermediate_size: usize,
+    pub max_position_embeddings: usize,
+    pub type_vocab_size: usize,
+    pub layer_norm_eps: f32,
+    pub activation: Activation,
+}
+
+impl BertConfig {
+    pub fn head_dim(&self) -> usize {
+        self.hidden_size / self.num_attention_heads.max(1)
+    }
+}
+
+#[derive(Deserialize)]
+struct RawConfig {
+    vocab_size: usize,
+    hidden_size: usize,
+    num_hidden_layers: usize,
+    num_attention_heads: usize,
+    intermediate_size: usize,
+    max_position_embeddings: usize,
+    #[serde(default = "default_type_vocab")]
+    type_vocab_size: usize,
+    #[serde(default = "default_eps")]
+    layer_norm_eps: f64,
+    #[serde(default = "default_act")]
+    hidden_act: String,
+    #[serde(default)]
+    position_embedding_type: Option<String>,
+}
+
+fn default_type_vocab() -> usize {
+    2
+}
+fn default_eps() -> f64 {
+    1e-12
+}
+fn default_act() -> String {
+    "gelu".to_string()
+}
+
+#[derive(Deserialize)]
+struct RawSbertConfig {
+    max_seq_length: Option<usize>,
+}
+
+#[derive(Deserialize, Default)]
+struct RawPooling {
+    #[serde(default)]
+    pooling_mode_cls_token: bool,
+    #[serde(default)]
+    pooling_mode_mean_tokens: bool,
+    #[serde(default)]
+    pooling_mode_max_tokens: bool,
+    #[serde(default)]
+    pooling_mode_mean_sqrt_len_tokens: bool,
+}
+
+/// Everything the JSON files of a model directory say.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelConfig {
+    pub bert: BertConfig,
+    /// Longest token sequence fed to the model (longer inputs are truncated).
+    pub max_seq_length: usize,
+    pub pooling: Pooling,
+}
+
+fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T> {
+    let text = std::fs::read_to_string(path).map_err(|e| ModelError::io(path, e))?;
+    serde_json::from_str(&text).map_err(|source| ModelError::Json { path: path.to_path_buf(), source })
+}
+
+fn bad(path: &Path, reason: impl Into<String>) -> ModelError {
+    ModelError::Config { path: path.to_path_buf(), reason: reason.into() }
+}
+
+/// Parses config.json.
+pub fn read_bert_config(path: &Path) -> Result<BertConfig> {
+    let raw: RawConfig = read_json(path)?;
+    let activation = match raw.hidden_act.as_str() {
+        "gelu" => Activation::Gelu,
+        "gelu_new" | "gelu_pytorch_tanh" | "gelu_fast" => Activation::GeluTanh,
+        "relu" => Activation::Relu,
+        other => {
+            return Err(bad(path, format!("hidden_act '{other}' is not supported (gelu, gelu_new, relu)")))
+        }
+    };
+    if let Some(kind) = raw.position_embedding_type.as_deref() {
+        if kind != "absolute" {
+            return Err(bad(path, format!("position_embedding_type '{kind}' is not supported (absolute)")));
+        }
+    }
+    let sizes = [
+        ("vocab_size", raw.vocab_size),
+        ("hidden_size", raw.hidden_size),
+        ("num_attention_heads", raw.num_attention_heads),
+        ("intermediate_size", raw.intermediate_size),
+        ("max_position_embeddings", raw.max_position_embeddings),
+        ("type_vocab_size", raw.type_vocab_size),
+    ];
+    if let Some((name, _)) = sizes.iter().find(|(_, v)| *v == 0) {
+        return Err(bad(path, format!("{name} must be at least 1")));
+    }
+    if !raw.hidden_size.is_multiple_of(raw.num_attention_heads) {
+        return Err(bad(
+            path,
+            format!(
+                "hidden_size {} is not a multiple of num_attention_heads {}",
+                raw.hidden_size, raw.num_attention_heads
+            ),
+        ));
+    }
+    if !(raw.layer_norm_eps.is_finite() && raw.layer_norm_eps >= 0.0) {
+        return Err(bad(path, format!("layer_norm_eps {} must be finite and ≥ 0", raw.layer_norm_eps)));
+    }
+    Ok(BertConfig {
+        vocab_size: raw.vocab_size,
+        hidden_size: raw.hidden_size,
+        num_hidden_layers: raw.num_hidden_layers,
+        num_attention_heads: raw.num_attention_heads,
+        intermediate_size: raw.intermediate_size,
+        max_position_embeddings: raw.max_position_embeddings,
+        type_vocab_size: raw.type_vocab_size,
+        layer_norm_eps: raw.layer_norm_eps as f32,
+        activation,
+    })
+}
+
+/// Reads config.json plus, when present, sentence_bert_config.json and 1_Pooling/config.json
+/// (absent: max_seq_length = max_position_embeddings, mean pooling).
+pub fn read_model_config(dir: &Path) -> Result<ModelConfig> {
+    let bert = read_bert_config(&dir.join("config.json"))?;
+    let sbert_path = dir.join("sentence_bert_config.json");
+    let max_seq_length = if sbert_path.exists() {
+        let raw: RawSbertConfig = read_json(&sbert_path)?;
+        raw.max_seq_length.unwrap_or(bert.max_position_embeddings)
+    } else {
+        bert.max_position_embeddings
+    };
+    if max_seq_length < 2 || max_seq_length > bert.max_position_embeddings {
+        return Err(bad(
+            &sbert_path,
+            format!(
+                "max_seq_length {max_seq_length} must lie in 2..={} (max_position_embeddings)",
+                bert.max_position_embeddings
+            ),
+        ));
+    }
+    let pooling_path: PathBuf = dir.join("1_Pooling").join("config.json");
+    let pooling = if pooling_path.exists() {
+        let raw: RawPooling = read_json(&pooling_path)?;
+        match (
+            raw.pooling_mode_mean_tokens,
+            raw.pooling_mode_cls_token,
+            raw.pooling_mode_max_tokens || raw.pooling_mode_mean_sqrt_len_tokens,
+        ) {
+            (true, false, false) => Pooling::Mean,
+            (false, true, false) => Pooling::Cls,
+            _ => return Err(bad(&pooling_path, "only one of mean or cls token pooling is supported")),
+        }
+    } else {
+        Pooling::Mean
+    };
+    Ok(ModelConfig { bert, max_seq_length, pooling })
+}

@@ -1,0 +1,211 @@
+//! [`Embedder`]: a model directory loaded onto one device, turning sentences into normalised
+//! embeddings. Graphs are compiled per (batch, seq) shape and kept in a small LRU cache.
+
+use crate::config::{read_model_config, ModelConfig};
+use crate::error::{ModelError, Result};
+use crate::graph::{build_graph, ATTENTION_MASK, INPUT_IDS, TOKEN_TYPE_IDS};
+use crate::tokenize::{SentenceTokenizer, TokenBatch};
+use crate::weights::{Precision, SafetensorsFile, WeightData};
+use rlx_runtime::{Device, Executable, HostData, Session};
+use std::path::Path;
+
+/// Files a model directory must hold.
+pub const REQUIRED_FILES: [&str; 3] = ["config.json", "model.safetensors", "tokenizer.json"];
+
+/// How an [`Embedder`] runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EmbedderOptions {
+    /// Sentences per model run in [`Embedder::embed`].
+    pub batch_size: usize,
+    pub precision: Precision,
+    /// Compiled shapes kept; the least recently used is dropped past this.
+    pub max_cached: usize,
+}
+
+impl Default for EmbedderOptions {
+    fn default() -> Self {
+        EmbedderOptions { batch_size: 32, precision: Precision::F32, max_cached: 8 }
+    }
+}
+
+/// A sentence-embedding model on one device.
+pub struct Embedder {
+    session: Session,
+    config: ModelConfig,
+    tokenizer: SentenceTokenizer,
+    weights: Vec<(String, WeightData)>,
+    cache: Vec<((usize, usize), Executable)>,
+    opts: EmbedderOptions,
+}
+
+impl std::fmt::Debug for Embedder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Embedder")
+            .field("device", &self.session.device())
+            .field("config", &self.config)
+            .field("opts", &self.opts)
+            .finish()
+    }
+}
+
+/// Files of [`REQUIRED_FILES`] missing from `dir`, comma-separated; `None` when all are there.
+pub fn missing_files(dir: &Path) -> Option<String> {
+    let missing: Vec<&str> = REQUIRED_FILES.iter().copied().filter(|f| !dir.join(f).is_file()).collect();
+    (!missing.is_empty()).then(|| missing.join(", "))
+}
+
+impl Embedder {
+    /// Opens `device` and loads the model in `dir`.
+    pub fn load(dir: &Path, device: Device, opts: EmbedderOptions) -> Result<Embedder> {
+        Embedder::with_session(dir, Session::new(device)?, opts)
+    }
+
+    /// Loads the model in `dir` onto an already opened session. Every weight is read and
+    /// checked against the config here, so a bad file fails now rather than at the first run.
+    pub fn with_session(dir: &Path, session: Session, opts: EmbedderOptions) -> Result<Embedder> {
+        if opts.batch_size == 0 {
+            return Err(ModelError::ZeroBatch);
+        }
+        if let Some(missing) = missing_files(dir) {
+            return Err(ModelError::NoModel { dir: dir.to_path_buf(), missing });
+        }
+        let config = read_model_config(dir)?;
+        let tokenizer = SentenceTokenizer::from_file(&dir.join("tokenizer.json"), config.max_seq_length)?;
+        let file = SafetensorsFile::open(&dir.join("model.safetensors"))?;
+        // The params are the same for every shape; a tiny graph lists them.
+        let probe = build_graph(&config.bert, config.pooling, 1, 1, opts.precision)?;
+        let weights = probe
+            .params()
+            .iter()
+            .map(|(name, _, ty)| Ok((name.to_string(), file.load(name, ty.shape.dims(), opts.precision)?)))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Embedder {
+            session,
+            config,
+            tokenizer,
+            weights,
+            cache: Vec::new(),
+            opts: EmbedderOptions { max_cached: opts.max_cached.max(1), ..opts },
+        })
+    }
+
+    /// Length of each embedding.
+    pub fn dim(&self) -> usize {
+        self.config.bert.hidden_size
+    }
+
+    pub fn device(&self) -> Device {
+        self.session.device()
+    }
+
+    pub fn config(&self) -> &ModelConfig {
+        &self.config
+    }
+
+    pub fn tokenizer(&self) -> &SentenceTokenizer {
+        &self.tokenizer
+    }
+
+    pub fn options(&self) -> &EmbedderOptions {
+        &self.opts
+    }
+
+    /// The (batch, seq) shapes compiled and cached now, least recently used first.
+    pub fn compiled_shapes(&self) -> Vec<(usize, usize)> {
+        self.cache.iter().map(|(k, _)| *k).collect()
+    }
+
+    /// Embeds `sentences` in order. They are run longest first in batches of
+    /// `batch_size` (similar lengths share a batch, so little padding), and returned in the
+    /// order given.
+    pub fn embed(&mut self, sentences: &[&str]) -> Result<Vec<Vec<f32>>> {
+        let lengths = self.tokenizer.lengths(sentences)?;
+        let mut order: Vec<usize> = (0..sentences.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(lengths.get(i).copied().unwrap_or(0)));
+        let mut out = vec![Vec::new(); sentences.len()];
+        for chunk in order.chunks(self.opts.batch_size) {
+            let batch: Vec<&str> = chunk.iter().filter_map(|&i| sentences.get(i).copied()).collect();
+            for (&i, e) in chunk.iter().zip(self.embed_batch(&batch)?) {
+                if let Some(slot) = out.get_mut(i) {
+                    *slot = e;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Embeds `sentences` in one model run, padded to the longest of them.
+    pub fn embed_batch(&mut self, sentences: &[&str]) -> Result<Vec<Vec<f32>>> {
+        if sentences.is_empty() {
+            return Ok(Vec::new());
+        }
+        let tokens = self.tokenizer.batch(sentences)?;
+        self.run_tokens(&tokens)
+    }
+
+    /// Runs an already tokenized batch.
+    pub fn run_tokens(&mut self, tokens: &TokenBatch) -> Result<Vec<Vec<f32>>> {
+        let vocab = self.config.bert.vocab_size;
+        if let Some(&bad) = tokens.input_ids.iter().find(|&&id| id < 0 || id as usize >= vocab) {
+            return Err(ModelError::Tokenize {
+                reason: format!("token id {bad} is outside the model's vocabulary of {vocab}: tokenizer.json does not match config.json"),
+            });
+        }
+        let types = self.config.bert.type_vocab_size;
+        if tokens.token_type_ids.iter().any(|&t| t < 0 || t as usize >= types) {
+            return Err(ModelError::Tokenize { reason: format!("a token type id is outside 0..{types}") });
+        }
+        let dim = self.dim();
+        let exe = self.executable(tokens.batch, tokens.seq)?;
+        let inputs: [(&str, &dyn HostData); 3] = [
+            (INPUT_IDS, &tokens.input_ids),
+            (TOKEN_TYPE_IDS, &tokens.token_type_ids),
+            (ATTENTION_MASK, &tokens.attention_mask),
+        ];
+        let out = exe.run(&inputs)?;
+        let values = out.first().map(|t| t.to_f32_vec()).unwrap_or_default();
+        if values.len() != tokens.batch * dim {
+            return Err(ModelError::OutputSize { batch: tokens.batch, dim, got: values.len() });
+        }
+        Ok(values.chunks_exact(dim).map(<[f32]>::to_vec).collect())
+    }
+
+    /// The executable for (batch, seq): from the cache, or compiled with every weight set.
+    fn executable(&mut self, batch: usize, seq: usize) -> Result<&mut Executable> {
+        let key = (batch, seq);
+        if let Some(pos) = self.cache.iter().position(|(k, _)| *k == key) {
+            let entry = self.cache.remove(pos);
+            self.cache.push(entry);
+        } else {
+            let g = build_graph(&self.config.bert, self.config.pooling, batch, seq, self.opts.precision)?;
+            let mut exe = self.session.compile(&g)?;
+            for (name, data) in &self.weights {
+                match data {
+                    WeightData::F32(v) => exe.set_param(name, v)?,
+                    WeightData::F16(v) => exe.set_param(name, v)?,
+                }
+            }
+            if self.cache.len() >= self.opts.max_cached {
+                self.cache.remove(0);
+            }
+            self.cache.push((key, exe));
+        }
+        let last = self.cache.len() - 1;
+        Ok(&mut self.cache[last].1)
+    }
+}
+
+/// Cosine similarity of two vectors (0 when either is all zeros; NaN in, NaN out).
+pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    let (mut dot, mut na, mut nb) = (0f64, 0f64, 0f64);
+    for (&x, &y) in a.iter().zip(b) {
+        dot += x as f64 * y as f64;
+        na += x as f64 * x as f64;
+        nb += y as f64 * y as f64;
+    }
+    let denom = (na * nb).sqrt();
+    if denom == 0.0 {
+        return if denom.is_nan() { f32::NAN } else { 0.0 };
+    }
+    (dot / denom) as f32
+}

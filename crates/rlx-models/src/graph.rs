@@ -1,0 +1,147 @@
+//! The BERT sentence-embedding graph for one (batch, seq) shape, built with rlx-ir builders.
+//!
+//! Inputs: `input_ids`, `token_type_ids` and `attention_mask`, each I32 [batch, seq] (mask 1 for
+//! a real token, 0 for padding). Params carry the HF tensor names (without a `bert.` prefix).
+//! Output: f32 [batch, hidden], L2-normalised sentence embeddings.
+
+use crate::config::{Activation, BertConfig, Pooling};
+use crate::weights::Precision;
+use rlx_ir::{AttentionSpec, AttnLayout, DType, Graph, IrError, MaskKind, NodeId};
+
+/// Names of the graph's inputs.
+pub const INPUT_IDS: &str = "input_ids";
+pub const TOKEN_TYPE_IDS: &str = "token_type_ids";
+pub const ATTENTION_MASK: &str = "attention_mask";
+
+/// sentence-transformers clamps the valid-token count at 1e-9 and the norm at 1e-12
+/// (`torch.clamp(sum_mask, min=1e-9)`, `F.normalize(eps=1e-12)`).
+const MIN_TOKENS: f32 = 1e-9;
+const MIN_NORM: f32 = 1e-12;
+
+struct Builder<'a> {
+    g: Graph,
+    precision: Precision,
+    cfg: &'a BertConfig,
+}
+
+impl Builder<'_> {
+    /// A weight param; f16 weights are cast to f32 where used.
+    fn param(&mut self, name: &str, dims: &[usize]) -> Result<NodeId, IrError> {
+        match self.precision {
+            Precision::F32 => self.g.param(name, dims, DType::F32),
+            Precision::F16 => {
+                let p = self.g.param(name, dims, DType::F16)?;
+                self.g.cast(p, DType::F32)
+            }
+        }
+    }
+
+    fn linear(&mut self, prefix: &str, x: NodeId, inp: usize, out: usize) -> Result<NodeId, IrError> {
+        let w = self.param(&format!("{prefix}.weight"), &[out, inp])?;
+        let b = self.param(&format!("{prefix}.bias"), &[out])?;
+        self.g.linear(x, w, Some(b))
+    }
+
+    fn layer_norm(&mut self, prefix: &str, x: NodeId) -> Result<NodeId, IrError> {
+        let h = self.cfg.hidden_size;
+        let gamma = self.param(&format!("{prefix}.weight"), &[h])?;
+        let beta = self.param(&format!("{prefix}.bias"), &[h])?;
+        self.g.layer_norm(x, Some(gamma), Some(beta), -1, self.cfg.layer_norm_eps)
+    }
+
+    fn activation(&mut self, x: NodeId) -> Result<NodeId, IrError> {
+        match self.cfg.activation {
+            Activation::Gelu => self.g.gelu(x),
+            Activation::GeluTanh => self.g.gelu_tanh(x),
+            Activation::Relu => self.g.relu(x),
+        }
+    }
+
+    /// One post-norm encoder layer on x [batch·seq, hidden].
+    fn layer(
+        &mut self,
+        i: usize,
+        x: NodeId,
+        mask: NodeId,
+        batch: usize,
+        seq: usize,
+    ) -> Result<NodeId, IrError> {
+        let cfg = self.cfg;
+        let (h, f) = (cfg.hidden_size, cfg.intermediate_size);
+        let p = |s: &str| format!("encoder.layer.{i}.{s}");
+        let heads = [batch, seq, cfg.num_attention_heads, cfg.head_dim()];
+        let q = self.linear(&p("attention.self.query"), x, h, h)?;
+        let k = self.linear(&p("attention.self.key"), x, h, h)?;
+        let v = self.linear(&p("attention.self.value"), x, h, h)?;
+        let (q, k, v) = (self.g.reshape(q, &heads)?, self.g.reshape(k, &heads)?, self.g.reshape(v, &heads)?);
+        let spec =
+            AttentionSpec { layout: AttnLayout::Bshd, mask: MaskKind::Padding, scale: None, softcap: None };
+        let a = self.g.attention(q, k, v, Some(mask), spec)?;
+        let a = self.g.reshape(a, &[batch * seq, h])?;
+        let o = self.linear(&p("attention.output.dense"), a, h, h)?;
+        let r1 = self.g.add(o, x)?;
+        let x1 = self.layer_norm(&p("attention.output.LayerNorm"), r1)?;
+        let up = self.linear(&p("intermediate.dense"), x1, h, f)?;
+        let up = self.activation(up)?;
+        let down = self.linear(&p("output.dense"), up, f, h)?;
+        let r2 = self.g.add(down, x1)?;
+        self.layer_norm(&p("output.LayerNorm"), r2)
+    }
+}
+
+/// Builds the embedding graph for `batch` sentences padded to `seq` tokens.
+pub fn build_graph(
+    cfg: &BertConfig,
+    pooling: Pooling,
+    batch: usize,
+    seq: usize,
+    precision: Precision,
+) -> Result<Graph, IrError> {
+    let h = cfg.hidden_size;
+    let mut b = Builder { g: Graph::new(format!("bert_embed_b{batch}_s{seq}")), precision, cfg };
+    let ids = b.g.input(INPUT_IDS, &[batch, seq], DType::I32)?;
+    let types = b.g.input(TOKEN_TYPE_IDS, &[batch, seq], DType::I32)?;
+    let mask = b.g.input(ATTENTION_MASK, &[batch, seq], DType::I32)?;
+
+    let word_table = b.param("embeddings.word_embeddings.weight", &[cfg.vocab_size, h])?;
+    let pos_table = b.param("embeddings.position_embeddings.weight", &[cfg.max_position_embeddings, h])?;
+    let type_table = b.param("embeddings.token_type_embeddings.weight", &[cfg.type_vocab_size, h])?;
+    let words = b.g.embedding(word_table, ids)?;
+    let types = b.g.embedding(type_table, types)?;
+    // Positions are 0..seq for every sentence (padding is on the right), so the first `seq`
+    // rows of the table broadcast over the batch.
+    let positions = b.g.narrow(pos_table, 0, 0, seq)?;
+    let e = b.g.add(words, types)?;
+    let e = b.g.add(e, positions)?;
+    let e = b.layer_norm("embeddings.LayerNorm", e)?;
+    let mut x = b.g.reshape(e, &[batch * seq, h])?;
+    for i in 0..cfg.num_hidden_layers {
+        x = b.layer(i, x, mask, batch, seq)?;
+    }
+    let tokens = b.g.reshape(x, &[batch, seq, h])?;
+
+    let pooled = match pooling {
+        Pooling::Mean => {
+            let m = b.g.cast(mask, DType::F32)?;
+            let m = b.g.reshape(m, &[batch, seq, 1])?;
+            let masked = b.g.mul(tokens, m)?;
+            let sum = b.g.sum(masked, &[1], false)?;
+            let count = b.g.sum(m, &[1], false)?;
+            let floor = b.g.scalar(MIN_TOKENS)?;
+            let count = b.g.maximum(count, floor)?;
+            b.g.div(sum, count)?
+        }
+        Pooling::Cls => {
+            let first = b.g.narrow(tokens, 1, 0, 1)?;
+            b.g.reshape(first, &[batch, h])?
+        }
+    };
+    let sq = b.g.square(pooled)?;
+    let ss = b.g.sum(sq, &[-1], true)?;
+    let norm = b.g.sqrt(ss)?;
+    let floor = b.g.scalar(MIN_NORM)?;
+    let norm = b.g.maximum(norm, floor)?;
+    let out = b.g.div(pooled, norm)?;
+    b.g.set_outputs(&[out])?;
+    Ok(b.g)
+}

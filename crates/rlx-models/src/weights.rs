@@ -1,0 +1,174 @@
+//! model.safetensors, memory-mapped: tensors are read straight from the mapping by HF name
+//! (with or without the `bert.` prefix), checked against the shape the config implies, and
+//! widened from F16/BF16 to f32 (or kept as f16 for [`Precision::F16`]).
+
+use crate::error::{ModelError, Result};
+use half::{bf16, f16};
+use memmap2::Mmap;
+use safetensors::tensor::{Metadata, TensorInfo};
+use safetensors::{Dtype, SafeTensors};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+/// The dtype the graph's weights are declared with.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Precision {
+    /// Every weight widened to f32 (the default; matches sentence-transformers' float32).
+    #[default]
+    F32,
+    /// Weights stored as f16 on the device and cast to f32 where used: half the weight memory.
+    F16,
+}
+
+/// Values of one weight tensor, in the precision asked for.
+#[derive(Clone, Debug, PartialEq)]
+pub enum WeightData {
+    F32(Vec<f32>),
+    F16(Vec<f16>),
+}
+
+/// A memory-mapped safetensors file.
+pub struct SafetensorsFile {
+    path: PathBuf,
+    mmap: Mmap,
+    /// Bytes before the data section (8-byte length + JSON header).
+    data_start: usize,
+    metadata: Metadata,
+}
+
+impl std::fmt::Debug for SafetensorsFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SafetensorsFile").field("path", &self.path).finish()
+    }
+}
+
+impl SafetensorsFile {
+    /// Maps `path` and parses its header.
+    pub fn open(path: &Path) -> Result<SafetensorsFile> {
+        let file = File::open(path).map_err(|e| ModelError::io(path, e))?;
+        // SAFETY: the mapping is read-only; the model files are not expected to change while
+        // loaded (as with every mmap-based weight loader). Every tensor is copied out before use.
+        let mmap = unsafe { Mmap::map(&file) }.map_err(|e| ModelError::io(path, e))?;
+        let (header_len, metadata) = SafeTensors::read_metadata(&mmap)
+            .map_err(|e| ModelError::Safetensors { path: path.to_path_buf(), reason: e.to_string() })?;
+        Ok(SafetensorsFile { path: path.to_path_buf(), mmap, data_start: header_len + 8, metadata })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Names of every tensor in the file.
+    pub fn names(&self) -> Vec<String> {
+        let mut v: Vec<String> = self.metadata.tensors().into_keys().collect();
+        v.sort();
+        v
+    }
+
+    /// `name`, or the same name with a `bert.` prefix added or removed, whichever the file has.
+    fn find(&self, name: &str) -> Option<(String, &TensorInfo)> {
+        let alt = alternate_name(name);
+        [name.to_string(), alt].into_iter().find_map(|n| self.metadata.info(&n).map(|info| (n, info)))
+    }
+
+    /// Tensor `name` with exactly shape `expected`, in `precision`.
+    pub fn load(&self, name: &str, expected: &[usize], precision: Precision) -> Result<WeightData> {
+        let Some((found, info)) = self.find(name) else {
+            return Err(ModelError::MissingTensor {
+                name: name.to_string(),
+                alt: alternate_name(name),
+                expected: expected.to_vec(),
+            });
+        };
+        if info.shape != expected {
+            return Err(ModelError::WrongShape {
+                name: found,
+                expected: expected.to_vec(),
+                got: info.shape.clone(),
+            });
+        }
+        let width = match info.dtype {
+            Dtype::F32 => 4,
+            Dtype::F16 | Dtype::BF16 => 2,
+            other => return Err(ModelError::UnsupportedDType { name: found, dtype: format!("{other:?}") }),
+        };
+        let numel: usize = expected.iter().product();
+        let (start, end) = info.data_offsets;
+        let bytes = self
+            .data_start
+            .checked_add(start)
+            .zip(self.data_start.checked_add(end))
+            .and_then(|(s, e)| self.mmap.get(s..e))
+            .unwrap_or(&[]);
+        let need = numel * width;
+        if bytes.len() != need {
+            return Err(ModelError::TruncatedTensor {
+                name: found,
+                shape: expected.to_vec(),
+                dtype: format!("{:?}", info.dtype),
+                expected: need,
+                got: bytes.len(),
+            });
+        }
+        Ok(decode(info.dtype, bytes, precision))
+    }
+}
+
+/// Little-endian bytes of F32/F16/BF16 into the asked precision (the mapping may be unaligned,
+/// so values are assembled from bytes rather than cast in place).
+fn decode(dtype: Dtype, bytes: &[u8], precision: Precision) -> WeightData {
+    let halves = || bytes.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]]));
+    match (dtype, precision) {
+        (Dtype::F16, Precision::F16) => WeightData::F16(halves().map(f16::from_bits).collect()),
+        (Dtype::F16, Precision::F32) => {
+            WeightData::F32(halves().map(|b| f16::from_bits(b).to_f32()).collect())
+        }
+        (Dtype::BF16, Precision::F32) => {
+            WeightData::F32(halves().map(|b| bf16::from_bits(b).to_f32()).collect())
+        }
+        (Dtype::BF16, Precision::F16) => {
+            WeightData::F16(halves().map(|b| f16::from_f32(bf16::from_bits(b).to_f32())).collect())
+        }
+        (_, precision) => {
+            let v = bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]));
+            match precision {
+                Precision::F32 => WeightData::F32(v.collect()),
+                Precision::F16 => WeightData::F16(v.map(f16::from_f32).collect()),
+            }
+        }
+    }
+}
+
+fn alternate_name(name: &str) -> String {
+    match name.strip_prefix("bert.") {
+        Some(rest) => rest.to_string(),
+        None => format!("bert.{name}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decodes_each_dtype() {
+        let f32_bytes: Vec<u8> = [1.5f32, -2.0].iter().flat_map(|v| v.to_le_bytes()).collect();
+        assert_eq!(decode(Dtype::F32, &f32_bytes, Precision::F32), WeightData::F32(vec![1.5, -2.0]));
+        let h: Vec<u8> =
+            [f16::from_f32(0.5), f16::from_f32(-3.0)].iter().flat_map(|v| v.to_le_bytes()).collect();
+        assert_eq!(decode(Dtype::F16, &h, Precision::F32), WeightData::F32(vec![0.5, -3.0]));
+        let b: Vec<u8> =
+            [bf16::from_f32(0.25), bf16::from_f32(8.0)].iter().flat_map(|v| v.to_le_bytes()).collect();
+        assert_eq!(decode(Dtype::BF16, &b, Precision::F32), WeightData::F32(vec![0.25, 8.0]));
+        assert_eq!(
+            decode(Dtype::F32, &f32_bytes, Precision::F16),
+            WeightData::F16(vec![f16::from_f32(1.5), f16::from_f32(-2.0)])
+        );
+    }
+
+    #[test]
+    fn alternate_adds_or_strips_prefix() {
+        assert_eq!(alternate_name("embeddings.x"), "bert.embeddings.x");
+        assert_eq!(alternate_name("bert.embeddings.x"), "embeddings.x");
+    }
+}

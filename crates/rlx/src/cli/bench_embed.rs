@@ -1,0 +1,103 @@
+//! `rlx bench embed`: all-MiniLM-L6-v2 throughput, sentences per second at batch 1 and 64 on
+//! each device. Compilation and the first (warm-up) runs are excluded; each figure is the
+//! median over the timed runs of one `embed_batch` call (tokenize, upload, compute, read back).
+
+use super::fetch::resolve_model_dir;
+use rlx::prelude::Device;
+use rlx_models::{Embedder, EmbedderOptions};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// Batch sizes measured.
+pub const BATCHES: [usize; 2] = [1, 64];
+
+/// Sentences of everyday length (8 to 30 tokens), cycled to fill a batch.
+const SENTENCES: [&str; 8] = [
+    "A man is eating food.",
+    "A man is riding a white horse on an enclosed ground.",
+    "The new movie is awesome, everybody in the theatre loved it and wants to see it again.",
+    "Two dogs are running through a field of tall green grass on a sunny afternoon.",
+    "How do I compile a neural network graph once and run it many times?",
+    "Sentence embeddings map text to vectors whose cosine similarity reflects meaning.",
+    "It is raining.",
+    "The quarterly report shows revenue grew by twelve percent while costs stayed flat.",
+];
+
+/// Options of the embed workload.
+#[derive(Clone, Debug)]
+pub struct BenchEmbedOptions {
+    pub devices: Vec<Device>,
+    pub iters: usize,
+    pub warmup: usize,
+    pub model_dir: Option<PathBuf>,
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v.get(v.len() / 2).copied().unwrap_or_default()
+}
+
+/// Runs the workload and prints a table on stdout (progress on stderr).
+pub fn run(o: &BenchEmbedOptions) -> Result<(), Box<dyn std::error::Error>> {
+    let dir = resolve_model_dir(o.model_dir.clone())?;
+    let iters = o.iters.max(1);
+    let mut rows = Vec::new();
+    for &device in &o.devices {
+        let opts = EmbedderOptions { batch_size: 64, ..EmbedderOptions::default() };
+        let mut emb = match Embedder::load(&dir, device, opts) {
+            Ok(e) => e,
+            Err(e) => {
+                eprintln!("embed on {device}: skipped ({e})");
+                continue;
+            }
+        };
+        for batch in BATCHES {
+            let sentences: Vec<&str> = SENTENCES.iter().copied().cycle().take(batch).collect();
+            eprintln!("embed: {device}, batch {batch}: compiling and warming up");
+            for _ in 0..o.warmup.max(1) {
+                emb.embed_batch(&sentences)?;
+            }
+            let mut times = Vec::with_capacity(iters);
+            for _ in 0..iters {
+                let t = Instant::now();
+                emb.embed_batch(&sentences)?;
+                times.push(t.elapsed());
+            }
+            let t = median(times);
+            let per_s = batch as f64 / t.as_secs_f64().max(1e-12);
+            rows.push((emb.device().to_string(), batch, t, per_s));
+        }
+    }
+    println!("{:<8} {:>6} {:>12} {:>14}", "device", "batch", "ms/batch", "sentences/s");
+    for (device, batch, t, per_s) in rows {
+        println!("{device:<8} {batch:>6} {:>12.3} {per_s:>14.1}", t.as_secs_f64() * 1e3);
+    }
+    Ok(())
+}
+
+/// The workloads `rlx bench` accepts: its own graph workloads plus `embed`, which is measured
+/// here (it runs a real model through [`rlx_models::Embedder`] rather than one graph).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum BenchWorkload {
+    /// x[4] + 1: round-trip latency of one `run`.
+    Tiny,
+    /// f32 n³ matmul, n = --matmul-size (a as input, b as param).
+    Matmul,
+    /// BERT-base encoder, input x [batch·128, 768].
+    Bert,
+    /// all-MiniLM-L6-v2 sentences/s at batch 1 and 64 (fetches the model when needed).
+    Embed,
+}
+
+impl BenchWorkload {
+    /// The graph workload of `rlx bench` this names; `None` for `embed`.
+    pub fn graph_workload(self) -> Option<super::bench::Workload> {
+        use super::bench::Workload;
+        match self {
+            BenchWorkload::Tiny => Some(Workload::Tiny),
+            BenchWorkload::Matmul => Some(Workload::Matmul),
+            BenchWorkload::Bert => Some(Workload::Bert),
+            BenchWorkload::Embed => None,
+        }
+    }
+}

@@ -1,0 +1,134 @@
+//! `rlx embed`: sentence embeddings with all-MiniLM-L6-v2 (or a model
+//! folder given with --model-dir). Embeddings go to stdout; everything else to stderr.
+
+use super::fetch::resolve_model_dir;
+use rlx::prelude::Device;
+use rlx_models::{Embedder, EmbedderOptions};
+use std::io::{BufRead, Write as _};
+use std::path::{Path, PathBuf};
+
+/// How `rlx embed` prints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// One JSON array of arrays: one embedding per sentence, in order.
+    Json,
+    /// One line per sentence: the values separated by spaces.
+    Text,
+}
+
+/// Options of `rlx embed`.
+#[derive(Clone, Debug)]
+pub struct EmbedOptions {
+    pub device: Device,
+    pub format: Format,
+    pub batch: usize,
+    pub model_dir: Option<PathBuf>,
+    pub file: Option<PathBuf>,
+    pub sentences: Vec<String>,
+}
+
+/// Lines of `path` (`-` reads stdin), one sentence each.
+fn read_lines(path: &Path) -> Result<Vec<String>, Box<dyn std::error::Error>> {
+    let lines = if path == Path::new("-") {
+        std::io::stdin().lock().lines().collect::<Result<Vec<_>, _>>()
+    } else {
+        let f = std::fs::File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        std::io::BufReader::new(f).lines().collect::<Result<Vec<_>, _>>()
+    };
+    lines.map_err(|e| format!("reading {}: {e}", path.display()).into())
+}
+
+pub fn load(
+    device: Device,
+    batch: usize,
+    model_dir: Option<PathBuf>,
+) -> Result<Embedder, Box<dyn std::error::Error>> {
+    let dir = resolve_model_dir(model_dir)?;
+    let opts = EmbedderOptions { batch_size: batch, ..EmbedderOptions::default() };
+    let emb = Embedder::load(&dir, device, opts)?;
+    eprintln!("model {} on {}", dir.display(), emb.device());
+    Ok(emb)
+}
+
+/// Writes `v` as JSON numbers (shortest round-trip form; a non-finite value, which a correct
+/// model never gives, becomes null so the output stays valid JSON).
+fn json_row(out: &mut String, v: &[f32]) {
+    out.push('[');
+    for (i, x) in v.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        if x.is_finite() {
+            out.push_str(&format!("{x}"));
+        } else {
+            out.push_str("null");
+        }
+    }
+    out.push(']');
+}
+
+/// Formats the embeddings for stdout.
+pub fn render(embeddings: &[Vec<f32>], format: Format) -> String {
+    let mut out = String::new();
+    match format {
+        Format::Json => {
+            out.push('[');
+            for (i, e) in embeddings.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                json_row(&mut out, e);
+            }
+            out.push_str("]\n");
+        }
+        Format::Text => {
+            for e in embeddings {
+                let line: Vec<String> = e.iter().map(|x| format!("{x}")).collect();
+                out.push_str(&line.join(" "));
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+/// `rlx embed`.
+pub fn run(o: EmbedOptions) -> Result<(), Box<dyn std::error::Error>> {
+    let mut sentences = match &o.file {
+        Some(f) => read_lines(f)?,
+        None => Vec::new(),
+    };
+    sentences.extend(o.sentences.iter().cloned());
+    if sentences.is_empty() {
+        return Err("no sentences: pass them as arguments or with --file F (one per line)".into());
+    }
+    if o.batch == 0 {
+        return Err("--batch must be at least 1".into());
+    }
+    let mut emb = load(o.device, o.batch, o.model_dir)?;
+    let refs: Vec<&str> = sentences.iter().map(String::as_str).collect();
+    let start = std::time::Instant::now();
+    let embeddings = emb.embed(&refs)?;
+    eprintln!("embedded {} sentences in {:.3} s", refs.len(), start.elapsed().as_secs_f64());
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(render(&embeddings, o.format).as_bytes())?;
+    stdout.flush()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_is_one_array_of_arrays() {
+        let s = render(&[vec![0.5, -1.0], vec![0.25, f32::NAN]], Format::Json);
+        assert_eq!(s, "[[0.5,-1],[0.25,null]]\n");
+    }
+
+    #[test]
+    fn text_is_one_line_per_sentence() {
+        let s = render(&[vec![0.5, -1.0], vec![2.0, 3.5]], Format::Text);
+        assert_eq!(s, "0.5 -1\n2 3.5\n");
+    }
+}

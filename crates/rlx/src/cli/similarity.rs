@@ -1,0 +1,24 @@
+//! `rlx similarity A B`: the cosine similarity of two sentences' embeddings.
+
+use super::embed::load;
+use rlx::prelude::Device;
+use rlx_models::cosine;
+use std::path::PathBuf;
+
+/// `rlx similarity A B`: prints the cosine of the two sentences' embeddings.
+pub fn run(
+    device: Device,
+    model_dir: Option<PathBuf>,
+    a: &str,
+    b: &str,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let mut emb = load(device, 2, model_dir)?;
+    let e = emb.embed(&[a, b])?;
+    match (e.first(), e.get(1)) {
+        (Some(x), Some(y)) => {
+            println!("{:.6}", cosine(x, y));
+            Ok(())
+        }
+        _ => Err("the model returned fewer than two embeddings".into()),
+    }
+}
