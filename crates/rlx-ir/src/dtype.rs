@@ -23,6 +23,16 @@ impl DType {
         }
     }
 
+    /// Bytes per element in the widest storage any backend uses: [`DType::size_bytes`], except
+    /// Bool, which GPUs store as one 32-bit word. Size limits are checked with this, so a tensor
+    /// that passes them fits on every backend's storage of its dtype.
+    pub fn storage_bytes(self) -> usize {
+        match self {
+            DType::Bool => 4,
+            other => other.size_bytes(),
+        }
+    }
+
     pub fn is_float(self) -> bool {
         matches!(self, DType::F32 | DType::F16)
     }

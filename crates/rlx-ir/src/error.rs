@@ -31,6 +31,14 @@ pub enum IrError {
     #[error("data has {got} elements but shape {shape} needs {expected}")]
     DataLength { shape: Shape, expected: usize, got: usize },
 
+    /// A shape whose element count overflows `usize`, or whose byte size is past `limit`
+    /// ([`crate::MAX_TENSOR_BYTES`]). `what` spells out the size, computed without wrapping.
+    #[error(
+        "{op}: a {dtype} tensor of shape {shape} needs {what}, more than the limit of {limit} bytes \
+         for any tensor; use smaller dims (a smaller batch or sequence) or split the op into pieces"
+    )]
+    TooLarge { op: &'static str, shape: Shape, dtype: DType, what: String, limit: u64 },
+
     /// Wrong operand count for an op.
     #[error("{op}: takes {expected} operands, got {got}")]
     Arity { op: &'static str, expected: String, got: usize },

@@ -91,6 +91,7 @@ impl Graph {
                 return Err(IrError::DuplicateName { kind, name: name.clone(), existing });
             }
         }
+        // `infer` also checks the result's element count and byte size.
         let ty = infer::infer(&op, &tys)?;
         let id = NodeId(self.nodes.len() as u32);
         self.nodes.push(Node { op, inputs: inputs.to_vec(), ty });
@@ -116,6 +117,7 @@ impl Graph {
         if let Some(existing) = self.find_leaf(name) {
             return Err(IrError::DuplicateName { kind, name: name.clone(), existing });
         }
+        ty.check_size(kind)?;
         let id = NodeId(self.nodes.len() as u32);
         self.nodes.push(Node { op, inputs: Vec::new(), ty });
         Ok(id)

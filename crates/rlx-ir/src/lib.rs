@@ -22,6 +22,6 @@ pub use dump::dump;
 pub use error::{IrError, ShapeList};
 pub use graph::{Graph, Node, NodeId};
 pub use op::*;
-pub use shape::{Shape, TensorType};
+pub use shape::{Shape, TensorType, MAX_TENSOR_BYTES};
 pub use tensor::{Tensor, TensorData};
 pub use verify::verify;

@@ -83,15 +83,13 @@ pub struct Tensor {
 }
 
 impl Tensor {
-    /// Checks that `data` has exactly `shape.numel()` elements.
+    /// Checks that `shape` passes [`Shape::check_size`] (`TooLarge` otherwise) and that `data`
+    /// has exactly `shape.numel()` elements.
     pub fn new(shape: impl Into<Shape>, data: TensorData) -> Result<Self, IrError> {
         let shape = shape.into();
-        if shape.numel() != data.len() {
-            return Err(IrError::DataLength {
-                shape: shape.clone(),
-                expected: shape.numel(),
-                got: data.len(),
-            });
+        let expected = shape.check_size("tensor", data.dtype())?;
+        if expected != data.len() {
+            return Err(IrError::DataLength { shape, expected, got: data.len() });
         }
         Ok(Tensor { shape, data })
     }
@@ -121,10 +119,20 @@ impl Tensor {
         Tensor { shape: Shape::scalar(), data: TensorData::F32(vec![x]) }
     }
 
+    /// Zeros of a shape already checked (a graph node's type, see the `shape` module doc); for a
+    /// shape from elsewhere use [`Tensor::try_zeros`]. An unchecked overflowing shape saturates
+    /// to `usize::MAX` elements, which fails in the allocator rather than wrapping.
     pub fn zeros(shape: impl Into<Shape>, dtype: DType) -> Self {
         let shape = shape.into();
         let data = TensorData::zeros(dtype, shape.numel());
         Tensor { shape, data }
+    }
+
+    /// Zeros of any shape: `TooLarge` when the shape fails [`Shape::check_size`].
+    pub fn try_zeros(shape: impl Into<Shape>, dtype: DType) -> Result<Self, IrError> {
+        let shape = shape.into();
+        let n = shape.check_size("tensor", dtype)?;
+        Ok(Tensor { shape, data: TensorData::zeros(dtype, n) })
     }
 
     /// From f64 values, converted to `dtype` (see [`TensorData::from_f64`]).

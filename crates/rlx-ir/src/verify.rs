@@ -50,7 +50,9 @@ pub fn verify(g: &Graph) -> Result<(), IrError> {
                 if !node.inputs.is_empty() {
                     return Err(IrError::Arity { op: op_name, expected: "0".into(), got: node.inputs.len() });
                 }
-                // Leaves carry their type; there is nothing to infer it from.
+                // Leaves carry their type; there is nothing to infer it from, but its size is
+                // checked as `push_leaf` does.
+                node.ty.check_size(kind)?;
                 node.ty.clone()
             }
             op => infer(op, &tys)?,

@@ -36,7 +36,7 @@ impl Graph {
 
     /// A constant of `dtype` and shape `dims` filled with `value` (converted like a cast).
     pub fn full(&mut self, dims: &[usize], dtype: DType, value: f64) -> Result<NodeId, IrError> {
-        let n = Shape::new(dims).numel();
+        let n = Shape::new(dims).check_size("full", dtype)?;
         self.constant(Tensor::from_f64(dims, dtype, &vec![value; n])?)
     }
 

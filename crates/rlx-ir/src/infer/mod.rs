@@ -8,7 +8,15 @@ mod shape_ops;
 use crate::{DType, IrError, Op, Shape, ShapeList, TensorType, UnaryOp};
 
 /// The output type of `op` applied to operands of types `inputs`, or the first problem found.
+/// The result's element count and byte size are checked ([`Shape::check_size`]), so a node
+/// whose output would overflow is `TooLarge`, never a wrapped shape.
 pub fn infer(op: &Op, inputs: &[&TensorType]) -> Result<TensorType, IrError> {
+    let ty = infer_type(op, inputs)?;
+    ty.check_size(op.name())?;
+    Ok(ty)
+}
+
+fn infer_type(op: &Op, inputs: &[&TensorType]) -> Result<TensorType, IrError> {
     let name = op.name();
     match op {
         Op::Input { .. } | Op::Param { .. } => Err(IrError::Attribute {

@@ -79,6 +79,8 @@ pub(super) fn infer_shape_op(op: &Op, inputs: &[&TensorType]) -> Result<TensorTy
             Ok(TensorType::new(out, dtype))
         }
         Op::Reshape(s) => {
+            // A target past the size limits is reported as such, not as a count mismatch.
+            s.check_size(name, x.dtype)?;
             if s.numel() != x.numel() {
                 return Err(mismatch(
                     name,

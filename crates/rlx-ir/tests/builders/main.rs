@@ -6,6 +6,7 @@ mod elementwise;
 mod fused;
 mod nn;
 mod shape_ops;
+mod sizes;
 
 use rlx_ir::{DType, Graph, IrError, NodeId, TensorType};
 
