@@ -18,7 +18,10 @@ pub struct Capabilities {
     pub native_broadcast: bool,
     /// Offsets of planned buffers are multiples of this (a power of two).
     pub buffer_alignment: usize,
-    /// Largest single tensor in bytes (one storage binding on GPUs).
+    /// Largest single tensor in bytes (one storage binding on GPUs, the machine's memory on the
+    /// CPU), counted as [`rlx_ir::TensorType::storage_bytes`] does (Bool as 4 bytes). rlx-opt's
+    /// pipeline refuses a graph holding a bigger tensor. Every tensor is also bounded by
+    /// [`rlx_ir::MAX_TENSOR_BYTES`] when it is built, whatever this says.
     pub max_tensor_bytes: u64,
 }
 
@@ -65,7 +68,9 @@ impl Capabilities {
         .collect()
     }
 
-    /// A backend that runs everything natively (the CPU reference).
+    /// A backend that runs everything natively, with no size limit of its own
+    /// (`max_tensor_bytes` = `u64::MAX`). The CPU backend starts from this and sets
+    /// `max_tensor_bytes` to the machine's memory; tests use it as a permissive device.
     pub fn everything(device_name: impl Into<String>) -> Self {
         Capabilities {
             device_name: device_name.into(),

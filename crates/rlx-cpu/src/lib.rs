@@ -3,7 +3,9 @@
 //! Contract:
 //! - Runs every [`rlx_ir::Op`], fused forms included, on every dtype the op accepts, with the
 //!   semantics written in `rlx_ir::op` (which is the spec). [`CpuBackend`] declares
-//!   `Capabilities::everything`, so rlx-opt decomposes nothing for it.
+//!   `Capabilities::everything`, so rlx-opt decomposes nothing for it, with `max_tensor_bytes`
+//!   set to the machine's memory ([`host_memory_bytes`]): a bigger tensor is refused when the
+//!   graph is compiled instead of aborting in the allocator.
 //! - Numerics: F32 ops compute in f32 (or in f64 rounded once, which is the correctly rounded
 //!   f32 result); F16 widens to f32 and rounds the result back; reductions, cumsum, norms,
 //!   softmax, attention, conv and average pooling accumulate in f64. Integer arithmetic wraps,
@@ -18,10 +20,12 @@ mod elem;
 mod eval;
 mod exec;
 mod index;
+mod memory;
 mod ops;
 
 pub use eval::eval;
 pub use exec::CpuExecutable;
+pub use memory::host_memory_bytes;
 
 use rlx_backend::{Backend, BackendError, Capabilities, Executable};
 use rlx_ir::Graph;
@@ -32,9 +36,15 @@ pub struct CpuBackend {
 }
 
 impl CpuBackend {
+    /// Capabilities: every op and dtype, and the largest tensor the machine's memory holds
+    /// ([`host_memory_bytes`]).
     pub fn new() -> Self {
         let threads = rayon::current_num_threads();
-        CpuBackend { caps: Capabilities::everything(format!("cpu ({threads} threads)")) }
+        let caps = Capabilities {
+            max_tensor_bytes: host_memory_bytes(),
+            ..Capabilities::everything(format!("cpu ({threads} threads)"))
+        };
+        CpuBackend { caps }
     }
 }
 

@@ -22,6 +22,9 @@ fn backend_describes_itself() {
     for k in [OpKind::Attention, OpKind::FusedMatMul, OpKind::Conv2d, OpKind::TopK] {
         assert!(caps.supports(k));
     }
+    // The machine's memory, not "no limit".
+    assert_eq!(caps.max_tensor_bytes, rlx_cpu::host_memory_bytes());
+    assert!(caps.max_tensor_bytes <= rlx_ir::MAX_TENSOR_BYTES);
 }
 
 #[test]
