@@ -10,6 +10,15 @@ pub enum OptError {
     #[error("{op} (node {node}) is not supported on {device}: {reason}")]
     Unsupported { op: String, node: NodeId, device: String, reason: String },
 
+    /// A tensor bigger than the device's `max_tensor_bytes` (checked by legalize, so every
+    /// backend gets it). `node` is the node id in the graph handed to [`crate::optimize`]; `op`
+    /// names the decomposed op too when the tensor is an intermediate of a decomposition.
+    #[error(
+        "node {node} ({op}) of type {ty} needs {bytes} bytes, more than the {limit} bytes {device} \
+         allows for one tensor; use a smaller batch or sequence, or split the op"
+    )]
+    TooLarge { node: NodeId, op: String, ty: String, bytes: u64, limit: u64, device: String },
+
     /// The memory planner was given an alignment that is not a power of two.
     #[error(
         "memory plan: alignment {alignment} is not a power of two; pass the backend's \

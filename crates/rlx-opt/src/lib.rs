@@ -5,7 +5,8 @@
 //!   every op of the result is a leaf or listed in `native_ops`, every dtype is in `dtypes`, and
 //!   without `native_broadcast` no binary/compare/where operand is implicitly broadcast. Otherwise
 //!   it fails with [`OptError::Unsupported`] naming the op, the node (its id in the graph given to
-//!   `optimize`) and the device.
+//!   `optimize`) and the device. Every tensor of the result fits `max_tensor_bytes`, or it fails
+//!   with [`OptError::TooLarge`] (checked in legalize, which every graph goes through).
 //! - The result computes the same values: Input and Param nodes keep their names (unused ones
 //!   included), outputs keep their order and types, and it passes [`rlx_ir::verify`].
 //! - Every pass builds a new graph by walking the old one in order and pushing nodes through

@@ -7,6 +7,9 @@
 //! device.
 //! (b) Without native broadcasting, every operand of a binary/compare/where (and fused
 //! elementwise) whose shape differs from the output gets an explicit `Expand`.
+//! (c) Every node it emits (leaves, native ops and the pieces of decompositions) must fit the
+//! device's `max_tensor_bytes`, counted as `TensorType::storage_bytes`; a bigger one is
+//! `TooLarge` naming the user's node. Later passes only fuse, so no bigger tensor appears after.
 
 use super::decompose;
 use super::Rewriter;
@@ -79,7 +82,7 @@ impl Emitter<'_> {
     /// Adds an Input or Param leaf of type `ty`.
     fn leaf(&mut self, op: Op, ty: TensorType) -> Result<NodeId, OptError> {
         let id = self.graph.push_leaf(op, ty)?;
-        self.check_dtype(id)
+        self.check_storable(id)
     }
 
     /// Adds `op` to the graph in a form the device runs.
@@ -88,7 +91,7 @@ impl Emitter<'_> {
             let inputs =
                 if self.caps.native_broadcast { inputs.to_vec() } else { self.expand_operands(&op, inputs)? };
             let id = self.graph.push(op, &inputs)?;
-            return self.check_dtype(id);
+            return self.check_storable(id);
         }
         let name = op.name();
         // What the op would produce; a decomposition that changes it would silently corrupt
@@ -121,12 +124,29 @@ impl Emitter<'_> {
         }
     }
 
-    fn check_dtype(&self, id: NodeId) -> Result<NodeId, OptError> {
-        let dtype = self.ty(id)?.dtype;
+    /// The device must store the node's dtype and hold its size.
+    fn check_storable(&self, id: NodeId) -> Result<NodeId, OptError> {
+        let ty = self.ty(id)?;
+        let op = self.graph.node(id)?.op.name();
+        let (bytes, limit) = (ty.storage_bytes(), self.caps.max_tensor_bytes);
+        if bytes > limit {
+            let op = match self.stack.first() {
+                None => op.to_string(),
+                Some(outer) => format!("{op}, from the decomposition of {outer}"),
+            };
+            return Err(OptError::TooLarge {
+                node: self.node,
+                op,
+                ty: ty.to_string(),
+                bytes,
+                limit,
+                device: self.caps.device_name.clone(),
+            });
+        }
+        let dtype = ty.dtype;
         if self.caps.dtypes.contains(&dtype) {
             return Ok(id);
         }
-        let op = self.graph.node(id)?.op.name();
         Err(self.unsupported(
             op,
             format!("the device does not store {dtype} tensors; cast the graph's values to a dtype it has"),
