@@ -1,5 +1,7 @@
 //! Attention in both layouts with every mask kind, GQA, scale and soft-cap, against a naive
 //! reference written here.
+// Test crate: its helpers may unwrap, expect and panic, as the #[test] functions do.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 use common::*;

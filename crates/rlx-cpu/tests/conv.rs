@@ -1,5 +1,7 @@
 //! Conv2d (stride, padding, dilation, groups, bias), max/avg pooling, against naive loops and
 //! hand-computed values.
+// Test crate: its helpers may unwrap, expect and panic, as the #[test] functions do.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 use common::*;

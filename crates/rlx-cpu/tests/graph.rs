@@ -1,4 +1,6 @@
 //! Whole graphs built with the rlx-ir builders, compiled and run by `CpuBackend`.
+// Test crate: its helpers may unwrap, expect and panic, as the #[test] functions do.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 use common::*;

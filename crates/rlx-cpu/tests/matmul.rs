@@ -1,5 +1,7 @@
 //! Matmul (2-D, batched with broadcast, transposed operands) and the fused matmul epilogue,
 //! against naive triple loops.
+// Test crate: its helpers may unwrap, expect and panic, as the #[test] functions do.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 use common::*;

@@ -1,4 +1,6 @@
 //! Layer norm, RMS norm, softmax, log-softmax and the fused residual-add norm.
+// Test crate: its helpers may unwrap, expect and panic, as the #[test] functions do.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 use common::*;

@@ -1,4 +1,6 @@
 //! Reductions, arg-reductions, cumsum and top-k against hand-computed values.
+// Test crate: its helpers may unwrap, expect and panic, as the #[test] functions do.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 use common::*;

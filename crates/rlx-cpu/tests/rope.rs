@@ -1,4 +1,6 @@
 //! RoPE in both pairing styles, both layouts, full and partial rotary dims.
+// Test crate: its helpers may unwrap, expect and panic, as the #[test] functions do.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 use common::*;

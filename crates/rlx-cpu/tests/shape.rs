@@ -1,5 +1,7 @@
 //! Shape ops on every dtype: reshape, permute, slice, concat, expand, gather, pad, reverse,
 //! upsample.
+// Test crate: its helpers may unwrap, expect and panic, as the #[test] functions do.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 use common::*;

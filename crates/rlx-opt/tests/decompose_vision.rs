@@ -1,5 +1,7 @@
 //! conv2d, pool2d and upsample ×2 decompose into data movement + matmul on devices that lack
 //! them, and give the CPU's native results.
+// Test crate: its helpers may unwrap, expect and panic, as the #[test] functions do.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 

@@ -1,6 +1,8 @@
 //! Size limits at compile: every tensor of the optimized graph must fit the device's
 //! `max_tensor_bytes`; a bigger one is `TooLarge` naming the user's node, its op and type, the
 //! bytes, the limit and what to do, before any backend allocates it.
+// Test crate: its helpers may unwrap, expect and panic, as the #[test] functions do.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use rlx_backend::{Backend, Capabilities};
 use rlx_cpu::CpuBackend;

@@ -1,4 +1,6 @@
 //! memory::plan: unit tests and the property test over random graphs.
+// Test crate: its helpers may unwrap, expect and panic, as the #[test] functions do.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use proptest::prelude::*;
 use rlx_ir::{DType, Graph, NodeId, Op};

@@ -1,5 +1,7 @@
 //! The whole pipeline on a BERT-style encoder layer: same results with the passes on and off,
 //! on a device with every op and on devices that need decompositions.
+// Test crate: its helpers may unwrap, expect and panic, as the #[test] functions do.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 

@@ -1,5 +1,7 @@
 //! Builder tests: each builder's inferred type on a success case, and the error variant plus
 //! message contents on failure cases.
+// Test crate: its helpers may unwrap, expect and panic, as the #[test] functions do.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod composite;
 mod elementwise;
