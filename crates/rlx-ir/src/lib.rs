@@ -2,7 +2,8 @@
 //!
 //! Contract: a [`Graph`] only ever holds nodes whose operands were checked and whose output
 //! [`TensorType`] was inferred by [`Graph::push`] (every builder method goes through it). Nodes
-//! are in topological order by construction. [`verify`] re-checks a whole graph (for graphs
+//! are in topological order by construction. Every node's and every [`Tensor`]'s element count
+//! fits `usize` and its byte size [`MAX_TENSOR_BYTES`]; a bigger shape is `IrError::TooLarge`. [`verify`] re-checks a whole graph (for graphs
 //! rewritten by passes); [`dump`] prints it. Backends receive verified graphs and never
 //! re-validate shapes.
 

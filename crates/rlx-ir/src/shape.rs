@@ -16,6 +16,9 @@ use std::fmt;
 pub const MAX_TENSOR_BYTES: u64 = isize::MAX as u64;
 
 /// A static shape: one `usize` per dimension. The empty shape `[]` is a scalar.
+///
+/// Building one checks nothing (the dims are public and shapes are built everywhere); sizes are
+/// checked where a shape becomes a graph node's type or a tensor's (see the module doc).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
 pub struct Shape(pub Vec<usize>);
 

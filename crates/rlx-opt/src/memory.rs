@@ -64,12 +64,10 @@ impl MemoryPlan {
     }
 }
 
-/// Bytes a value of this dtype takes per element in the arena (Bool: 4, see the module docs).
+/// Bytes a value of this dtype takes per element in the arena (Bool: 4, see the module docs):
+/// [`DType::storage_bytes`], the count `max_tensor_bytes` is checked against too.
 pub fn arena_bytes_per_element(dtype: DType) -> u64 {
-    match dtype {
-        DType::Bool => 4,
-        d => d.size_bytes() as u64,
-    }
+    dtype.storage_bytes() as u64
 }
 
 /// Plans every computed value of `g` into one arena. `alignment` must be a power of two.
