@@ -26,6 +26,10 @@ pub enum GpuError {
     #[error("{kernel}: {what} is {value}, above the limit of {limit}; split the op into smaller parts")]
     TooLarge { kernel: &'static str, what: &'static str, value: u64, limit: u64 },
 
+    /// A value larger than one storage binding (names the node, its op and type).
+    #[error("{node} needs {bytes} bytes, above the largest storage binding of {limit} bytes")]
+    TensorTooLarge { node: String, bytes: u64, limit: u64 },
+
     /// A node the lowering cannot turn into kernel launches (names the node and why).
     #[error("lowering {node}: {reason}")]
     Lowering { node: String, reason: String },

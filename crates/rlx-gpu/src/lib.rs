@@ -16,16 +16,25 @@
 //!   in the order of [`KernelVariant::bindings`], inputs read-only; the output contiguous.
 //!
 //! - Lowering ([`lower`]): a verified, optimized graph and its memory plan become a
-//!   [`Schedule`] (one [`Dispatch`] per kernel launch, operands as byte ranges of the arena, leaf
-//!   or scratch buffers), validated against the device's [`GpuLimits`] before a driver sees it.
+//!   [`Schedule`] (one [`Dispatch`] per kernel launch, operands as byte ranges of pool, leaf or
+//!   scratch buffers), with each step's dependencies ([`deps`]), validated once against the
+//!   device's [`GpuLimits`]. Drivers trust it and never validate again.
+//! - Everything else both drivers need: host ↔ device conversion per dtype ([`convert`]), the
+//!   capability policy and the meaning of a failed lowering ([`policy`]), operand → buffer
+//!   resolution and the staging layout of host I/O ([`bind`]). A driver is then probe →
+//!   capabilities → allocate → record → launch.
 //!
-//! Not here yet: the subgroup and cooperative-matrix matmul rungs, f16 storage, buffer pools.
+//! Not here yet: the subgroup and cooperative-matrix matmul rungs, f16 storage.
 
+pub mod bind;
 pub mod catalog;
+pub mod convert;
+pub mod deps;
 mod error;
 pub mod grid;
 mod lower;
 mod params;
+pub mod policy;
 mod preprocess;
 pub mod schedule;
 mod variants;
@@ -33,9 +42,14 @@ mod variants;
 #[cfg(test)]
 mod wgsl_tests;
 
+pub use bind::{Buffers, IoPlan, Place};
+pub use convert::device_bytes;
 pub use error::GpuError;
-pub use lower::{device_bytes, lower, LowerCtx};
-pub use schedule::{BufferId, Dispatch, GpuLimits, Leaf, LeafKind, Operand, Schedule};
+pub use lower::{assign_pools, lower, LowerCtx};
+pub use policy::{backend_error, capabilities};
+pub use schedule::{
+    BufferId, BufferSpec, Dispatch, GpuLimits, Leaf, LeafKind, Operand, Schedule, ValidSchedule,
+};
 
 /// Absolute path of the WGSL kernels folder (for build scripts' `rerun-if-changed` and for
 /// error messages that point at the file on disk).

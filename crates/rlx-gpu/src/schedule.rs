@@ -1,6 +1,13 @@
 //! A `Schedule`: what a driver executes for one compiled graph. Produced by [`crate::lower`]
-//! from a verified, optimized graph and its memory plan; consumed by rlx-vulkan and rlx-wgpu,
-//! which only allocate, bind and launch.
+//! from a verified, optimized graph and its memory plan, validated there once; consumed by
+//! rlx-vulkan and rlx-wgpu, which only allocate, bind, record and launch.
+//!
+//! Storage: every planned intermediate lives in a *pool* buffer. Values whose lifetimes do not
+//! overlap share a pool, but one pool never holds two live values, so a step never reads and
+//! writes the same buffer. That is what lets wgpu, which tracks usage per buffer, bind inputs
+//! read-only and place barriers only between dependent steps (one arena for every value made
+//! each step read-write on the whole arena). Leaves (inputs, params, constants) and scratch
+//! requests have buffers of their own.
 
 use crate::{KernelKey, KernelVariant};
 use rlx_ir::{NodeId, Tensor, TensorType};
@@ -10,7 +17,7 @@ use rlx_ir::{NodeId, Tensor, TensorType};
 pub struct GpuLimits {
     /// Largest storage-buffer binding in bytes (lavapipe 128 MiB; wgpu on the H100 2 GiB).
     pub max_binding_bytes: u64,
-    /// Binding offsets must be multiples of this (minStorageBufferOffsetAlignment); a power of two.
+    /// The device's minStorageBufferOffsetAlignment as probed; rlx uses [`Self::alignment`].
     pub min_offset_alignment: u64,
     /// maxComputeWorkGroupCount.
     pub max_workgroups: [u32; 3],
@@ -20,11 +27,20 @@ pub struct GpuLimits {
     pub subgroup_size: u32,
 }
 
+impl GpuLimits {
+    /// The alignment of every binding offset and planned buffer: the device's own, at least 16
+    /// bytes (vec4 loads stay aligned), rounded up to a power of two. The one rule both drivers
+    /// and the capabilities use.
+    pub fn alignment(&self) -> u64 {
+        self.min_offset_alignment.max(16).next_power_of_two()
+    }
+}
+
 /// Which device buffer an operand lives in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum BufferId {
-    /// The one arena holding every planned intermediate (size [`Schedule::arena_bytes`]).
-    Arena,
+    /// `Schedule::pools[i]`: planned intermediates with disjoint lifetimes, one live at a time.
+    Pool(usize),
     /// The own buffer of `Schedule::leaves[i]` (an input, param or constant).
     Leaf(usize),
     /// The own buffer of `Schedule::scratch[i]` (per-step temporary storage a lowering asked for).
@@ -38,6 +54,22 @@ pub struct Operand {
     pub buffer: BufferId,
     pub offset: u64,
     pub size: u64,
+}
+
+impl Operand {
+    /// Whether the two byte ranges share a byte (same buffer, overlapping half-open ranges).
+    pub fn overlaps(&self, other: &Operand) -> bool {
+        self.buffer == other.buffer
+            && self.offset < other.offset.saturating_add(other.size)
+            && other.offset < self.offset.saturating_add(self.size)
+    }
+
+    /// Whether `other` lies entirely inside this range.
+    pub fn covers(&self, other: &Operand) -> bool {
+        self.buffer == other.buffer
+            && self.offset <= other.offset
+            && other.offset.saturating_add(other.size) <= self.offset.saturating_add(self.size)
+    }
 }
 
 /// What fills a leaf buffer.
@@ -57,9 +89,18 @@ pub struct Leaf {
     pub node: NodeId,
     pub kind: LeafKind,
     pub ty: TensorType,
-    /// Device bytes: numel × 4 for every dtype (Bool is one u32 word on GPUs; F16 is not yet
-    /// stored on GPUs and is refused by the capabilities).
+    /// Device bytes ([`crate::convert::stored_bytes`]), at least 4.
     pub bytes: u64,
+}
+
+impl Leaf {
+    /// The input or param name, or "%3 constant": labels its buffer and names it in errors.
+    pub fn label(&self) -> String {
+        match &self.kind {
+            LeafKind::Input(n) | LeafKind::Param(n) => n.clone(),
+            LeafKind::Constant(_) => format!("{} constant", self.node),
+        }
+    }
 }
 
 /// One kernel launch.
@@ -73,13 +114,27 @@ pub struct Dispatch {
     /// The params struct's bytes (push constants or a uniform).
     pub params: Vec<u8>,
     pub workgroups: [u32; 3],
+    /// Earlier steps (indices into `Schedule::steps`) this one must wait for: it reads what they
+    /// wrote, or writes what they read or wrote. Filled by [`crate::deps`] when lowering.
+    pub waits_for: Vec<usize>,
+}
+
+/// One device buffer a schedule needs: which, how large, and its label.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BufferSpec {
+    pub id: BufferId,
+    pub bytes: u64,
+    pub label: String,
 }
 
 /// Everything a driver needs to run one graph.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Schedule {
+    /// The graph's name (labels buffers).
+    pub name: String,
     pub steps: Vec<Dispatch>,
-    pub arena_bytes: u64,
+    /// Sizes in bytes of the pool buffers (each at least 4).
+    pub pools: Vec<u64>,
     pub leaves: Vec<Leaf>,
     /// Sizes in bytes of temporary buffers steps use (each at least 4).
     pub scratch: Vec<u64>,
@@ -103,10 +158,98 @@ impl Dispatch {
             operands,
             params: bytemuck::bytes_of(params).to_vec(),
             workgroups,
+            waits_for: Vec::new(),
         }
     }
 
     pub fn variant(&self) -> KernelVariant {
         crate::variant(self.key)
+    }
+}
+
+impl Schedule {
+    /// Size of buffer `id`; `None` when the schedule has no such buffer.
+    pub fn buffer_bytes(&self, id: BufferId) -> Option<u64> {
+        match id {
+            BufferId::Pool(i) => self.pools.get(i).copied(),
+            BufferId::Leaf(i) => self.leaves.get(i).map(|l| l.bytes),
+            BufferId::Scratch(i) => self.scratch.get(i).copied(),
+        }
+    }
+
+    /// Every buffer the schedule uses, pools first, then leaves, then scratch.
+    pub fn buffers(&self) -> Vec<BufferSpec> {
+        let pools = self.pools.iter().enumerate().map(|(i, &bytes)| BufferSpec {
+            id: BufferId::Pool(i),
+            bytes,
+            label: format!("{} pool {i}", self.name),
+        });
+        let leaves = self.leaves.iter().enumerate().map(|(i, l)| BufferSpec {
+            id: BufferId::Leaf(i),
+            bytes: l.bytes,
+            label: l.label(),
+        });
+        let scratch = self.scratch.iter().enumerate().map(|(i, &bytes)| BufferSpec {
+            id: BufferId::Scratch(i),
+            bytes,
+            label: format!("{} scratch {i}", self.name),
+        });
+        pools.chain(leaves).chain(scratch).collect()
+    }
+
+    /// Device bytes of every buffer together.
+    pub fn total_bytes(&self) -> u64 {
+        self.buffers().iter().map(|b| b.bytes).sum()
+    }
+
+    /// Input leaves in schedule order: (leaf index, leaf).
+    pub fn inputs(&self) -> impl Iterator<Item = (usize, &Leaf)> {
+        self.leaves.iter().enumerate().filter(|(_, l)| matches!(l.kind, LeafKind::Input(_)))
+    }
+
+    /// Where a driver that orders steps with global barriers (one barrier makes every earlier
+    /// step's writes visible) puts them: `true` before step i when i waits for a step issued
+    /// after the last barrier. Derived from [`Dispatch::waits_for`]; the fewest barriers that
+    /// honour every dependency in issue order.
+    pub fn barriers(&self) -> Vec<bool> {
+        let mut since = 0; // first step after the last barrier
+        self.steps
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let needed = s.waits_for.iter().any(|&d| d >= since);
+                if needed {
+                    since = i;
+                }
+                needed
+            })
+            .collect()
+    }
+}
+
+/// A schedule rlx-gpu has checked against a device's limits, with its dependencies computed:
+/// the only kind of schedule a driver accepts, so the drivers never validate again.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ValidSchedule(Schedule);
+
+impl ValidSchedule {
+    /// Computes the dependencies of `schedule`'s steps ([`crate::deps`], replacing any
+    /// `waits_for` given) and validates it against `limits` ([`Schedule::validate`]).
+    pub fn new(mut schedule: Schedule, limits: &GpuLimits) -> Result<Self, crate::GpuError> {
+        crate::deps::analyze(&mut schedule.steps);
+        schedule.validate(limits)?;
+        Ok(ValidSchedule(schedule))
+    }
+
+    /// The schedule, for changes (it has to be validated again to reach a driver).
+    pub fn into_inner(self) -> Schedule {
+        self.0
+    }
+}
+
+impl std::ops::Deref for ValidSchedule {
+    type Target = Schedule;
+    fn deref(&self) -> &Schedule {
+        &self.0
     }
 }

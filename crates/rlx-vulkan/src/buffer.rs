@@ -15,8 +15,11 @@ use std::sync::Arc;
 pub enum BufferRole {
     /// Tensors the kernels read and write.
     Storage,
-    /// Host-visible memory for copies to and from DEVICE_LOCAL buffers.
+    /// Host-visible, host-cached memory for copies to and from DEVICE_LOCAL buffers (fast
+    /// host reads).
     Staging,
+    /// Host-visible memory the host only writes (write-combined where offered).
+    Upload,
 }
 
 /// One device buffer.
@@ -86,7 +89,9 @@ impl GpuBuffer {
                     | vk::BufferUsageFlags::TRANSFER_SRC
                     | vk::BufferUsageFlags::TRANSFER_DST
             }
-            BufferRole::Staging => vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST,
+            BufferRole::Staging | BufferRole::Upload => {
+                vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST
+            }
         };
         // Vulkan has no empty buffers; an empty tensor gets 4 bytes nobody reads.
         let info = vk::BufferCreateInfo::default()
@@ -106,6 +111,7 @@ impl GpuBuffer {
             (BufferRole::Storage, MemoryStrategy::Discrete) => (M::DEVICE_LOCAL, M::empty()),
             // Cached memory makes readback fast; coherent makes flushes unnecessary.
             (BufferRole::Staging, _) => (host, M::HOST_CACHED),
+            (BufferRole::Upload, _) => (host, M::empty()),
         };
         let Some(type_index) = shared.memory_type(req.memory_type_bits, required, preferred) else {
             return Err(BackendError::Driver {
@@ -122,7 +128,7 @@ impl GpuBuffer {
         let flags = shared.memory.memory_types[type_index as usize].property_flags;
         // On discrete GPUs even host-visible device memory (resizable BAR) is read over PCIe
         // uncached, so storage buffers always go through staging there.
-        let map = role == BufferRole::Staging || shared.strategy == MemoryStrategy::Unified;
+        let map = role != BufferRole::Storage || shared.strategy == MemoryStrategy::Unified;
         if map && flags.contains(M::HOST_VISIBLE) {
             let ptr = unsafe { dev.map_memory(buf.memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty()) }
                 .map_err(|r| shared.err(format!("mapping buffer '{label}'"), size, r))?;
@@ -163,6 +169,37 @@ impl GpuBuffer {
                 hint: format!("offset {offset} + length {len} passes the end of the buffer"),
             }),
         }
+    }
+
+    /// Copies `bytes` into the mapping at `offset`: an error when the range passes the end or the
+    /// buffer is not host-visible.
+    pub(crate) fn write_at(&self, offset: u64, bytes: &[u8]) -> Result<(), BackendError> {
+        self.check_range(offset, bytes.len() as u64)?;
+        self.check_mapped("writing")?;
+        self.write_mapped(offset, bytes);
+        Ok(())
+    }
+
+    /// The mapped bytes [offset, offset + len): an error when the range passes the end or the
+    /// buffer is not host-visible. The caller makes sure no device work writes them meanwhile
+    /// (executables read only after waiting for their run).
+    pub(crate) fn mapped_bytes(&self, offset: u64, len: u64) -> Result<&[u8], BackendError> {
+        self.check_range(offset, len)?;
+        self.check_mapped("reading")?;
+        // SAFETY: the range lies inside the mapping (checked above; the mapping covers `size`),
+        // the mapping lives as long as `self`, and no device write overlaps the borrow.
+        Ok(unsafe { std::slice::from_raw_parts(self.mapped.add(offset as usize), len as usize) })
+    }
+
+    fn check_mapped(&self, what: &str) -> Result<(), BackendError> {
+        if self.mapped.is_null() {
+            return Err(BackendError::Driver {
+                device: self.shared.name().to_string(),
+                scope: format!("{what} buffer '{}' from the host", self.label),
+                reason: "the buffer is not host-visible".into(),
+            });
+        }
+        Ok(())
     }
 
     /// Copies `bytes` into the mapping at `offset` (range already checked, buffer mapped).
@@ -291,7 +328,7 @@ impl Transfer {
             );
             dev.end_command_buffer(self.cmd).map_err(err)?;
         }
-        crate::dispatch::submit_and_wait(&self.shared, self.cmd, self.fence, scope)
+        crate::record::submit_and_wait(&self.shared, self.cmd, self.fence, scope)
     }
 }
 
@@ -365,9 +402,13 @@ impl Context {
         Ok(out)
     }
 
-    /// Reads a whole buffer of f32 values.
-    pub fn read_f32(&self, src: &GpuBuffer) -> Result<Vec<f32>, BackendError> {
-        let bytes = self.read(src, 0, src.size() / 4 * 4)?;
-        Ok(bytes.chunks_exact(4).map(|c| f32::from_ne_bytes([c[0], c[1], c[2], c[3]])).collect())
+    /// A host-visible buffer for one direction of host I/O (see [`BufferRole`]).
+    pub(crate) fn create_host_buffer(
+        &self,
+        label: &str,
+        size: u64,
+        role: BufferRole,
+    ) -> Result<Arc<GpuBuffer>, BackendError> {
+        Ok(Arc::new(GpuBuffer::new(&self.shared, label, size, role)?))
     }
 }

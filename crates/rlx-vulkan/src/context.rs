@@ -42,6 +42,8 @@ pub(crate) struct Shared {
     pub(crate) memory: vk::PhysicalDeviceMemoryProperties,
     pub(crate) info: AdapterInfo,
     pub(crate) strategy: MemoryStrategy,
+    /// Nanoseconds per timestamp tick, when the compute queue has timestamps.
+    pub(crate) timestamp_period: Option<f64>,
     debug: Option<ash::ext::debug_utils::Device>,
     /// Destroyed in `Drop::drop`, after the device and under LIFECYCLE.
     instance: ManuallyDrop<OwnedInstance>,
@@ -183,6 +185,9 @@ fn create_device(
     let Some(family) = family else {
         return Err(VulkanError::NoSuitableDevice { devices: info.summary() }.into());
     };
+    let timestamps = families.get(family).is_some_and(|f| f.timestamp_valid_bits > 0);
+    let period = unsafe { inst.get_physical_device_properties(pd) }.limits.timestamp_period;
+    let timestamp_period = (timestamps && period > 0.0).then_some(f64::from(period));
     let family = family as u32;
 
     let extensions = unsafe { inst.enumerate_device_extension_properties(pd) }
@@ -215,6 +220,7 @@ fn create_device(
         memory,
         info,
         strategy,
+        timestamp_period,
         debug,
         instance: ManuallyDrop::new(instance),
     }))

@@ -1,42 +1,48 @@
-//! [`VulkanExecutable`]: a compiled graph on one device.
+//! [`VulkanExecutable`]: a compiled graph on one device, recorded once and replayed.
 //!
-//! Built once from rlx-gpu's [`Schedule`]: one arena buffer for every planned intermediate, one
-//! buffer per leaf (input, param, constant), one per scratch request; constants uploaded; every
-//! dispatch's operands mapped to buffer slices and the whole schedule recorded into one command
-//! buffer. `run` then only copies inputs in, replays the recording (one submit, one wait) and
-//! copies outputs out.
+//! Built once from rlx-gpu's validated [`Schedule`]: one buffer per pool, leaf and scratch
+//! request; constants uploaded; on discrete GPUs one upload and one readback staging area
+//! (persistent, the readback one in host-cached memory); one descriptor set per step; and one
+//! command buffer holding the whole run:
+//!
+//! 1. copies of the inputs from the upload staging into their leaf buffers (discrete GPUs; on
+//!    unified memory the host writes the leaf buffers in place);
+//! 2. every kernel launch, with a barrier where [`Schedule::barriers`] puts one, between two
+//!    GPU timestamps where the queue has them;
+//! 3. copies of the outputs into the readback staging (discrete GPUs; on unified memory the
+//!    host reads the pools in place).
+//!
+//! `run` then copies inputs into mapped memory, submits once, waits once and converts the
+//! outputs: nothing is allocated on the device per run.
 
-use crate::backend::lowering_error;
-use crate::convert::{tensor_from_words, tensor_to_words};
-use crate::{BufferSlice, Context, GpuBuffer, Program, Step};
+use crate::buffer::{BufferRole, GpuBuffer};
+use crate::context::{Context, MemoryStrategy};
+use crate::record::{Copy, Recording};
 use rlx_backend::{BackendError, Executable, RunProfile};
-use rlx_gpu::{BufferId, GpuLimits, LeafKind, Operand, Schedule};
+use rlx_gpu::convert::{from_device, to_device};
+use rlx_gpu::{Buffers, IoPlan, LeafKind, Place, ValidSchedule};
 use rlx_ir::{NodeId, Tensor, TensorType};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-/// A leaf's device buffer.
-struct LeafBuffer {
-    buffer: Arc<GpuBuffer>,
-    ty: TensorType,
-    /// Input or param name, or "%3 constant".
-    name: String,
-}
-
-/// Where one output is read back from; `None` for an empty output.
+/// Where one output is read from: a buffer and offset, `None` when empty.
 struct OutputSlot {
-    slice: Option<BufferSlice>,
+    from: Option<(Arc<GpuBuffer>, u64)>,
     ty: TensorType,
 }
 
 /// A graph compiled for a Vulkan device.
 pub struct VulkanExecutable {
     ctx: Arc<Context>,
-    /// `None` when the schedule has no steps (every output is a leaf or empty).
-    program: Option<Program>,
-    leaves: HashMap<NodeId, LeafBuffer>,
+    buffers: Buffers<Arc<GpuBuffer>>,
+    /// Leaf index and type of every input and param node, and its name for errors.
+    leaves: HashMap<NodeId, (usize, TensorType, String)>,
+    /// Input nodes in upload order with where the host writes them: a staging place (discrete)
+    /// or the leaf buffer itself (unified).
+    inputs: Vec<(NodeId, Arc<GpuBuffer>, u64)>,
     outputs: Vec<OutputSlot>,
+    recording: Recording,
     profile: Option<RunProfile>,
 }
 
@@ -44,173 +50,169 @@ impl std::fmt::Debug for VulkanExecutable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("VulkanExecutable")
             .field("device", &self.ctx.info().name)
-            .field("steps", &self.program.as_ref().map_or(0, Program::steps))
-            .field("leaves", &self.leaves.len())
+            .field("dispatches", &self.recording.dispatches)
+            .field("barriers", &self.recording.barriers)
             .field("outputs", &self.outputs.len())
             .finish()
     }
 }
 
-/// The buffers a schedule's operands refer to.
-struct Buffers {
-    arena: Arc<GpuBuffer>,
-    leaves: Vec<Arc<GpuBuffer>>,
-    scratch: Vec<Arc<GpuBuffer>>,
-}
-
-impl Buffers {
-    fn slice(&self, op: &Operand, device: &str, scope: &str) -> Result<BufferSlice, BackendError> {
-        let buffer = match op.buffer {
-            BufferId::Arena => Some(&self.arena),
-            BufferId::Leaf(i) => self.leaves.get(i),
-            BufferId::Scratch(i) => self.scratch.get(i),
-        };
-        let Some(buffer) = buffer else {
-            return Err(BackendError::Driver {
-                device: device.to_string(),
-                scope: scope.to_string(),
-                reason: format!("operand {:?} names a buffer the schedule does not have", op.buffer),
-            });
-        };
-        Ok(BufferSlice { buffer: buffer.clone(), offset: op.offset, size: op.size })
-    }
-}
-
 impl VulkanExecutable {
-    /// Allocates, uploads constants and records `schedule` (lowered from graph `name` for
-    /// `limits`).
-    pub fn build(
-        ctx: Arc<Context>,
-        name: &str,
-        schedule: Schedule,
-        limits: &GpuLimits,
-    ) -> Result<Self, BackendError> {
+    /// Allocates, uploads constants and records `schedule` (validated by rlx-gpu: this driver
+    /// does not check it again).
+    pub fn build(ctx: Arc<Context>, schedule: &ValidSchedule) -> Result<Self, BackendError> {
+        let buffers = Buffers::allocate(schedule, |spec| ctx.create_buffer(&spec.label, spec.bytes))?;
         let device = ctx.info().name.clone();
-        // The driver relies on what the lowering promised (a hand-made schedule may not keep
-        // it): a broken promise is a clear error here, not a driver crash.
-        schedule.validate(limits).map_err(|e| lowering_error(&device, e))?;
-
-        let arena = ctx.create_buffer(&format!("{name} arena"), schedule.arena_bytes)?;
-        let mut leaf_buffers = Vec::with_capacity(schedule.leaves.len());
+        let gpu = |e| rlx_gpu::backend_error(&device, e);
         let mut leaves = HashMap::new();
-        for leaf in &schedule.leaves {
-            let label = match &leaf.kind {
-                LeafKind::Input(n) | LeafKind::Param(n) => n.clone(),
-                LeafKind::Constant(_) => format!("{} constant", leaf.node),
-            };
-            let buffer = ctx.create_buffer(&label, leaf.bytes)?;
-            if let LeafKind::Constant(t) = &leaf.kind {
-                ctx.write(&buffer, 0, &tensor_to_words(t, &device, &label)?)?;
+        for (i, leaf) in schedule.leaves.iter().enumerate() {
+            let buffer = buffers.get(rlx_gpu::BufferId::Leaf(i)).map_err(gpu)?;
+            match &leaf.kind {
+                LeafKind::Constant(t) => ctx.write(buffer, 0, &to_device(t, &device, &leaf.label())?)?,
+                LeafKind::Input(_) | LeafKind::Param(_) => {
+                    leaves.insert(leaf.node, (i, leaf.ty.clone(), leaf.label()));
+                }
             }
-            leaves.insert(leaf.node, LeafBuffer { buffer: buffer.clone(), ty: leaf.ty.clone(), name: label });
-            leaf_buffers.push(buffer);
         }
-        let scratch = schedule
-            .scratch
-            .iter()
-            .enumerate()
-            .map(|(i, &bytes)| ctx.create_buffer(&format!("{name} scratch {i}"), bytes))
-            .collect::<Result<Vec<_>, _>>()?;
-        let buffers = Buffers { arena, leaves: leaf_buffers, scratch };
 
-        let mut steps = Vec::with_capacity(schedule.steps.len());
-        for d in schedule.steps {
-            let scope = format!("binding step '{}'", d.label);
-            let bindings =
-                d.operands.iter().map(|op| buffers.slice(op, &device, &scope)).collect::<Result<_, _>>()?;
-            steps.push(Step {
-                key: d.key,
-                label: d.label,
-                bindings,
-                params: d.params,
-                workgroups: d.workgroups,
-            });
+        let discrete = ctx.memory_strategy() == MemoryStrategy::Discrete;
+        let align = ctx.info().limits.min_storage_buffer_offset_alignment.max(16);
+        let max_alloc = match ctx.info().limits.max_memory_allocation_size {
+            0 => u64::MAX,
+            m => m,
+        };
+        let io = IoPlan::new(schedule, align, max_alloc);
+        let staging = |sizes: &[u64], role, what: &str| {
+            if !discrete {
+                return Ok(Vec::new());
+            }
+            let label = |i| format!("{} {what} staging {i}", schedule.name);
+            sizes.iter().enumerate().map(|(i, &b)| ctx.create_host_buffer(&label(i), b, role)).collect()
+        };
+        let upload: Vec<Arc<GpuBuffer>> = staging(&io.upload_buffers, BufferRole::Upload, "upload")?;
+        let readback: Vec<Arc<GpuBuffer>> = staging(&io.readback_buffers, BufferRole::Staging, "readback")?;
+        let staged = |list: &[Arc<GpuBuffer>], p: &Place| list.get(p.buffer).cloned().map(|b| (b, p.offset));
+
+        let mut inputs = Vec::new();
+        let mut uploads = Vec::new();
+        for &(leaf, node, place) in &io.inputs {
+            let dst = buffers.get(rlx_gpu::BufferId::Leaf(leaf)).map_err(gpu)?;
+            match staged(&upload, &place) {
+                Some((src, offset)) => {
+                    uploads.push(Copy {
+                        src: src.clone(),
+                        src_offset: offset,
+                        dst: dst.clone(),
+                        dst_offset: 0,
+                        size: place.size,
+                    });
+                    inputs.push((node, src, offset));
+                }
+                None => inputs.push((node, dst.clone(), 0)),
+            }
         }
-        let outputs = schedule
-            .outputs
-            .iter()
-            .enumerate()
-            .map(|(i, (op, ty))| {
-                let slice = match op {
-                    Some(op) => Some(buffers.slice(op, &device, &format!("binding output {i}"))?),
-                    None => None,
-                };
-                Ok(OutputSlot { slice, ty: ty.clone() })
-            })
-            .collect::<Result<Vec<_>, BackendError>>()?;
-        let program = if steps.is_empty() { None } else { Some(ctx.record(steps)?) };
-        Ok(VulkanExecutable { ctx, program, leaves, outputs, profile: None })
+        let mut readbacks = Vec::new();
+        let mut outputs = Vec::new();
+        for ((out, place), (_, ty)) in
+            io.outputs.iter().map(|o| (o.map(|(op, _)| op), o.map(|(_, p)| p))).zip(&schedule.outputs)
+        {
+            let from = match (out, place) {
+                (Some(op), Some(place)) => {
+                    let src = buffers.get(op.buffer).map_err(gpu)?;
+                    match staged(&readback, &place) {
+                        Some((dst, offset)) => {
+                            readbacks.push(Copy {
+                                src: src.clone(),
+                                src_offset: op.offset,
+                                dst: dst.clone(),
+                                dst_offset: offset,
+                                size: op.size,
+                            });
+                            Some((dst, offset))
+                        }
+                        None => Some((src.clone(), op.offset)),
+                    }
+                }
+                _ => None,
+            };
+            outputs.push(OutputSlot { from, ty: ty.clone() });
+        }
+        let recording = Recording::new(&ctx, schedule, &buffers, &uploads, &readbacks)?;
+        Ok(VulkanExecutable { ctx, buffers, leaves, inputs, outputs, recording, profile: None })
     }
 
     /// Number of kernel launches recorded.
     pub fn dispatches(&self) -> usize {
-        self.program.as_ref().map_or(0, Program::dispatches)
+        self.recording.dispatches
     }
 
-    /// Number of barriers recorded between steps.
+    /// Number of barriers recorded between kernel launches.
     pub fn barriers(&self) -> usize {
-        self.program.as_ref().map_or(0, Program::barriers)
+        self.recording.barriers
     }
 
-    /// Converts and writes `value` into the buffer of leaf `id`.
-    fn upload(&self, id: NodeId, value: &Tensor, what: &str) -> Result<(), BackendError> {
-        let device = &self.ctx.info().name;
-        let Some(leaf) = self.leaves.get(&id) else {
-            return Err(BackendError::Driver {
-                device: device.clone(),
-                scope: format!("writing {what} {id}"),
-                reason: "the compiled graph has no such leaf".into(),
-            });
+    fn refuse(&self, scope: String, reason: String) -> BackendError {
+        BackendError::Driver { device: self.ctx.info().name.clone(), scope, reason }
+    }
+
+    /// The leaf of `id` after checking `value` against it.
+    fn leaf(&self, id: NodeId, value: &Tensor, what: &str) -> Result<(usize, &str), BackendError> {
+        let Some((index, ty, name)) = self.leaves.get(&id) else {
+            return Err(
+                self.refuse(format!("writing {what} {id}"), "the compiled graph has no such leaf".into())
+            );
         };
-        if value.dtype() != leaf.ty.dtype || value.numel() != leaf.ty.numel() {
-            return Err(BackendError::Driver {
-                device: device.clone(),
-                scope: format!("writing {what} '{}'", leaf.name),
-                reason: format!(
-                    "got {}{}, the compiled graph holds {}",
-                    value.dtype(),
-                    value.shape(),
-                    leaf.ty
-                ),
-            });
+        if value.dtype() != ty.dtype || value.numel() != ty.numel() {
+            let reason = format!("got {}{}, the compiled graph holds {ty}", value.dtype(), value.shape());
+            return Err(self.refuse(format!("writing {what} '{name}'"), reason));
         }
-        let bytes = tensor_to_words(value, device, &leaf.name)?;
-        self.ctx.write(&leaf.buffer, 0, &bytes)
-    }
-
-    fn read_output(&self, index: usize, out: &OutputSlot) -> Result<Tensor, BackendError> {
-        let device = &self.ctx.info().name;
-        let what = format!("output {index}");
-        let Some(slice) = &out.slice else {
-            // Empty: nothing to read.
-            return Ok(Tensor::zeros(out.ty.shape.clone(), out.ty.dtype));
-        };
-        // The operand may be padded past the value (it never is shorter).
-        let len = out.ty.numel() as u64 * 4;
-        let bytes = self.ctx.read(&slice.buffer, slice.offset, len.min(slice.size))?;
-        tensor_from_words(&bytes, &out.ty, device, &what)
+        Ok((*index, name))
     }
 }
 
 impl Executable for VulkanExecutable {
     fn set_param(&mut self, id: NodeId, value: &Tensor) -> Result<(), BackendError> {
-        self.upload(id, value, "param")
+        let device = self.ctx.info().name.clone();
+        let (index, name) = self.leaf(id, value, "param")?;
+        let buffer = self
+            .buffers
+            .get(rlx_gpu::BufferId::Leaf(index))
+            .map_err(|e| rlx_gpu::backend_error(&device, e))?;
+        self.ctx.write(buffer, 0, &to_device(value, &device, name)?)
     }
 
     fn run(&mut self, inputs: &[(NodeId, &Tensor)]) -> Result<Vec<Tensor>, BackendError> {
+        let device = self.ctx.info().name.clone();
         let t0 = Instant::now();
-        for &(id, value) in inputs {
-            self.upload(id, value, "input")?;
+        for (node, buffer, offset) in &self.inputs {
+            let value = inputs
+                .iter()
+                .find(|(id, _)| id == node)
+                .map(|(_, t)| *t)
+                .ok_or_else(|| self.refuse("run".into(), format!("input {node} was not given")))?;
+            let (_, name) = self.leaf(*node, value, "input")?;
+            buffer.write_at(*offset, &to_device(value, &device, name)?)?;
         }
         let t1 = Instant::now();
-        if let Some(program) = &mut self.program {
-            program.run()?;
-        }
+        let gpu_time = self.recording.submit()?;
         let t2 = Instant::now();
-        let out =
-            self.outputs.iter().enumerate().map(|(i, o)| self.read_output(i, o)).collect::<Result<_, _>>()?;
+        let mut out = Vec::with_capacity(self.outputs.len());
+        for (i, slot) in self.outputs.iter().enumerate() {
+            out.push(match &slot.from {
+                Some((buffer, offset)) => {
+                    let bytes = buffer.mapped_bytes(*offset, rlx_gpu::device_bytes(&slot.ty))?;
+                    from_device(bytes, &slot.ty, &device, &format!("output {i}"))?
+                }
+                None => Tensor::zeros(slot.ty.shape.clone(), slot.ty.dtype),
+            });
+        }
         let t3 = Instant::now();
-        self.profile = Some(RunProfile { upload: t1 - t0, compute: t2 - t1, readback: t3 - t2 });
+        // Compute is the GPU's own time for the kernels where timestamps exist; the copies to
+        // and from staging then count as upload and readback.
+        let compute = gpu_time.unwrap_or(t2 - t1);
+        let copies = (t2 - t1).saturating_sub(compute);
+        self.profile =
+            Some(RunProfile { upload: t1 - t0 + copies / 2, compute, readback: t3 - t2 + copies / 2 });
         Ok(out)
     }
 

@@ -15,26 +15,25 @@
 //!   host-visible memory on unified-memory devices such as lavapipe ([`MemoryStrategy`]).
 //!   Pipelines are cached per context by [`KernelKey`]. Every Vulkan object is destroyed in
 //!   its own `Drop`, and the device only after the last of them.
-//! - A [`Program`] is a list of [`Step`]s (kernel, buffer slices, params, workgroup counts)
-//!   validated against the kernel and the device limits, recorded once into a command buffer
-//!   with barriers only between dependent steps, and replayed by [`Program::run`]: one submit,
-//!   one wait.
-//! - Threads: contexts, buffers and pipelines are Send + Sync, programs Send. Creating and
+//! - A [`VulkanExecutable`] is one compiled graph: rlx-gpu's validated `Schedule` allocated
+//!   (a buffer per pool, leaf and scratch request), and the whole run recorded once into one
+//!   command buffer: input copies from persistent upload staging, every kernel launch with the
+//!   barriers rlx-gpu's dependency analysis places, GPU timestamps around the kernels, output
+//!   copies into persistent host-cached readback staging. `run` is one submit and one wait.
+//! - Threads: contexts, buffers and pipelines are Send + Sync, executables Send. Creating and
 //!   destroying instances and devices is serialised process-wide, because NVIDIA's driver
 //!   crashes when threads do it at once (seen on the H100 with parallel tests).
 //! - Vulkan failures come back as [`rlx_backend::BackendError`]: `OutOfMemory` for
 //!   ERROR_OUT_OF_*_MEMORY, `DeviceLost`, `LimitExceeded` for a binding, allocation or
 //!   dispatch past a device limit, `Driver` (naming the scope) for anything else. No path
 //!   panics.
-//! - [`VulkanBackend`] implements `rlx_backend::Backend`: capabilities from the probe (every
-//!   op but those rlx-opt decomposes for GPUs; f32, i32, u32 and bool stored as 32-bit words),
-//!   `compile` = rlx-gpu's lowering → [`VulkanExecutable`] (arena, leaf and scratch buffers,
-//!   constants uploaded, one recorded program). A tensor past one binding is a `LimitExceeded`
-//!   naming the node at compile time. `run` uploads inputs, replays the program and reads the
-//!   outputs back, reporting the time of each part (`last_profile`).
+//! - [`VulkanBackend`] implements `rlx_backend::Backend`: limits from the probe, capabilities
+//!   and error meanings from rlx-gpu's policy, `compile` = rlx-gpu's lowering →
+//!   [`VulkanExecutable::build`]. `run` reports the time of each part (`last_profile`).
 //!
-//! Left to other crates: kernel sources, variants, params and workgroup counts come from
-//! rlx-gpu; what to run (decomposition, fusion, memory planning) from rlx-opt.
+//! Left to other crates: kernel sources, variants, params, workgroup counts, the schedule and
+//! its dependencies, host ↔ device conversion and the capability policy come from rlx-gpu;
+//! what to run (decomposition, fusion, memory planning) from rlx-opt.
 //!
 //! Not done yet: the subgroup and cooperative-matrix matmul rungs; the uniform-buffer params path for
 //! devices with less than 128 bytes of push constants (Vulkan guarantees 128).
@@ -42,19 +41,16 @@
 mod backend;
 mod buffer;
 mod context;
-mod convert;
-mod dispatch;
 mod error;
 mod executable;
 mod pipeline;
 mod probe;
+mod record;
 mod spirv;
 
-pub use backend::{gpu_capabilities, gpu_limits, VulkanBackend};
+pub use backend::{gpu_limits, VulkanBackend};
 pub use buffer::{BufferRole, GpuBuffer};
 pub use context::{Context, ContextOptions, MemoryStrategy};
-pub use convert::{tensor_from_words, tensor_to_words};
-pub use dispatch::{BufferSlice, Program, Step};
 pub use error::{VulkanError, LOADER_LIBRARY};
 pub use executable::VulkanExecutable;
 pub use pipeline::Pipeline;
@@ -77,8 +73,6 @@ mod tests {
         send_sync::<Context>();
         send_sync::<GpuBuffer>();
         send_sync::<Pipeline>();
-        send::<Program>();
-        send::<Step>();
         send_sync::<VulkanBackend>();
         send::<VulkanExecutable>();
     }

@@ -2,12 +2,15 @@
 //! compiled, run and compared with the CPU backend, on every available device (lavapipe also
 //! with the discrete-GPU staging paths forced).
 
+// Tests and their helpers may unwrap, expect and panic: a failure is the test's verdict.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 mod support;
 
 use rlx_backend::{Backend, BackendError, Executable};
 use rlx_gpu::{
     BinaryParams, BufferId, Dispatch, GpuLimits, KernelKey, Leaf, LeafKind, MatmulParams, Operand, Schedule,
-    SoftmaxParams,
+    SoftmaxParams, ValidSchedule,
 };
 use rlx_ir::{BinaryOp, DType, Graph, NodeId, Tensor, TensorType};
 use rlx_opt::PassOptions;
@@ -252,14 +255,9 @@ fn capabilities_follow_the_device() {
     }
 }
 
-/// Rounds `x` up to a multiple of `a`.
-fn align(x: u64, a: u64) -> u64 {
-    x.div_ceil(a) * a
-}
-
 /// The driver half alone, on a hand-made schedule (independent of rlx-gpu's lowerings):
-/// softmax(x @ w + c) with x an input, w a param, c a constant, three kernels in one arena, a
-/// leaf output and an empty output.
+/// softmax(x @ w + c) with x an input, w a param, c a constant, three kernels over two pools
+/// (the third step writes the pool the first one wrote), a leaf output and an empty output.
 #[test]
 fn hand_made_schedule_runs_like_the_reference() {
     let (m, k, n) = (13, 31, 17);
@@ -268,10 +266,9 @@ fn hand_made_schedule_runs_like_the_reference() {
     for backend in backends() {
         let what = name_of(&backend);
         let limits = backend.limits().clone();
-        let a = limits.min_offset_alignment.max(256);
         let bytes = (m * n * 4) as u64;
-        let (o_mm, o_add, o_sm) = (0, align(bytes, a), 2 * align(bytes, a));
-        let slot = |offset| Operand { buffer: BufferId::Arena, offset, size: bytes };
+        let (o_mm, o_add, o_sm) = (0, 1, 0);
+        let slot = |pool| Operand { buffer: BufferId::Pool(pool), offset: 0, size: bytes };
         let leaf_op = |i, size| Operand { buffer: BufferId::Leaf(i), offset: 0, size };
         let f32_ty = |d: &[usize]| TensorType::new(d, DType::F32);
         let leaves = vec![
@@ -315,8 +312,9 @@ fn hand_made_schedule_runs_like_the_reference() {
             Dispatch::new(KernelKey::SoftmaxRowF32, "%5 softmax", vec![slot(o_add), slot(o_sm)], &sp, sg),
         ];
         let schedule = Schedule {
+            name: "hand".into(),
             steps,
-            arena_bytes: o_sm + bytes,
+            pools: vec![bytes, bytes],
             leaves,
             scratch: vec![],
             outputs: vec![
@@ -325,7 +323,8 @@ fn hand_made_schedule_runs_like_the_reference() {
                 (None, f32_ty(&[0, n])),
             ],
         };
-        let mut exe = VulkanExecutable::build(Arc::clone(backend.context()), "hand", schedule, &limits)
+        let schedule = ValidSchedule::new(schedule, &limits).unwrap();
+        let mut exe = VulkanExecutable::build(Arc::clone(backend.context()), &schedule)
             .unwrap_or_else(|e| panic!("{what}: {e}"));
         assert_eq!((exe.dispatches(), exe.barriers()), (3, 2), "{what}: each step reads the one before");
         exe.set_param(NodeId(1), &Tensor::from_f32([k, n], wv.clone()).unwrap()).unwrap();
@@ -334,7 +333,7 @@ fn hand_made_schedule_runs_like_the_reference() {
         let out = exe.run(&[(NodeId(0), &Tensor::from_f32([m, k], x_nan).unwrap())]).unwrap();
         assert_eq!(out.len(), 3);
 
-        let (mm, _) = cpu_matmul((&xv, &[m, k]), (&wv, &[k, n]), false, false);
+        let mm = cpu_matmul(&xv, &wv, m, k, n);
         let mut reference = Vec::with_capacity(m * n);
         for (r, row) in mm.chunks(n).enumerate() {
             let logits: Vec<f64> = row.iter().zip(&cv).map(|(v, c)| v + *c as f64).collect();
@@ -351,31 +350,32 @@ fn hand_made_schedule_runs_like_the_reference() {
     }
 }
 
-/// A schedule that breaks the lowering's promises is refused at build time, not run.
+/// A schedule that breaks the lowering's promises never reaches the driver: the only way to
+/// one is `ValidSchedule`, whose check names the step.
 #[test]
 fn a_broken_schedule_is_an_error() {
     for backend in backends() {
         let ty = TensorType::new([4], DType::F32);
         let (p, grid) = rlx_gpu::UnaryParams::new(4).unwrap();
         let schedule = Schedule {
+            name: "broken".into(),
             steps: vec![Dispatch::new(
                 KernelKey::Unary(rlx_ir::UnaryOp::Exp),
                 "%1 exp",
-                // Past the end of a 16-byte arena.
+                // Past the end of a 16-byte pool.
                 vec![
-                    Operand { buffer: BufferId::Arena, offset: 0, size: 16 },
-                    Operand { buffer: BufferId::Arena, offset: 16, size: 16 },
+                    Operand { buffer: BufferId::Pool(0), offset: 0, size: 16 },
+                    Operand { buffer: BufferId::Pool(0), offset: 16, size: 16 },
                 ],
                 &p,
                 grid,
             )],
-            arena_bytes: 16,
+            pools: vec![16],
             leaves: vec![],
             scratch: vec![],
             outputs: vec![(None, ty)],
         };
-        let e = VulkanExecutable::build(Arc::clone(backend.context()), "broken", schedule, backend.limits())
-            .unwrap_err();
+        let e = ValidSchedule::new(schedule, backend.limits()).unwrap_err();
         assert!(e.to_string().contains("%1 exp"), "{e}");
     }
 }

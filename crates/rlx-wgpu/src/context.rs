@@ -1,10 +1,9 @@
 //! One wgpu instance, adapter, device and queue, owned by one backend value (no process-wide
 //! state), with the error handlers installed and the kernel pipelines cached.
 
-use crate::adapter::{self, unavailable, WgpuOptions};
 use crate::error::{self, ErrorLog};
-use crate::info::WgpuInfo;
-use crate::pipeline::{Pipeline, Writable};
+use crate::pipeline::Pipeline;
+use crate::probe::{self, unavailable, ShaderChecks, WgpuInfo, WgpuOptions};
 use rlx_backend::BackendError;
 use rlx_gpu::{GpuLimits, KernelKey};
 use std::collections::HashMap;
@@ -20,9 +19,9 @@ pub(crate) struct Context {
     pub limits: GpuLimits,
     /// Limits granted to the device (all of them, for checks the lowering does not make).
     pub granted: wgpu::Limits,
-    pub runtime_checks: bool,
+    pub shader_checks: ShaderChecks,
     log: Arc<ErrorLog>,
-    pipelines: Mutex<HashMap<(KernelKey, Writable), Arc<Pipeline>>>,
+    pipelines: Mutex<HashMap<KernelKey, Arc<Pipeline>>>,
 }
 
 impl Context {
@@ -41,7 +40,7 @@ impl Context {
         let adapter = match &opts.adapter {
             Some(choice) => {
                 let adapters = pollster::block_on(instance.enumerate_adapters(backends));
-                adapter::pick(adapters, choice).map_err(unavailable)?
+                probe::pick(adapters, choice).map_err(unavailable)?
             }
             None => {
                 let request = wgpu::RequestAdapterOptions {
@@ -59,11 +58,11 @@ impl Context {
                 })?
             }
         };
-        let mut features = adapter::requested_features(adapter.features());
+        let mut features = probe::requested_features(adapter.features());
         if !opts.immediates {
             features.remove(wgpu::Features::IMMEDIATES);
         }
-        let required_limits = adapter::requested_limits(&adapter.limits(), features);
+        let required_limits = probe::requested_limits(&adapter.limits(), features);
         let experimental_features = if features.intersects(wgpu::Features::all_experimental_mask()) {
             // SAFETY: the only experimental feature requested is cooperative matrices, used by
             // kernels rlx-gpu validates with naga; wgpu asks for this acknowledgement because
@@ -105,7 +104,7 @@ impl Context {
             info,
             limits,
             granted,
-            runtime_checks: opts.runtime_checks,
+            shader_checks: opts.shader_checks,
             log,
             pipelines: Mutex::new(HashMap::new()),
         })
@@ -162,17 +161,17 @@ impl Context {
         }
     }
 
-    /// The pipeline of `key` with the inputs of `writable` bound read-write, built on first use
-    /// (in its own error scope, so a kernel the driver refuses is reported and never cached).
-    pub(crate) fn pipeline(&self, key: KernelKey, writable: Writable) -> Result<Arc<Pipeline>, BackendError> {
+    /// The pipeline of `key`, built on first use (in its own error scope, so a kernel the
+    /// driver refuses is reported and never cached).
+    pub(crate) fn pipeline(&self, key: KernelKey) -> Result<Arc<Pipeline>, BackendError> {
         let mut cache = self.pipelines.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(p) = cache.get(&(key, writable)) {
+        if let Some(p) = cache.get(&key) {
             return Ok(p.clone());
         }
         let variant = rlx_gpu::variant(key);
         let scope = format!("building kernel {} ({})", variant.name, variant.file);
-        let pipeline = Arc::new(self.guarded(&scope, 0, || Pipeline::new(self, variant, writable))?);
-        cache.insert((key, writable), pipeline.clone());
+        let pipeline = Arc::new(self.guarded(&scope, 0, || Pipeline::new(self, variant))?);
+        cache.insert(key, pipeline.clone());
         Ok(pipeline)
     }
 

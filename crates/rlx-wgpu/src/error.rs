@@ -4,7 +4,6 @@
 //! conversions here turn every report into a [`BackendError`] naming the device and the scope.
 
 use rlx_backend::BackendError;
-use rlx_gpu::GpuError;
 use std::sync::Mutex;
 
 /// How many uncaptured errors are kept; later ones only count.
@@ -108,28 +107,6 @@ pub(crate) fn to_backend(
     }
 }
 
-/// A failure to prepare kernels for a graph (rlx-gpu's lowering) as a [`BackendError`].
-pub(crate) fn from_gpu(device: &str, e: GpuError) -> BackendError {
-    match e {
-        GpuError::TooLarge { kernel, what, value, limit } => BackendError::LimitExceeded {
-            device: device.to_string(),
-            what,
-            node: kernel.to_string(),
-            requested: value,
-            limit,
-            hint: "split the op into smaller parts".into(),
-        },
-        GpuError::Lowering { node, reason } => {
-            BackendError::Unsupported { op: node, device: device.to_string(), reason }
-        }
-        other => BackendError::Driver {
-            device: device.to_string(),
-            scope: "preparing kernels".into(),
-            reason: other.to_string(),
-        },
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -172,9 +149,5 @@ mod tests {
         assert!(matches!(e, BackendError::OutOfMemory { requested: 64, .. }));
         let e = to_backend("gpu0", "running", 0, Kind::Validation, "bad bind group".into());
         assert_eq!(e.to_string(), "gpu0: running failed: bad bind group");
-        let e = from_gpu("gpu0", GpuError::TooLarge { kernel: "binary", what: "numel", value: 9, limit: 8 });
-        assert!(matches!(e, BackendError::LimitExceeded { requested: 9, limit: 8, .. }));
-        let e = from_gpu("gpu0", GpuError::Lowering { node: "%3 topk".into(), reason: "no kernel".into() });
-        assert!(e.to_string().contains("%3 topk"), "{e}");
     }
 }

@@ -1,92 +1,92 @@
-//! A compiled graph on one wgpu device. Compile builds everything once: buffers by role (one
-//! arena for planned intermediates, one buffer per leaf, the scratch buffers steps asked for),
-//! constants uploaded, pipelines from the device cache, one uniform buffer per step where
-//! params cannot travel as immediates, bind groups, staging buffers. `run` then writes the
-//! inputs, records one compute pass with every step, copies the outputs into the staging
-//! buffers, submits once, waits once and converts the words back to tensors.
+//! A compiled graph on one wgpu device. Compile builds everything once from rlx-gpu's
+//! validated schedule: a buffer per pool, leaf and scratch request (each value its own buffer,
+//! so inputs are bound read-only and wgpu's tracker puts barriers only between dependent
+//! steps), constants uploaded, pipelines from the device cache, one uniform buffer per step
+//! where params cannot travel as immediates, bind groups, readback staging. `run` writes the
+//! inputs, encodes the run ([`crate::record`]), submits once, waits once and converts the
+//! outputs back to tensors.
 
+use crate::buffer::{self, Staging};
 use crate::context::Context;
-use crate::error;
-use crate::pipeline::{Pipeline, Writable};
-use crate::staging::{self, Place, Staging};
-use crate::words::{f16_unsupported, from_words, to_words};
+use crate::pipeline::Pipeline;
 use rlx_backend::{BackendError, Executable, RunProfile};
-use rlx_gpu::{BufferId, LeafKind, Operand, Schedule};
-use rlx_ir::{DType, Graph, NodeId, Tensor, TensorData, TensorType};
+use rlx_gpu::convert::{from_device, to_device};
+use rlx_gpu::{BufferId, Buffers, LeafKind, Operand, Place, ValidSchedule};
+use rlx_ir::{NodeId, Tensor, TensorType};
 use std::collections::HashMap;
 use std::num::NonZeroU64;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Usage of every device-side storage buffer: bound to kernels, written by the queue, copied
-/// out for readback.
-const STORAGE: wgpu::BufferUsages =
-    wgpu::BufferUsages::STORAGE.union(wgpu::BufferUsages::COPY_DST).union(wgpu::BufferUsages::COPY_SRC);
-
 /// One kernel launch, ready to record.
-struct Step {
-    pipeline: Arc<Pipeline>,
-    bind_group: wgpu::BindGroup,
+pub(crate) struct Step {
+    pub pipeline: Arc<Pipeline>,
+    pub bind_group: wgpu::BindGroup,
     /// Set as immediates when the pipeline takes them (else already in its uniform buffer).
-    params: Vec<u8>,
-    workgroups: [u32; 3],
+    pub params: Vec<u8>,
+    pub workgroups: [u32; 3],
 }
 
 /// GPU timestamps around the compute pass.
-struct Timestamps {
-    queries: wgpu::QuerySet,
-    resolve: wgpu::Buffer,
-    place: Place,
+pub(crate) struct Timestamps {
+    pub queries: wgpu::QuerySet,
+    pub resolve: wgpu::Buffer,
+    pub place: Place,
     /// Nanoseconds per timestamp tick.
-    period: f64,
+    pub period: f64,
 }
 
+/// Bytes a timestamp pair takes (two u64).
+pub(crate) const TIMESTAMP_BYTES: u64 = 16;
+
 pub(crate) struct WgpuExecutable {
-    ctx: Arc<Context>,
-    arena: wgpu::Buffer,
-    leaves: Vec<wgpu::Buffer>,
-    scratch: Vec<wgpu::Buffer>,
-    /// Input nodes and their leaf buffers, uploaded by every run.
-    inputs: Vec<(NodeId, usize)>,
-    /// Param nodes and their leaf buffers.
-    params: HashMap<NodeId, usize>,
-    steps: Vec<Step>,
+    pub(crate) ctx: Arc<Context>,
+    pub(crate) buffers: Buffers<wgpu::Buffer>,
+    /// Leaf index, type and name of every input and param node.
+    leaves: HashMap<NodeId, (usize, TensorType, String)>,
+    /// Input nodes in upload order.
+    inputs: Vec<NodeId>,
+    pub(crate) steps: Vec<Step>,
     // Bound by the steps' bind groups; kept alive with them.
     _uniforms: Vec<wgpu::Buffer>,
     /// Each graph output: where it lives and where it lands in the staging buffers (`None` for
     /// an empty output), and its type.
-    outputs: Vec<(Option<(Operand, Place)>, TensorType)>,
-    staging: Staging,
-    timestamps: Option<Timestamps>,
+    pub(crate) outputs: Vec<(Option<(Operand, Place)>, TensorType)>,
+    pub(crate) staging: Staging,
+    pub(crate) timestamps: Option<Timestamps>,
     profile: Option<RunProfile>,
 }
 
-/// Bytes a timestamp pair takes (two u64).
-const TIMESTAMP_BYTES: u64 = 16;
-
 impl WgpuExecutable {
-    pub(crate) fn compile(ctx: Arc<Context>, graph: &Graph) -> Result<Self, BackendError> {
-        let device_name = ctx.name().to_string();
-        let schedule = rlx_gpu::lower(graph, &ctx.limits).map_err(|e| error::from_gpu(&device_name, e))?;
-        check_sizes(&ctx, &schedule)?;
-        let requested = schedule.arena_bytes
-            + schedule.leaves.iter().map(|l| l.bytes).sum::<u64>()
-            + schedule.scratch.iter().sum::<u64>();
-        let scope = format!("compiling graph '{}' ({} steps)", graph.name(), schedule.steps.len());
+    /// Allocates, uploads and binds everything `s` needs (validated by rlx-gpu: not checked
+    /// again here), inside the device's error scopes.
+    pub(crate) fn build(ctx: Arc<Context>, s: &ValidSchedule) -> Result<Self, BackendError> {
+        check_sizes(&ctx, s)?;
+        let scope = format!("compiling graph '{}' ({} steps)", s.name, s.steps.len());
         let c = ctx.clone();
-        c.guarded(&scope, requested, || build(ctx, &schedule))
-    }
-
-    fn buffer(&self, id: BufferId) -> Option<&wgpu::Buffer> {
-        match id {
-            BufferId::Arena => Some(&self.arena),
-            BufferId::Leaf(i) => self.leaves.get(i),
-            BufferId::Scratch(i) => self.scratch.get(i),
-        }
+        c.guarded(&scope, s.total_bytes(), || build(ctx, s))
     }
 
     fn refuse(&self, scope: &str, reason: String) -> BackendError {
         BackendError::Driver { device: self.ctx.name().to_string(), scope: scope.to_string(), reason }
+    }
+
+    /// The leaf buffer of `id` after checking `value` against it.
+    fn leaf(&self, id: NodeId, value: &Tensor, what: &str) -> Result<(&wgpu::Buffer, &str), BackendError> {
+        let Some((index, ty, name)) = self.leaves.get(&id) else {
+            return Err(
+                self.refuse(&format!("writing {what} {id}"), "the compiled graph has no such leaf".into())
+            );
+        };
+        if value.dtype() != ty.dtype || value.numel() != ty.numel() {
+            let reason = format!("got {}{}, the compiled graph holds {ty}", value.dtype(), value.shape());
+            return Err(self.refuse(&format!("writing {what} '{name}'"), reason));
+        }
+        let buffer = self
+            .buffers
+            .get(BufferId::Leaf(*index))
+            .map_err(|e| rlx_gpu::backend_error(self.ctx.name(), e))?;
+        Ok((buffer, name))
     }
 
     /// Everything of one run between the error scopes.
@@ -95,68 +95,23 @@ impl WgpuExecutable {
         inputs: &[(NodeId, &Tensor)],
         start: Instant,
     ) -> Result<(Vec<Tensor>, RunProfile), BackendError> {
-        let ctx = self.ctx.clone();
-        let name = ctx.name();
-        for &(node, leaf) in &self.inputs {
+        let ctx = &self.ctx;
+        for &node in &self.inputs {
             let tensor = inputs
                 .iter()
                 .find(|(id, _)| *id == node)
                 .map(|(_, t)| *t)
                 .ok_or_else(|| self.refuse("run", format!("input {node} was not given")))?;
-            let bytes = to_words(name, &format!("input {node}"), tensor)?;
-            let buffer =
-                self.leaves.get(leaf).ok_or_else(|| self.refuse("run", format!("no buffer for {node}")))?;
+            let (buffer, name) = self.leaf(node, tensor, "input")?;
+            let bytes = to_device(tensor, ctx.name(), name)?;
             if !bytes.is_empty() {
                 ctx.queue.write_buffer(buffer, 0, &bytes);
             }
         }
         let uploaded = start.elapsed();
-
-        let mut encoder =
-            ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("rlx run") });
-        {
-            let timestamp_writes = self.timestamps.as_ref().map(|t| wgpu::ComputePassTimestampWrites {
-                query_set: &t.queries,
-                beginning_of_pass_write_index: Some(0),
-                end_of_pass_write_index: Some(1),
-            });
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("rlx steps"),
-                timestamp_writes,
-            });
-            // wgpu orders dependent dispatches of one pass itself (a barrier wherever a
-            // dispatch uses what an earlier one wrote).
-            for step in &self.steps {
-                pass.set_pipeline(&step.pipeline.pipeline);
-                pass.set_bind_group(0, &step.bind_group, &[]);
-                if step.pipeline.uses_immediates() {
-                    pass.set_immediates(0, &step.params);
-                }
-                let [x, y, z] = step.workgroups;
-                pass.dispatch_workgroups(x, y, z);
-            }
-        }
-        if let Some(t) = &self.timestamps {
-            encoder.resolve_query_set(&t.queries, 0..2, &t.resolve, 0);
-            if let Some(dst) = self.staging.buffers.get(t.place.buffer) {
-                encoder.copy_buffer_to_buffer(&t.resolve, 0, dst, t.place.offset, TIMESTAMP_BYTES);
-            }
-        }
-        for (out, _) in &self.outputs {
-            if let Some((operand, place)) = out {
-                let src = self
-                    .buffer(operand.buffer)
-                    .ok_or_else(|| self.refuse("run", "no output buffer".into()))?;
-                let dst = self
-                    .staging
-                    .buffers
-                    .get(place.buffer)
-                    .ok_or_else(|| self.refuse("run", "no staging".into()))?;
-                encoder.copy_buffer_to_buffer(src, operand.offset, dst, place.offset, operand.size);
-            }
-        }
+        let commands = crate::record::encode(self)?;
         let submitted = Instant::now();
-        ctx.queue.submit([encoder.finish()]);
+        ctx.queue.submit([commands]);
         let maps = (!self.staging.buffers.is_empty()).then(|| self.staging.map_all());
         ctx.device
             .poll(wgpu::PollType::wait_indefinitely())
@@ -180,8 +135,8 @@ impl WgpuExecutable {
             None => self.read_outputs(),
         };
         self.staging.unmap(&mapped);
-        let (outputs, gpu_ns) = read?;
-        Ok((outputs, profile(start, uploaded, waited, gpu_ns)))
+        let (tensors, gpu_ns) = read?;
+        Ok((tensors, profile(start, uploaded, waited, gpu_ns)))
     }
 
     /// Converts the mapped staging bytes into the output tensors, and the GPU time of the pass
@@ -193,17 +148,14 @@ impl WgpuExecutable {
             let what = format!("output {i}");
             tensors.push(match out {
                 Some((_, place)) => {
-                    let convert = |bytes: &[u8]| from_words(name, &what, bytes, ty);
+                    let len = rlx_gpu::device_bytes(ty) as usize;
+                    let convert =
+                        |bytes: &[u8]| from_device(bytes.get(..len).unwrap_or(bytes), ty, name, &what);
                     self.staging
                         .read(*place, convert)
                         .map_err(|r| self.refuse("reading back outputs", r))??
                 }
-                None => {
-                    if ty.dtype == DType::F16 {
-                        return Err(f16_unsupported(name, &what));
-                    }
-                    Tensor::new(ty.shape.clone(), TensorData::zeros(ty.dtype, 0))?
-                }
+                None => Tensor::try_zeros(ty.shape.clone(), ty.dtype)?,
             });
         }
         let gpu_ns = match &self.timestamps {
@@ -239,85 +191,48 @@ fn profile(start: Instant, uploaded: Duration, waited: Duration, gpu_ns: Option<
 }
 
 /// Refuses buffers past the device's buffer-size limit, naming them, before any allocation.
-fn check_sizes(ctx: &Context, s: &Schedule) -> Result<(), BackendError> {
+fn check_sizes(ctx: &Context, s: &ValidSchedule) -> Result<(), BackendError> {
     let limit = ctx.granted.max_buffer_size;
-    let named = std::iter::once(("arena of planned intermediates".to_string(), s.arena_bytes))
-        .chain(s.leaves.iter().map(|l| (l.node.to_string(), l.bytes)))
-        .chain(s.scratch.iter().enumerate().map(|(i, &b)| (format!("scratch {i}"), b)));
-    for (node, bytes) in named {
-        if bytes > limit {
-            return Err(BackendError::LimitExceeded {
-                device: ctx.name().to_string(),
-                what: "buffer size",
-                node,
-                requested: bytes,
-                limit,
-                hint: "use smaller tensors or a smaller batch".into(),
-            });
-        }
+    match s.buffers().into_iter().find(|b| b.bytes > limit) {
+        Some(b) => Err(BackendError::LimitExceeded {
+            device: ctx.name().to_string(),
+            what: "buffer size",
+            node: b.label,
+            requested: b.bytes,
+            limit,
+            hint: "use smaller tensors or a smaller batch".into(),
+        }),
+        None => Ok(()),
     }
-    Ok(())
-}
-
-fn storage_buffer(device: &wgpu::Device, label: &str, size: u64) -> wgpu::Buffer {
-    device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some(label),
-        // Buffers are at least one word; copies and bindings need multiples of 4.
-        size: size.max(4).div_ceil(4) * 4,
-        usage: STORAGE,
-        mapped_at_creation: false,
-    })
 }
 
 /// Allocates, uploads and binds everything a schedule needs.
-fn build(ctx: Arc<Context>, s: &Schedule) -> Result<WgpuExecutable, BackendError> {
+fn build(ctx: Arc<Context>, s: &ValidSchedule) -> Result<WgpuExecutable, BackendError> {
     let device = &ctx.device;
     let name = ctx.name().to_string();
-    let arena = storage_buffer(device, "arena", s.arena_bytes);
-    let mut leaves = Vec::with_capacity(s.leaves.len());
-    let mut inputs = Vec::new();
-    let mut params = HashMap::new();
+    let gpu = |e| rlx_gpu::backend_error(&name, e);
+    let buffers =
+        Buffers::allocate(s, |spec| Ok::<_, BackendError>(buffer::storage(device, &spec.label, spec.bytes)))?;
+    let mut leaves = HashMap::new();
     for (i, leaf) in s.leaves.iter().enumerate() {
-        if leaf.ty.dtype == DType::F16 {
-            return Err(f16_unsupported(&name, &format!("leaf {}", leaf.node)));
-        }
-        let label = match &leaf.kind {
-            LeafKind::Input(n) => format!("{} input {n}", leaf.node),
-            LeafKind::Param(n) => format!("{} param {n}", leaf.node),
-            LeafKind::Constant(_) => format!("{} constant", leaf.node),
-        };
-        let buffer = storage_buffer(device, &label, leaf.bytes);
         match &leaf.kind {
-            LeafKind::Input(_) => inputs.push((leaf.node, i)),
-            LeafKind::Param(_) => {
-                params.insert(leaf.node, i);
-            }
             LeafKind::Constant(t) => {
-                let bytes = to_words(&name, &label, t)?;
+                let bytes = to_device(t, &name, &leaf.label())?;
                 if !bytes.is_empty() {
-                    ctx.queue.write_buffer(&buffer, 0, &bytes);
+                    ctx.queue.write_buffer(buffers.get(BufferId::Leaf(i)).map_err(gpu)?, 0, &bytes);
                 }
             }
+            LeafKind::Input(_) | LeafKind::Param(_) => {
+                leaves.insert(leaf.node, (i, leaf.ty.clone(), leaf.label()));
+            }
         }
-        leaves.push(buffer);
     }
-    let scratch: Vec<wgpu::Buffer> = s
-        .scratch
-        .iter()
-        .enumerate()
-        .map(|(i, &b)| storage_buffer(device, &format!("scratch {i}"), b))
-        .collect();
-    let lookup = |id: BufferId| match id {
-        BufferId::Arena => Some(&arena),
-        BufferId::Leaf(i) => leaves.get(i),
-        BufferId::Scratch(i) => scratch.get(i),
-    };
+    let inputs = s.inputs().map(|(_, l)| l.node).collect();
 
     let mut steps = Vec::with_capacity(s.steps.len());
     let mut uniforms = Vec::new();
-    for d in &s.steps {
-        let writable = Writable::of_step(rlx_gpu::variant(d.key).bindings, &d.operands);
-        let pipeline = ctx.pipeline(d.key, writable)?;
+    for d in s.steps.iter() {
+        let pipeline = ctx.pipeline(d.key)?;
         let uniform = (!pipeline.uses_immediates()).then(|| {
             let buffer = device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some(&format!("{} params", d.label)),
@@ -330,15 +245,10 @@ fn build(ctx: Arc<Context>, s: &Schedule) -> Result<WgpuExecutable, BackendError
         });
         let mut entries = Vec::with_capacity(d.operands.len() + 1);
         for (i, op) in d.operands.iter().enumerate() {
-            let buffer = lookup(op.buffer).ok_or_else(|| BackendError::Driver {
-                device: name.clone(),
-                scope: format!("binding step '{}'", d.label),
-                reason: format!("operand {i} names a buffer the schedule does not have: {:?}", op.buffer),
-            })?;
             entries.push(wgpu::BindGroupEntry {
                 binding: i as u32,
                 resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                    buffer,
+                    buffer: buffers.get(op.buffer).map_err(gpu)?,
                     offset: op.offset,
                     size: NonZeroU64::new(op.size),
                 }),
@@ -362,7 +272,8 @@ fn build(ctx: Arc<Context>, s: &Schedule) -> Result<WgpuExecutable, BackendError
     if timestamps_on {
         sizes.push(TIMESTAMP_BYTES);
     }
-    let (buffer_sizes, places) = staging::plan(&sizes, ctx.granted.max_buffer_size);
+    let (buffer_sizes, places) =
+        rlx_gpu::bind::pack(&sizes, wgpu::MAP_ALIGNMENT, ctx.granted.max_buffer_size);
     let staging = Staging::new(device, &buffer_sizes);
     let mut places = places.into_iter();
     let outputs = s
@@ -390,11 +301,9 @@ fn build(ctx: Arc<Context>, s: &Schedule) -> Result<WgpuExecutable, BackendError
     };
     Ok(WgpuExecutable {
         ctx,
-        arena,
+        buffers,
         leaves,
-        scratch,
         inputs,
-        params,
         steps,
         _uniforms: uniforms,
         outputs,
@@ -407,12 +316,9 @@ fn build(ctx: Arc<Context>, s: &Schedule) -> Result<WgpuExecutable, BackendError
 impl Executable for WgpuExecutable {
     fn set_param(&mut self, id: NodeId, value: &Tensor) -> Result<(), BackendError> {
         let ctx = self.ctx.clone();
-        let leaf =
-            *self.params.get(&id).ok_or_else(|| self.refuse("set_param", format!("{id} is not a param")))?;
-        let bytes = to_words(ctx.name(), &format!("param {id}"), value)?;
-        let buffer =
-            self.leaves.get(leaf).ok_or_else(|| self.refuse("set_param", format!("no buffer for {id}")))?;
-        ctx.guarded(&format!("setting param {id}"), bytes.len() as u64, || {
+        let (buffer, name) = self.leaf(id, value, "param")?;
+        let bytes = to_device(value, ctx.name(), name)?;
+        ctx.guarded(&format!("setting param '{name}'"), bytes.len() as u64, || {
             if !bytes.is_empty() {
                 ctx.queue.write_buffer(buffer, 0, &bytes);
             }

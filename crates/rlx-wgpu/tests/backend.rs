@@ -1,11 +1,14 @@
 //! The wgpu backend end to end on whatever adapter the machine has (lavapipe in CI), against
 //! the CPU backend. Without an adapter: a loud skip, or a failure when RLX_REQUIRE_GPU=1.
 
+// Tests and their helpers may unwrap, expect and panic: a failure is the test's verdict.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 mod support;
 
 use rlx_backend::{Backend, BackendError};
 use rlx_ir::{DType, Graph, Tensor};
-use rlx_wgpu::{AdapterChoice, Backends, WgpuBackend, WgpuOptions};
+use rlx_wgpu::{AdapterChoice, Backends, ShaderChecks, WgpuBackend, WgpuOptions};
 use support::*;
 
 /// x[4,6] + b[6] (broadcast) → · w[6,5] → softmax over the last axis.
@@ -161,14 +164,17 @@ fn two_backends_in_one_process_run_side_by_side() {
 }
 
 #[test]
-fn unchecked_kernels_give_the_same_results() {
+/// Kernels run trusted (no wgpu runtime checks) by default; the debug option turns the checks
+/// back on, and the results do not change.
+fn checked_kernels_give_the_same_results() {
     let (x, b, w) = (tensor(&[4, 6], 10), tensor(&[6], 11), tensor(&[6, 5], 12));
     let g = mlp_graph();
     let params = [("b", &b), ("w", &w)];
-    let opts = WgpuOptions { runtime_checks: false, ..WgpuOptions::from_env().unwrap() };
+    assert_eq!(WgpuOptions::default().shader_checks, ShaderChecks::Trusted);
+    let opts = WgpuOptions { shader_checks: ShaderChecks::Checked, ..WgpuOptions::from_env().unwrap() };
     let Some(gpu) = backend_with(opts) else { return };
     let out = run_once(&gpu, &g, &params, &[("x", &x)]);
-    assert_close("unchecked", &out, &cpu(&g, &params, &[("x", &x)]), 1e-5);
+    assert_close("checked", &out, &cpu(&g, &params, &[("x", &x)]), 1e-5);
 }
 
 #[test]

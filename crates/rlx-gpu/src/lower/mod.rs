@@ -2,7 +2,9 @@
 //! its own file; this file owns the walk, the memory plan and operand resolution.
 //!
 //! Conventions every family follows:
-//! - Device data is 32-bit words: f32, i32, u32, and Bool as a u32 0/1 word.
+//! - Device data is stored as [`crate::convert`] says: f32, i32, u32, and Bool as a u32 0/1 word.
+//! - Planned values live in pool buffers ([`assign_pools`]): one live value per pool, so no
+//!   step reads and writes one buffer.
 //! - A step whose output is empty is skipped. An op whose output is non-empty but one of whose
 //!   inputs is empty (matmul with K = 0, concat with an empty part) must still write every output
 //!   element (a fill step, or skip that part).
@@ -18,7 +20,8 @@ mod norm;
 mod reduce;
 mod rope;
 
-use crate::schedule::{BufferId, Dispatch, GpuLimits, Leaf, LeafKind, Operand, Schedule};
+use crate::convert::device_bytes;
+use crate::schedule::{BufferId, Dispatch, GpuLimits, Leaf, LeafKind, Operand, Schedule, ValidSchedule};
 use crate::GpuError;
 use rlx_ir::{Graph, Node, NodeId, Op, OpKind, TensorType};
 use rlx_opt::memory::{plan, MemoryPlan};
@@ -30,13 +33,10 @@ pub struct LowerCtx<'a> {
     pub plan: MemoryPlan,
     pub limits: &'a GpuLimits,
     leaf_index: HashMap<NodeId, usize>,
+    /// Per memory-plan buffer: its pool (`None` for an empty value).
+    pool_of: Vec<Option<usize>>,
     /// Temporary buffers requested so far (bytes).
     scratch: Vec<u64>,
-}
-
-/// Device bytes of a tensor: 4 per element for every dtype the GPU stores.
-pub fn device_bytes(ty: &TensorType) -> u64 {
-    ty.numel() as u64 * 4
 }
 
 impl<'a> LowerCtx<'a> {
@@ -58,10 +58,9 @@ impl<'a> LowerCtx<'a> {
             return Ok(None);
         }
         if size > self.limits.max_binding_bytes {
-            return Err(GpuError::TooLarge {
-                kernel: "binding",
-                what: "tensor bytes",
-                value: size,
+            return Err(GpuError::TensorTooLarge {
+                node: format!("{} {}", self.label(id), ty),
+                bytes: size,
                 limit: self.limits.max_binding_bytes,
             });
         }
@@ -69,8 +68,10 @@ impl<'a> LowerCtx<'a> {
         if let Some(&leaf) = self.leaf_index.get(&base) {
             return Ok(Some(Operand { buffer: BufferId::Leaf(leaf), offset: 0, size }));
         }
-        match self.plan.slots.get(base.index()).copied().flatten() {
-            Some(slot) => Ok(Some(Operand { buffer: BufferId::Arena, offset: slot.offset, size })),
+        let pool =
+            self.plan.slots.get(base.index()).copied().flatten().and_then(|s| self.pool_of.get(s.buffer));
+        match pool.copied().flatten() {
+            Some(pool) => Ok(Some(Operand { buffer: BufferId::Pool(pool), offset: 0, size })),
             None => Err(GpuError::Lowering {
                 node: id.to_string(),
                 reason: "the memory plan gives this value no storage".into(),
@@ -103,8 +104,8 @@ impl<'a> LowerCtx<'a> {
 }
 
 /// Lowers `graph` (verified, optimized for a GPU backend's capabilities) into a schedule.
-pub fn lower(graph: &Graph, limits: &GpuLimits) -> Result<Schedule, GpuError> {
-    let alignment = limits.min_offset_alignment.max(16) as usize;
+pub fn lower(graph: &Graph, limits: &GpuLimits) -> Result<ValidSchedule, GpuError> {
+    let alignment = usize::try_from(limits.alignment()).unwrap_or(usize::MAX);
     let plan = plan(graph, alignment)
         .map_err(|e| GpuError::Lowering { node: "graph".into(), reason: e.to_string() })?;
     let mut leaves = Vec::new();
@@ -120,7 +121,8 @@ pub fn lower(graph: &Graph, limits: &GpuLimits) -> Result<Schedule, GpuError> {
         leaf_index.insert(id, leaves.len());
         leaves.push(Leaf { node: id, kind, ty: node.ty.clone(), bytes: device_bytes(&node.ty).max(4) });
     }
-    let mut cx = LowerCtx { graph, plan, limits, leaf_index, scratch: Vec::new() };
+    let (pool_of, pools) = assign_pools(&plan);
+    let mut cx = LowerCtx { graph, plan, limits, leaf_index, pool_of, scratch: Vec::new() };
     let mut steps = Vec::new();
     for (i, node) in graph.nodes().iter().enumerate() {
         let id = NodeId(i as u32);
@@ -134,10 +136,40 @@ pub fn lower(graph: &Graph, limits: &GpuLimits) -> Result<Schedule, GpuError> {
         .iter()
         .map(|&o| Ok((cx.operand(o)?, cx.ty(o)?.clone())))
         .collect::<Result<Vec<_>, GpuError>>()?;
-    let schedule =
-        Schedule { steps, arena_bytes: cx.plan.peak_bytes.max(4), leaves, scratch: cx.scratch, outputs };
-    schedule.validate(limits)?;
-    Ok(schedule)
+    let name = graph.name().to_string();
+    ValidSchedule::new(Schedule { name, steps, pools, leaves, scratch: cx.scratch, outputs }, limits)
+}
+
+/// Assigns every buffer of the memory plan to a pool: a pool takes a buffer when the value it
+/// holds is dead by then (lifetimes are closed intervals, so a node's output never shares a
+/// pool with one of its inputs). Among free pools the smallest that fits is taken, else the
+/// largest is grown, else a new pool is opened. Returns each plan buffer's pool (`None` when
+/// empty) and the pool sizes (at least 4 bytes).
+///
+/// Why pools and not one arena: see [`crate::schedule`]. The cost is memory: a pool is as
+/// large as its largest value, where the arena packed values by offset.
+pub fn assign_pools(plan: &MemoryPlan) -> (Vec<Option<usize>>, Vec<u64>) {
+    let mut order: Vec<usize> = (0..plan.buffers.len()).collect();
+    order.sort_by_key(|&b| plan.buffers[b].first);
+    let mut pool_of = vec![None; plan.buffers.len()];
+    // (size, index of the last node reading the value it holds)
+    let mut pools: Vec<(u64, usize)> = Vec::new();
+    for b in order {
+        let buf = &plan.buffers[b];
+        if buf.size == 0 {
+            continue;
+        }
+        let free = pools.iter().enumerate().filter(|(_, p)| p.1 < buf.first);
+        let fitting = free.clone().filter(|(_, p)| p.0 >= buf.size).min_by_key(|(_, p)| p.0);
+        let chosen = fitting.or_else(|| free.max_by_key(|(_, p)| p.0)).map(|(i, _)| i);
+        let i = chosen.unwrap_or_else(|| {
+            pools.push((0, 0));
+            pools.len() - 1
+        });
+        pools[i] = (pools[i].0.max(buf.size), buf.last);
+        pool_of[b] = Some(i);
+    }
+    (pool_of, pools.into_iter().map(|(size, _)| size.max(4)).collect())
 }
 
 fn lower_node(cx: &mut LowerCtx, id: NodeId, node: &Node, out: &mut Vec<Dispatch>) -> Result<(), GpuError> {
@@ -175,9 +207,10 @@ fn lower_node(cx: &mut LowerCtx, id: NodeId, node: &Node, out: &mut Vec<Dispatch
 
 impl Schedule {
     /// Checks what drivers rely on: operand counts match the variants, operands lie inside their
-    /// buffers, sizes are non-zero and within the binding limit, workgroup counts within limits.
+    /// buffers, sizes are non-zero and within the binding limit, workgroup counts within limits,
+    /// dependencies point backwards. [`lower`] calls it once; drivers trust its result.
     pub fn validate(&self, limits: &GpuLimits) -> Result<(), GpuError> {
-        for step in &self.steps {
+        for (i, step) in self.steps.iter().enumerate() {
             let v = step.variant();
             let bad = |reason: String| GpuError::Lowering { node: step.label.clone(), reason };
             if step.operands.len() != v.bindings.len() {
@@ -197,11 +230,7 @@ impl Schedule {
                 )));
             }
             for op in &step.operands {
-                let cap = match op.buffer {
-                    BufferId::Arena => self.arena_bytes,
-                    BufferId::Leaf(i) => self.leaves.get(i).map_or(0, |l| l.bytes),
-                    BufferId::Scratch(i) => self.scratch.get(i).copied().unwrap_or(0),
-                };
+                let cap = self.buffer_bytes(op.buffer).unwrap_or(0);
                 if op.size == 0 || op.offset.saturating_add(op.size) > cap {
                     return Err(bad(format!("operand {op:?} is outside its buffer of {cap} bytes")));
                 }
@@ -213,9 +242,12 @@ impl Schedule {
                         limit: limits.max_binding_bytes,
                     });
                 }
-                if op.offset % limits.min_offset_alignment.max(1) != 0 {
+                if op.offset % limits.alignment() != 0 {
                     return Err(bad(format!("operand offset {} is not aligned", op.offset)));
                 }
+            }
+            if let Some(&d) = step.waits_for.iter().find(|&&d| d >= i) {
+                return Err(bad(format!("waits for step {d}, which is not an earlier step")));
             }
             for (d, (&n, &max)) in step.workgroups.iter().zip(&limits.max_workgroups).enumerate() {
                 if n == 0 || n > max {
@@ -226,3 +258,7 @@ impl Schedule {
         Ok(())
     }
 }
+
+#[cfg(test)]
+#[path = "pools_tests.rs"]
+mod pools_tests;

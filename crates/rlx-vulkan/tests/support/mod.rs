@@ -1,10 +1,8 @@
-//! Shared by the integration tests: device discovery with the skip/require policy, data,
-//! error measure, one-kernel runners and plain CPU references (f64 loops).
+//! Shared by the integration tests: device discovery with the skip/require policy, data, the
+//! error measure and a plain CPU reference (f64 loops).
 #![allow(dead_code)]
 
-use rlx_backend::BackendError;
-use rlx_gpu::{BinaryParams, KernelKey, MatmulParams, SoftmaxParams, UnaryParams};
-use rlx_vulkan::{BufferSlice, Context, ContextOptions, MemoryStrategy, Step};
+use rlx_vulkan::{Context, ContextOptions, MemoryStrategy};
 use std::io::Write as _;
 
 /// True when a missing device must fail the test instead of skipping it.
@@ -103,135 +101,13 @@ pub fn assert_close(what: &str, out: &[f32], reference: &[f64]) {
     assert!(e <= 1e-5, "{what}: relative error {e:e} > 1e-5");
 }
 
-/// f32 values of native-endian bytes (any alignment).
-pub fn floats(bytes: &[u8]) -> Vec<f32> {
-    bytes.chunks_exact(4).map(|c| f32::from_ne_bytes([c[0], c[1], c[2], c[3]])).collect()
-}
-
-fn upload(ctx: &Context, label: &str, v: &[f32]) -> std::sync::Arc<rlx_vulkan::GpuBuffer> {
-    ctx.buffer_from_bytes(label, bytemuck::cast_slice(v)).unwrap()
-}
-
-/// Runs one step on `inputs` and returns the output of `out_len` f32.
-pub fn run_one<P: bytemuck::Pod>(
-    ctx: &Context,
-    key: KernelKey,
-    inputs: &[&[f32]],
-    out_len: usize,
-    params: &P,
-    workgroups: [u32; 3],
-) -> Result<Vec<f32>, BackendError> {
-    let mut bindings: Vec<BufferSlice> = inputs
-        .iter()
-        .enumerate()
-        .map(|(i, v)| BufferSlice::whole(&upload(ctx, &format!("in{i}"), v)))
-        .collect();
-    let out = ctx.create_buffer("out", (out_len * 4) as u64)?;
-    bindings.push(BufferSlice::whole(&out));
-    let mut program = ctx.record(vec![Step::new(key, "test", bindings, params, workgroups)])?;
-    program.run()?;
-    ctx.read_f32(&out)
-}
-
-pub fn gpu_binary(
-    ctx: &Context,
-    op: rlx_ir::BinaryOp,
-    a: (&[f32], &[usize]),
-    b: (&[f32], &[usize]),
-    out_shape: &[usize],
-) -> Vec<f32> {
-    let (p, grid) = BinaryParams::broadcast(out_shape, a.1, b.1).unwrap();
-    let n = out_shape.iter().product();
-    run_one(ctx, KernelKey::Binary(op), &[a.0, b.0], n, &p, grid).unwrap()
-}
-
-pub fn gpu_unary(ctx: &Context, op: rlx_ir::UnaryOp, x: &[f32]) -> Vec<f32> {
-    let (p, grid) = UnaryParams::new(x.len()).unwrap();
-    run_one(ctx, KernelKey::Unary(op), &[x], x.len(), &p, grid).unwrap()
-}
-
-pub fn gpu_softmax(ctx: &Context, x: &[f32], rows: usize, cols: usize) -> Vec<f32> {
-    let (p, grid) = SoftmaxParams::new(rows, cols).unwrap();
-    run_one(ctx, KernelKey::SoftmaxRowF32, &[x], rows * cols, &p, grid).unwrap()
-}
-
-/// Returns the output and its shape.
-pub fn gpu_matmul(
-    ctx: &Context,
-    a: (&[f32], &[usize]),
-    b: (&[f32], &[usize]),
-    ta: bool,
-    tb: bool,
-) -> (Vec<f32>, Vec<usize>) {
-    let (p, shape, grid) = MatmulParams::from_shapes(a.1, b.1, ta, tb).unwrap();
-    let n = shape.iter().product();
-    (run_one(ctx, KernelKey::MatmulTiledF32, &[a.0, b.0], n, &p, grid).unwrap(), shape)
-}
-
-/// Row-major strides of `shape`.
-pub fn strides(shape: &[usize]) -> Vec<usize> {
-    let mut s = vec![1; shape.len()];
-    for d in (0..shape.len().saturating_sub(1)).rev() {
-        s[d] = s[d + 1] * shape[d + 1];
-    }
-    s
-}
-
-/// Index into `shape` (right-aligned, broadcasting) of the output coordinate `coord`.
-pub fn broadcast_index(coord: &[usize], shape: &[usize]) -> usize {
-    let lead = coord.len() - shape.len();
-    let st = strides(shape);
-    shape.iter().enumerate().map(|(d, &n)| if n == 1 { 0 } else { coord[lead + d] * st[d] }).sum()
-}
-
-/// Coordinates of linear index `i` in `shape`.
-pub fn unravel(mut i: usize, shape: &[usize]) -> Vec<usize> {
-    let mut c = vec![0; shape.len()];
-    for d in (0..shape.len()).rev() {
-        c[d] = i % shape[d];
-        i /= shape[d];
-    }
-    c
-}
-
-/// CPU reference of a batched matmul with numpy batch broadcasting, in f64.
-pub fn cpu_matmul(
-    a: (&[f32], &[usize]),
-    b: (&[f32], &[usize]),
-    ta: bool,
-    tb: bool,
-) -> (Vec<f64>, Vec<usize>) {
-    let (ar, br) = (a.1.len(), b.1.len());
-    let (m, k) = if ta { (a.1[ar - 1], a.1[ar - 2]) } else { (a.1[ar - 2], a.1[ar - 1]) };
-    let n = if tb { b.1[br - 2] } else { b.1[br - 1] };
-    let (ab, bb) = (&a.1[..ar - 2], &b.1[..br - 2]);
-    let nb = ab.len().max(bb.len());
-    let pad = |x: &[usize]| {
-        let mut v = vec![1; nb - x.len()];
-        v.extend_from_slice(x);
-        v
-    };
-    let (pa, pb) = (pad(ab), pad(bb));
-    let ob: Vec<usize> = pa.iter().zip(&pb).map(|(x, y)| *x.max(y)).collect();
-    let batches: usize = ob.iter().product();
-    let mut out = Vec::with_capacity(batches * m * n);
-    for z in 0..batches {
-        let c = unravel(z, &ob);
-        let abase = broadcast_index(&c, &pa) * m * k;
-        let bbase = broadcast_index(&c, &pb) * k * n;
-        for i in 0..m {
-            for j in 0..n {
-                let mut s = 0.0f64;
-                for l in 0..k {
-                    let av = if ta { a.0[abase + l * m + i] } else { a.0[abase + i * k + l] };
-                    let bv = if tb { b.0[bbase + j * k + l] } else { b.0[bbase + l * n + j] };
-                    s += av as f64 * bv as f64;
-                }
-                out.push(s);
-            }
+/// CPU reference of a 2-D matmul [m, k] × [k, n], in f64.
+pub fn cpu_matmul(a: &[f32], b: &[f32], m: usize, k: usize, n: usize) -> Vec<f64> {
+    let mut out = Vec::with_capacity(m * n);
+    for i in 0..m {
+        for j in 0..n {
+            out.push((0..k).map(|l| a[i * k + l] as f64 * b[l * n + j] as f64).sum());
         }
     }
-    let mut shape = ob;
-    shape.extend([m, n]);
-    (out, shape)
+    out
 }

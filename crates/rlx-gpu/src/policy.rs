@@ -1,0 +1,118 @@
+//! The GPU capability policy, and what a failed lowering means to the user. Both drivers take
+//! their [`Capabilities`] from [`capabilities`] and map every [`GpuError`] with
+//! [`backend_error`], so they cannot disagree.
+
+use crate::schedule::GpuLimits;
+use crate::GpuError;
+use rlx_backend::{BackendError, Capabilities, DType, OpKind};
+
+/// Ops rlx-opt must decompose for every GPU: they have no kernel of their own.
+pub const DECOMPOSED: [OpKind; 4] =
+    [OpKind::Conv2d, OpKind::Pool2d, OpKind::Upsample2x, OpKind::FusedElementwise];
+
+/// Dtypes GPUs store (see [`crate::convert`]).
+pub const STORED_DTYPES: [DType; 4] = [DType::F32, DType::I32, DType::U32, DType::Bool];
+
+/// What rlx-opt may leave in a graph for a GPU with these limits.
+pub fn capabilities(device_name: &str, limits: &GpuLimits) -> Capabilities {
+    Capabilities {
+        device_name: device_name.to_string(),
+        native_ops: Capabilities::all_ops().into_iter().filter(|k| !DECOMPOSED.contains(k)).collect(),
+        dtypes: STORED_DTYPES.into_iter().collect(),
+        native_broadcast: true,
+        buffer_alignment: usize::try_from(limits.alignment()).unwrap_or(usize::MAX),
+        max_tensor_bytes: limits.max_binding_bytes,
+    }
+}
+
+/// The rlx error a lowering failure means on `device`.
+pub fn backend_error(device: &str, e: GpuError) -> BackendError {
+    let device = device.to_string();
+    match e {
+        GpuError::TooLarge { kernel, what, value, limit } => BackendError::LimitExceeded {
+            device,
+            what,
+            node: kernel.to_string(),
+            requested: value,
+            limit,
+            hint: "split the op into smaller parts (a smaller batch or sequence)".into(),
+        },
+        GpuError::TensorTooLarge { node, bytes, limit } => BackendError::LimitExceeded {
+            device,
+            what: "tensor bytes (one storage binding)",
+            node,
+            requested: bytes,
+            limit,
+            hint: "split the tensor (a smaller batch or sequence) so that each fits one binding".into(),
+        },
+        GpuError::Lowering { node, reason } => BackendError::Unsupported { op: node, device, reason },
+        GpuError::Shape { kernel, shapes, reason } => BackendError::Unsupported {
+            op: kernel.to_string(),
+            device,
+            reason: format!("{shapes}: {reason}"),
+        },
+        // Kernel-source errors: a bug in rlx-gpu's catalogue, not in the user's graph.
+        other @ (GpuError::MissingDefine { .. }
+        | GpuError::UnterminatedPlaceholder { .. }
+        | GpuError::MultiLineDefine { .. }) => {
+            BackendError::Driver { device, scope: "preparing a kernel".into(), reason: other.to_string() }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits(align: u64) -> GpuLimits {
+        GpuLimits {
+            max_binding_bytes: 2 << 30,
+            min_offset_alignment: align,
+            max_workgroups: [65535; 3],
+            shared_memory_bytes: 32768,
+            subgroup_size: 32,
+        }
+    }
+
+    #[test]
+    fn capabilities_follow_the_gpu_policy() {
+        let caps = capabilities("dev", &limits(32));
+        for k in DECOMPOSED {
+            assert!(!caps.supports(k), "{k:?}");
+        }
+        for k in [OpKind::MatMul, OpKind::FusedMatMul, OpKind::AddNorm, OpKind::Attention, OpKind::TopK] {
+            assert!(caps.supports(k), "{k:?}");
+        }
+        assert_eq!(caps.native_ops.len(), Capabilities::all_ops().len() - 4);
+        assert!(!caps.dtypes.contains(&DType::F16) && caps.dtypes.contains(&DType::Bool));
+        assert!(caps.native_broadcast);
+        assert_eq!((caps.buffer_alignment, caps.max_tensor_bytes), (32, 2 << 30));
+    }
+
+    #[test]
+    fn alignment_is_at_least_16_and_a_power_of_two() {
+        assert_eq!(limits(1).alignment(), 16);
+        assert_eq!(limits(4).alignment(), 16);
+        assert_eq!(limits(64).alignment(), 64);
+        assert_eq!(limits(48).alignment(), 64);
+        assert_eq!(capabilities("d", &limits(256)).buffer_alignment, 256);
+    }
+
+    #[test]
+    fn errors_map_to_what_they_mean() {
+        let e =
+            backend_error("gpu", GpuError::Shape { kernel: "k", shapes: "[2]".into(), reason: "r".into() });
+        assert!(matches!(e, BackendError::Unsupported { .. }), "{e}");
+        let e = backend_error("gpu", GpuError::TooLarge { kernel: "k", what: "w", value: 9, limit: 8 });
+        assert!(matches!(e, BackendError::LimitExceeded { requested: 9, limit: 8, .. }), "{e}");
+        let e = backend_error(
+            "gpu",
+            GpuError::TensorTooLarge { node: "%3 add f32[9]".into(), bytes: 36, limit: 8 },
+        );
+        assert!(e.to_string().contains("%3 add"), "{e}");
+        let e = backend_error("gpu", GpuError::Lowering { node: "%1".into(), reason: "r".into() });
+        assert!(matches!(e, BackendError::Unsupported { .. }), "{e}");
+        let e = backend_error("gpu", GpuError::UnterminatedPlaceholder { line: 3 });
+        assert!(matches!(e, BackendError::Driver { .. }), "{e}");
+    }
+}

@@ -1,0 +1,108 @@
+//! [`WgpuBackend`]: the rlx-backend contract over one wgpu device. Probe once (the context's
+//! [`WgpuInfo`]), convert once into rlx-gpu's `GpuLimits` and from them, by rlx-gpu's policy,
+//! into [`Capabilities`]; `compile` lowers with rlx-gpu and builds a `WgpuExecutable`.
+
+use crate::context::Context;
+use crate::executable::WgpuExecutable;
+use crate::probe::{WgpuInfo, WgpuOptions};
+use rlx_backend::{Backend, BackendError, Capabilities, Executable};
+use rlx_gpu::GpuLimits;
+use rlx_ir::Graph;
+use std::sync::Arc;
+
+/// The wgpu backend: one device, its pipeline cache and its capabilities.
+pub struct WgpuBackend {
+    ctx: Arc<Context>,
+    caps: Capabilities,
+}
+
+impl WgpuBackend {
+    /// Opens the adapter the environment selects (see [`WgpuOptions::from_env`]).
+    pub fn new() -> Result<Self, BackendError> {
+        Self::with_options(WgpuOptions::from_env()?)
+    }
+
+    /// Opens the adapter `opts` selects.
+    pub fn with_options(opts: WgpuOptions) -> Result<Self, BackendError> {
+        let ctx = Context::new(&opts)?;
+        let caps = capabilities(&ctx.info);
+        Ok(WgpuBackend { ctx: Arc::new(ctx), caps })
+    }
+
+    /// The adapter, its driver, the features enabled and the key limits.
+    pub fn info(&self) -> &WgpuInfo {
+        &self.ctx.info
+    }
+
+    /// The device facts rlx-gpu's lowering uses.
+    pub fn limits(&self) -> GpuLimits {
+        self.ctx.limits.clone()
+    }
+
+    /// Number of kernel pipelines built on this device so far (each is built once).
+    pub fn cached_pipelines(&self) -> usize {
+        self.ctx.cached_pipelines()
+    }
+}
+
+/// The capabilities of a wgpu device: rlx-gpu's GPU policy over its limits.
+pub fn capabilities(info: &WgpuInfo) -> Capabilities {
+    rlx_gpu::capabilities(&info.summary(), &info.gpu_limits())
+}
+
+impl Backend for WgpuBackend {
+    fn name(&self) -> &'static str {
+        "wgpu"
+    }
+
+    fn capabilities(&self) -> &Capabilities {
+        &self.caps
+    }
+
+    fn compile(&self, graph: &Graph) -> Result<Box<dyn Executable>, BackendError> {
+        let schedule = rlx_gpu::lower(graph, &self.ctx.limits)
+            .map_err(|e| rlx_gpu::backend_error(&self.caps.device_name, e))?;
+        Ok(Box::new(WgpuExecutable::build(self.ctx.clone(), &schedule)?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{EnabledFeatures, KeyLimits};
+    use rlx_ir::{DType, OpKind};
+
+    #[test]
+    fn capabilities_follow_the_gpu_policy() {
+        let info = WgpuInfo {
+            name: "dev".into(),
+            backend: "Vulkan".into(),
+            device_type: "DiscreteGpu".into(),
+            vendor: 0,
+            device: 0,
+            driver: String::new(),
+            driver_info: String::new(),
+            features: EnabledFeatures::default(),
+            limits: KeyLimits {
+                max_storage_buffer_binding_size: 2 << 30,
+                max_buffer_size: 4 << 30,
+                min_storage_buffer_offset_alignment: 32,
+                ..Default::default()
+            },
+        };
+        let caps = capabilities(&info);
+        for k in [OpKind::Conv2d, OpKind::Pool2d, OpKind::Upsample2x, OpKind::FusedElementwise] {
+            assert!(!caps.supports(k), "{k:?}");
+        }
+        for k in [OpKind::MatMul, OpKind::FusedMatMul, OpKind::AddNorm, OpKind::Attention, OpKind::TopK] {
+            assert!(caps.supports(k), "{k:?}");
+        }
+        assert_eq!(caps.native_ops.len(), Capabilities::all_ops().len() - 4);
+        assert!(!caps.dtypes.contains(&DType::F16) && caps.dtypes.contains(&DType::Bool));
+        assert_eq!(caps.dtypes.len(), 4);
+        assert!(caps.native_broadcast);
+        assert_eq!(caps.buffer_alignment, 32);
+        assert_eq!(caps.max_tensor_bytes, 2 << 30);
+        assert_eq!(caps.device_name, "dev (Vulkan)");
+    }
+}
