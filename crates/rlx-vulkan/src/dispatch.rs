@@ -448,7 +448,7 @@ mod tests {
     #[test]
     fn push_constant_bytes_are_the_struct() {
         let (p, grid) = rlx_gpu::UnaryParams::new(10).unwrap();
-        let s = Step::new(KernelKey::Unary(rlx_ir::UnaryOp::Exp), "e", Vec::new(), &p, grid);
+        let s = Step::new(KernelKey::unary_f32(rlx_ir::UnaryOp::Exp), "e", Vec::new(), &p, grid);
         assert_eq!(s.params, [10u8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
         assert_eq!(s.workgroups, [1, 1, 1]);
     }

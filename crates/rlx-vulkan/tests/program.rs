@@ -12,12 +12,12 @@ use support::*;
 
 fn unary_step(op: UnaryOp, x: BufferSlice, out: BufferSlice, n: usize) -> Step {
     let (p, grid) = UnaryParams::new(n).unwrap();
-    Step::new(KernelKey::Unary(op), op.name(), vec![x, out], &p, grid)
+    Step::new(KernelKey::unary_f32(op), op.name(), vec![x, out], &p, grid)
 }
 
 fn add_step(a: BufferSlice, b: BufferSlice, out: BufferSlice, n: usize) -> Step {
     let (p, grid) = BinaryParams::broadcast(&[n], &[n], &[n]).unwrap();
-    Step::new(KernelKey::Binary(BinaryOp::Add), "add", vec![a, b, out], &p, grid)
+    Step::new(KernelKey::binary_f32(BinaryOp::Add), "add", vec![a, b, out], &p, grid)
 }
 
 fn f32_buffer(ctx: &Context, label: &str, v: &[f32]) -> Arc<rlx_vulkan::GpuBuffer> {

@@ -142,12 +142,12 @@ pub fn gpu_binary(
 ) -> Vec<f32> {
     let (p, grid) = BinaryParams::broadcast(out_shape, a.1, b.1).unwrap();
     let n = out_shape.iter().product();
-    run_one(ctx, KernelKey::Binary(op), &[a.0, b.0], n, &p, grid).unwrap()
+    run_one(ctx, KernelKey::binary_f32(op), &[a.0, b.0], n, &p, grid).unwrap()
 }
 
 pub fn gpu_unary(ctx: &Context, op: rlx_ir::UnaryOp, x: &[f32]) -> Vec<f32> {
     let (p, grid) = UnaryParams::new(x.len()).unwrap();
-    run_one(ctx, KernelKey::Unary(op), &[x], x.len(), &p, grid).unwrap()
+    run_one(ctx, KernelKey::unary_f32(op), &[x], x.len(), &p, grid).unwrap()
 }
 
 pub fn gpu_softmax(ctx: &Context, x: &[f32], rows: usize, cols: usize) -> Vec<f32> {
