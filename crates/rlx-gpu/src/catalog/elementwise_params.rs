@@ -15,7 +15,7 @@ pub const MAX_RANK: usize = 8;
 /// Threads per workgroup of the 1-D kernels (binary, unary).
 const WG_1D: u32 = 256;
 
-/// Params of `binary.wgsl`: out[i] = a[Σ c·a_strides] op b[Σ c·b_strides].
+/// Params of `binary.wgsl`: `out[i] = a[Σ c·a_strides] op b[Σ c·b_strides]`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
 pub struct BinaryParams {
@@ -70,7 +70,7 @@ impl BinaryParams {
     }
 }
 
-/// Params of `unary.wgsl`: out[i] = op(x[i]) for i < numel.
+/// Params of `unary.wgsl`: `out[i] = op(x[i])` for `i < numel`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
 pub struct UnaryParams {

@@ -1,4 +1,4 @@
-//! The kernel families. Each family owns its key enum, the [`Spec`] of each of its variants and
+//! The kernel families. Each family owns its key enum, the `Spec` of each of its variants and
 //! its params structs; families depend on nothing in `variants.rs`, which assembles the one
 //! table ([`crate::variants`]) from them.
 //!

@@ -1,5 +1,5 @@
-//! Kernel family "nn": the tiled matmul, plain ([`matmul_tiled`]) or with a fused epilogue
-//! (bias, activation), softmax ([`softmax_row`]) and log-softmax, the row norms (layer norm,
+//! Kernel family "nn": the tiled matmul, plain (`KernelKey::MatmulTiledF32`) or with a fused
+//! epilogue (bias, activation), softmax (`KernelKey::SoftmaxRowF32`) and log-softmax, the row norms (layer norm,
 //! RMS norm, each optionally of x + residual), attention and RoPE. Its keys ([`NnKernel`]),
 //! variants and params structs ([`MatmulParams`], [`SoftmaxParams`], [`NormParams`],
 //! [`AttentionParams`], [`RopeParams`]).
@@ -130,7 +130,7 @@ impl AttnBlock {
 /// Kernels of the nn family.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum NnKernel {
-    /// `matmul_tiled.wgsl` + bias [N], then the activation if any ([`MatmulParams`]).
+    /// `matmul_tiled.wgsl` + bias `[N]`, then the activation if any ([`MatmulParams`]).
     /// Bindings a, b, bias, c.
     MatmulBias(Option<Epilogue>),
     /// `matmul_tiled.wgsl` then an activation, no bias ([`MatmulParams`]). Bindings a, b, c.
