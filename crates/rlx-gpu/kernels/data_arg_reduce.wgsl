@@ -16,10 +16,6 @@
 const OP_ARGMAX: u32 = 0u;
 const OP_ARGMIN: u32 = 1u;
 
-const T_F32: u32 = 0u;
-const T_I32: u32 = 1u;
-const T_U32: u32 = 2u;
-
 const OP: u32 = {{OP}};
 const T: u32 = {{T}};
 const WG: u32 = 256u;
@@ -40,7 +36,7 @@ var<workgroup> best_v: array<u32, 256>;
 var<workgroup> best_i: array<u32, 256>;
 
 fn is_nan_word(w: u32) -> bool {
-    return T == T_F32 && (w & 0x7fffffffu) > 0x7f800000u;
+    return T == T_F32 && is_nan_bits(w);
 }
 
 // u < v in T's order (no NaN here).
@@ -84,7 +80,7 @@ fn main(
 ) {
     let tpr = p.row_threads;
     let tl = lid % tpr;
-    let line = (wid.y * nwg.x + wid.x) * (WG / tpr) + lid / tpr;
+    let line = linear_id(wid, nwg, WG / tpr, lid / tpr);
     let live = line < p.lines;
     let len = select(0u, p.len, live);
     let base = (line / p.inner) * p.len * p.inner + line % p.inner;

@@ -33,8 +33,7 @@ fn main(
     @builtin(num_workgroups) nwg: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    // The grid is 2-D when there are more than 65535 workgroups (see rlx_gpu::grid).
-    let i = (wid.y * nwg.x + wid.x) * WG + lid;
+    let i = linear_id(wid, nwg, WG, lid);
     if (i >= p.numel) {
         return;
     }

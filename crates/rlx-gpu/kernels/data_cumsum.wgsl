@@ -16,10 +16,6 @@
 // Lines past p.lines (the tail of the last workgroup or of a 2-D grid) read and write
 // nothing; the block loop runs to p.len for every thread so the barriers stay uniform.
 
-const T_F32: u32 = 0u;
-const T_I32: u32 = 1u;
-const T_U32: u32 = 2u;
-
 const T: u32 = {{T}};
 const WG: u32 = 256u;
 const ITEMS: u32 = 4u;
@@ -53,7 +49,7 @@ fn main(
     let tpr = p.row_threads;
     let tl = lid % tpr;
     let first_slot = lid - tl;
-    let line = (wid.y * nwg.x + wid.x) * (WG / tpr) + lid / tpr;
+    let line = linear_id(wid, nwg, WG / tpr, lid / tpr);
     let live = line < p.lines;
     let len = select(0u, p.len, live);
     let base = (line / p.inner) * p.len * p.inner + line % p.inner;

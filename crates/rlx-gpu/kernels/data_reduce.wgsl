@@ -38,10 +38,6 @@ const OP_PROD: u32 = 2u;
 const OP_MAX: u32 = 3u;
 const OP_MIN: u32 = 4u;
 
-const T_F32: u32 = 0u;
-const T_I32: u32 = 1u;
-const T_U32: u32 = 2u;
-
 const OP: u32 = {{OP}};
 const T: u32 = {{T}};
 const WG: u32 = 256u;
@@ -70,10 +66,6 @@ var<workgroup> partial: array<u32, 256>;
 var<workgroup> partial_err: array<f32, 256>;
 
 const F32_PROD: bool = T == T_F32 && OP == OP_PROD;
-
-fn is_nan_bits(w: u32) -> bool {
-    return (w & 0x7fffffffu) > 0x7f800000u;
-}
 
 // The neutral element of OP, as a word.
 fn identity() -> u32 {
@@ -169,7 +161,7 @@ fn main(
 ) {
     let tpr = p.row_threads;
     let tl = lid % tpr;
-    let g = (wid.y * nwg.x + wid.x) * (WG / tpr) + lid / tpr;
+    let g = linear_id(wid, nwg, WG / tpr, lid / tpr);
     let live = g < p.n_groups;
     let o = g / p.chunks;
     let start = (g % p.chunks) * p.chunk;

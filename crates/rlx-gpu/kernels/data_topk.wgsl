@@ -20,10 +20,6 @@
 const OUT_VALUES: u32 = 0u;
 const OUT_INDICES: u32 = 1u;
 
-const T_F32: u32 = 0u;
-const T_I32: u32 = 1u;
-const T_U32: u32 = 2u;
-
 const OUT: u32 = {{OUT}};
 const T: u32 = {{T}};
 const WG: u32 = 256u;
@@ -82,7 +78,7 @@ fn main(
     let tpr = p.row_threads;
     let tl = lid % tpr;
     let first_slot = lid - tl;
-    let line = (wid.y * nwg.x + wid.x) * (WG / tpr) + lid / tpr;
+    let line = linear_id(wid, nwg, WG / tpr, lid / tpr);
     let live = line < p.lines;
     let len = select(0u, p.len, live);
     let o = line / p.inner;

@@ -155,54 +155,6 @@ fn store_row(c_base: u32, gm: u32, gn: u32, v: vec4<f32>) {
     }
 }
 
-// The activation functions, each accurate to a few ulp over all of f32 (the same forms as
-// unary.wgsl, which explains them); NaN stays NaN.
-fn sigmoid(v: f32) -> f32 {
-    if (v >= 0.0) {
-        return 1.0 / (1.0 + exp(-v));
-    }
-    let e = exp(v);
-    return e / (1.0 + e);
-}
-
-fn tanh_acc(v: f32) -> f32 {
-    let a = abs(v);
-    if (a < 0.5) {
-        let s = v * v;
-        var r = -0.0014558343870513183;
-        r = r * s + 0.003592128036572481;
-        r = r * s - 0.008863235529902197;
-        r = r * s + 0.021869488536155203;
-        r = r * s - 0.05396825396825397;
-        r = r * s + 0.13333333333333333;
-        r = r * s - 0.3333333333333333;
-        return v + v * (r * s);
-    }
-    let t = 1.0 - 2.0 / (exp(2.0 * a) + 1.0);
-    return select(t, -t, v < 0.0);
-}
-
-fn erfc_acc(v: f32) -> f32 {
-    let z = abs(v);
-    let t = 1.0 / (1.0 + 0.5 * z);
-    var q = 0.17087277;
-    q = q * t - 0.82215223;
-    q = q * t + 1.48851587;
-    q = q * t - 1.13520398;
-    q = q * t + 0.27886807;
-    q = q * t - 0.18628806;
-    q = q * t + 0.09678418;
-    q = q * t + 0.37409196;
-    q = q * t + 1.00002368;
-    q = q * t - 1.26551223;
-    let r = t * exp(q - z * z);
-    return select(r, 2.0 - r, v < 0.0);
-}
-
-fn is_nan(v: f32) -> bool {
-    return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u;
-}
-
 // c = act(acc + bias[col]): the bias add rounds first, as the unfused add would.
 fn epilogue(acc: f32, col: u32) -> f32 {
     var v = acc;
@@ -210,14 +162,13 @@ fn epilogue(acc: f32, col: u32) -> f32 {
         v = v + bias_at(col);
     }
     if (ACT == ACT_GELU) {
-        return 0.5 * v * erfc_acc(-v * 0.7071067811865476);
+        return gelu_erf(v);
     } else if (ACT == ACT_GELU_TANH) {
-        let u = 0.7978845608028654 * (v + 0.044715 * v * v * v);
-        return v * sigmoid(2.0 * u);
+        return gelu_tanh(v);
     } else if (ACT == ACT_RELU) {
-        return select(0.0, v, v > 0.0 || is_nan(v));
+        return relu(v);
     } else if (ACT == ACT_SILU) {
-        return v * sigmoid(v);
+        return silu(v);
     } else if (ACT == ACT_SIGMOID) {
         return sigmoid(v);
     } else if (ACT == ACT_TANH) {

@@ -90,38 +90,8 @@ var<workgroup> s_s: array<f32, 256>; // scores [BQ][BKV]
 var<workgroup> p_s: array<f32, 256>; // probabilities [BQ][BKV]
 var<workgroup> vis_s: array<u32, 256>; // 1 where the key is visible to the row
 
-fn is_nan(v: f32) -> bool {
-    return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u;
-}
-
 fn is_neg_inf(v: f32) -> bool {
     return bitcast<u32>(v) == NEG_INF_BITS;
-}
-
-// max that propagates NaN (WGSL's max may return either operand).
-fn max_nan(a: f32, b: f32) -> f32 {
-    if (is_nan(a) || is_nan(b)) {
-        return a + b;
-    }
-    return max(a, b);
-}
-
-// tanh accurate to a few ulp over all of f32 (unary.wgsl explains the two branches).
-fn tanh_acc(x: f32) -> f32 {
-    let a = abs(x);
-    if (a < 0.5) {
-        let s = x * x;
-        var r = -0.0014558343870513183;
-        r = r * s + 0.003592128036572481;
-        r = r * s - 0.008863235529902197;
-        r = r * s + 0.021869488536155203;
-        r = r * s - 0.05396825396825397;
-        r = r * s + 0.13333333333333333;
-        r = r * s - 0.3333333333333333;
-        return x + x * (r * s);
-    }
-    let t = 1.0 - 2.0 / (exp(2.0 * a) + 1.0);
-    return select(t, -t, x < 0.0);
 }
 
 // Whether query row i (a live row) of batch b may see key j.

@@ -9,7 +9,7 @@
 // (read_write). Params: NormParams.
 //
 // Layer norm, three passes over the row, each thread striding by the workgroup size and every
-// sum tree-reduced in shared memory:
+// sum tree-reduced in shared memory (the prelude's workgroup_sum):
 // 1. m0 = Σv / n;
 // 2. with d = v − m0: c = Σd / n and var = Σd² / n − c² (the corrected two-pass algorithm:
 //    c cancels the rounding error of m0, so a row with a large mean and a small spread keeps
@@ -38,8 +38,6 @@ struct NormParams {
 @group(0) @binding({{OUT_BINDING}}) var<storage, read_write> out: array<f32>;
 {{PARAMS}} p: NormParams;
 
-var<workgroup> red: array<vec2<f32>, 256>;
-
 fn residual_at(i: u32) -> f32 {
     {{RES_AT}}
 }
@@ -55,29 +53,13 @@ fn value(i: u32) -> f32 {
     return x[i];
 }
 
-// Sums v over the workgroup; every thread gets the total. Called in uniform control flow.
-fn reduce(lid: u32, v: vec2<f32>) -> vec2<f32> {
-    red[lid] = v;
-    workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s >>= 1u) {
-        if (lid < s) {
-            red[lid] += red[lid + s];
-        }
-        workgroupBarrier();
-    }
-    let total = red[0];
-    // Nobody may overwrite red[0] (the next reduce) before everyone has read it.
-    workgroupBarrier();
-    return total;
-}
-
 @compute @workgroup_size(256, 1, 1)
 fn main(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(num_workgroups) nwg: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    let row = wid.y * nwg.x + wid.x;
+    let row = linear_group(wid, nwg);
     let live = row < p.rows;
     let base = row * p.cols;
     let cols = select(0u, p.cols, live);
@@ -88,14 +70,14 @@ fn main(
         for (var i = lid; i < cols; i += WG) {
             s += value(base + i);
         }
-        let m0 = reduce(lid, vec2<f32>(s, 0.0)).x / n;
+        let m0 = workgroup_sum(lid, s) / n;
 
         var acc = vec2<f32>(0.0);
         for (var i = lid; i < cols; i += WG) {
             let d = value(base + i) - m0;
             acc += vec2<f32>(d, d * d);
         }
-        let sums = reduce(lid, acc);
+        let sums = workgroup_sum2(lid, acc);
         let c = sums.x / n;
         let var_ = max(sums.y / n - c * c, 0.0);
         let inv = 1.0 / sqrt(var_ + p.eps);
@@ -109,7 +91,7 @@ fn main(
             let v = value(base + i);
             s += v * v;
         }
-        let ms = reduce(lid, vec2<f32>(s, 0.0)).x / n;
+        let ms = workgroup_sum(lid, s) / n;
         let inv = 1.0 / sqrt(ms + p.eps);
         for (var i = lid; i < cols; i += WG) {
             out[base + i] = value(base + i) * inv * gamma[i];

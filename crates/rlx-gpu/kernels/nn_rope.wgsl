@@ -36,8 +36,7 @@ fn main(
     @builtin(num_workgroups) nwg: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    // The grid is 2-D when there are more than 65535 workgroups (see rlx_gpu::grid).
-    let e = (wid.y * nwg.x + wid.x) * WG + lid;
+    let e = linear_id(wid, nwg, WG, lid);
     if (e >= p.numel) {
         return;
     }

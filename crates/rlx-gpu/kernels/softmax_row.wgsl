@@ -5,7 +5,7 @@
 // Bindings: 0 = x (read), 1 = out (read_write). Params: SoftmaxParams.
 //
 // Three passes over the row, each thread striding by the workgroup size:
-// 1. the row maximum (tree-reduced in shared memory), NaN if any element is NaN;
+// 1. the row maximum (the prelude's shared-memory tree), NaN if any element is NaN;
 // 2. Σ exp(x − max), tree-reduced the same way;
 // 3. out = exp(x − max) / Σ, or x − max − ln Σ for log-softmax.
 // Subtracting the maximum keeps exp ≤ 1, so no row overflows. A row of all −inf gives 0/0 =
@@ -26,27 +26,13 @@ struct SoftmaxParams {
 @group(0) @binding(1) var<storage, read_write> out: array<f32>;
 {{PARAMS}} p: SoftmaxParams;
 
-var<workgroup> red: array<f32, 256>;
-
-fn is_nan(v: f32) -> bool {
-    return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u;
-}
-
-// max that propagates NaN (WGSL's max may return either operand).
-fn max_nan(u: f32, v: f32) -> f32 {
-    if (is_nan(u) || is_nan(v)) {
-        return u + v;
-    }
-    return max(u, v);
-}
-
 @compute @workgroup_size(256, 1, 1)
 fn main(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(num_workgroups) nwg: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    let row = wid.y * nwg.x + wid.x;
+    let row = linear_group(wid, nwg);
     let live = row < p.rows;
     let base = row * p.cols;
     let cols = select(0u, p.cols, live);
@@ -57,30 +43,13 @@ fn main(
     for (var i = lid; i < cols; i += WG) {
         m = max_nan(m, x[base + i]);
     }
-    red[lid] = m;
-    workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s >>= 1u) {
-        if (lid < s) {
-            red[lid] = max_nan(red[lid], red[lid + s]);
-        }
-        workgroupBarrier();
-    }
-    let row_max = red[0];
-    workgroupBarrier();
+    let row_max = workgroup_max_nan(lid, m);
 
     var sum = 0.0;
     for (var i = lid; i < cols; i += WG) {
         sum += exp(x[base + i] - row_max);
     }
-    red[lid] = sum;
-    workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s >>= 1u) {
-        if (lid < s) {
-            red[lid] += red[lid + s];
-        }
-        workgroupBarrier();
-    }
-    let total = red[0];
+    let total = workgroup_sum(lid, sum);
 
     if (LOG) {
         let lse = log(total);

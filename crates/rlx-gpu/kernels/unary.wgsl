@@ -1,19 +1,21 @@
-// Elementwise unary op on f32 over a contiguous tensor.
+// Elementwise one-input ops on contiguous 32-bit words: f32 math, dtype casts, the `x != 0` of
+// a cast to bool, and wrapping i32 neg/abs.
 //
 // Variant defines: OP (one of the OP_* constants below). Driver defines: PARAMS.
 // Bindings: 0 = x (read), 1 = out (read_write). Params: UnaryParams.
 //
-// Accuracy: the CPU reference rounds the exact value once, so every function here is written
-// to stay within a few ulp over the whole f32 range rather than only near zero:
-// - tanh: a Taylor polynomial below |x| = 0.5 (where 1 - 2/(e^2x + 1) cancels), that formula
-//   above it (where it does not, and where it saturates to ±1 instead of overflowing to NaN).
-// - sigmoid: exp of a non-positive number only, so it never overflows.
-// - gelu (erf form): x/2 · erfc(-x/√2), with a Chebyshev-fitted erfc whose *relative* error is
-//   below 1.2e-7 (Numerical Recipes §6.2), so the negative tail stays accurate where 1 + erf
-//   would cancel.
-// - gelu_tanh: x · sigmoid(2u), an exact rewrite of x/2 · (1 + tanh u) without the cancellation.
-// NaN in gives NaN out; NaN tests look at the bits, because a driver may fold `x != x` away.
+// Every dtype moves as u32 words and is reinterpreted with bitcast where the dtype matters.
+// f32 math: the activations and their accuracy are the prelude's; log, sqrt and rsqrt of a
+// negative number are NaN, NaN in gives NaN out.
+// Casts are rlx-cpu's (Rust `as` through f64):
+// - float → int truncates toward zero and saturates; NaN → 0;
+// - int → float rounds to nearest, ties to even. Done by hand, because WGSL leaves the rounding
+//   of an inexact integer → float conversion to the implementation;
+// - i32 → u32 clamps negatives to 0, u32 → i32 clamps to i32::MAX;
+// - → bool is `x != 0`: NaN is nonzero, −0 is zero (a bit test, immune to flushed denormals).
+// Bool words are 0/1, so casts from bool use the u32 ops.
 
+// f32 math.
 const OP_GELU: u32 = 0u;
 const OP_GELU_TANH: u32 = 1u;
 const OP_SILU: u32 = 2u;
@@ -30,6 +32,17 @@ const OP_SIN: u32 = 12u;
 const OP_COS: u32 = 13u;
 const OP_RECIP: u32 = 14u;
 const OP_SQUARE: u32 = 15u;
+// Word maps.
+const OP_CAST_F32_I32: u32 = 16u;
+const OP_CAST_F32_U32: u32 = 17u;
+const OP_CAST_I32_F32: u32 = 18u;
+const OP_CAST_I32_U32: u32 = 19u;
+const OP_CAST_U32_F32: u32 = 20u;
+const OP_CAST_U32_I32: u32 = 21u;
+const OP_NONZERO_F32: u32 = 22u;
+const OP_NONZERO_WORD: u32 = 23u;
+const OP_NEG_I32: u32 = 24u;
+const OP_ABS_I32: u32 = 25u;
 
 const OP: u32 = {{OP}};
 const WG: u32 = 256u;
@@ -41,74 +54,19 @@ struct UnaryParams {
     _pad2: u32,
 }
 
-@group(0) @binding(0) var<storage, read> x: array<f32>;
-@group(0) @binding(1) var<storage, read_write> out: array<f32>;
+@group(0) @binding(0) var<storage, read> x: array<u32>;
+@group(0) @binding(1) var<storage, read_write> out: array<u32>;
 {{PARAMS}} p: UnaryParams;
 
-fn is_nan(v: f32) -> bool {
-    return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u;
-}
-
-// A quiet NaN made at run time (a NaN literal is a shader-creation error in WGSL).
-fn nan_from(v: f32) -> f32 {
-    return bitcast<f32>(bitcast<u32>(v) | 0x7fc00000u);
-}
-
-fn sigmoid(v: f32) -> f32 {
-    if (v >= 0.0) {
-        return 1.0 / (1.0 + exp(-v));
-    }
-    let e = exp(v);
-    return e / (1.0 + e);
-}
-
-fn tanh_acc(v: f32) -> f32 {
-    let a = abs(v);
-    if (a < 0.5) {
-        // tanh v = v (1 + Σ c_n v^2n), Taylor coefficients up to v^15; truncation < 1e-8.
-        let s = v * v;
-        var r = -0.0014558343870513183;
-        r = r * s + 0.003592128036572481;
-        r = r * s - 0.008863235529902197;
-        r = r * s + 0.021869488536155203;
-        r = r * s - 0.05396825396825397;
-        r = r * s + 0.13333333333333333;
-        r = r * s - 0.3333333333333333;
-        return v + v * (r * s);
-    }
-    // exp overflows to +inf past |v| ≈ 44, where 2/inf = 0 gives exactly ±1.
-    let t = 1.0 - 2.0 / (exp(2.0 * a) + 1.0);
-    return select(t, -t, v < 0.0);
-}
-
-// erfc with relative error below 1.2e-7 over all of f32 (Chebyshev fit, Numerical Recipes).
-fn erfc_acc(v: f32) -> f32 {
-    let z = abs(v);
-    let t = 1.0 / (1.0 + 0.5 * z);
-    var q = 0.17087277;
-    q = q * t - 0.82215223;
-    q = q * t + 1.48851587;
-    q = q * t - 1.13520398;
-    q = q * t + 0.27886807;
-    q = q * t - 0.18628806;
-    q = q * t + 0.09678418;
-    q = q * t + 0.37409196;
-    q = q * t + 1.00002368;
-    q = q * t - 1.26551223;
-    let r = t * exp(q - z * z);
-    return select(r, 2.0 - r, v < 0.0);
-}
-
-fn apply(v: f32) -> f32 {
+fn math(v: f32) -> f32 {
     if (OP == OP_GELU) {
-        return 0.5 * v * erfc_acc(-v * 0.7071067811865476);
+        return gelu_erf(v);
     } else if (OP == OP_GELU_TANH) {
-        let u = 0.7978845608028654 * (v + 0.044715 * v * v * v);
-        return v * sigmoid(2.0 * u);
+        return gelu_tanh(v);
     } else if (OP == OP_SILU) {
-        return v * sigmoid(v);
+        return silu(v);
     } else if (OP == OP_RELU) {
-        return select(0.0, v, v > 0.0 || is_nan(v));
+        return relu(v);
     } else if (OP == OP_SIGMOID) {
         return sigmoid(v);
     } else if (OP == OP_TANH) {
@@ -152,14 +110,92 @@ fn apply(v: f32) -> f32 {
     }
 }
 
+// u32 → f32 rounded to nearest even. Below 2^24 the conversion is exact; above, the low bits
+// that do not fit the 24-bit significand are rounded off by hand and the result scaled back by
+// a power of two (exact).
+fn u32_to_f32(u: u32) -> f32 {
+    if (u < 0x1000000u) {
+        return f32(u);
+    }
+    // Bits to drop: the value has 32 - clz significant bits, the significand keeps 24.
+    let shift = 8u - countLeadingZeros(u);
+    let m = u >> shift;
+    let rem = u & ((1u << shift) - 1u);
+    let half = 1u << (shift - 1u);
+    var r = m;
+    if (rem > half || (rem == half && (m & 1u) == 1u)) {
+        r = m + 1u;
+    }
+    // r ≤ 2^24 is exact in f32, and so is the product by 2^shift.
+    return f32(r) * f32(1u << shift);
+}
+
+fn i32_to_f32(w: u32) -> f32 {
+    let negative = (w & 0x80000000u) != 0u;
+    // |i32::MIN| = 2^31 is a valid u32.
+    let mag = select(w, 0u - w, negative);
+    let f = u32_to_f32(mag);
+    return select(f, -f, negative);
+}
+
+fn f32_to_i32(w: u32) -> u32 {
+    let v = bitcast<f32>(w);
+    if (is_nan_bits(w)) {
+        return 0u;
+    }
+    if (v >= 2147483648.0) {
+        return 0x7fffffffu;
+    }
+    if (v <= -2147483648.0) {
+        return 0x80000000u;
+    }
+    return bitcast<u32>(i32(v));
+}
+
+fn f32_to_u32(w: u32) -> u32 {
+    let v = bitcast<f32>(w);
+    if (is_nan_bits(w) || v <= 0.0) {
+        return 0u;
+    }
+    if (v >= 4294967296.0) {
+        return 0xffffffffu;
+    }
+    return u32(v);
+}
+
+fn apply(w: u32) -> u32 {
+    if (OP < OP_CAST_F32_I32) {
+        return bitcast<u32>(math(bitcast<f32>(w)));
+    } else if (OP == OP_CAST_F32_I32) {
+        return f32_to_i32(w);
+    } else if (OP == OP_CAST_F32_U32) {
+        return f32_to_u32(w);
+    } else if (OP == OP_CAST_I32_F32) {
+        return bitcast<u32>(i32_to_f32(w));
+    } else if (OP == OP_CAST_I32_U32) {
+        return select(w, 0u, (w & 0x80000000u) != 0u);
+    } else if (OP == OP_CAST_U32_F32) {
+        return bitcast<u32>(u32_to_f32(w));
+    } else if (OP == OP_CAST_U32_I32) {
+        return min(w, 0x7fffffffu);
+    } else if (OP == OP_NONZERO_F32) {
+        return select(0u, 1u, (w & 0x7fffffffu) != 0u);
+    } else if (OP == OP_NONZERO_WORD) {
+        return select(0u, 1u, w != 0u);
+    } else if (OP == OP_NEG_I32) {
+        return 0u - w;
+    } else {
+        return select(w, 0u - w, (w & 0x80000000u) != 0u);
+    }
+}
+
 @compute @workgroup_size(256, 1, 1)
 fn main(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(num_workgroups) nwg: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    // The grid is 2-D when there are more than 65535 workgroups (see rlx_gpu::grid).
-    let i = (wid.y * nwg.x + wid.x) * WG + lid;
+    let i = linear_id(wid, nwg, WG, lid);
     if (i >= p.numel) {
         return;
     }

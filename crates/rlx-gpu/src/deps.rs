@@ -63,7 +63,7 @@ mod tests {
     /// A unary step (one read binding, one written) from `src` to `dst`.
     fn step(src: Operand, dst: Operand) -> Dispatch {
         let (p, grid) = UnaryParams::new(4).unwrap();
-        Dispatch::new(KernelKey::Unary(UnaryOp::Neg), "s", vec![src, dst], &p, grid)
+        Dispatch::new(KernelKey::unary_f32(UnaryOp::Neg), "s", vec![src, dst], &p, grid)
     }
 
     fn schedule(steps: Vec<Dispatch>) -> Schedule {

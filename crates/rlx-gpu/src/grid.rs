@@ -35,6 +35,17 @@ pub fn linear(kernel: &'static str, groups: u64, group_threads: u32) -> Result<[
     Ok([x as u32, y as u32, 1])
 }
 
+/// The shapes of a params constructor's error message: "[2, 3] and [3]".
+pub(crate) fn shapes_text(shapes: &[&[usize]]) -> String {
+    shapes.iter().map(|s| format!("{s:?}")).collect::<Vec<_>>().join(" and ")
+}
+
+/// The element count of `dims`, checked to fit u32 index arithmetic.
+pub(crate) fn numel(kernel: &'static str, what: &'static str, dims: &[usize]) -> Result<u32, GpuError> {
+    let n = dims.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d as u64));
+    fits_u32(kernel, what, n.unwrap_or(u64::MAX))
+}
+
 /// Checks that a count used in u32 index arithmetic fits.
 pub(crate) fn fits_u32(kernel: &'static str, what: &'static str, value: u64) -> Result<u32, GpuError> {
     u32::try_from(value).map_err(|_| GpuError::TooLarge { kernel, what, value, limit: u32::MAX as u64 })

@@ -3,36 +3,46 @@
 //! A variant is (source, defines): the WGSL file under `kernels/` and the values of its variant
 //! placeholders (see [`crate::preprocess`]). Its name is built from fixed parts,
 //! `<kernel>[_<op>]_<dtype>`, and names the compiled module (`binary_add_f32.spv`). Drivers find
-//! a variant by [`KernelKey`], never by matching strings.
+//! a variant by [`KernelKey`], never by matching strings. The families under [`crate::catalog`]
+//! define the variants; this module only assembles them into the table.
 
+use crate::catalog::elementwise::{self, BinaryFn, UnaryFn};
+use crate::catalog::{data, nn, Spec, WordType, PRELUDE};
 use crate::preprocess::{preprocess, ParamsBinding};
-use crate::{BinaryParams, GpuError, MatmulParams, SoftmaxParams, UnaryParams};
+use crate::GpuError;
 use rlx_ir::{BinaryOp, UnaryOp};
+
+pub use crate::catalog::Access;
 
 /// Which compiled kernel a step runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum KernelKey {
-    /// Broadcasting elementwise binary op on f32 ([`BinaryParams`]).
-    Binary(BinaryOp),
-    /// Elementwise unary op on contiguous f32 ([`UnaryParams`]).
-    Unary(UnaryOp),
-    /// Portable shared-memory tiled f32 matmul ([`MatmulParams`]).
+    /// Broadcasting elementwise binary op or comparison on one word type
+    /// ([`crate::BinaryParams`], [`crate::catalog::elementwise`]).
+    Binary(BinaryFn, WordType),
+    /// Elementwise unary op on a contiguous tensor: f32 math, casts, i32 neg/abs
+    /// ([`crate::UnaryParams`], [`crate::catalog::elementwise`]).
+    Unary(UnaryFn),
+    /// Portable shared-memory tiled f32 matmul ([`crate::MatmulParams`]).
     MatmulTiledF32,
-    /// Softmax over the last axis, one workgroup per row ([`SoftmaxParams`]).
+    /// Softmax over the last axis, one workgroup per row ([`crate::SoftmaxParams`]).
     SoftmaxRowF32,
-    /// Elementwise on every dtype, data movement and reductions ([`crate::catalog::data`]).
-    Data(crate::catalog::data::DataKernel),
-    /// Matmul epilogues, norms, attention, rope ([`crate::catalog::nn`]).
-    Nn(crate::catalog::nn::NnKernel),
+    /// Where, data movement and reductions on 32-bit words ([`crate::catalog::data`]).
+    Data(data::DataKernel),
+    /// Matmul epilogues, log-softmax, norms, attention, rope ([`crate::catalog::nn`]).
+    Nn(nn::NnKernel),
 }
 
-/// How a kernel uses one of its storage bindings.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Access {
-    /// `var<storage, read>`: an input.
-    Read,
-    /// `var<storage, read_write>`: an output.
-    ReadWrite,
+impl KernelKey {
+    /// The f32 arithmetic variant of `op`.
+    pub const fn binary_f32(op: BinaryOp) -> Self {
+        KernelKey::Binary(BinaryFn::Arith(op), WordType::F32)
+    }
+
+    /// The f32 math variant of `op`.
+    pub const fn unary_f32(op: UnaryOp) -> Self {
+        KernelKey::Unary(UnaryFn::F32(op))
+    }
 }
 
 /// One compiled kernel.
@@ -43,7 +53,7 @@ pub struct KernelVariant {
     pub name: &'static str,
     /// Path of the WGSL file relative to the crate root, for error messages.
     pub file: &'static str,
-    /// The WGSL source (`include_str!`), with placeholders.
+    /// The kernel's WGSL source (`include_str!`), with placeholders; without the prelude.
     pub source: &'static str,
     /// Values of the variant placeholders.
     pub defines: &'static [(&'static str, &'static str)],
@@ -58,116 +68,29 @@ pub struct KernelVariant {
 /// Entry point of every kernel.
 pub const ENTRY_POINT: &str = "main";
 
-const BINARY_SRC: &str = include_str!("../kernels/binary.wgsl");
-const UNARY_SRC: &str = include_str!("../kernels/unary.wgsl");
-pub(crate) const MATMUL_TILED_SRC: &str = include_str!("../kernels/matmul_tiled.wgsl");
-pub(crate) const SOFTMAX_ROW_SRC: &str = include_str!("../kernels/softmax_row.wgsl");
-
-const IN_IN_OUT: &[Access] = &[Access::Read, Access::Read, Access::ReadWrite];
-const IN_OUT: &[Access] = &[Access::Read, Access::ReadWrite];
-
-pub(crate) fn size_of<T>() -> u32 {
-    // Params structs are at most 128 bytes (asserted by a test), so this cannot truncate.
-    std::mem::size_of::<T>() as u32
-}
-
-/// Name and `OP` define of a binary op's variant.
-fn binary_parts(op: BinaryOp) -> (&'static str, &'static [(&'static str, &'static str)]) {
-    match op {
-        BinaryOp::Add => ("binary_add_f32", &[("OP", "OP_ADD")]),
-        BinaryOp::Sub => ("binary_sub_f32", &[("OP", "OP_SUB")]),
-        BinaryOp::Mul => ("binary_mul_f32", &[("OP", "OP_MUL")]),
-        BinaryOp::Div => ("binary_div_f32", &[("OP", "OP_DIV")]),
-        BinaryOp::Pow => ("binary_pow_f32", &[("OP", "OP_POW")]),
-        BinaryOp::Maximum => ("binary_maximum_f32", &[("OP", "OP_MAXIMUM")]),
-        BinaryOp::Minimum => ("binary_minimum_f32", &[("OP", "OP_MINIMUM")]),
-    }
-}
-
-/// Name and `OP` define of a unary op's variant.
-fn unary_parts(op: UnaryOp) -> (&'static str, &'static [(&'static str, &'static str)]) {
-    match op {
-        UnaryOp::Gelu => ("unary_gelu_f32", &[("OP", "OP_GELU")]),
-        UnaryOp::GeluTanh => ("unary_gelu_tanh_f32", &[("OP", "OP_GELU_TANH")]),
-        UnaryOp::Silu => ("unary_silu_f32", &[("OP", "OP_SILU")]),
-        UnaryOp::Relu => ("unary_relu_f32", &[("OP", "OP_RELU")]),
-        UnaryOp::Sigmoid => ("unary_sigmoid_f32", &[("OP", "OP_SIGMOID")]),
-        UnaryOp::Tanh => ("unary_tanh_f32", &[("OP", "OP_TANH")]),
-        UnaryOp::Exp => ("unary_exp_f32", &[("OP", "OP_EXP")]),
-        UnaryOp::Log => ("unary_log_f32", &[("OP", "OP_LOG")]),
-        UnaryOp::Sqrt => ("unary_sqrt_f32", &[("OP", "OP_SQRT")]),
-        UnaryOp::Rsqrt => ("unary_rsqrt_f32", &[("OP", "OP_RSQRT")]),
-        UnaryOp::Neg => ("unary_neg_f32", &[("OP", "OP_NEG")]),
-        UnaryOp::Abs => ("unary_abs_f32", &[("OP", "OP_ABS")]),
-        UnaryOp::Sin => ("unary_sin_f32", &[("OP", "OP_SIN")]),
-        UnaryOp::Cos => ("unary_cos_f32", &[("OP", "OP_COS")]),
-        UnaryOp::Recip => ("unary_recip_f32", &[("OP", "OP_RECIP")]),
-        UnaryOp::Square => ("unary_square_f32", &[("OP", "OP_SQUARE")]),
-    }
-}
-
 /// The variant that implements `key`.
 pub fn variant(key: KernelKey) -> KernelVariant {
-    match key {
-        KernelKey::Binary(op) => {
-            let (name, defines) = binary_parts(op);
-            KernelVariant {
-                key,
-                name,
-                file: "kernels/binary.wgsl",
-                source: BINARY_SRC,
-                defines,
-                workgroup_size: [256, 1, 1],
-                bindings: IN_IN_OUT,
-                params_size: size_of::<BinaryParams>(),
-            }
-        }
-        KernelKey::Unary(op) => {
-            let (name, defines) = unary_parts(op);
-            KernelVariant {
-                key,
-                name,
-                file: "kernels/unary.wgsl",
-                source: UNARY_SRC,
-                defines,
-                workgroup_size: [256, 1, 1],
-                bindings: IN_OUT,
-                params_size: size_of::<UnaryParams>(),
-            }
-        }
-        KernelKey::MatmulTiledF32 => KernelVariant {
-            key,
-            name: "matmul_tiled_f32",
-            file: "kernels/matmul_tiled.wgsl",
-            source: MATMUL_TILED_SRC,
-            defines: crate::catalog::nn::MATMUL_PLAIN_DEFINES,
-            workgroup_size: [16, 16, 1],
-            bindings: IN_IN_OUT,
-            params_size: size_of::<MatmulParams>(),
-        },
-        KernelKey::SoftmaxRowF32 => KernelVariant {
-            key,
-            name: "softmax_row_f32",
-            file: "kernels/softmax_row.wgsl",
-            source: SOFTMAX_ROW_SRC,
-            defines: &[("LOG", "false")],
-            workgroup_size: [256, 1, 1],
-            bindings: IN_OUT,
-            params_size: size_of::<SoftmaxParams>(),
-        },
-        KernelKey::Data(k) => crate::catalog::data::variant(k),
-        KernelKey::Nn(k) => crate::catalog::nn::variant(k),
-    }
+    let spec = match key {
+        KernelKey::Binary(f, t) => elementwise::binary(f, t),
+        KernelKey::Unary(f) => elementwise::unary(f),
+        KernelKey::MatmulTiledF32 => nn::matmul_tiled(),
+        KernelKey::SoftmaxRowF32 => nn::softmax_row(),
+        KernelKey::Data(k) => data::spec(k),
+        KernelKey::Nn(k) => nn::spec(k),
+    };
+    let Spec { name, file, source, defines, workgroup_size, bindings, params_size } = spec;
+    KernelVariant { key, name, file, source, defines, workgroup_size, bindings, params_size }
 }
 
 /// Every key the catalogue has, in a fixed order.
 pub fn keys() -> Vec<KernelKey> {
-    let mut keys: Vec<KernelKey> = BinaryOp::ALL.iter().map(|&op| KernelKey::Binary(op)).collect();
-    keys.extend(UnaryOp::ALL.iter().map(|&op| KernelKey::Unary(op)));
+    let mut keys: Vec<KernelKey> =
+        elementwise::binary_keys().into_iter().map(|(f, t)| KernelKey::Binary(f, t)).collect();
+    keys.extend(UnaryFn::all().map(KernelKey::Unary));
     keys.push(KernelKey::MatmulTiledF32);
     keys.push(KernelKey::SoftmaxRowF32);
-    keys.extend(crate::catalog::data::keys().into_iter().map(KernelKey::Data));
-    keys.extend(crate::catalog::nn::keys().into_iter().map(KernelKey::Nn));
+    keys.extend(data::keys().into_iter().map(KernelKey::Data));
+    keys.extend(nn::keys().into_iter().map(KernelKey::Nn));
     keys
 }
 
@@ -178,12 +101,19 @@ pub fn variants() -> Vec<KernelVariant> {
 
 impl KernelVariant {
     /// The WGSL of this variant with its params declared as `params` says: the text a driver
-    /// compiles. Line numbers are those of [`Self::file`].
+    /// compiles. It is the kernel file with its placeholders filled, then the prelude
+    /// ([`PRELUDE`]), so line numbers up to the kernel's last line are those of [`Self::file`].
     pub fn wgsl(&self, params: ParamsBinding) -> Result<String, GpuError> {
         let decl = params.declaration();
         let mut defines: Vec<(&str, &str)> = self.defines.to_vec();
         defines.push(("PARAMS", &decl));
-        preprocess(self.source, &defines)
+        let mut text = preprocess(self.source, &defines)?;
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push('\n');
+        text.push_str(PRELUDE);
+        Ok(text)
     }
 
     /// Binding index of the uniform buffer when params travel as a uniform: after the storage
@@ -209,18 +139,10 @@ mod tests {
             assert!(["_f32", "_i32", "_u32", "_word"].iter().any(|s| v.name.ends_with(s)), "{}", v.name);
             assert!(v.name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'));
         }
-        assert_eq!(variant(KernelKey::Binary(BinaryOp::Maximum)).name, "binary_maximum_f32");
-        assert_eq!(variant(KernelKey::Unary(UnaryOp::GeluTanh)).name, "unary_gelu_tanh_f32");
-    }
-
-    #[test]
-    fn op_define_matches_name() {
-        for v in variants() {
-            if let [("OP", value)] = v.defines {
-                let op = v.name.trim_end_matches("_f32").split_once('_').map(|(_, op)| op).unwrap();
-                assert_eq!(value.to_ascii_lowercase(), format!("op_{op}"), "{}", v.name);
-            }
-        }
+        assert_eq!(variant(KernelKey::binary_f32(BinaryOp::Maximum)).name, "binary_maximum_f32");
+        assert_eq!(variant(KernelKey::unary_f32(UnaryOp::GeluTanh)).name, "unary_gelu_tanh_f32");
+        assert_eq!(variant(KernelKey::MatmulTiledF32).name, "matmul_tiled_f32");
+        assert_eq!(variant(KernelKey::SoftmaxRowF32).name, "softmax_row_f32");
     }
 
     #[test]
@@ -228,5 +150,18 @@ mod tests {
         for v in variants() {
             assert!(v.params_size <= 128 && v.params_size % 16 == 0, "{}: {}", v.name, v.params_size);
         }
+    }
+
+    #[test]
+    fn the_kernel_keeps_its_line_numbers() {
+        let v = variant(KernelKey::binary_f32(BinaryOp::Add));
+        let text = v.wgsl(ParamsBinding::Immediate).unwrap();
+        let kernel_lines = v.source.lines().count();
+        for (i, (a, b)) in v.source.lines().zip(text.lines()).enumerate() {
+            if !a.contains("{{") {
+                assert_eq!(a, b, "line {}", i + 1);
+            }
+        }
+        assert!(text.lines().nth(kernel_lines + 1).is_some_and(|l| PRELUDE.starts_with(l)));
     }
 }

@@ -1,6 +1,8 @@
 //! Every variant's WGSL parses and validates with naga, in both params bindings, and agrees
-//! with the variants table on workgroup size, bindings and params size.
+//! with the variants table on workgroup size, bindings and params size; every variant carries
+//! the prelude exactly once and no kernel redefines what it holds.
 
+use crate::catalog::PRELUDE;
 use crate::{variants, Access, KernelVariant, ParamsBinding, ENTRY_POINT};
 use naga::valid::{Capabilities, ValidationFlags, Validator};
 
@@ -69,4 +71,45 @@ fn a_wgsl_error_is_reported_with_its_line() {
     let (line, text) = err.expect("a syntax error must not parse");
     assert_eq!(line, Some(3));
     assert!(text.contains("bad.wgsl:3"), "{text}");
+}
+
+/// Names of the functions a WGSL text declares at module scope (`fn name(` at a line start).
+fn declared_fns(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("fn "))
+        .filter_map(|l| l.split('(').next())
+        .map(str::trim)
+        .collect()
+}
+
+#[test]
+fn every_variant_has_the_prelude_once() {
+    let prelude_fns = declared_fns(PRELUDE);
+    assert!(prelude_fns.contains(&"is_nan") && prelude_fns.contains(&"gelu_erf"), "{prelude_fns:?}");
+    for v in variants() {
+        let src = v.wgsl(ParamsBinding::Immediate).unwrap();
+        assert_eq!(src.matches(PRELUDE).count(), 1, "{}", v.name);
+        for f in &prelude_fns {
+            let decl = format!("\nfn {f}(");
+            assert_eq!(src.matches(&decl).count(), 1, "{}: fn {f} declared more than once", v.name);
+        }
+    }
+}
+
+#[test]
+fn no_kernel_file_redefines_a_prelude_function() {
+    let prelude_fns = declared_fns(PRELUDE);
+    for v in variants() {
+        for f in declared_fns(v.source) {
+            assert!(!prelude_fns.contains(&f), "{} declares the prelude's fn {f}", v.file);
+        }
+    }
+}
+
+#[test]
+fn the_prelude_has_no_placeholders_or_directives() {
+    assert!(!PRELUDE.contains("{{"));
+    for directive in ["enable ", "requires ", "diagnostic("] {
+        assert!(!PRELUDE.lines().any(|l| l.starts_with(directive)), "{directive}");
+    }
 }

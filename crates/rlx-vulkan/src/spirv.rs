@@ -48,8 +48,8 @@ mod tests {
 
     #[test]
     fn variants_differ() {
-        let add = spirv(KernelKey::Binary(rlx_ir::BinaryOp::Add)).unwrap();
-        let sub = spirv(KernelKey::Binary(rlx_ir::BinaryOp::Sub)).unwrap();
+        let add = spirv(KernelKey::binary_f32(rlx_ir::BinaryOp::Add)).unwrap();
+        let sub = spirv(KernelKey::binary_f32(rlx_ir::BinaryOp::Sub)).unwrap();
         assert_ne!(add, sub);
     }
 }

@@ -303,7 +303,7 @@ fn hand_made_schedule_runs_like_the_reference() {
                 mg,
             ),
             Dispatch::new(
-                KernelKey::Binary(BinaryOp::Add),
+                KernelKey::binary_f32(BinaryOp::Add),
                 "%4 add",
                 vec![slot(o_mm), leaf_op(2, leaves[2].bytes), slot(o_add)],
                 &bp,
@@ -360,7 +360,7 @@ fn a_broken_schedule_is_an_error() {
         let schedule = Schedule {
             name: "broken".into(),
             steps: vec![Dispatch::new(
-                KernelKey::Unary(rlx_ir::UnaryOp::Exp),
+                KernelKey::unary_f32(rlx_ir::UnaryOp::Exp),
                 "%1 exp",
                 // Past the end of a 16-byte pool.
                 vec![

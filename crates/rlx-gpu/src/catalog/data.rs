@@ -1,7 +1,7 @@
-//! Kernel family "data": elementwise ops on every dtype the GPU stores (casts, i32 neg/abs,
-//! integer binary ops, comparisons, where), data movement (strided copy, fill, gather) and
+//! Kernel family "data": where on every dtype, data movement (strided copy, fill, gather) and
 //! reductions (reduce over any axes, argmax/argmin, cumsum, top-k). Its keys, variants and
-//! params structs ([`params`]).
+//! params structs ([`params`]). Binary ops, comparisons, casts and maps are the
+//! [`super::elementwise`] family's.
 //!
 //! Every kernel of this family moves 32-bit words (`array<u32>` bindings) and reinterprets them
 //! with `bitcast` where the dtype matters, so one kernel serves f32, i32, u32 and Bool (a u32
@@ -10,22 +10,10 @@
 #[path = "data_params.rs"]
 pub mod params;
 
-use crate::variants::size_of;
-use crate::{Access, BinaryParams, KernelKey, KernelVariant, UnaryParams};
+pub use super::WordType;
+use super::{size_of, Defines, Spec, IN2_OUT, IN3_OUT, IN_OUT, OUT};
 use params::{AxisParams, CopyParams, FillParams, GatherParams, ReduceParams, TopKParams, WhereParams};
-use rlx_ir::{ArgReduceOp, BinaryOp, CompareOp, ReduceOp, TopKOutput};
-
-/// A 32-bit word type as kernels compute on it. Bool words compare and move as `U32`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum WordType {
-    F32,
-    I32,
-    U32,
-}
-
-impl WordType {
-    pub const ALL: [WordType; 3] = [WordType::F32, WordType::I32, WordType::U32];
-}
+use rlx_ir::{ArgReduceOp, ReduceOp, TopKOutput};
 
 /// The integer word types.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -36,43 +24,6 @@ pub enum IntType {
 
 impl IntType {
     pub const ALL: [IntType; 2] = [IntType::I32, IntType::U32];
-}
-
-/// One-input contiguous word maps (`data_map.wgsl`). Casts follow rlx-cpu: floats round to
-/// nearest even, integers truncate toward zero and saturate, NaN → 0; a cast to Bool is `!= 0`
-/// (NaN is nonzero, −0 is zero). Casts from Bool use the U32 maps (its words are 0/1); casts
-/// that keep the bits (same dtype, Bool → I32/U32) are copies.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum MapFn {
-    CastF32ToI32,
-    CastF32ToU32,
-    CastI32ToF32,
-    CastI32ToU32,
-    CastU32ToF32,
-    CastU32ToI32,
-    /// f32 → Bool.
-    NonzeroF32,
-    /// I32 or U32 → Bool.
-    NonzeroWord,
-    /// Wrapping negation of i32.
-    NegI32,
-    /// Wrapping absolute value of i32 (|i32::MIN| = i32::MIN).
-    AbsI32,
-}
-
-impl MapFn {
-    pub const ALL: [MapFn; 10] = [
-        MapFn::CastF32ToI32,
-        MapFn::CastF32ToU32,
-        MapFn::CastI32ToF32,
-        MapFn::CastI32ToU32,
-        MapFn::CastU32ToF32,
-        MapFn::CastU32ToI32,
-        MapFn::NonzeroF32,
-        MapFn::NonzeroWord,
-        MapFn::NegI32,
-        MapFn::AbsI32,
-    ];
 }
 
 /// Reductions that integers take (mean needs a float).
@@ -92,14 +43,6 @@ impl IntReduceOp {
 /// Kernels of the data family.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum DataKernel {
-    /// `data_map.wgsl`, [`UnaryParams`]: out[i] = f(x[i]).
-    Map(MapFn),
-    /// `data_binary.wgsl`, [`BinaryParams`]: broadcasting integer binary op, wrapping; integer
-    /// division truncates and x / 0 = 0.
-    IntBinary(BinaryOp, IntType),
-    /// `data_binary.wgsl`, [`BinaryParams`]: broadcasting comparison → u32 0/1. NaN compares
-    /// unequal to everything.
-    Compare(CompareOp, WordType),
     /// `data_where.wgsl`, [`WhereParams`]: cond ? a : b, all three broadcast.
     Where,
     /// `data_copy.wgsl`, [`CopyParams`]: strided word copy (permute, slice, expand, reverse,
@@ -121,8 +64,6 @@ pub enum DataKernel {
     TopK(WordType, TopKOutput),
 }
 
-const MAP_SRC: &str = include_str!("../../kernels/data_map.wgsl");
-const BINARY_SRC: &str = include_str!("../../kernels/data_binary.wgsl");
 const WHERE_SRC: &str = include_str!("../../kernels/data_where.wgsl");
 const COPY_SRC: &str = include_str!("../../kernels/data_copy.wgsl");
 const FILL_SRC: &str = include_str!("../../kernels/data_fill.wgsl");
@@ -132,78 +73,11 @@ const ARG_REDUCE_SRC: &str = include_str!("../../kernels/data_arg_reduce.wgsl");
 const CUMSUM_SRC: &str = include_str!("../../kernels/data_cumsum.wgsl");
 const TOPK_SRC: &str = include_str!("../../kernels/data_topk.wgsl");
 
-const IN_OUT: &[Access] = &[Access::Read, Access::ReadWrite];
-const IN_IN_OUT: &[Access] = &[Access::Read, Access::Read, Access::ReadWrite];
-const IN_IN_IN_OUT: &[Access] = &[Access::Read, Access::Read, Access::Read, Access::ReadWrite];
-const OUT: &[Access] = &[Access::ReadWrite];
-
-type Defines = &'static [(&'static str, &'static str)];
-
 /// Name and defines of a variant whose defines are `OP` and `T` (`<kernel>_<op>_<dtype>`).
 macro_rules! op_t {
     ($prefix:literal, $op:literal, $OP:literal, $t:literal, $T:literal) => {
         (concat!($prefix, $op, "_", $t), &[("OP", concat!("OP_", $OP)), ("T", concat!("T_", $T))])
     };
-}
-
-fn map_parts(f: MapFn) -> (&'static str, Defines) {
-    match f {
-        MapFn::CastF32ToI32 => ("data_cast_f32_i32", &[("FN", "FN_CAST_F32_I32")]),
-        MapFn::CastF32ToU32 => ("data_cast_f32_u32", &[("FN", "FN_CAST_F32_U32")]),
-        MapFn::CastI32ToF32 => ("data_cast_i32_f32", &[("FN", "FN_CAST_I32_F32")]),
-        MapFn::CastI32ToU32 => ("data_cast_i32_u32", &[("FN", "FN_CAST_I32_U32")]),
-        MapFn::CastU32ToF32 => ("data_cast_u32_f32", &[("FN", "FN_CAST_U32_F32")]),
-        MapFn::CastU32ToI32 => ("data_cast_u32_i32", &[("FN", "FN_CAST_U32_I32")]),
-        MapFn::NonzeroF32 => ("data_nonzero_f32", &[("FN", "FN_NONZERO_F32")]),
-        MapFn::NonzeroWord => ("data_nonzero_word", &[("FN", "FN_NONZERO_WORD")]),
-        MapFn::NegI32 => ("data_neg_i32", &[("FN", "FN_NEG_I32")]),
-        MapFn::AbsI32 => ("data_abs_i32", &[("FN", "FN_ABS_I32")]),
-    }
-}
-
-fn int_binary_parts(op: BinaryOp, t: IntType) -> (&'static str, Defines) {
-    use BinaryOp::*;
-    match (op, t) {
-        (Add, IntType::I32) => op_t!("data_", "add", "ADD", "i32", "I32"),
-        (Add, IntType::U32) => op_t!("data_", "add", "ADD", "u32", "U32"),
-        (Sub, IntType::I32) => op_t!("data_", "sub", "SUB", "i32", "I32"),
-        (Sub, IntType::U32) => op_t!("data_", "sub", "SUB", "u32", "U32"),
-        (Mul, IntType::I32) => op_t!("data_", "mul", "MUL", "i32", "I32"),
-        (Mul, IntType::U32) => op_t!("data_", "mul", "MUL", "u32", "U32"),
-        (Div, IntType::I32) => op_t!("data_", "div", "DIV", "i32", "I32"),
-        (Div, IntType::U32) => op_t!("data_", "div", "DIV", "u32", "U32"),
-        (Pow, IntType::I32) => op_t!("data_", "pow", "POW", "i32", "I32"),
-        (Pow, IntType::U32) => op_t!("data_", "pow", "POW", "u32", "U32"),
-        (Maximum, IntType::I32) => op_t!("data_", "maximum", "MAXIMUM", "i32", "I32"),
-        (Maximum, IntType::U32) => op_t!("data_", "maximum", "MAXIMUM", "u32", "U32"),
-        (Minimum, IntType::I32) => op_t!("data_", "minimum", "MINIMUM", "i32", "I32"),
-        (Minimum, IntType::U32) => op_t!("data_", "minimum", "MINIMUM", "u32", "U32"),
-    }
-}
-
-fn compare_parts(op: CompareOp, t: WordType) -> (&'static str, Defines) {
-    use CompareOp::*;
-    use WordType::*;
-    match (op, t) {
-        (Eq, F32) => op_t!("data_", "eq", "EQ", "f32", "F32"),
-        (Eq, I32) => op_t!("data_", "eq", "EQ", "i32", "I32"),
-        (Eq, U32) => op_t!("data_", "eq", "EQ", "u32", "U32"),
-        (Ne, F32) => op_t!("data_", "ne", "NE", "f32", "F32"),
-        (Ne, I32) => op_t!("data_", "ne", "NE", "i32", "I32"),
-        (Ne, U32) => op_t!("data_", "ne", "NE", "u32", "U32"),
-        (Lt, F32) => op_t!("data_", "lt", "LT", "f32", "F32"),
-        (Lt, I32) => op_t!("data_", "lt", "LT", "i32", "I32"),
-        (Lt, U32) => op_t!("data_", "lt", "LT", "u32", "U32"),
-        (Le, F32) => op_t!("data_", "le", "LE", "f32", "F32"),
-        (Le, I32) => op_t!("data_", "le", "LE", "i32", "I32"),
-        (Le, U32) => op_t!("data_", "le", "LE", "u32", "U32"),
-        (Gt, F32) => op_t!("data_", "gt", "GT", "f32", "F32"),
-        (Gt, I32) => op_t!("data_", "gt", "GT", "i32", "I32"),
-        (Gt, U32) => op_t!("data_", "gt", "GT", "u32", "U32"),
-        (Ge, F32) => op_t!("data_", "ge", "GE", "f32", "F32"),
-        (Ge, I32) => op_t!("data_", "ge", "GE", "i32", "I32"),
-        (Ge, U32) => op_t!("data_", "ge", "GE", "u32", "U32"),
-    }
 }
 
 fn reduce_f32_parts(op: ReduceOp) -> (&'static str, Defines) {
@@ -263,109 +137,65 @@ fn topk_parts(t: WordType, output: TopKOutput) -> (&'static str, Defines) {
     }
 }
 
-/// A variant of this family with a 256-thread 1-D workgroup (every kernel here has one).
-fn wg256(
-    k: DataKernel,
-    (name, defines): (&'static str, Defines),
-    file: &'static str,
-    source: &'static str,
-    bindings: &'static [Access],
-    params_size: u32,
-) -> KernelVariant {
-    KernelVariant {
-        key: KernelKey::Data(k),
-        name,
-        file,
-        source,
-        defines,
-        workgroup_size: [256, 1, 1],
-        bindings,
-        params_size,
-    }
-}
-
-pub(crate) fn variant(k: DataKernel) -> KernelVariant {
+pub(crate) fn spec(k: DataKernel) -> Spec {
     match k {
-        DataKernel::Map(f) => {
-            wg256(k, map_parts(f), "kernels/data_map.wgsl", MAP_SRC, IN_OUT, size_of::<UnaryParams>())
-        }
-        DataKernel::IntBinary(op, t) => wg256(
-            k,
-            int_binary_parts(op, t),
-            "kernels/data_binary.wgsl",
-            BINARY_SRC,
-            IN_IN_OUT,
-            size_of::<BinaryParams>(),
-        ),
-        DataKernel::Compare(op, t) => wg256(
-            k,
-            compare_parts(op, t),
-            "kernels/data_binary.wgsl",
-            BINARY_SRC,
-            IN_IN_OUT,
-            size_of::<BinaryParams>(),
-        ),
-        DataKernel::Where => wg256(
-            k,
+        DataKernel::Where => Spec::wg256(
             ("data_where_word", &[]),
             "kernels/data_where.wgsl",
             WHERE_SRC,
-            IN_IN_IN_OUT,
+            IN3_OUT,
             size_of::<WhereParams>(),
         ),
-        DataKernel::Copy => wg256(
-            k,
+        DataKernel::Copy => Spec::wg256(
             ("data_copy_word", &[]),
             "kernels/data_copy.wgsl",
             COPY_SRC,
             IN_OUT,
             size_of::<CopyParams>(),
         ),
-        DataKernel::Fill => wg256(
-            k,
+        DataKernel::Fill => Spec::wg256(
             ("data_fill_word", &[]),
             "kernels/data_fill.wgsl",
             FILL_SRC,
             OUT,
             size_of::<FillParams>(),
         ),
-        DataKernel::Gather => wg256(
-            k,
+        DataKernel::Gather => Spec::wg256(
             ("data_gather_word", &[]),
             "kernels/data_gather.wgsl",
             GATHER_SRC,
-            IN_IN_OUT,
+            IN2_OUT,
             size_of::<GatherParams>(),
         ),
-        DataKernel::ReduceF32(op) => wg256(
-            k,
+        DataKernel::ReduceF32(op) => Spec::wg256(
             reduce_f32_parts(op),
             "kernels/data_reduce.wgsl",
             REDUCE_SRC,
             IN_OUT,
             size_of::<ReduceParams>(),
         ),
-        DataKernel::ReduceInt(op, t) => wg256(
-            k,
+        DataKernel::ReduceInt(op, t) => Spec::wg256(
             reduce_int_parts(op, t),
             "kernels/data_reduce.wgsl",
             REDUCE_SRC,
             IN_OUT,
             size_of::<ReduceParams>(),
         ),
-        DataKernel::ArgReduce(op, t) => wg256(
-            k,
+        DataKernel::ArgReduce(op, t) => Spec::wg256(
             arg_reduce_parts(op, t),
             "kernels/data_arg_reduce.wgsl",
             ARG_REDUCE_SRC,
             IN_OUT,
             size_of::<AxisParams>(),
         ),
-        DataKernel::Cumsum(t) => {
-            wg256(k, cumsum_parts(t), "kernels/data_cumsum.wgsl", CUMSUM_SRC, IN_OUT, size_of::<AxisParams>())
-        }
-        DataKernel::TopK(t, output) => wg256(
-            k,
+        DataKernel::Cumsum(t) => Spec::wg256(
+            cumsum_parts(t),
+            "kernels/data_cumsum.wgsl",
+            CUMSUM_SRC,
+            IN_OUT,
+            size_of::<AxisParams>(),
+        ),
+        DataKernel::TopK(t, output) => Spec::wg256(
             topk_parts(t, output),
             "kernels/data_topk.wgsl",
             TOPK_SRC,
@@ -377,14 +207,7 @@ pub(crate) fn variant(k: DataKernel) -> KernelVariant {
 
 /// Every key of this family, in a fixed order.
 pub(crate) fn keys() -> Vec<DataKernel> {
-    let mut keys: Vec<DataKernel> = MapFn::ALL.iter().map(|&f| DataKernel::Map(f)).collect();
-    for op in BinaryOp::ALL {
-        keys.extend(IntType::ALL.iter().map(|&t| DataKernel::IntBinary(op, t)));
-    }
-    for op in CompareOp::ALL {
-        keys.extend(WordType::ALL.iter().map(|&t| DataKernel::Compare(op, t)));
-    }
-    keys.extend([DataKernel::Where, DataKernel::Copy, DataKernel::Fill, DataKernel::Gather]);
+    let mut keys = vec![DataKernel::Where, DataKernel::Copy, DataKernel::Fill, DataKernel::Gather];
     for op in [ReduceOp::Sum, ReduceOp::Mean, ReduceOp::Max, ReduceOp::Min, ReduceOp::Prod] {
         keys.push(DataKernel::ReduceF32(op));
     }
@@ -408,18 +231,13 @@ mod tests {
     #[test]
     fn family_has_every_combination_once() {
         let keys = keys();
-        // 10 maps, 14 int binary, 18 compare, 4 movement, 5 + 8 reduce, 6 arg, 3 cumsum, 6 topk.
-        assert_eq!(keys.len(), 10 + 14 + 18 + 4 + 13 + 6 + 3 + 6);
-        let names: std::collections::HashSet<_> = keys.iter().map(|&k| variant(k).name).collect();
+        // 4 movement, 5 + 8 reduce, 6 arg, 3 cumsum, 6 topk.
+        assert_eq!(keys.len(), 4 + 13 + 6 + 3 + 6);
+        let names: std::collections::HashSet<_> = keys.iter().map(|&k| spec(k).name).collect();
         assert_eq!(names.len(), keys.len());
-        assert_eq!(variant(DataKernel::IntBinary(BinaryOp::Div, IntType::U32)).name, "data_div_u32");
-        assert_eq!(variant(DataKernel::Compare(CompareOp::Le, WordType::F32)).name, "data_le_f32");
+        assert_eq!(spec(DataKernel::ReduceInt(IntReduceOp::Max, IntType::I32)).name, "data_reduce_max_i32");
         assert_eq!(
-            variant(DataKernel::ReduceInt(IntReduceOp::Max, IntType::I32)).name,
-            "data_reduce_max_i32"
-        );
-        assert_eq!(
-            variant(DataKernel::TopK(WordType::U32, TopKOutput::Indices)).defines,
+            spec(DataKernel::TopK(WordType::U32, TopKOutput::Indices)).defines,
             &[("OUT", "OUT_INDICES"), ("T", "T_U32")]
         );
     }
@@ -427,7 +245,7 @@ mod tests {
     #[test]
     fn op_and_dtype_defines_match_the_name() {
         for k in keys() {
-            let v = variant(k);
+            let v = spec(k);
             let get = |n: &str| v.defines.iter().find(|(d, _)| *d == n).map(|(_, x)| x.to_ascii_lowercase());
             if let Some(t) = get("T") {
                 assert!(v.name.ends_with(t.trim_start_matches("t")), "{}: {t}", v.name);

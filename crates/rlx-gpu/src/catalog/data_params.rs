@@ -6,8 +6,9 @@
 //! see stays below 2^31 ([`MAX_ELEMENTS`]): no loop counter can wrap. Bindings are far smaller
 //! than that (2^29 words at 2 GiB), so the limit never bites a real graph.
 
+use crate::catalog::elementwise::params::MAX_RANK;
 use crate::grid;
-use crate::{GpuError, MAX_RANK};
+use crate::GpuError;
 use bytemuck::{Pod, Zeroable};
 
 /// Threads per workgroup of every data-family kernel.
@@ -256,7 +257,7 @@ impl CopyParams {
     }
 }
 
-/// Params of `data_fill.wgsl`: out[i] = value for i < numel.
+/// Params of `data_fill.wgsl`: `out[i] = value` for `i < numel`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
 pub struct FillParams {

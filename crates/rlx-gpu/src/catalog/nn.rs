@@ -1,19 +1,23 @@
-//! Kernel family "nn": matmul with a fused epilogue (bias, activation), log-softmax, the row
-//! norms (layer norm, RMS norm, each optionally of x + residual), attention and RoPE. Its
-//! keys ([`NnKernel`]), variants and params structs ([`NormParams`], [`AttentionParams`],
-//! [`RopeParams`]; the matmul epilogues use [`crate::MatmulParams`], log-softmax
-//! [`crate::SoftmaxParams`]).
+//! Kernel family "nn": the tiled matmul, plain (`KernelKey::MatmulTiledF32`) or with a fused
+//! epilogue (bias, activation), softmax (`KernelKey::SoftmaxRowF32`) and log-softmax, the row norms (layer norm,
+//! RMS norm, each optionally of x + residual), attention and RoPE. Its keys ([`NnKernel`]),
+//! variants and params structs ([`MatmulParams`], [`SoftmaxParams`], [`NormParams`],
+//! [`AttentionParams`], [`RopeParams`]).
 
-use crate::variants::{size_of, MATMUL_TILED_SRC, SOFTMAX_ROW_SRC};
-use crate::{Access, KernelKey, KernelVariant, MatmulParams, SoftmaxParams};
+use super::{size_of, Spec, IN2_OUT, IN3_OUT, IN4_OUT, IN_OUT};
 use rlx_ir::UnaryOp;
 
+#[path = "matmul_params.rs"]
+mod matmul_params;
 #[path = "nn_params.rs"]
 mod params;
+pub use matmul_params::{MatmulParams, MATMUL_TILE};
 pub use params::{
-    attention_launches, matmul_launches, AttentionParams, MatmulLaunch, NormParams, RopeParams,
+    attention_launches, matmul_launches, AttentionParams, MatmulLaunch, NormParams, RopeParams, SoftmaxParams,
 };
 
+const MATMUL_TILED_SRC: &str = include_str!("../../kernels/matmul_tiled.wgsl");
+const SOFTMAX_ROW_SRC: &str = include_str!("../../kernels/softmax_row.wgsl");
 const NORM_ROW_SRC: &str = include_str!("../../kernels/nn_norm_row.wgsl");
 const ATTENTION_SRC: &str = include_str!("../../kernels/nn_attention.wgsl");
 const ROPE_SRC: &str = include_str!("../../kernels/nn_rope.wgsl");
@@ -126,7 +130,7 @@ impl AttnBlock {
 /// Kernels of the nn family.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum NnKernel {
-    /// `matmul_tiled.wgsl` + bias [N], then the activation if any ([`MatmulParams`]).
+    /// `matmul_tiled.wgsl` + bias `[N]`, then the activation if any ([`MatmulParams`]).
     /// Bindings a, b, bias, c.
     MatmulBias(Option<Epilogue>),
     /// `matmul_tiled.wgsl` then an activation, no bias ([`MatmulParams`]). Bindings a, b, c.
@@ -139,15 +143,6 @@ pub enum NnKernel {
     Attention(AttnBlock),
     /// RoPE ([`RopeParams`]). Bindings x, cos, sin, out.
     Rope,
-}
-
-/// The key of the matmul kernel with this epilogue.
-pub fn matmul_key(bias: bool, act: Option<Epilogue>) -> KernelKey {
-    match (bias, act) {
-        (false, None) => KernelKey::MatmulTiledF32,
-        (false, Some(a)) => KernelKey::Nn(NnKernel::MatmulAct(a)),
-        (true, a) => KernelKey::Nn(NnKernel::MatmulBias(a)),
-    }
 }
 
 type Defines = [(&'static str, &'static str); 5];
@@ -208,17 +203,9 @@ static MATMUL_NAMES: [[&str; 7]; 2] = [
     ],
 ];
 
-/// Defines of the plain matmul ([`KernelKey::MatmulTiledF32`]): no bias, no activation.
-pub(crate) static MATMUL_PLAIN_DEFINES: &[(&str, &str)] = &MATMUL_DEFINES[0][0];
-
-const IN2_OUT: &[Access] = &[Access::Read, Access::Read, Access::ReadWrite];
-const IN3_OUT: &[Access] = &[Access::Read, Access::Read, Access::Read, Access::ReadWrite];
-const IN4_OUT: &[Access] = &[Access::Read, Access::Read, Access::Read, Access::Read, Access::ReadWrite];
-const IN1_OUT: &[Access] = &[Access::Read, Access::ReadWrite];
-
 const RES_DECL: &str = "@group(0) @binding(1) var<storage, read> residual: array<f32>;";
 
-fn norm_variant(key: KernelKey, row: NormRow) -> KernelVariant {
+fn norm_spec(row: NormRow) -> Spec {
     // (name, defines, bindings)
     let (name, defines, bindings): (&'static str, &'static [(&'static str, &'static str)], _) = match row {
         NormRow::LayerNorm => (
@@ -278,8 +265,7 @@ fn norm_variant(key: KernelKey, row: NormRow) -> KernelVariant {
             IN3_OUT,
         ),
     };
-    KernelVariant {
-        key,
+    Spec {
         name,
         file: "kernels/nn_norm_row.wgsl",
         source: NORM_ROW_SRC,
@@ -290,62 +276,65 @@ fn norm_variant(key: KernelKey, row: NormRow) -> KernelVariant {
     }
 }
 
-pub(crate) fn variant(k: NnKernel) -> KernelVariant {
-    let key = KernelKey::Nn(k);
-    let matmul = |bias: bool, act: usize| {
-        let row = usize::from(bias);
-        KernelVariant {
-            key,
-            name: MATMUL_NAMES[row][act],
-            file: "kernels/matmul_tiled.wgsl",
-            source: MATMUL_TILED_SRC,
-            defines: &MATMUL_DEFINES[row][act],
-            workgroup_size: [16, 16, 1],
-            bindings: if bias { IN3_OUT } else { IN2_OUT },
-            params_size: size_of::<MatmulParams>(),
-        }
+/// The tiled matmul with a bias or not and activation `act` (an [`Epilogue::index`], 0 = none).
+fn matmul_spec(bias: bool, act: usize) -> Spec {
+    let row = usize::from(bias);
+    Spec {
+        name: MATMUL_NAMES[row][act],
+        file: "kernels/matmul_tiled.wgsl",
+        source: MATMUL_TILED_SRC,
+        defines: &MATMUL_DEFINES[row][act],
+        workgroup_size: [16, 16, 1],
+        bindings: if bias { IN3_OUT } else { IN2_OUT },
+        params_size: size_of::<MatmulParams>(),
+    }
+}
+
+/// The portable shared-memory tiled f32 matmul, no epilogue ([`MatmulParams`]).
+pub(crate) fn matmul_tiled() -> Spec {
+    matmul_spec(false, 0)
+}
+
+/// Softmax or log-softmax over the last axis, one workgroup per row ([`SoftmaxParams`]).
+fn softmax_spec(log: bool) -> Spec {
+    let (name, defines): (_, super::Defines) = if log {
+        ("log_softmax_row_f32", &[("LOG", "true")])
+    } else {
+        ("softmax_row_f32", &[("LOG", "false")])
     };
+    Spec::wg256(
+        (name, defines),
+        "kernels/softmax_row.wgsl",
+        SOFTMAX_ROW_SRC,
+        IN_OUT,
+        size_of::<SoftmaxParams>(),
+    )
+}
+
+/// Softmax over the last axis, one workgroup per row ([`SoftmaxParams`]).
+pub(crate) fn softmax_row() -> Spec {
+    softmax_spec(false)
+}
+
+pub(crate) fn spec(k: NnKernel) -> Spec {
     match k {
-        NnKernel::MatmulBias(act) => matmul(true, act.map_or(0, Epilogue::index)),
-        NnKernel::MatmulAct(act) => matmul(false, act.index()),
-        NnKernel::LogSoftmaxRow => KernelVariant {
-            key,
-            name: "log_softmax_row_f32",
-            file: "kernels/softmax_row.wgsl",
-            source: SOFTMAX_ROW_SRC,
-            defines: &[("LOG", "true")],
-            workgroup_size: [256, 1, 1],
-            bindings: IN1_OUT,
-            params_size: size_of::<SoftmaxParams>(),
-        },
-        NnKernel::Norm(row) => norm_variant(key, row),
+        NnKernel::MatmulBias(act) => matmul_spec(true, act.map_or(0, Epilogue::index)),
+        NnKernel::MatmulAct(act) => matmul_spec(false, act.index()),
+        NnKernel::LogSoftmaxRow => softmax_spec(true),
+        NnKernel::Norm(row) => norm_spec(row),
         NnKernel::Attention(block) => {
-            let (name, defines): (&'static str, &'static [(&'static str, &'static str)]) = match block {
+            let parts: (_, super::Defines) = match block {
                 AttnBlock::D64 => ("nn_attention_d64_f32", &[("DMAX", "64u")]),
                 AttnBlock::D128 => ("nn_attention_d128_f32", &[("DMAX", "128u")]),
                 AttnBlock::D256 => ("nn_attention_d256_f32", &[("DMAX", "256u")]),
             };
-            KernelVariant {
-                key,
-                name,
-                file: "kernels/nn_attention.wgsl",
-                source: ATTENTION_SRC,
-                defines,
-                workgroup_size: [256, 1, 1],
-                bindings: IN4_OUT,
-                params_size: size_of::<AttentionParams>(),
-            }
+            let size = size_of::<AttentionParams>();
+            Spec::wg256(parts, "kernels/nn_attention.wgsl", ATTENTION_SRC, IN4_OUT, size)
         }
-        NnKernel::Rope => KernelVariant {
-            key,
-            name: "nn_rope_f32",
-            file: "kernels/nn_rope.wgsl",
-            source: ROPE_SRC,
-            defines: &[],
-            workgroup_size: [256, 1, 1],
-            bindings: IN3_OUT,
-            params_size: size_of::<RopeParams>(),
-        },
+        NnKernel::Rope => {
+            let size = size_of::<RopeParams>();
+            Spec::wg256(("nn_rope_f32", &[]), "kernels/nn_rope.wgsl", ROPE_SRC, IN3_OUT, size)
+        }
     }
 }
 
@@ -367,22 +356,23 @@ mod tests {
 
     #[test]
     fn every_epilogue_has_its_own_variant() {
-        let names: Vec<&str> = keys().into_iter().map(|k| variant(k).name).collect();
+        let names: Vec<&str> = keys().into_iter().map(|k| spec(k).name).collect();
         assert_eq!(names.len(), 7 + 6 + 1 + 4 + 3 + 1);
         assert!(names.contains(&"matmul_tiled_bias_gelu_tanh_f32"));
         assert!(names.contains(&"matmul_tiled_silu_f32"));
-        // The plain matmul is the core table's, not this family's.
+        // The plain matmul and softmax have keys of their own (`KernelKey::MatmulTiledF32`, …).
         assert!(!names.contains(&"matmul_tiled_f32"));
-        assert_eq!(matmul_key(false, None), KernelKey::MatmulTiledF32);
-        assert_eq!(crate::variant(matmul_key(true, Some(Epilogue::Relu))).name, "matmul_tiled_bias_relu_f32");
-        assert_eq!(crate::variant(matmul_key(true, None)).bindings.len(), 4);
-        assert_eq!(crate::variant(matmul_key(false, Some(Epilogue::Tanh))).bindings.len(), 3);
+        assert_eq!(matmul_tiled().name, "matmul_tiled_f32");
+        assert_eq!(softmax_row().name, "softmax_row_f32");
+        assert_eq!(spec(NnKernel::MatmulBias(Some(Epilogue::Relu))).name, "matmul_tiled_bias_relu_f32");
+        assert_eq!(spec(NnKernel::MatmulBias(None)).bindings.len(), 4);
+        assert_eq!(spec(NnKernel::MatmulAct(Epilogue::Tanh)).bindings.len(), 3);
     }
 
     #[test]
     fn epilogue_defines_name_the_activation() {
         for a in Epilogue::ALL {
-            let v = variant(NnKernel::MatmulAct(a));
+            let v = spec(NnKernel::MatmulAct(a));
             let act = v.defines.iter().find(|(n, _)| *n == "ACT").map(|(_, v)| *v).unwrap();
             let stem = v.name.trim_start_matches("matmul_tiled_").trim_end_matches("_f32");
             assert_eq!(act, format!("ACT_{}", stem.to_ascii_uppercase()), "{}", v.name);

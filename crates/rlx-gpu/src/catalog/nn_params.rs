@@ -3,8 +3,9 @@
 //! dispatch limits need and return the workgroup counts.
 
 use super::AttnBlock;
-use crate::grid::{self, fits_u32, MAX_GROUPS_PER_DIM};
-use crate::{GpuError, MatmulParams};
+use super::MatmulParams;
+use crate::grid::{self, numel, MAX_GROUPS_PER_DIM};
+use crate::GpuError;
 use bytemuck::{Pod, Zeroable};
 use rlx_ir::{AttentionSpec, AttnLayout, DType, MaskKind, RopeStyle};
 
@@ -20,16 +21,30 @@ fn shape_err(kernel: &'static str, shapes: &[&[usize]], reason: impl Into<String
     GpuError::Shape { kernel, shapes, reason: reason.into() }
 }
 
-fn numel(kernel: &'static str, what: &'static str, dims: &[usize]) -> Result<u32, GpuError> {
-    let n = dims.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d as u64));
-    fits_u32(kernel, what, n.unwrap_or(u64::MAX))
-}
-
 fn per_dim(kernel: &'static str, what: &'static str, n: usize) -> Result<u32, GpuError> {
     if n > MAX_GROUPS_PER_DIM as usize {
         return Err(GpuError::TooLarge { kernel, what, value: n as u64, limit: MAX_GROUPS_PER_DIM as u64 });
     }
     Ok(n as u32)
+}
+
+/// Params of `softmax_row.wgsl`: softmax over each of `rows` contiguous rows of `cols`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
+pub struct SoftmaxParams {
+    pub rows: u32,
+    pub cols: u32,
+    pub _pad: [u32; 2],
+}
+
+impl SoftmaxParams {
+    pub fn new(rows: usize, cols: usize) -> Result<(Self, [u32; 3]), GpuError> {
+        const K: &str = "softmax_row";
+        numel(K, "element count", &[rows, cols])?;
+        let p = SoftmaxParams { rows: rows as u32, cols: cols as u32, _pad: [0; 2] };
+        // One workgroup per row; the 2-D grid never launches more than rows + 65 534 groups.
+        Ok((p, grid::linear(K, rows as u64, 1)?))
+    }
 }
 
 /// Params of `nn_norm_row.wgsl`: a norm over each of `rows` contiguous rows of `cols`.

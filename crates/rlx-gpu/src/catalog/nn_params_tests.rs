@@ -8,7 +8,15 @@ fn spec(layout: AttnLayout, mask: MaskKind) -> AttentionSpec {
 }
 
 #[test]
+fn softmax_grid() {
+    let (p, grid) = SoftmaxParams::new(70_000, 3).unwrap();
+    assert_eq!((p.rows, p.cols, grid), (70_000, 3, [65_535, 2, 1]));
+    assert!(SoftmaxParams::new(1 << 20, 1 << 13).is_err());
+}
+
+#[test]
 fn params_sizes_match_the_wgsl_structs() {
+    assert_eq!(std::mem::size_of::<SoftmaxParams>(), 16);
     assert_eq!(std::mem::size_of::<NormParams>(), 16);
     assert_eq!(std::mem::size_of::<RopeParams>(), 32);
     // 28 words: 8 sizes, 4 × 3 operand strides, 4 mask strides, scale, softcap, flag, pad.

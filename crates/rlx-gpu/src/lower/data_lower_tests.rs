@@ -1,7 +1,9 @@
 //! The data-family lowerings' steps, checked without a device: which kernels run, how many
 //! steps, fills, scratch buffers and the errors for what no kernel takes.
 
-use crate::catalog::data::{DataKernel, IntType, MapFn, WordType};
+use crate::catalog::data::{DataKernel, IntType};
+use crate::catalog::elementwise::{BinaryFn, UnaryFn};
+use crate::catalog::WordType;
 use crate::{lower, GpuError, GpuLimits, KernelKey, Schedule};
 use rlx_ir::{BinaryOp, CompareOp, DType, Graph, NodeId, ReduceOp};
 
@@ -98,13 +100,13 @@ fn elementwise_keys_follow_the_dtype() {
     let s = lower_one(&[4], DType::Bool, |g, x| g.cast(x, DType::I32).unwrap()).unwrap();
     assert_eq!(keys(&s), vec![COPY]);
     let s = lower_one(&[4], DType::F32, |g, x| g.cast(x, DType::Bool).unwrap()).unwrap();
-    assert_eq!(keys(&s), vec![KernelKey::Data(DataKernel::Map(MapFn::NonzeroF32))]);
+    assert_eq!(keys(&s), vec![KernelKey::Unary(UnaryFn::NonzeroF32)]);
     let s = lower_one(&[4], DType::I32, |g, x| g.binary(BinaryOp::Div, x, x).unwrap()).unwrap();
-    assert_eq!(keys(&s), vec![KernelKey::Data(DataKernel::IntBinary(BinaryOp::Div, IntType::I32))]);
+    assert_eq!(keys(&s), vec![KernelKey::Binary(BinaryFn::Arith(BinaryOp::Div), WordType::I32)]);
     let s = lower_one(&[4], DType::Bool, |g, x| g.compare(CompareOp::Lt, x, x).unwrap()).unwrap();
-    assert_eq!(keys(&s), vec![KernelKey::Data(DataKernel::Compare(CompareOp::Lt, WordType::U32))]);
+    assert_eq!(keys(&s), vec![KernelKey::Binary(BinaryFn::Compare(CompareOp::Lt), WordType::U32)]);
     let s = lower_one(&[4], DType::F32, |g, x| g.binary(BinaryOp::Pow, x, x).unwrap()).unwrap();
-    assert_eq!(keys(&s), vec![KernelKey::Binary(BinaryOp::Pow)]);
+    assert_eq!(keys(&s), vec![KernelKey::binary_f32(BinaryOp::Pow)]);
 }
 
 #[test]

@@ -1,15 +1,16 @@
 //! Lowering of the elementwise family: unary, binary, compare, where and cast, on every dtype
 //! the GPU stores (f32, i32, u32, Bool as a u32 0/1 word).
 //!
-//! f32 unary and binary ops use the catalogue's first kernels; everything else the data
-//! family's word kernels. Broadcast shapes are first merged ([`merge_broadcast`]): size-1
+//! Unary, binary, compare and cast use the elementwise family's two kernels (variants by op ×
+//! dtype), where the data family's. Broadcast shapes are first merged ([`merge_broadcast`]): size-1
 //! output dims go, and neighbouring dims that every operand either has or broadcasts become
 //! one, so the kernels' rank limits only bite on truly alternating broadcast patterns.
 
 use super::data::{copy_step, word_type};
 use super::LowerCtx;
 use crate::catalog::data::params::{StridedCopy, WhereParams};
-use crate::catalog::data::{DataKernel, IntType, MapFn, WordType};
+use crate::catalog::data::DataKernel;
+use crate::catalog::elementwise::{BinaryFn, UnaryFn};
 use crate::schedule::Dispatch;
 use crate::{BinaryParams, GpuError, KernelKey, UnaryParams};
 use rlx_ir::{DType, Node, NodeId, Op, UnaryOp};
@@ -35,9 +36,9 @@ pub(super) fn lower(
             let x = input(0)?;
             let xty = cx.ty(x)?;
             let key = match (xty.dtype, u) {
-                (DType::F32, _) => KernelKey::Unary(*u),
-                (DType::I32, UnaryOp::Neg) => KernelKey::Data(DataKernel::Map(MapFn::NegI32)),
-                (DType::I32, UnaryOp::Abs) => KernelKey::Data(DataKernel::Map(MapFn::AbsI32)),
+                (DType::F32, _) => KernelKey::Unary(UnaryFn::F32(*u)),
+                (DType::I32, UnaryOp::Neg) => KernelKey::Unary(UnaryFn::NegI32),
+                (DType::I32, UnaryOp::Abs) => KernelKey::Unary(UnaryFn::AbsI32),
                 (d, _) => return Err(unsupported(format!("{} on {d} has no GPU kernel", u.name()))),
             };
             let (p, grid) = UnaryParams::new(ty.numel())?;
@@ -45,20 +46,17 @@ pub(super) fn lower(
         }
         Op::Binary(b) => {
             let (x, y) = (input(0)?, input(1)?);
-            let key = match word_type(cx.ty(x)?.dtype, &label)? {
-                WordType::F32 => KernelKey::Binary(*b),
-                WordType::I32 => KernelKey::Data(DataKernel::IntBinary(*b, IntType::I32)),
-                WordType::U32 if cx.ty(x)?.dtype == DType::U32 => {
-                    KernelKey::Data(DataKernel::IntBinary(*b, IntType::U32))
-                }
-                WordType::U32 => return Err(unsupported(format!("{} on bool has no GPU kernel", b.name()))),
-            };
+            let t = word_type(cx.ty(x)?.dtype, &label)?;
+            if cx.ty(x)?.dtype == DType::Bool {
+                return Err(unsupported(format!("{} on bool has no GPU kernel", b.name())));
+            }
+            let key = KernelKey::Binary(BinaryFn::Arith(*b), t);
             binary_step(cx, key, &label, [x, y], ty.shape.dims(), dst, out)?;
         }
         Op::Compare(c) => {
             let (x, y) = (input(0)?, input(1)?);
             let t = word_type(cx.ty(x)?.dtype, &label)?;
-            let key = KernelKey::Data(DataKernel::Compare(*c, t));
+            let key = KernelKey::Binary(BinaryFn::Compare(*c), t);
             binary_step(cx, key, &label, [x, y], ty.shape.dims(), dst, out)?;
         }
         Op::Where => {
@@ -78,7 +76,7 @@ pub(super) fn lower(
             match cast_fn(from, *to, &label)? {
                 Some(f) => {
                     let (p, grid) = UnaryParams::new(ty.numel())?;
-                    let key = KernelKey::Data(DataKernel::Map(f));
+                    let key = KernelKey::Unary(f);
                     out.push(Dispatch::new(key, label.clone(), vec![src, dst], &p, grid));
                 }
                 None => out.push(copy_step(&label, src, dst, &StridedCopy::contiguous(ty.numel()))?),
@@ -90,20 +88,20 @@ pub(super) fn lower(
 }
 
 /// The map that casts `from` to `to`, or `None` when the words stay the same (a copy).
-fn cast_fn(from: DType, to: DType, label: &str) -> Result<Option<MapFn>, GpuError> {
+fn cast_fn(from: DType, to: DType, label: &str) -> Result<Option<UnaryFn>, GpuError> {
     use DType::*;
     Ok(match (from, to) {
         _ if from == to => None,
         // Bool words are 0/1: the same words as I32 or U32 0/1.
         (Bool, I32 | U32) => None,
-        (Bool | U32, F32) => Some(MapFn::CastU32ToF32),
-        (F32, Bool) => Some(MapFn::NonzeroF32),
-        (I32 | U32, Bool) => Some(MapFn::NonzeroWord),
-        (F32, I32) => Some(MapFn::CastF32ToI32),
-        (F32, U32) => Some(MapFn::CastF32ToU32),
-        (I32, F32) => Some(MapFn::CastI32ToF32),
-        (I32, U32) => Some(MapFn::CastI32ToU32),
-        (U32, I32) => Some(MapFn::CastU32ToI32),
+        (Bool | U32, F32) => Some(UnaryFn::CastU32ToF32),
+        (F32, Bool) => Some(UnaryFn::NonzeroF32),
+        (I32 | U32, Bool) => Some(UnaryFn::NonzeroWord),
+        (F32, I32) => Some(UnaryFn::CastF32ToI32),
+        (F32, U32) => Some(UnaryFn::CastF32ToU32),
+        (I32, F32) => Some(UnaryFn::CastI32ToF32),
+        (I32, U32) => Some(UnaryFn::CastI32ToU32),
+        (U32, I32) => Some(UnaryFn::CastU32ToI32),
         (F16, _) | (_, F16) => {
             return Err(GpuError::Lowering {
                 node: label.to_string(),
@@ -186,9 +184,9 @@ mod tests {
         use DType::*;
         assert_eq!(cast_fn(F32, F32, "n").unwrap(), None);
         assert_eq!(cast_fn(Bool, I32, "n").unwrap(), None);
-        assert_eq!(cast_fn(Bool, F32, "n").unwrap(), Some(MapFn::CastU32ToF32));
-        assert_eq!(cast_fn(F32, Bool, "n").unwrap(), Some(MapFn::NonzeroF32));
-        assert_eq!(cast_fn(I32, U32, "n").unwrap(), Some(MapFn::CastI32ToU32));
+        assert_eq!(cast_fn(Bool, F32, "n").unwrap(), Some(UnaryFn::CastU32ToF32));
+        assert_eq!(cast_fn(F32, Bool, "n").unwrap(), Some(UnaryFn::NonzeroF32));
+        assert_eq!(cast_fn(I32, U32, "n").unwrap(), Some(UnaryFn::CastI32ToU32));
         assert!(cast_fn(F16, F32, "n").is_err());
     }
 }

@@ -9,7 +9,7 @@
 //!   op allows any) runs as a unary step over a scratch copy of the matmul's result.
 
 use super::LowerCtx;
-use crate::catalog::nn::{matmul_key, matmul_launches, Epilogue};
+use crate::catalog::nn::{matmul_launches, Epilogue, NnKernel};
 use crate::schedule::{Dispatch, Operand};
 use crate::{GpuError, KernelKey, UnaryParams};
 use rlx_ir::{Node, NodeId, Op, UnaryOp};
@@ -63,6 +63,15 @@ pub(super) fn lower(
     Ok(())
 }
 
+/// The key of the tiled matmul with this epilogue.
+fn matmul_key(bias: bool, act: Option<Epilogue>) -> KernelKey {
+    match (bias, act) {
+        (false, None) => KernelKey::MatmulTiledF32,
+        (false, Some(a)) => KernelKey::Nn(NnKernel::MatmulAct(a)),
+        (true, a) => KernelKey::Nn(NnKernel::MatmulBias(a)),
+    }
+}
+
 /// `dst = op(src)` over the node's element count.
 fn push_unary(
     cx: &LowerCtx,
@@ -73,7 +82,7 @@ fn push_unary(
     out: &mut Vec<Dispatch>,
 ) -> Result<(), GpuError> {
     let (params, grid) = UnaryParams::new(cx.ty(id)?.numel()).map_err(|e| named(cx, id, e))?;
-    out.push(Dispatch::new(KernelKey::Unary(op), cx.label(id), vec![src, dst], &params, grid));
+    out.push(Dispatch::new(KernelKey::unary_f32(op), cx.label(id), vec![src, dst], &params, grid));
     Ok(())
 }
 

@@ -46,7 +46,10 @@ fn matmul_with_zero_k_binds_dummies() {
 #[test]
 fn activation_without_an_epilogue_runs_as_a_unary_step() {
     for (act, expect) in [
-        (Some(UnaryOp::Exp), vec![KernelKey::Nn(NnKernel::MatmulBias(None)), KernelKey::Unary(UnaryOp::Exp)]),
+        (
+            Some(UnaryOp::Exp),
+            vec![KernelKey::Nn(NnKernel::MatmulBias(None)), KernelKey::unary_f32(UnaryOp::Exp)],
+        ),
         (
             Some(UnaryOp::Gelu),
             vec![KernelKey::Nn(NnKernel::MatmulBias(Some(crate::catalog::nn::Epilogue::Gelu)))],
@@ -87,7 +90,10 @@ fn alternating_batch_broadcast_is_several_launches() {
 fn add_norm_fuses_unless_an_operand_broadcasts() {
     for (r, expect) in [
         (vec![3, 8], vec![KernelKey::Nn(NnKernel::Norm(NormRow::AddLayerNorm))]),
-        (vec![8], vec![KernelKey::Binary(BinaryOp::Add), KernelKey::Nn(NnKernel::Norm(NormRow::LayerNorm))]),
+        (
+            vec![8],
+            vec![KernelKey::binary_f32(BinaryOp::Add), KernelKey::Nn(NnKernel::Norm(NormRow::LayerNorm))],
+        ),
     ] {
         let mut g = Graph::new("add_norm");
         let x = g.input("x", &[3, 8], DType::F32).unwrap();
@@ -142,4 +148,14 @@ fn rope_and_softmax_are_one_step_each() {
     assert_eq!(keys(&s), [KernelKey::Nn(NnKernel::Rope), KernelKey::Nn(NnKernel::LogSoftmaxRow)]);
     // 144 elements in one group of 256; 24 rows of 6.
     assert_eq!((s.steps[0].workgroups, s.steps[1].workgroups), ([1, 1, 1], [24, 1, 1]));
+}
+
+#[test]
+fn matmul_keys_by_epilogue() {
+    use super::matmul_key;
+    use crate::catalog::nn::Epilogue;
+    assert_eq!(matmul_key(false, None), KernelKey::MatmulTiledF32);
+    assert_eq!(crate::variant(matmul_key(true, Some(Epilogue::Relu))).name, "matmul_tiled_bias_relu_f32");
+    assert_eq!(crate::variant(matmul_key(true, None)).bindings.len(), 4);
+    assert_eq!(crate::variant(matmul_key(false, Some(Epilogue::Tanh))).bindings.len(), 3);
 }

@@ -80,7 +80,13 @@ pub(super) fn lower(
                 let (bp, bgrid) =
                     BinaryParams::broadcast(&dims, &x_dims, &r_dims).map_err(|e| named(cx, id, e))?;
                 let add_ops = vec![cx.operand_nonempty(x)?, cx.operand_nonempty(residual)?, sum];
-                out.push(Dispatch::new(KernelKey::Binary(BinaryOp::Add), label.clone(), add_ops, &bp, bgrid));
+                out.push(Dispatch::new(
+                    KernelKey::binary_f32(BinaryOp::Add),
+                    label.clone(),
+                    add_ops,
+                    &bp,
+                    bgrid,
+                ));
                 (vec![sum, gamma], if beta.is_some() { NormRow::LayerNorm } else { NormRow::RmsNorm })
             };
             ops.extend(beta);

@@ -1,117 +1,10 @@
-//! One `#[repr(C)]` params struct per kernel, byte-identical to the WGSL struct of the same name.
-//! Drivers upload them as push constants (or a uniform buffer) with `bytemuck::bytes_of`.
-//!
-//! Constructors check everything a kernel's u32 index arithmetic and the dispatch limits need,
-//! and return the workgroup counts with the params, so a driver never computes either.
+//! Params of the tiled matmul (`matmul_tiled.wgsl`, plain and with the nn family's fused
+//! epilogues), byte-identical to the WGSL struct. Its constructors check everything the
+//! kernel's u32 index arithmetic and the dispatch limits need, and return the workgroup counts.
 
-use crate::grid::{self, fits_u32, MAX_GROUPS_PER_DIM};
+use crate::grid::{fits_u32, numel, shapes_text, MAX_GROUPS_PER_DIM};
 use crate::GpuError;
 use bytemuck::{Pod, Zeroable};
-
-/// Highest rank the broadcasting elementwise kernels index.
-pub const MAX_RANK: usize = 8;
-
-/// Threads per workgroup of the 1-D kernels (binary, unary, softmax).
-const WG_1D: u32 = 256;
-
-fn shapes_text(shapes: &[&[usize]]) -> String {
-    shapes.iter().map(|s| format!("{s:?}")).collect::<Vec<_>>().join(" and ")
-}
-
-fn numel(kernel: &'static str, what: &'static str, dims: &[usize]) -> Result<u32, GpuError> {
-    let n = dims.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d as u64));
-    fits_u32(kernel, what, n.unwrap_or(u64::MAX))
-}
-
-/// Params of `binary.wgsl`: out[i] = a[Σ c·a_strides] op b[Σ c·b_strides].
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
-pub struct BinaryParams {
-    pub numel: u32,
-    pub rank: u32,
-    pub _pad: [u32; 2],
-    /// Output dims, row-major; entries past `rank` are unused.
-    pub shape: [u32; MAX_RANK],
-    /// Element stride of `a` per output dim (0 where `a` is broadcast).
-    pub a_strides: [u32; MAX_RANK],
-    pub b_strides: [u32; MAX_RANK],
-}
-
-impl BinaryParams {
-    /// Params for contiguous `a` and `b` broadcast numpy-style to `out` (shapes right-aligned,
-    /// each dim equal to the output's or 1). Returns the params and the workgroup counts.
-    pub fn broadcast(out: &[usize], a: &[usize], b: &[usize]) -> Result<(Self, [u32; 3]), GpuError> {
-        const K: &str = "binary";
-        let shape_err =
-            |reason: String| GpuError::Shape { kernel: K, shapes: shapes_text(&[out, a, b]), reason };
-        if out.len() > MAX_RANK {
-            return Err(shape_err(format!("rank {} is above {MAX_RANK}; merge dims first", out.len())));
-        }
-        if a.len() > out.len() || b.len() > out.len() {
-            return Err(shape_err("an operand has a higher rank than the output".into()));
-        }
-        let n = numel(K, "output element count", out)?;
-        numel(K, "operand a element count", a)?;
-        numel(K, "operand b element count", b)?;
-        let mut p = BinaryParams { numel: n, rank: out.len() as u32, ..Zeroable::zeroed() };
-        for (which, operand, strides) in [("a", a, &mut p.a_strides), ("b", b, &mut p.b_strides)] {
-            let lead = out.len() - operand.len();
-            let mut stride = 1u64;
-            for d in (0..out.len()).rev() {
-                let od = out[d];
-                let xd = if d >= lead { operand[d - lead] } else { 1 };
-                strides[d] = if xd == od && xd != 1 {
-                    stride as u32
-                } else if xd == 1 {
-                    0
-                } else {
-                    return Err(shape_err(format!("{which} has {xd} at output dim {d} of size {od}")));
-                };
-                stride *= xd as u64;
-            }
-        }
-        for (slot, &d) in p.shape.iter_mut().zip(out) {
-            *slot = d as u32;
-        }
-        let groups = (n as u64).div_ceil(WG_1D as u64);
-        Ok((p, grid::linear(K, groups, WG_1D)?))
-    }
-}
-
-/// Params of `unary.wgsl`: out[i] = op(x[i]) for i < numel.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
-pub struct UnaryParams {
-    pub numel: u32,
-    pub _pad: [u32; 3],
-}
-
-impl UnaryParams {
-    pub fn new(numel: usize) -> Result<(Self, [u32; 3]), GpuError> {
-        let n = fits_u32("unary", "element count", numel as u64)?;
-        let groups = (n as u64).div_ceil(WG_1D as u64);
-        Ok((UnaryParams { numel: n, _pad: [0; 3] }, grid::linear("unary", groups, WG_1D)?))
-    }
-}
-
-/// Params of `softmax_row.wgsl`: softmax over each of `rows` contiguous rows of `cols`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
-pub struct SoftmaxParams {
-    pub rows: u32,
-    pub cols: u32,
-    pub _pad: [u32; 2],
-}
-
-impl SoftmaxParams {
-    pub fn new(rows: usize, cols: usize) -> Result<(Self, [u32; 3]), GpuError> {
-        const K: &str = "softmax_row";
-        numel(K, "element count", &[rows, cols])?;
-        let p = SoftmaxParams { rows: rows as u32, cols: cols as u32, _pad: [0; 2] };
-        // One workgroup per row; the 2-D grid never launches more than rows + 65 534 groups.
-        Ok((p, grid::linear(K, rows as u64, 1)?))
-    }
-}
 
 /// Params of `matmul_tiled.wgsl`. See that file for the addressing.
 #[repr(C)]
@@ -300,5 +193,5 @@ impl MatmulParams {
 }
 
 #[cfg(test)]
-#[path = "params_tests.rs"]
+#[path = "matmul_params_tests.rs"]
 mod tests;

@@ -1,0 +1,173 @@
+// The prelude: helpers every kernel may use. rlx-gpu appends this file to every variant's WGSL
+// (after the kernel, so that the kernel's own line numbers stay those of its file; WGSL
+// declarations may come in any order). A kernel must not declare any name defined here.
+// Nothing here depends on a kernel's defines or bindings.
+
+// ---- Word types ---------------------------------------------------------------------------
+// Values of the `T` define of kernels that move 32-bit words and bitcast them by dtype.
+
+const T_F32: u32 = 0u;
+const T_I32: u32 = 1u;
+const T_U32: u32 = 2u;
+
+// ---- NaN ----------------------------------------------------------------------------------
+// NaN tests look at the bits, because a driver may fold `x != x` to false.
+
+fn is_nan_bits(w: u32) -> bool {
+    return (w & 0x7fffffffu) > 0x7f800000u;
+}
+
+fn is_nan(v: f32) -> bool {
+    return is_nan_bits(bitcast<u32>(v));
+}
+
+// A quiet NaN made at run time (a NaN literal is a shader-creation error in WGSL).
+fn nan_from(v: f32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(v) | 0x7fc00000u);
+}
+
+// max that propagates NaN (WGSL's max may return either operand): PyTorch's maximum.
+fn max_nan(u: f32, v: f32) -> f32 {
+    if (is_nan(u) || is_nan(v)) {
+        return u + v;
+    }
+    return max(u, v);
+}
+
+// min that propagates NaN: PyTorch's minimum.
+fn min_nan(u: f32, v: f32) -> f32 {
+    if (is_nan(u) || is_nan(v)) {
+        return u + v;
+    }
+    return min(u, v);
+}
+
+// ---- Activations --------------------------------------------------------------------------
+// The CPU reference rounds the exact value once, so every function here stays within a few
+// ulp over the whole f32 range rather than only near zero; NaN in gives NaN out.
+// - tanh: a Taylor polynomial below |x| = 0.5 (where 1 - 2/(e^2x + 1) cancels), that formula
+//   above it (where it does not, and where it saturates to ±1 instead of overflowing to NaN).
+// - sigmoid: exp of a non-positive number only, so it never overflows.
+// - gelu (erf form): x/2 · erfc(-x/√2), with a Chebyshev-fitted erfc whose *relative* error is
+//   below 1.2e-7 (Numerical Recipes §6.2), so the negative tail stays accurate where 1 + erf
+//   would cancel.
+// - gelu (tanh form): x · sigmoid(2u), an exact rewrite of x/2 · (1 + tanh u) without the
+//   cancellation.
+
+fn sigmoid(v: f32) -> f32 {
+    if (v >= 0.0) {
+        return 1.0 / (1.0 + exp(-v));
+    }
+    let e = exp(v);
+    return e / (1.0 + e);
+}
+
+fn tanh_acc(v: f32) -> f32 {
+    let a = abs(v);
+    if (a < 0.5) {
+        // tanh v = v (1 + Σ c_n v^2n), Taylor coefficients up to v^15; truncation < 1e-8.
+        let s = v * v;
+        var r = -0.0014558343870513183;
+        r = r * s + 0.003592128036572481;
+        r = r * s - 0.008863235529902197;
+        r = r * s + 0.021869488536155203;
+        r = r * s - 0.05396825396825397;
+        r = r * s + 0.13333333333333333;
+        r = r * s - 0.3333333333333333;
+        return v + v * (r * s);
+    }
+    // exp overflows to +inf past |v| ≈ 44, where 2/inf = 0 gives exactly ±1.
+    let t = 1.0 - 2.0 / (exp(2.0 * a) + 1.0);
+    return select(t, -t, v < 0.0);
+}
+
+// erfc with relative error below 1.2e-7 over all of f32 (Chebyshev fit, Numerical Recipes).
+fn erfc_acc(v: f32) -> f32 {
+    let z = abs(v);
+    let t = 1.0 / (1.0 + 0.5 * z);
+    var q = 0.17087277;
+    q = q * t - 0.82215223;
+    q = q * t + 1.48851587;
+    q = q * t - 1.13520398;
+    q = q * t + 0.27886807;
+    q = q * t - 0.18628806;
+    q = q * t + 0.09678418;
+    q = q * t + 0.37409196;
+    q = q * t + 1.00002368;
+    q = q * t - 1.26551223;
+    let r = t * exp(q - z * z);
+    return select(r, 2.0 - r, v < 0.0);
+}
+
+fn gelu_erf(v: f32) -> f32 {
+    return 0.5 * v * erfc_acc(-v * 0.7071067811865476);
+}
+
+fn gelu_tanh(v: f32) -> f32 {
+    let u = 0.7978845608028654 * (v + 0.044715 * v * v * v);
+    return v * sigmoid(2.0 * u);
+}
+
+fn silu(v: f32) -> f32 {
+    return v * sigmoid(v);
+}
+
+// max(v, 0) that keeps NaN.
+fn relu(v: f32) -> f32 {
+    return select(0.0, v, v > 0.0 || is_nan(v));
+}
+
+// ---- Grid ---------------------------------------------------------------------------------
+// A grid is 2-D when it has more than 65535 workgroups (see rlx_gpu::grid): workgroup
+// (x, y) of a grid nwg.x wide is number y · nwg.x + x.
+
+fn linear_group(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
+    return wid.y * nwg.x + wid.x;
+}
+
+// Global index of item `local` of a workgroup that holds `per_group` items: with
+// per_group = the workgroup size and local = local_invocation_index, the thread's index.
+fn linear_id(wid: vec3<u32>, nwg: vec3<u32>, per_group: u32, local: u32) -> u32 {
+    return linear_group(wid, nwg) * per_group + local;
+}
+
+// ---- Workgroup reductions over 256 threads ------------------------------------------------
+// Tree reductions in shared memory: pairwise, so an f32 sum stays within a few ulp · log n.
+// Every thread of a 256-thread workgroup must call them, in uniform control flow; every thread
+// gets the result. They end with a barrier, so they may be called back to back.
+
+var<workgroup> prelude_tree: array<vec2<f32>, 256>;
+
+fn workgroup_sum2(lid: u32, v: vec2<f32>) -> vec2<f32> {
+    prelude_tree[lid] = v;
+    workgroupBarrier();
+    for (var s = 128u; s > 0u; s >>= 1u) {
+        if (lid < s) {
+            prelude_tree[lid] += prelude_tree[lid + s];
+        }
+        workgroupBarrier();
+    }
+    let total = prelude_tree[0];
+    // Nobody may overwrite the slots (the next reduction) before everyone has read slot 0.
+    workgroupBarrier();
+    return total;
+}
+
+fn workgroup_sum(lid: u32, v: f32) -> f32 {
+    return workgroup_sum2(lid, vec2<f32>(v, 0.0)).x;
+}
+
+// The maximum, NaN if any thread's value is NaN.
+fn workgroup_max_nan(lid: u32, v: f32) -> f32 {
+    prelude_tree[lid].x = v;
+    workgroupBarrier();
+    for (var s = 128u; s > 0u; s >>= 1u) {
+        if (lid < s) {
+            prelude_tree[lid].x = max_nan(prelude_tree[lid].x, prelude_tree[lid + s].x);
+        }
+        workgroupBarrier();
+    }
+    let m = prelude_tree[0].x;
+    workgroupBarrier();
+    return m;
+}
