@@ -42,12 +42,31 @@ pub fn to_device<'a>(t: &'a Tensor, device: &str, what: &str) -> Result<Cow<'a, 
     })
 }
 
-/// 32-bit words of `bytes`: a cast when aligned, a copy otherwise.
-fn words<T: bytemuck::Pod>(bytes: &[u8], from: fn([u8; 4]) -> T) -> Vec<T> {
-    match bytemuck::try_cast_slice::<u8, T>(bytes) {
-        Ok(v) => v.to_vec(),
-        Err(_) => bytes.chunks_exact(4).map(|c| from([c[0], c[1], c[2], c[3]])).collect(),
+/// Below this many bytes a copy runs on the calling thread.
+const PARALLEL_COPY_BYTES: usize = 1 << 20;
+
+/// `dst.copy_from_slice(src)`, spread over threads for large copies: one thread moves about
+/// 5-10 GB/s out of mapped staging memory (and faults fresh pages in as it goes), which is what
+/// bounds host I/O of large tensors. Lengths must match (a shorter side is copied as far as it
+/// goes).
+pub fn copy_bytes(dst: &mut [u8], src: &[u8]) {
+    use rayon::prelude::*;
+    let n = dst.len().min(src.len());
+    let (dst, src) = (&mut dst[..n], &src[..n]);
+    if n < PARALLEL_COPY_BYTES {
+        dst.copy_from_slice(src);
+    } else {
+        dst.par_chunks_mut(PARALLEL_COPY_BYTES)
+            .zip(src.par_chunks(PARALLEL_COPY_BYTES))
+            .for_each(|(d, s)| d.copy_from_slice(s));
     }
+}
+
+/// 32-bit words of `bytes` (a multiple of 4 long).
+fn words<T: bytemuck::Pod>(bytes: &[u8]) -> Vec<T> {
+    let mut out = vec![T::zeroed(); bytes.len() / 4];
+    copy_bytes(bytemuck::cast_slice_mut(&mut out), bytes);
+    out
 }
 
 /// The tensor of type `ty` held by `bytes` (exactly [`device_bytes`] of them).
@@ -66,11 +85,11 @@ pub fn from_device(bytes: &[u8], ty: &TensorType, device: &str, what: &str) -> R
         });
     }
     let data = match ty.dtype {
-        DType::F32 => TensorData::F32(words(bytes, f32::from_ne_bytes)),
-        DType::I32 => TensorData::I32(words(bytes, i32::from_ne_bytes)),
-        DType::U32 => TensorData::U32(words(bytes, u32::from_ne_bytes)),
+        DType::F32 => TensorData::F32(words(bytes)),
+        DType::I32 => TensorData::I32(words(bytes)),
+        DType::U32 => TensorData::U32(words(bytes)),
         DType::Bool => {
-            TensorData::Bool(words(bytes, u32::from_ne_bytes).into_iter().map(|w| w != 0).collect())
+            TensorData::Bool(words::<u32>(bytes).into_iter().map(|w| w != 0).collect())
         }
         DType::F16 => return Err(f16_refused(device, what)),
     };
@@ -117,6 +136,17 @@ mod tests {
         let words: Vec<u8> = [0u8].iter().chain(&1.5f32.to_ne_bytes()).copied().collect();
         let t = from_device(&words[1..], &TensorType::new([1], DType::F32), "dev", "y").unwrap();
         assert_eq!(t.as_f32().unwrap(), &[1.5]);
+    }
+
+    #[test]
+    fn large_copies_are_exact() {
+        let v: Vec<f32> = (0..(3 << 20) + 7).map(|i| i as f32 * 0.5).collect();
+        let t = Tensor::from_f32([v.len()], v.clone()).unwrap();
+        let back = round_trip(&t);
+        assert_eq!(back.as_f32().unwrap(), &v[..]);
+        let mut dst = vec![0u8; 5];
+        copy_bytes(&mut dst, &[1, 2, 3]);
+        assert_eq!(dst, [1, 2, 3, 0, 0]);
     }
 
     #[test]

@@ -205,10 +205,10 @@ impl GpuBuffer {
     /// Copies `bytes` into the mapping at `offset` (range already checked, buffer mapped).
     fn write_mapped(&self, offset: u64, bytes: &[u8]) {
         // SAFETY: the caller checked offset + len ≤ size ≤ the mapped allocation, and the
-        // mapping is not null.
-        unsafe {
-            std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.mapped.add(offset as usize), bytes.len())
-        }
+        // mapping is not null; no device work touches it meanwhile (runs are waited for), and
+        // the slice lives only for this copy.
+        let dst = unsafe { std::slice::from_raw_parts_mut(self.mapped.add(offset as usize), bytes.len()) };
+        rlx_gpu::convert::copy_bytes(dst, bytes);
     }
 
     /// Copies from the mapping at `offset` into `out` (range already checked, buffer mapped).
