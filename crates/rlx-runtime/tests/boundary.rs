@@ -1,6 +1,9 @@
 //! The host boundary: every bad value gives an `Error` variant whose message names the culprit,
 //! and none of them panics.
 
+// Test helpers unwrap and panic: a failure is the point.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use rlx_backend::{Backend, BackendError, Capabilities};
 use rlx_cpu::CpuBackend;
 use rlx_ir::{DType, Graph, IrError, Node, NodeId, Op, OpKind, Tensor, TensorType, UnaryOp};

@@ -59,12 +59,22 @@ fn unary(out: &mut Vec<Case>) {
             Ok(vec![c.unary(op, x)?])
         }));
     }
-    // Tails: values down to 1e-19 (gelu at −9) must each be within 1e-5 of the reference, which
-    // a norm over the row would not notice.
-    for op in [UnaryOp::Gelu, UnaryOp::GeluTanh, UnaryOp::Silu, UnaryOp::Sigmoid, UnaryOp::Tanh] {
+    // Tails: each value must be within 1e-5 of the reference, which a norm over the row would not
+    // notice. The lower ends for the GELUs are where rlx-cpu's reference (0.5·x·(1 + erf) and
+    // 0.5·x·(1 + tanh) in f64) still has 1e-5 relative accuracy: below them 1 + erf(x/√2) and
+    // 1 + tanh(..) fall under ~1e-11 and the f64 cancellation costs more than that (at x = −8.4
+    // the CPU is off by 2×, the GPU kernels are right). −9 once rlx-cpu uses erfc-style forms.
+    let tails = [
+        (UnaryOp::Gelu, -650),
+        (UnaryOp::GeluTanh, -550),
+        (UnaryOp::Silu, -900),
+        (UnaryOp::Sigmoid, -900),
+        (UnaryOp::Tanh, -900),
+    ];
+    for (op, lowest) in tails {
         out.push(
             Case::new(format!("unary_{}_f32_tails_per_element", op.name()), move |c| {
-                let v: Vec<f32> = (-900..=900).map(|i| i as f32 / 100.0).collect();
+                let v: Vec<f32> = (lowest..=900).map(|i| i as f32 / 100.0).collect();
                 let x = c.input_tensor("x", Tensor::from_f32([v.len()], v)?)?;
                 Ok(vec![c.unary(op, x)?])
             })

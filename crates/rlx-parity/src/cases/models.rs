@@ -27,10 +27,6 @@ fn weight(c: &mut CaseCtx, name: &str, out: usize, inp: usize) -> Result<NodeId,
     c.param_f32(name, &[out, inp], -r, r)
 }
 
-fn bias(c: &mut CaseCtx, name: &str, n: usize) -> Result<NodeId, IrError> {
-    c.param_f32(name, &[n], -0.1, 0.1)
-}
-
 /// BERT layer on x [B·S, H] (the benchmark's input layout), B = 2, S = 7, H = 32, 4 heads,
 /// FFN 64; batch 1 has its last 3 positions padded. The layer is rlx-models' encoder builder,
 /// the one `rlx bench` and the embedder run.

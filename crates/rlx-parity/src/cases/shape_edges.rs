@@ -31,7 +31,7 @@ fn per_dtype(out: &mut Vec<Case>, dtype: DType) {
         let x = c.input_of("x", &[2, 2, 3, 2, 2, 3, 2, 2], dtype)?;
         Ok(vec![c.permute(x, &[7, 5, 3, 1, 6, 4, 2, 0])?])
     }));
-    out.push(Case::new(format!("permute_{dtype}_size1_dims"), move |c| {
+    out.push(Case::new(format!("permute_{dtype}_size1_dims_4d"), move |c| {
         let x = c.input_of("x", &[1, 4, 1, 3], dtype)?;
         Ok(vec![c.permute(x, &[2, 3, 0, 1])?])
     }));
