@@ -56,13 +56,13 @@ mod tests {
 
     #[test]
     fn params_get_values_by_role() {
-        let ty = TensorType::new(&[48, 12], DType::F32);
+        let ty = TensorType::new([48, 12], DType::F32);
         let w = param_value("encoder.layer.0.output.dense.weight", &ty, 1);
         let bound = (3.0f32 / 12.0).sqrt();
         assert!(w.iter().all(|v| v.abs() <= bound) && w.iter().any(|v| v.abs() > bound / 2.0));
-        let gamma = param_value("x.LayerNorm.weight", &TensorType::new(&[8], DType::F32), 1);
+        let gamma = param_value("x.LayerNorm.weight", &TensorType::new([8], DType::F32), 1);
         assert!(gamma.iter().all(|v| (0.9..1.1).contains(v)));
-        let bias = param_value("x.dense.bias", &TensorType::new(&[8], DType::F32), 1);
+        let bias = param_value("x.dense.bias", &TensorType::new([8], DType::F32), 1);
         assert!(bias.iter().all(|v| v.abs() <= 0.05));
     }
 }

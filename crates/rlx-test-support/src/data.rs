@@ -113,7 +113,7 @@ mod tests {
     fn random_tensors_fit_their_type() {
         let mut r = Rng::new(5);
         for dtype in [DType::F32, DType::I32, DType::U32, DType::Bool] {
-            let ty = TensorType::new(&[3, 4], dtype);
+            let ty = TensorType::new([3, 4], dtype);
             let t = random_tensor(&mut r, &ty).unwrap();
             assert_eq!((t.dtype(), t.dims()), (dtype, &[3usize, 4][..]));
             let v = t.data().to_f64_vec();
