@@ -45,7 +45,12 @@ pub fn compare_outputs(reference: &[Tensor], got: &[Tensor], tol: f64) -> Vec<Ou
 }
 
 /// [`compare_outputs`] with the float error measured by `metric`.
-pub fn compare_outputs_by(reference: &[Tensor], got: &[Tensor], tol: f64, metric: Metric) -> Vec<OutputCheck> {
+pub fn compare_outputs_by(
+    reference: &[Tensor],
+    got: &[Tensor],
+    tol: f64,
+    metric: Metric,
+) -> Vec<OutputCheck> {
     let mut checks: Vec<OutputCheck> = reference
         .iter()
         .enumerate()
@@ -172,7 +177,8 @@ fn float_error(r: &[f64], g: &[f64], metric: Metric) -> (f64, Option<String>) {
         Metric::Norm => (if den == 0.0 { num.sqrt() } else { (num / den).sqrt() }, None),
         Metric::PerElement => {
             let (e, i) = worst;
-            let note = (e > 0.0).then(|| format!("worst at flat index {i}: device {} vs reference {}", g[i], r[i]));
+            let note =
+                (e > 0.0).then(|| format!("worst at flat index {i}: device {} vs reference {}", g[i], r[i]));
             (e, note)
         }
     }

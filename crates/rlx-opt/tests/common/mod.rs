@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use rlx_backend::Capabilities;
-use rlx_ir::{Graph, Op, OpKind, Tensor, TensorType};
+use rlx_ir::{Graph, Op, OpKind, Tensor};
 use std::collections::HashMap;
 
 pub use rlx_test_support::{random_tensor, Rng};

@@ -55,7 +55,8 @@ fn unary(out: &mut Vec<Case>) {
             Ok(vec![c.unary(op, x)?])
         }));
         out.push(Case::new(format!("unary_{}_f32_specials", op.name()), move |c| {
-            let x = c.input_tensor("x", Tensor::from_f32([UNARY_SPECIALS.len()], UNARY_SPECIALS.to_vec())?)?;
+            let x =
+                c.input_tensor("x", Tensor::from_f32([UNARY_SPECIALS.len()], UNARY_SPECIALS.to_vec())?)?;
             Ok(vec![c.unary(op, x)?])
         }));
     }
@@ -141,7 +142,21 @@ fn binary(out: &mut Vec<Case>) {
     // bases, a zero exponent of NaN (1), infinities, a negative base to a fractional power.
     out.push(Case::new("binary_pow_f32_special_values", |c| {
         let nan = f32::NAN;
-        let a = vec![-2.0, -2.0, -2.0, 0.0, -0.0, -0.0, 0.0, 1.0, nan, 2.0, -8.0, f32::INFINITY, f32::NEG_INFINITY];
+        let a = vec![
+            -2.0,
+            -2.0,
+            -2.0,
+            0.0,
+            -0.0,
+            -0.0,
+            0.0,
+            1.0,
+            nan,
+            2.0,
+            -8.0,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+        ];
         let b = vec![2.0, 3.0, 0.5, -1.0, -1.0, -2.0, 0.0, nan, 0.0, -2.0, 1.0 / 3.0, -1.0, 3.0];
         let x = c.input_tensor("a", Tensor::from_f32([13], a)?)?;
         let y = c.input_tensor("b", Tensor::from_f32([13], b)?)?;

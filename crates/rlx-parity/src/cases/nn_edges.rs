@@ -5,7 +5,9 @@
 //! no keys at all and a NaN query, and RoPE over every rotary width of a head.
 
 use crate::{Case, CaseCtx};
-use rlx_ir::{AttentionSpec, AttnLayout, IrError, MaskKind, NodeId, NormKind, Op, RopeStyle, Tensor, UnaryOp};
+use rlx_ir::{
+    AttentionSpec, AttnLayout, IrError, MaskKind, NodeId, NormKind, Op, RopeStyle, Tensor, UnaryOp,
+};
 use rlx_runtime::PassOptions;
 
 pub(super) fn cases(out: &mut Vec<Case>) {
@@ -150,8 +152,11 @@ fn norms(out: &mut Vec<Case>) {
         ])
     }));
     // AddNorm nodes as built by fusion, residual or x broadcast.
-    let shapes: [(&str, &[usize], &[usize]); 3] =
-        [("same", &[3, 5, 37], &[3, 5, 37]), ("bcast_residual", &[3, 5, 37], &[5, 37]), ("bcast_x", &[3, 1, 37], &[5, 37])];
+    let shapes: [(&str, &[usize], &[usize]); 3] = [
+        ("same", &[3, 5, 37], &[3, 5, 37]),
+        ("bcast_residual", &[3, 5, 37], &[5, 37]),
+        ("bcast_x", &[3, 1, 37], &[5, 37]),
+    ];
     for (tag, xs, rs) in shapes {
         for norm in [NormKind::LayerNorm, NormKind::RmsNorm] {
             let kind = if norm == NormKind::LayerNorm { "layer" } else { "rms" };
@@ -195,13 +200,11 @@ fn spec(layout: AttnLayout, mask: MaskKind) -> AttentionSpec {
     AttentionSpec { layout, mask, scale: None, softcap: None }
 }
 
+/// Builds a mask tensor (drawing from the case's data stream if it wants).
+type MakeMask = fn(&mut CaseCtx) -> Result<Tensor, IrError>;
+
 /// One attention case; `mask` (if any) builds the fourth operand.
-fn attn_case(
-    name: &str,
-    a: Attn,
-    spec: AttentionSpec,
-    mask: Option<fn(&mut CaseCtx) -> Result<Tensor, IrError>>,
-) -> Case {
+fn attn_case(name: &str, a: Attn, spec: AttentionSpec, mask: Option<MakeMask>) -> Case {
     Case::new(format!("attention_{name}"), move |c| {
         let l = spec.layout;
         let q = c.input_f32("q", &dims4(l, a.b, a.sq, a.hq, a.d), -1.5, 1.5)?;
@@ -226,7 +229,7 @@ fn nan_padding_mask(_: &mut CaseCtx) -> Result<Tensor, IrError> {
             let attend = match i / 21 {
                 0 => i % 21 < 15,
                 1 => false,
-                _ => (i % 21) % 2 == 0,
+                _ => (i % 21).is_multiple_of(2),
             };
             match (attend, i % 3) {
                 (true, 0) => f32::NAN,
@@ -259,7 +262,12 @@ fn attention(out: &mut Vec<Case>) {
     let wide = Attn { b: 2, sq: 37, sk: 53, hq: 4, hkv: 2, d: 40, dv: 24 };
     out.push(attn_case("gqa_d40_dv24_bshd", wide, spec(Bshd, MaskKind::None), None));
     out.push(attn_case("gqa_d40_dv24_bhsd", wide, spec(Bhsd, MaskKind::None), None));
-    out.push(attn_case("all_ones_1x1x1", Attn { b: 1, sq: 1, sk: 1, hq: 1, hkv: 1, d: 1, dv: 1 }, spec(Bhsd, MaskKind::None), None));
+    out.push(attn_case(
+        "all_ones_1x1x1",
+        Attn { b: 1, sq: 1, sk: 1, hq: 1, hkv: 1, d: 1, dv: 1 },
+        spec(Bhsd, MaskKind::None),
+        None,
+    ));
     // Multi-query at head dim 256: several Q·K chunks, the largest column block.
     let mq = Attn { b: 1, sq: 19, sk: 23, hq: 3, hkv: 1, d: 256, dv: 256 };
     out.push(attn_case("mqa_d256_causal", mq, spec(Bshd, Causal), None));
@@ -267,14 +275,24 @@ fn attention(out: &mut Vec<Case>) {
     let split = Attn { b: 1, sq: 5, sk: 17, hq: 2, hkv: 2, d: 72, dv: 300 };
     out.push(attn_case("dv300_split", split, spec(Bhsd, MaskKind::None), None));
     let capped = AttentionSpec { scale: Some(0.3), softcap: Some(5.0), ..spec(Bshd, MaskKind::None) };
-    out.push(attn_case("d128_scale_softcap", Attn { b: 2, sq: 16, sk: 33, hq: 2, hkv: 1, d: 128, dv: 100 }, capped, None));
+    out.push(attn_case(
+        "d128_scale_softcap",
+        Attn { b: 2, sq: 16, sk: 33, hq: 2, hkv: 1, d: 128, dv: 100 },
+        capped,
+        None,
+    ));
     let cache = Attn { b: 2, sq: 35, sk: 53, hq: 4, hkv: 2, d: 16, dv: 16 };
     for (l, lt) in [(Bshd, "bshd"), (Bhsd, "bhsd")] {
         out.push(attn_case(&format!("window7_kv_cache_{lt}"), cache, spec(l, SlidingWindow(7)), None));
         // A window wider than any sequence is the causal mask (and must not wrap in u32).
         out.push(attn_case(&format!("window_2pow40_{lt}"), cache, spec(l, SlidingWindow(1 << 40)), None));
     }
-    out.push(attn_case("decode_sq1_sk41_gqa_d64", Attn { b: 1, sq: 1, sk: 41, hq: 8, hkv: 2, d: 64, dv: 64 }, spec(Bshd, Causal), None));
+    out.push(attn_case(
+        "decode_sq1_sk41_gqa_d64",
+        Attn { b: 1, sq: 1, sk: 41, hq: 8, hkv: 2, d: 64, dv: 64 },
+        spec(Bshd, Causal),
+        None,
+    ));
     // F32 padding mask: −0.0 hides, NaN attends (nonzero), like the reference; batch 1 sees no key.
     let pad = Attn { b: 3, sq: 19, sk: 21, hq: 2, hkv: 1, d: 8, dv: 12 };
     for (l, lt) in [(Bshd, "bshd"), (Bhsd, "bhsd")] {
@@ -286,7 +304,12 @@ fn attention(out: &mut Vec<Case>) {
     out.push(attn_case("bias_bcast_sk_only", biased, spec(Bhsd, MaskKind::Bias), Some(bias_sk)));
     out.push(attn_case("bias_bcast_heads_3x1x1", biased, spec(Bhsd, MaskKind::Bias), Some(bias_heads)));
     // No keys: zeros (named "empty" so the non-degeneracy check knows).
-    out.push(attn_case("empty_keys_sk0", Attn { b: 2, sq: 5, sk: 0, hq: 2, hkv: 2, d: 8, dv: 8 }, spec(Bshd, MaskKind::None), None));
+    out.push(attn_case(
+        "empty_keys_sk0",
+        Attn { b: 2, sq: 5, sk: 0, hq: 2, hkv: 2, d: 8, dv: 8 },
+        spec(Bshd, MaskKind::None),
+        None,
+    ));
     // A NaN in one query row makes exactly that output row NaN.
     out.push(Case::new("attention_nan_query_row", |c| {
         let mut q = c.uniform(96, -1.0, 1.0);
@@ -306,7 +329,8 @@ fn rope(out: &mut Vec<Case>) {
                 let name = format!("rope_{style:?}_{layout:?}_d12_rot{rot}_random_angles").to_lowercase();
                 out.push(Case::new(name, move |c| {
                     let v = c.uniform(b * s * h * d, -1.5, 1.5);
-                    let x = c.input_tensor("x", Tensor::from_f32(dims4(layout, b, s, h, d).as_slice(), v)?)?;
+                    let x =
+                        c.input_tensor("x", Tensor::from_f32(dims4(layout, b, s, h, d).as_slice(), v)?)?;
                     let angles = c.uniform(s * rot / 2, -3.0, 3.0);
                     let cos = Tensor::from_f32([s, rot / 2], angles.iter().map(|a| a.cos()).collect())?;
                     let sin = Tensor::from_f32([s, rot / 2], angles.iter().map(|a| a.sin()).collect())?;

@@ -205,8 +205,11 @@ fn topk(out: &mut Vec<Case>) {
             }));
         }
         for dtype in [DType::F32, DType::I32, DType::U32] {
-            let layouts: [(&str, &[usize], usize, isize); 3] =
-                [("axis0_full_40x2x3", &[40, 2, 3], 40, 0), ("1", &[1], 1, 0), ("middle_2x9x4", &[2, 9, 4], 4, 1)];
+            let layouts: [(&str, &[usize], usize, isize); 3] = [
+                ("axis0_full_40x2x3", &[40, 2, 3], 40, 0),
+                ("1", &[1], 1, 0),
+                ("middle_2x9x4", &[2, 9, 4], 4, 1),
+            ];
             for (tag, dims, k, axis) in layouts {
                 out.push(Case::new(format!("topk_{dtype}_{dir}_{tag}"), move |c| {
                     // Small integer ranges: many ties.
