@@ -39,8 +39,36 @@ pub struct BertConfig {
 }
 
 impl BertConfig {
+    /// BERT-base (uncased): 12 layers, hidden 768, 12 heads, FFN 3072, erf GELU.
+    pub fn base() -> BertConfig {
+        BertConfig {
+            vocab_size: 30522,
+            hidden_size: 768,
+            num_hidden_layers: 12,
+            num_attention_heads: 12,
+            intermediate_size: 3072,
+            max_position_embeddings: 512,
+            type_vocab_size: 2,
+            layer_norm_eps: 1e-12,
+            activation: Activation::Gelu,
+        }
+    }
+
     pub fn head_dim(&self) -> usize {
         self.hidden_size / self.num_attention_heads.max(1)
+    }
+
+    /// FLOPs (2 per multiply-add) of the encoder stack's matmuls and attention on `batch`
+    /// sequences of `seq` tokens: the work that dominates (norms and elementwise ops left out).
+    pub fn encoder_flops(&self, batch: usize, seq: usize) -> f64 {
+        let t = (batch * seq) as f64;
+        let (h, f) = (self.hidden_size as f64, self.intermediate_size as f64);
+        let projections = 2.0 * t * h * h * 4.0;
+        let ffn = 2.0 * t * h * f * 2.0;
+        // q·kᵀ and p·v: batch × heads × seq × seq × head_dim each.
+        let heads = (batch * self.num_attention_heads) as f64;
+        let attention = 2.0 * 2.0 * heads * (seq * seq * self.head_dim()) as f64;
+        self.num_hidden_layers as f64 * (projections + ffn + attention)
     }
 }
 

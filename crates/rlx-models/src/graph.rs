@@ -1,8 +1,14 @@
-//! The BERT sentence-embedding graph for one (batch, seq) shape, built with rlx-ir builders.
+//! BERT graphs built with rlx-ir builders; one encoder-layer builder serves all of them.
 //!
-//! Inputs: `input_ids`, `token_type_ids` and `attention_mask`, each I32 [batch, seq] (mask 1 for
-//! a real token, 0 for padding). Params carry the HF tensor names (without a `bert.` prefix).
-//! Output: f32 [batch, hidden], L2-normalised sentence embeddings.
+//! - [`build_graph`]: the sentence-embedding graph for one (batch, seq) shape. Inputs:
+//!   `input_ids`, `token_type_ids` and `attention_mask`, each I32 [batch, seq] (mask 1 for a
+//!   real token, 0 for padding). Output: f32 [batch, hidden], L2-normalised embeddings.
+//! - [`encoder_layers`]: the post-norm encoder stack (self-attention in [B, S, H, D], output
+//!   projection, residual add + LayerNorm, FFN, residual add + LayerNorm) on x [batch·seq,
+//!   hidden], added to any graph: the `rlx bench` BERT workload ([`encoder_graph`]), the parity
+//!   table's encoder layer and the tests use it.
+//!
+//! Params carry the HF tensor names (without a `bert.` prefix), linear weights `[out, in]`.
 
 use crate::config::{Activation, BertConfig, Pooling};
 use crate::weights::Precision;
@@ -19,7 +25,7 @@ const MIN_TOKENS: f32 = 1e-9;
 const MIN_NORM: f32 = 1e-12;
 
 struct Builder<'a> {
-    g: Graph,
+    g: &'a mut Graph,
     precision: Precision,
     cfg: &'a BertConfig,
 }
@@ -57,12 +63,13 @@ impl Builder<'_> {
         }
     }
 
-    /// One post-norm encoder layer on x [batch·seq, hidden].
+    /// One post-norm encoder layer on x [batch·seq, hidden]; `mask` is a [batch, seq] padding
+    /// mask (any dtype the attention takes), or none.
     fn layer(
         &mut self,
         i: usize,
         x: NodeId,
-        mask: NodeId,
+        mask: Option<NodeId>,
         batch: usize,
         seq: usize,
     ) -> Result<NodeId, IrError> {
@@ -74,9 +81,9 @@ impl Builder<'_> {
         let k = self.linear(&p("attention.self.key"), x, h, h)?;
         let v = self.linear(&p("attention.self.value"), x, h, h)?;
         let (q, k, v) = (self.g.reshape(q, &heads)?, self.g.reshape(k, &heads)?, self.g.reshape(v, &heads)?);
-        let spec =
-            AttentionSpec { layout: AttnLayout::Bshd, mask: MaskKind::Padding, scale: None, softcap: None };
-        let a = self.g.attention(q, k, v, Some(mask), spec)?;
+        let kind = if mask.is_some() { MaskKind::Padding } else { MaskKind::None };
+        let spec = AttentionSpec { layout: AttnLayout::Bshd, mask: kind, scale: None, softcap: None };
+        let a = self.g.attention(q, k, v, mask, spec)?;
         let a = self.g.reshape(a, &[batch * seq, h])?;
         let o = self.linear(&p("attention.output.dense"), a, h, h)?;
         let r1 = self.g.add(o, x)?;
@@ -98,7 +105,8 @@ pub fn build_graph(
     precision: Precision,
 ) -> Result<Graph, IrError> {
     let h = cfg.hidden_size;
-    let mut b = Builder { g: Graph::new(format!("bert_embed_b{batch}_s{seq}")), precision, cfg };
+    let mut g = Graph::new(format!("bert_embed_b{batch}_s{seq}"));
+    let mut b = Builder { g: &mut g, precision, cfg };
     let ids = b.g.input(INPUT_IDS, &[batch, seq], DType::I32)?;
     let types = b.g.input(TOKEN_TYPE_IDS, &[batch, seq], DType::I32)?;
     let mask = b.g.input(ATTENTION_MASK, &[batch, seq], DType::I32)?;
@@ -116,7 +124,7 @@ pub fn build_graph(
     let e = b.layer_norm("embeddings.LayerNorm", e)?;
     let mut x = b.g.reshape(e, &[batch * seq, h])?;
     for i in 0..cfg.num_hidden_layers {
-        x = b.layer(i, x, mask, batch, seq)?;
+        x = b.layer(i, x, Some(mask), batch, seq)?;
     }
     let tokens = b.g.reshape(x, &[batch, seq, h])?;
 
@@ -142,6 +150,38 @@ pub fn build_graph(
     let floor = b.g.scalar(MIN_NORM)?;
     let norm = b.g.maximum(norm, floor)?;
     let out = b.g.div(pooled, norm)?;
-    b.g.set_outputs(&[out])?;
-    Ok(b.g)
+    g.set_outputs(&[out])?;
+    Ok(g)
+}
+
+/// Adds `cfg.num_hidden_layers` encoder layers (f32 params named
+/// `encoder.layer.{i}.…`) on x [batch·seq, hidden] to `g` and returns their output, of x's
+/// shape. `mask` is a [batch, seq] padding mask or `None` (every key attended).
+pub fn encoder_layers(
+    g: &mut Graph,
+    cfg: &BertConfig,
+    x: NodeId,
+    mask: Option<NodeId>,
+    batch: usize,
+    seq: usize,
+) -> Result<NodeId, IrError> {
+    let mut b = Builder { g, precision: Precision::F32, cfg };
+    let mut x = x;
+    for i in 0..cfg.num_hidden_layers {
+        x = b.layer(i, x, mask, batch, seq)?;
+    }
+    Ok(x)
+}
+
+/// Name of [`encoder_graph`]'s input.
+pub const ENCODER_INPUT: &str = "x";
+
+/// The encoder stack alone, unmasked: input `x` f32 [batch·seq, hidden], one output of the
+/// same shape (DESIGN.md's BERT benchmark workload).
+pub fn encoder_graph(cfg: &BertConfig, batch: usize, seq: usize) -> Result<Graph, IrError> {
+    let mut g = Graph::new(format!("bert_{}l_b{batch}_s{seq}", cfg.num_hidden_layers));
+    let x = g.input(ENCODER_INPUT, &[batch * seq, cfg.hidden_size], DType::F32)?;
+    let out = encoder_layers(&mut g, cfg, x, None, batch, seq)?;
+    g.set_outputs(&[out])?;
+    Ok(g)
 }

@@ -14,12 +14,16 @@
 //!   folder is already there it does nothing.
 //! - F32, F16 and BF16 weights are accepted; they are widened to f32 unless
 //!   [`Precision::F16`] is asked for. No public function panics on bad files or input.
+//! - [`encoder_graph`] / [`encoder_layers`] build the BERT encoder stack alone (one layer
+//!   builder shared with the embedding graph) and [`random::set_random_params`] gives it
+//!   deterministic weights: the BERT benchmark workload and the test/parity encoder.
 
 pub mod config;
 mod embedder;
 mod error;
 pub mod fetch;
 pub mod graph;
+pub mod random;
 mod tokenize;
 mod weights;
 
@@ -27,7 +31,7 @@ pub use config::{Activation, BertConfig, ModelConfig, Pooling};
 pub use embedder::{cosine, missing_files, Embedder, EmbedderOptions, REQUIRED_FILES};
 pub use error::{ModelError, Result};
 pub use fetch::{fetch, Fetched, KnownModel, DEFAULT_MODEL, KNOWN_MODELS};
-pub use graph::build_graph;
+pub use graph::{build_graph, encoder_graph, encoder_layers};
 pub use rlx_runtime::Device;
 pub use tokenize::{SentenceTokenizer, TokenBatch};
 pub use weights::{Precision, SafetensorsFile, WeightData};

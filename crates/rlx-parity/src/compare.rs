@@ -3,7 +3,9 @@
 //! Float outputs: ‖out − ref‖₂ / ‖ref‖₂ over the positions where both are finite; the absolute
 //! ‖out − ref‖₂ when ‖ref‖ = 0. A NaN or an infinity on one side must be the same on the other
 //! side, else the error is infinite. Integer and bool outputs must be equal element for element.
-//! A dtype or shape that differs fails outright.
+//! A dtype or shape that differs fails outright. [`Metric::PerElement`] bounds every finite
+//! element instead (|out − ref| / |ref|, absolute where ref = 0): for outputs whose small values
+//! matter as much as their large ones (activation tails), which a norm would hide.
 
 use rlx_ir::{DType, Tensor, TensorData};
 
@@ -26,14 +28,34 @@ pub struct OutputCheck {
     pub note: Option<String>,
 }
 
-/// Compares every output of `got` with `reference`; floats within `tol`. One check per
-/// reference output, plus one for surplus outputs.
+/// How float outputs are measured against their bound.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Metric {
+    /// ‖out − ref‖₂ / ‖ref‖₂ over the finite elements (DESIGN.md "Numerics").
+    #[default]
+    Norm,
+    /// The largest |out − ref| / |ref| over the finite elements (|out − ref| where ref = 0).
+    PerElement,
+}
+
+/// Compares every output of `got` with `reference`; floats within `tol` by [`Metric::Norm`].
+/// One check per reference output, plus one for surplus outputs.
 pub fn compare_outputs(reference: &[Tensor], got: &[Tensor], tol: f64) -> Vec<OutputCheck> {
+    compare_outputs_by(reference, got, tol, Metric::Norm)
+}
+
+/// [`compare_outputs`] with the float error measured by `metric`.
+pub fn compare_outputs_by(
+    reference: &[Tensor],
+    got: &[Tensor],
+    tol: f64,
+    metric: Metric,
+) -> Vec<OutputCheck> {
     let mut checks: Vec<OutputCheck> = reference
         .iter()
         .enumerate()
         .map(|(index, r)| match got.get(index) {
-            Some(g) => compare_one(index, r, g, tol),
+            Some(g) => compare_one(index, r, g, tol, metric),
             None => failed(index, r, "the device returned no such output".into()),
         })
         .collect();
@@ -71,13 +93,13 @@ fn failed(index: usize, r: &Tensor, note: String) -> OutputCheck {
     }
 }
 
-fn compare_one(index: usize, r: &Tensor, g: &Tensor, tol: f64) -> OutputCheck {
+fn compare_one(index: usize, r: &Tensor, g: &Tensor, tol: f64, metric: Metric) -> OutputCheck {
     if r.dtype() != g.dtype() || r.shape() != g.shape() {
         return failed(index, r, format!("device gave {}", ty_of(g)));
     }
     match (r.data(), g.data()) {
         (TensorData::F32(_) | TensorData::F16(_), _) => {
-            let (err, note) = float_error(&r.data().to_f64_vec(), &g.data().to_f64_vec());
+            let (err, note) = float_error(&r.data().to_f64_vec(), &g.data().to_f64_vec(), metric);
             // `err <= tol` is false for NaN, so a NaN error fails too.
             let passed = err <= tol;
             OutputCheck { index, ty: ty_of(r), numel: r.numel(), exact: false, err, passed, note }
@@ -120,13 +142,19 @@ fn show(dtype: DType, v: f64) -> String {
 
 /// ‖g − r‖ / ‖r‖ over the finite pairs (absolute when ‖r‖ = 0), and a note on the first
 /// non-finite mismatch, which makes the error infinite.
-fn float_error(r: &[f64], g: &[f64]) -> (f64, Option<String>) {
+fn float_error(r: &[f64], g: &[f64], metric: Metric) -> (f64, Option<String>) {
     let (mut num, mut den) = (0.0f64, 0.0f64);
+    // Per element: the largest error and where it is.
+    let mut worst: (f64, usize) = (0.0, 0);
     let mut bad: Option<(usize, usize)> = None; // (first index, count)
     for (i, (&rv, &gv)) in r.iter().zip(g).enumerate() {
         if rv.is_finite() && gv.is_finite() {
             num += (gv - rv) * (gv - rv);
             den += rv * rv;
+            let e = if rv == 0.0 { (gv - rv).abs() } else { ((gv - rv) / rv).abs() };
+            if e > worst.0 {
+                worst = (e, i);
+            }
             continue;
         }
         // Both NaN, or the same infinity, match.
@@ -145,8 +173,15 @@ fn float_error(r: &[f64], g: &[f64]) -> (f64, Option<String>) {
         );
         return (f64::INFINITY, Some(note));
     }
-    let err = if den == 0.0 { num.sqrt() } else { (num / den).sqrt() };
-    (err, None)
+    match metric {
+        Metric::Norm => (if den == 0.0 { num.sqrt() } else { (num / den).sqrt() }, None),
+        Metric::PerElement => {
+            let (e, i) = worst;
+            let note =
+                (e > 0.0).then(|| format!("worst at flat index {i}: device {} vs reference {}", g[i], r[i]));
+            (e, note)
+        }
+    }
 }
 
 #[cfg(test)]
@@ -216,6 +251,17 @@ mod tests {
         let c = compare_outputs(std::slice::from_ref(&r), &[r.clone(), r.clone()], 1.0);
         assert_eq!(c.len(), 2);
         assert!(c[0].passed && !c[1].passed);
+    }
+
+    #[test]
+    fn per_element_bounds_the_smallest_values_too() {
+        // A 1e-3 relative error on a tiny element: invisible to the norm, caught per element.
+        let r = f32t(vec![1000.0, 1e-6]);
+        let g = f32t(vec![1000.0, 1.001e-6]);
+        assert!(compare_outputs(std::slice::from_ref(&r), std::slice::from_ref(&g), 1e-5)[0].passed);
+        let c = &compare_outputs_by(&[r], &[g], 1e-5, Metric::PerElement)[0];
+        assert!(!c.passed && (c.err - 1e-3).abs() < 1e-5, "{}", c.err);
+        assert!(c.note.as_deref().unwrap_or("").contains("flat index 1"), "{:?}", c.note);
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The context a case builds on: a graph plus the data of its inputs and params, drawn from a
 //! pseudo-random stream seeded by the case name.
 
-use rlx_ir::{DType, Graph, IrError, NodeId, Tensor};
+use rlx_ir::{DType, Graph, IrError, NodeId, Tensor, TensorType};
+use rlx_test_support::Rng;
 use std::ops::{Deref, DerefMut};
 
 /// A case's graph with the values to feed: what runs on both devices.
@@ -12,30 +13,6 @@ pub struct Built {
     pub inputs: Vec<(String, Tensor)>,
     /// One value per graph param, by name.
     pub params: Vec<(String, Tensor)>,
-}
-
-/// splitmix64: tiny, dependency-free, and good enough for test data.
-#[derive(Clone, Debug)]
-struct Rng(u64);
-
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, 1) with 24 random bits (every value exact in f32).
-    fn unit(&mut self) -> f32 {
-        (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32
-    }
-}
-
-/// FNV-1a of the case name: the seed of its data.
-fn seed_of(name: &str) -> u64 {
-    name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
 }
 
 /// A graph under construction (reach the builder methods through `Deref`) plus the data of its
@@ -64,23 +41,22 @@ impl DerefMut for CaseCtx {
 impl CaseCtx {
     /// An empty graph named `name` whose data stream is seeded from `name`.
     pub fn new(name: &str) -> CaseCtx {
-        CaseCtx { graph: Graph::new(name), rng: Rng(seed_of(name)), inputs: Vec::new(), params: Vec::new() }
+        CaseCtx { graph: Graph::new(name), rng: Rng::from_name(name), inputs: Vec::new(), params: Vec::new() }
     }
 
     /// `n` values uniform in [lo, hi).
     pub fn uniform(&mut self, n: usize, lo: f32, hi: f32) -> Vec<f32> {
-        (0..n).map(|_| lo + (hi - lo) * self.rng.unit()).collect()
+        self.rng.uniform(n, lo, hi)
     }
 
     /// `n` integers uniform in [lo, hi] (inclusive).
     pub fn ints(&mut self, n: usize, lo: i32, hi: i32) -> Vec<i32> {
-        let span = (hi as i64 - lo as i64 + 1).max(1) as u64;
-        (0..n).map(|_| (lo as i64 + (self.rng.next_u64() % span) as i64) as i32).collect()
+        (0..n).map(|_| self.rng.int(lo as i64, hi as i64) as i32).collect()
     }
 
     /// `n` booleans, each true with probability 1/2.
     pub fn bools(&mut self, n: usize) -> Vec<bool> {
-        (0..n).map(|_| self.rng.next_u64() & 1 == 1).collect()
+        (0..n).map(|_| self.rng.bool()).collect()
     }
 
     /// An F32 input of uniform values in [lo, hi).
@@ -109,8 +85,7 @@ impl CaseCtx {
 
     /// A U32 input of integers in [lo, hi].
     pub fn input_u32(&mut self, name: &str, dims: &[usize], lo: u32, hi: u32) -> Result<NodeId, IrError> {
-        let span = (hi as u64 - lo as u64 + 1).max(1);
-        let v = (0..numel(dims)).map(|_| (lo as u64 + self.rng.next_u64() % span) as u32).collect();
+        let v = (0..numel(dims)).map(|_| self.rng.int(lo as i64, hi as i64) as u32).collect();
         self.input_tensor(name, Tensor::from_u32(dims, v)?)
     }
 
@@ -138,6 +113,25 @@ impl CaseCtx {
         let id = self.graph.param(name, t.dims(), t.dtype())?;
         self.params.push((name.to_string(), t));
         Ok(id)
+    }
+
+    /// Data for every param of the graph that has none yet (params added by a builder from
+    /// another crate): F32 values uniform in the range `range` gives for the param's name and
+    /// type.
+    pub fn fill_params(&mut self, range: impl Fn(&str, &TensorType) -> (f32, f32)) -> Result<(), IrError> {
+        let missing: Vec<(String, TensorType)> = self
+            .graph
+            .params()
+            .into_iter()
+            .filter(|(n, _, _)| !self.params.iter().any(|(have, _)| have == n))
+            .map(|(n, _, ty)| (n.to_string(), ty.clone()))
+            .collect();
+        for (name, ty) in missing {
+            let (lo, hi) = range(&name, &ty);
+            let v = self.uniform(ty.numel(), lo, hi);
+            self.params.push((name, Tensor::from_f32(ty.shape.dims(), v)?));
+        }
+        Ok(())
     }
 
     /// A leaf of `dtype` with random data in a range that suits the dtype (an input).

@@ -27,7 +27,7 @@ mod ctx;
 mod runner;
 
 pub use cases::cases;
-pub use compare::{compare_outputs, OutputCheck};
+pub use compare::{compare_outputs, compare_outputs_by, Metric, OutputCheck};
 pub use ctx::{Built, CaseCtx};
 pub use runner::{run_case, run_case_in, run_table, CaseResult, ParityError, Report, Row};
 
@@ -51,6 +51,8 @@ pub struct Case {
     pub tol: f64,
     /// Optimizer passes for both devices (default: all, so fused forms are exercised).
     pub passes: PassOptions,
+    /// How float outputs are measured against `tol` (default: the norm ratio).
+    pub metric: Metric,
 }
 
 impl Case {
@@ -59,7 +61,13 @@ impl Case {
         name: impl Into<String>,
         build: impl Fn(&mut CaseCtx) -> Result<Vec<NodeId>, IrError> + Send + Sync + 'static,
     ) -> Case {
-        Case { name: name.into(), build: Box::new(build), tol: DEFAULT_TOL, passes: PassOptions::default() }
+        Case {
+            name: name.into(),
+            build: Box::new(build),
+            tol: DEFAULT_TOL,
+            passes: PassOptions::default(),
+            metric: Metric::Norm,
+        }
     }
 
     /// The same case with another tolerance. Callers write a comment saying why at the call.
@@ -72,6 +80,13 @@ impl Case {
     /// unfused ops).
     pub fn with_passes(mut self, passes: PassOptions) -> Case {
         self.passes = passes;
+        self
+    }
+
+    /// The same case with every finite float element held to `tol` on its own
+    /// ([`Metric::PerElement`]), for outputs whose tiny values matter.
+    pub fn per_element(mut self) -> Case {
+        self.metric = Metric::PerElement;
         self
     }
 
@@ -89,6 +104,7 @@ impl std::fmt::Debug for Case {
             .field("name", &self.name)
             .field("tol", &self.tol)
             .field("passes", &self.passes)
+            .field("metric", &self.metric)
             .finish()
     }
 }

@@ -1,6 +1,6 @@
 //! Running cases on a device and on the CPU, and reporting the comparison.
 
-use crate::compare::{compare_outputs, OutputCheck};
+use crate::compare::{compare_outputs_by, OutputCheck};
 use crate::{Built, Case};
 use rlx_ir::{IrError, Tensor, TensorData};
 use rlx_runtime::{CompileOptions, Device, HostData, Session};
@@ -78,7 +78,7 @@ pub fn run_case_in(dev: &Session, cpu: &Session, case: &Case) -> Result<CaseResu
     Ok(CaseResult {
         name: case.name.clone(),
         tol: case.tol,
-        outputs: compare_outputs(&reference, &got, case.tol),
+        outputs: compare_outputs_by(&reference, &got, case.tol, case.metric),
     })
 }
 

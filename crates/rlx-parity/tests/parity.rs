@@ -3,6 +3,9 @@
 //! A device that cannot be opened fails the test under `RLX_REQUIRE_GPU=1` and is skipped
 //! loudly otherwise.
 
+// Test helpers unwrap and panic: a failure is the point.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use rlx_backend::{Backend, BackendError, Capabilities, Executable, NodeId, Tensor, TensorData};
 use rlx_cpu::CpuBackend;
 use rlx_parity::{cases, compare_outputs, run_case_in, run_table, Case, ParityError};
@@ -10,24 +13,12 @@ use rlx_runtime::{Device, Session};
 use std::collections::HashSet;
 use std::io::Write as _;
 
-fn gpu_required() -> bool {
-    std::env::var("RLX_REQUIRE_GPU").is_ok_and(|v| v == "1")
-}
-
-fn skip(what: &str) {
-    // Straight to the stderr handle: the harness captures eprintln! of passing tests.
-    let _ = writeln!(std::io::stderr(), "SKIPPED: {what}");
-}
-
 /// The one test body every device runs.
 fn parity_on(device: Device, table: Vec<Case>) {
     let report = match run_table(device, &table) {
         Ok(r) => r,
         Err(ParityError::Open { device: d, source }) if d == device => {
-            assert!(!gpu_required(), "RLX_REQUIRE_GPU=1 but device {device} cannot be opened: {source}");
-            skip(&format!(
-                "parity {device}: the device cannot be opened ({source}); set RLX_REQUIRE_GPU=1 to make this a failure"
-            ));
+            rlx_test_support::unavailable(device, "parity table", &source);
             return;
         }
         Err(e) => panic!("parity {device}: {e}"),

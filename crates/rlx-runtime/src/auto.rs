@@ -1,5 +1,6 @@
-//! `Device::Auto`: `RLX_DEVICE` when set, else the available device with the lowest estimated
-//! time for the graph (see `rank.rs`), from calibrations cached on disk and measured lazily.
+//! `Device::Auto`'s choice when `RLX_DEVICE` names nothing: the available device with the
+//! lowest estimated time for the graph (see `rank.rs`), from calibrations cached on disk and
+//! measured lazily. `Session` resolves `Auto` (and reads `RLX_DEVICE`); this file ranks.
 //!
 //! Candidates are the CPU and every GPU backend that opens on a real GPU. A software adapter
 //! (lavapipe) is never a candidate: it runs on the very cores the CPU backend uses, always
@@ -43,18 +44,6 @@ pub(crate) fn cached(key: &DeviceKey) -> Option<Calibration> {
     })
 }
 
-/// `Auto` for a graph with `stats`: the device named by `env_value` (the value of `RLX_DEVICE`,
-/// `None` when unset), which must then be available; otherwise the fastest candidate.
-pub(crate) fn resolve(
-    env_value: Option<&str>,
-    stats: &GraphStats,
-) -> Result<(Device, Box<dyn Backend>), Error> {
-    match Device::from_env_value(env_value, Device::Auto)? {
-        Device::Auto => fastest(stats),
-        named => registry::open(named).map(|b| (named, b)),
-    }
-}
-
 /// The GPU backends `Auto` may use, opened; why not for the others.
 fn gpu_candidates() -> (Vec<Opened>, Vec<String>) {
     let mut opened = Vec::new();
@@ -85,7 +74,9 @@ fn gpu_candidates() -> (Vec<Opened>, Vec<String>) {
     (opened, reasons)
 }
 
-fn fastest(stats: &GraphStats) -> Result<(Device, Box<dyn Backend>), Error> {
+/// The fastest candidate for a graph with `stats` (`Session::resolve` calls this for `Auto`
+/// when `RLX_DEVICE` names nothing).
+pub(crate) fn fastest(stats: &GraphStats) -> Result<(Device, Box<dyn Backend>), Error> {
     let (gpus, _) = gpu_candidates();
     if gpus.is_empty() {
         return Ok((Device::Cpu, registry::open(Device::Cpu)?));
@@ -155,11 +146,15 @@ fn measure_and_store(
 
 /// Measures `device` now (whether or not it was calibrated before), caches the result and
 /// returns it with the device's identity. `progress` gets the fraction done. `Auto` measures the
-/// device it resolves to. This is `rlx devices --calibrate`.
+/// device it resolves to (as `Session` resolves it). This is `rlx devices --calibrate`.
 pub fn calibrate_device(
     device: Device,
     progress: &mut dyn FnMut(f64),
 ) -> Result<(DeviceKey, Calibration), Error> {
+    let device = match device {
+        Device::Auto => Session::new(Device::Auto)?.device(),
+        d => d,
+    };
     let opened = Opened::open(device)?;
     let key = opened.key();
     let session = Session::with_backend(opened.device(), opened.into_backend());
@@ -195,7 +190,7 @@ mod tests {
     #[test]
     fn auto_without_a_real_gpu_is_the_cpu_and_measures_nothing() {
         let (gpus, reasons) = gpu_candidates();
-        let (d, b) = resolve(None, &GraphStats::representative()).unwrap();
+        let (d, b) = fastest(&GraphStats::representative()).unwrap();
         if gpus.is_empty() {
             assert_eq!((d, b.name()), (Device::Cpu, "cpu"));
             // Every GPU backend is accounted for.

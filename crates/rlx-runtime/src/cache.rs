@@ -51,7 +51,13 @@ struct CacheFile {
 
 /// Where the cache lives: `$XDG_CACHE_HOME/rlx/calibration.json` when that variable is set to an
 /// absolute path, else `$HOME/.cache/rlx/calibration.json`; `None` when neither is known.
+/// This crate's own unit tests use a per-process temporary directory instead, so a test that
+/// calibrates never writes the user's cache.
 pub fn calibration_path() -> Option<PathBuf> {
+    if cfg!(test) {
+        let dir = std::env::temp_dir().join(format!("rlx-runtime-unit-tests-{}", std::process::id()));
+        return path_from(Some(dir.into_os_string()), None);
+    }
     path_from(std::env::var_os("XDG_CACHE_HOME"), std::env::var_os("HOME"))
 }
 
@@ -143,6 +149,12 @@ mod tests {
     }
 
     const C: Calibration = Calibration { gflops: 12.5, gbps: 3.25, dispatch_us: 7.0, launch_us: 90.0 };
+
+    #[test]
+    fn unit_tests_never_touch_the_user_cache() {
+        let p = calibration_path().unwrap();
+        assert!(p.starts_with(std::env::temp_dir()), "{}", p.display());
+    }
 
     #[test]
     fn path_follows_xdg_then_home() {

@@ -1,8 +1,8 @@
 //! The backend registry: which devices this build can run on, and why not where it cannot.
 //!
 //! Each backend is probed here and nowhere else; `Session::new` and `devices()` share the probe,
-//! so what `rlx devices` prints is exactly what a session would get. How `Auto` chooses among
-//! the available devices is `auto.rs`'s.
+//! so what `rlx devices` prints is exactly what a session would get. The registry opens concrete
+//! devices (cpu, gpu, vulkan) only: `Session` alone resolves `Auto`, with `auto.rs`'s ranking.
 
 use crate::auto;
 use crate::cache::DeviceKey;
@@ -39,10 +39,14 @@ pub fn devices() -> Vec<DeviceStatus> {
     [Device::Cpu, Device::Gpu, Device::Vulkan].into_iter().map(status).collect()
 }
 
-/// The registry entry of one device (`Auto` resolves first).
+/// The registry entry of one device (`Auto` resolves first, as `Session::new` resolves it).
 pub fn status(device: Device) -> DeviceStatus {
+    let opened = match device {
+        Device::Auto => crate::Session::new(Device::Auto).and_then(|s| Opened::open(s.device())),
+        d => Opened::open(d),
+    };
     let backend = backend_name(device);
-    match Opened::open(device) {
+    match opened {
         Ok(o) => {
             let key = o.key();
             let calibration = auto::cached(&key);
@@ -85,8 +89,7 @@ fn backend_name(device: Device) -> &'static str {
     }
 }
 
-/// Opens the backend of a device; `Auto` resolves as [`auto::resolve`] does for the
-/// representative workload, `RLX_DEVICE` included.
+/// Opens the backend of a concrete device (`Auto` is `Session`'s to resolve).
 pub(crate) fn open(device: Device) -> Result<Box<dyn Backend>, Error> {
     Opened::open(device).map(Opened::into_backend)
 }
@@ -96,8 +99,6 @@ pub(crate) enum Opened {
     Cpu(CpuBackend),
     Wgpu(WgpuBackend),
     Vulkan(VulkanBackend),
-    /// What `Auto` resolved to (its facts were used while choosing).
-    Resolved(Device, Box<dyn Backend>),
 }
 
 impl Opened {
@@ -106,11 +107,12 @@ impl Opened {
             Device::Cpu => Ok(Opened::Cpu(CpuBackend::new())),
             Device::Gpu => open_wgpu().map(Opened::Wgpu),
             Device::Vulkan => open_vulkan().map(Opened::Vulkan),
-            Device::Auto => {
-                let env = std::env::var(crate::device::DEVICE_ENV).ok();
-                let (d, b) = auto::resolve(env.as_deref(), &crate::rank::GraphStats::representative())?;
-                Ok(Opened::Resolved(d, b))
-            }
+            // Not a backend: callers resolve it through `Session` first.
+            Device::Auto => Err(Error::DeviceUnavailable {
+                device,
+                reason: "auto names no backend of its own; open it with Session::new, which resolves it"
+                    .into(),
+            }),
         }
     }
 
@@ -119,7 +121,6 @@ impl Opened {
             Opened::Cpu(_) => Device::Cpu,
             Opened::Wgpu(_) => Device::Gpu,
             Opened::Vulkan(_) => Device::Vulkan,
-            Opened::Resolved(d, _) => *d,
         }
     }
 
@@ -160,11 +161,6 @@ impl Opened {
                     driver: join(&i.driver_name, &i.driver_info),
                 }
             }
-            Opened::Resolved(d, b) => DeviceKey {
-                backend: b.name().into(),
-                adapter: b.capabilities().device_name.clone(),
-                driver: format!("{d}; {rlx}"),
-            },
         }
     }
 
@@ -174,7 +170,7 @@ impl Opened {
         match self {
             Opened::Wgpu(b) => b.info().is_software(),
             Opened::Vulkan(b) => !auto_takes(b.info().adapter_type),
-            Opened::Cpu(_) | Opened::Resolved(..) => false,
+            Opened::Cpu(_) => false,
         }
     }
 
@@ -188,7 +184,6 @@ impl Opened {
                 d
             }
             Opened::Vulkan(b) => vulkan_details(b),
-            Opened::Resolved(d, b) => details(*d, b.as_ref()),
         }
     }
 
@@ -197,7 +192,6 @@ impl Opened {
             Opened::Cpu(b) => Box::new(b),
             Opened::Wgpu(b) => Box::new(b),
             Opened::Vulkan(b) => Box::new(b),
-            Opened::Resolved(_, b) => b,
         }
     }
 }
@@ -422,7 +416,12 @@ mod tests {
         let (vulkan, real_vulkan) = vulkan_here();
         let real_gpu = real_vulkan || wgpu_here() == Some(false);
         let stats = GraphStats::representative();
-        let resolve = |env: Option<&str>| auto::resolve(env, &stats);
+        // As `Session::new(Auto)` with RLX_DEVICE set to `env`, without touching the environment.
+        let resolve = |env: Option<&str>| {
+            Device::from_env_value(env, Device::Auto)
+                .and_then(|d| crate::Session::resolve(d, &stats))
+                .map(|s| (s.device(), s.backend_name()))
+        };
         let best = resolve(None).unwrap().0;
         if real_gpu {
             // A real GPU beats the CPU on a BERT layer by a wide margin.
@@ -436,7 +435,7 @@ mod tests {
         match resolve(Some("vulkan")) {
             Ok((d, b)) => {
                 assert!(vulkan);
-                assert_eq!((d, b.name()), (Device::Vulkan, "vulkan"));
+                assert_eq!((d, b), (Device::Vulkan, "vulkan"));
             }
             Err(e) => {
                 assert!(!vulkan);
@@ -447,7 +446,7 @@ mod tests {
         match resolve(Some("gpu")) {
             Ok((d, b)) => {
                 assert!(wgpu_here().is_some());
-                assert_eq!((d, b.name()), (Device::Gpu, "wgpu"));
+                assert_eq!((d, b), (Device::Gpu, "wgpu"));
             }
             Err(e) => {
                 assert!(wgpu_here().is_none());
@@ -457,6 +456,13 @@ mod tests {
         let e = resolve(Some("tpu")).err().unwrap();
         assert!(matches!(e, Error::InvalidEnv { .. }), "{e}");
         assert!(e.to_string().contains("RLX_DEVICE='tpu'"), "{e}");
+    }
+
+    #[test]
+    fn the_registry_opens_concrete_devices_only() {
+        let e = open(Device::Auto).err().unwrap();
+        assert!(matches!(e, Error::DeviceUnavailable { device: Device::Auto, .. }), "{e}");
+        assert!(e.to_string().contains("Session::new"), "{e}");
     }
 
     #[test]

@@ -55,9 +55,20 @@ impl Session {
     }
 
     fn auto_with(stats: &GraphStats) -> Result<Session, Error> {
-        let env = std::env::var(crate::device::DEVICE_ENV).ok();
-        let (device, backend) = auto::resolve(env.as_deref(), stats)?;
-        Ok(Session { device, backend })
+        Self::resolve(Device::from_env_or(Device::Auto)?, stats)
+    }
+
+    /// The one place `Device::Auto` is resolved: `requested` is what `RLX_DEVICE` names (`Auto`
+    /// when unset), which must then be available; `Auto` is the fastest candidate for `stats`
+    /// (auto.rs). The registry itself opens concrete devices only.
+    pub(crate) fn resolve(requested: Device, stats: &GraphStats) -> Result<Session, Error> {
+        match requested {
+            Device::Auto => {
+                let (device, backend) = auto::fastest(stats)?;
+                Ok(Session { device, backend })
+            }
+            d => Ok(Session { device: d, backend: registry::open(d)? }),
+        }
     }
 
     /// A session over a backend built by the caller: for tests and for backends that live outside

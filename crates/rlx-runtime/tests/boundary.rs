@@ -1,12 +1,31 @@
 //! The host boundary: every bad value gives an `Error` variant whose message names the culprit,
 //! and none of them panics.
 
+// Test helpers unwrap and panic: a failure is the point.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use rlx_backend::{Backend, BackendError, Capabilities};
 use rlx_cpu::CpuBackend;
 use rlx_ir::{DType, Graph, IrError, Node, NodeId, Op, OpKind, Tensor, TensorType, UnaryOp};
 use rlx_opt::OptError;
 use rlx_runtime::{CompileOptions, Device, Error, Executable, HostData, PassOptions, PortKind, Session};
 use rlx_vulkan::AdapterType;
+
+/// Points the calibration cache at a per-process temporary directory before a test that may
+/// calibrate (`Auto` on a real GPU measures uncached devices), so tests never write the user's
+/// ~/.cache. Set once, before the first `Auto` in this process.
+fn isolate_calibration_cache() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let dir = std::env::temp_dir().join(format!("rlx-runtime-boundary-cache-{}", std::process::id()));
+        std::env::set_var("XDG_CACHE_HOME", dir);
+    });
+}
+
+/// Whether RLX_DEVICE names a device (then it decides, not the ranking).
+fn device_env_set() -> bool {
+    Device::from_env_or(Device::Auto).map_or(true, |d| d != Device::Auto)
+}
 
 /// y = (x @ w + b) * mask, with x f32[2, 4], w f32[4, 3], b f32[3], mask f32[2, 3].
 fn graph() -> Graph {
@@ -282,9 +301,10 @@ fn gpu_opens_where_wgpu_finds_an_adapter_and_says_why_not_elsewhere() {
 
 #[test]
 fn auto_for_a_graph_is_the_cpu_without_a_real_gpu() {
-    if std::env::var(rlx_runtime::DEVICE_ENV).is_ok_and(|v| !v.trim().is_empty()) {
+    if device_env_set() {
         return; // RLX_DEVICE decides, not the ranking.
     }
+    isolate_calibration_cache();
     let mut g = Graph::new("mm");
     let a = g.input("a", &[256, 256], DType::F32).unwrap();
     let c = g.matmul(a, a).unwrap();
@@ -328,7 +348,8 @@ fn cpu_and_auto_resolve() {
     assert_eq!(Session::new(Device::Cpu).unwrap().device(), Device::Cpu);
     // RLX_DEVICE is not set by the test suite, so Auto ranks: on a real GPU (lavapipe does not
     // count) one of the GPU backends beats the CPU on its BERT-layer workload; else the CPU.
-    if std::env::var(rlx_runtime::DEVICE_ENV).is_err() {
+    if !device_env_set() {
+        isolate_calibration_cache();
         let auto = Session::new(Device::Auto).unwrap().device();
         if vulkan_here().1 || wgpu_here().1 {
             assert_ne!(auto, Device::Cpu);

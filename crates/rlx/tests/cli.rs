@@ -1,10 +1,19 @@
 //! Smoke tests of the built `rlx` binary.
 
+// Test helpers unwrap and panic: a failure is the point.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::process::{Command, Output};
+
+/// A cache directory of this test process's own: `devices --calibrate` and `Auto` write
+/// calibrations there, never to the user's ~/.cache.
+fn cache_dir() -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("rlx-cli-test-cache-{}", std::process::id()))
+}
 
 fn rlx(args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_rlx"));
-    cmd.args(args).env_remove("RLX_DEVICE");
+    cmd.args(args).env_remove("RLX_DEVICE").env("XDG_CACHE_HOME", cache_dir());
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -13,6 +22,21 @@ fn rlx(args: &[&str], env: &[(&str, &str)]) -> Output {
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn devices_calibrate_writes_the_cache_it_is_given() {
+    let out = rlx(&["devices", "--calibrate"], &[]);
+    assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+    let file = cache_dir().join("rlx").join("calibration.json");
+    let json = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    assert!(json.contains("\"cpu\""), "{json}");
+    // The listing after calibrating shows the measurement.
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("GFLOP/s"), "{stdout}");
+    assert!(stdout.contains(&format!("calibration cache: {}", file.display())), "{stdout}");
+    // stderr is not a terminal here: no progress bar redraws in the captured text.
+    assert!(!text(&out.stderr).contains('\r'), "{}", text(&out.stderr));
 }
 
 #[test]

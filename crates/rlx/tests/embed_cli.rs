@@ -1,6 +1,9 @@
 //! `rlx embed`, `rlx similarity` and `rlx fetch` as a user runs them (on the CPU). The model is
 //! fetched through rlx-models; offline, the test skips loudly unless RLX_REQUIRE_MODEL=1.
 
+// Test helpers unwrap and panic: a failure is the point.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::process::Command;
 
 fn model_available() -> bool {

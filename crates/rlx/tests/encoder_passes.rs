@@ -1,58 +1,31 @@
 //! A BERT-style encoder layer built from the IR gives the same numbers on the CPU with the
 //! optimizer's passes on and off, and the passes really do rewrite it (fusion happens).
 
+// Test helpers unwrap: a failure is the point.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use rlx::prelude::*;
 use rlx_backend::Backend;
+use rlx_models::{encoder_layers, BertConfig};
+use rlx_test_support::uniform;
 
 const B: usize = 2;
 const S: usize = 5;
-const HEADS: usize = 3;
-const D: usize = 4;
-const HID: usize = HEADS * D;
-const FFN: usize = 4 * HID;
+const HID: usize = 12;
 
-/// Deterministic pseudo-random values in [-scale, scale).
-fn rand_vec(n: usize, seed: u64, scale: f32) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-    (0..n)
-        .map(|_| {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (((s >> 33) as f64 / (1u64 << 31) as f64) as f32 * 2.0 - 1.0) * scale
-        })
-        .collect()
-}
-
+/// One BERT encoder layer (rlx-models' builder) with a padding mask.
 fn encoder_layer() -> Result<Graph, rlx::Error> {
+    let cfg = BertConfig {
+        num_hidden_layers: 1,
+        hidden_size: HID,
+        num_attention_heads: 3,
+        intermediate_size: 4 * HID,
+        ..BertConfig::base()
+    };
     let mut g = Graph::new("encoder_layer");
     let x = g.input("x", &[B * S, HID], DType::F32)?;
     let mask = g.input("mask", &[B, S], DType::I32)?;
-    let lin = |g: &mut Graph, name: &str, inp: NodeId, i: usize, o: usize| -> Result<NodeId, rlx::Error> {
-        let w = g.param(&format!("{name}.weight"), &[o, i], DType::F32)?;
-        let b = g.param(&format!("{name}.bias"), &[o], DType::F32)?;
-        Ok(g.linear(inp, w, Some(b))?)
-    };
-    let q = lin(&mut g, "q", x, HID, HID)?;
-    let k = lin(&mut g, "k", x, HID, HID)?;
-    let v = lin(&mut g, "v", x, HID, HID)?;
-    let q = g.reshape(q, &[B, S, HEADS, D])?;
-    let k = g.reshape(k, &[B, S, HEADS, D])?;
-    let v = g.reshape(v, &[B, S, HEADS, D])?;
-    let spec =
-        AttentionSpec { layout: AttnLayout::Bshd, mask: MaskKind::Padding, scale: None, softcap: None };
-    let a = g.attention(q, k, v, Some(mask), spec)?;
-    let a = g.reshape(a, &[B * S, HID])?;
-    let o = lin(&mut g, "o", a, HID, HID)?;
-    let r1 = g.add(o, x)?;
-    let ln1_g = g.param("ln1.gamma", &[HID], DType::F32)?;
-    let ln1_b = g.param("ln1.beta", &[HID], DType::F32)?;
-    let h = g.layer_norm(r1, Some(ln1_g), Some(ln1_b), -1, 1e-12)?;
-    let f = lin(&mut g, "ffn.up", h, HID, FFN)?;
-    let f = g.gelu(f)?;
-    let f = lin(&mut g, "ffn.down", f, FFN, HID)?;
-    let r2 = g.add(f, h)?;
-    let ln2_g = g.param("ln2.gamma", &[HID], DType::F32)?;
-    let ln2_b = g.param("ln2.beta", &[HID], DType::F32)?;
-    let out = g.layer_norm(r2, Some(ln2_g), Some(ln2_b), -1, 1e-12)?;
+    let out = encoder_layers(&mut g, &cfg, x, Some(mask), B, S)?;
     g.set_outputs(&[out])?;
     Ok(g)
 }
@@ -62,14 +35,14 @@ fn run_layer(g: &Graph, opts: &CompileOptions) -> Vec<f32> {
     let mut exe = session.compile_with(g, opts).unwrap();
     for (i, (name, _, ty)) in g.params().iter().enumerate() {
         let n = ty.numel();
-        let vals = if name.contains("gamma") {
-            rand_vec(n, 100 + i as u64, 0.2).iter().map(|v| 1.0 + v).collect()
+        let vals = if name.ends_with("LayerNorm.weight") {
+            uniform(n, 100 + i as u64, 0.2).iter().map(|v| 1.0 + v).collect()
         } else {
-            rand_vec(n, 100 + i as u64, 0.3)
+            uniform(n, 100 + i as u64, 0.3)
         };
         exe.set_param(name, &vals).unwrap();
     }
-    let x = rand_vec(B * S * HID, 7, 1.0);
+    let x = uniform(B * S * HID, 7, 1.0);
     // Second sequence has two padding positions.
     let mask: Vec<i32> = (0..B * S).map(|i| if i >= S && i % S >= S - 2 { 0 } else { 1 }).collect();
     let out = exe.run(&[("x", &x), ("mask", &mask)]).unwrap();

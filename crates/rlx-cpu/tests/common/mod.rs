@@ -35,17 +35,9 @@ pub fn evf(op: Op, inputs: &[&Tensor], dims: &[usize]) -> Vec<f32> {
     t.as_f32().unwrap().to_vec()
 }
 
-/// A deterministic pseudo-random sequence in [-1, 1) (xorshift), for inputs of larger tests.
+/// A deterministic pseudo-random sequence in [-1, 1), for inputs of larger tests.
 pub fn rand_vec(n: usize, seed: u64) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
-        })
-        .collect()
+    rlx_test_support::uniform(n, seed, 1.0)
 }
 
 /// Elementwise closeness: |a−b| ≤ tol·(1 + |b|); NaN only matches NaN.

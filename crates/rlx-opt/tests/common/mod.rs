@@ -3,53 +3,17 @@
 #![allow(dead_code)]
 
 use rlx_backend::Capabilities;
-use rlx_ir::{DType, Graph, Op, OpKind, Tensor, TensorType};
+use rlx_ir::{Graph, Op, OpKind, Tensor};
 use std::collections::HashMap;
 
-/// xorshift64*: deterministic, no dependency.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Self {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    /// Uniform in [-1, 1).
-    pub fn uniform(&mut self) -> f32 {
-        ((self.next_u64() >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
-    }
-
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next_u64() % n.max(1)
-    }
-}
-
-/// A random tensor of `ty`: floats in [-1, 1), ints in [0, 4), bools half true.
-pub fn random_tensor(rng: &mut Rng, ty: &TensorType) -> Tensor {
-    let n = ty.numel();
-    let v: Vec<f64> = (0..n)
-        .map(|_| match ty.dtype {
-            DType::F32 | DType::F16 => f64::from(rng.uniform()),
-            DType::I32 | DType::U32 => rng.below(4) as f64,
-            DType::Bool => (rng.below(2)) as f64,
-        })
-        .collect();
-    Tensor::from_f64(ty.shape.clone(), ty.dtype, &v).unwrap()
-}
+pub use rlx_test_support::{random_tensor, Rng};
 
 /// One random tensor per input and param of `g`, by name.
 pub fn random_feeds(g: &Graph, seed: u64) -> HashMap<String, Tensor> {
     let mut rng = Rng::new(seed);
     let mut feeds = HashMap::new();
     for (name, _, ty) in g.inputs().into_iter().chain(g.params()) {
-        feeds.insert(name.to_string(), random_tensor(&mut rng, ty));
+        feeds.insert(name.to_string(), random_tensor(&mut rng, ty).unwrap());
     }
     feeds
 }

@@ -7,7 +7,7 @@
 //! on two shared cores; everything else in the table takes about 10 s.
 
 use crate::Case;
-use rlx_ir::{AttentionSpec, AttnLayout, MaskKind, RopeStyle};
+use rlx_ir::{AttentionSpec, AttnLayout, DType, MaskKind, RopeStyle};
 
 /// Just past the per-dimension workgroup limit.
 const ROWS: usize = 70_001;
@@ -79,5 +79,21 @@ pub(super) fn cases(out: &mut Vec<Case>) {
     out.push(Case::new("grid_layer_norm_rows", |c| {
         let x = c.input_f32("x", &[ROWS, 4], -2.0, 2.0)?;
         Ok(vec![c.layer_norm(x, None, None, -1, 1e-5)?])
+    }));
+    // Compare, neg, where and cast over more than 65 535 × 256 elements: each kernel rebuilds
+    // the linear id from a 2-D grid.
+    out.push(Case::new("grid_where_cast_f32_16m", |c| {
+        let x = c.input_f32("x", &[ELEMS], -1000.0, 1000.0)?;
+        let zero = c.scalar(0.0)?;
+        let pos = c.gt(x, zero)?;
+        let n = c.neg(x)?;
+        let y = c.where_(pos, x, n)?;
+        Ok(vec![y, c.cast(y, DType::I32)?])
+    }));
+    // Rows of 129 take a whole workgroup each, so 65 537 of them need a 2-D grid whose last
+    // row has padding groups to skip.
+    out.push(Case::new("grid_argmax_wide_rows_65537x129", |c| {
+        let x = c.input_f32("x", &[65_537, 129], -1.0, 1.0)?;
+        Ok(vec![c.argmax(x, 1, false)?])
     }));
 }

@@ -3,19 +3,24 @@
 mod attention;
 mod boundaries;
 mod elementwise;
+mod elementwise_edges;
 mod grid;
 mod matmul;
 mod models;
+mod nn_edges;
 mod norm;
 mod reduce;
+mod reduce_edges;
 mod shape;
+mod shape_edges;
 mod vision;
 mod wiring;
 
 use crate::Case;
 
 /// Every case, in family order: elementwise, reduce, shape, matmul, norm, attention and rope,
-/// vision, whole layers, size and rank boundaries, graph wiring, launch-grid edges.
+/// vision, whole layers, size and rank boundaries, special values and dtype edges per family,
+/// graph wiring, launch-grid edges.
 pub fn cases() -> Vec<Case> {
     let mut out = Vec::new();
     elementwise::cases(&mut out);
@@ -27,6 +32,10 @@ pub fn cases() -> Vec<Case> {
     vision::cases(&mut out);
     models::cases(&mut out);
     boundaries::cases(&mut out);
+    elementwise_edges::cases(&mut out);
+    shape_edges::cases(&mut out);
+    reduce_edges::cases(&mut out);
+    nn_edges::cases(&mut out);
     wiring::cases(&mut out);
     grid::cases(&mut out);
     out

@@ -27,51 +27,36 @@ fn weight(c: &mut CaseCtx, name: &str, out: usize, inp: usize) -> Result<NodeId,
     c.param_f32(name, &[out, inp], -r, r)
 }
 
-fn bias(c: &mut CaseCtx, name: &str, n: usize) -> Result<NodeId, IrError> {
-    c.param_f32(name, &[n], -0.1, 0.1)
-}
-
-fn norm_params(c: &mut CaseCtx, prefix: &str, n: usize) -> Result<(NodeId, NodeId), IrError> {
-    Ok((c.param_f32(&format!("{prefix}.gamma"), &[n], 0.8, 1.2)?, bias(c, &format!("{prefix}.beta"), n)?))
-}
-
 /// BERT layer on x [B·S, H] (the benchmark's input layout), B = 2, S = 7, H = 32, 4 heads,
-/// FFN 64; batch 1 has its last 3 positions padded.
+/// FFN 64; batch 1 has its last 3 positions padded. The layer is rlx-models' encoder builder,
+/// the one `rlx bench` and the embedder run.
 fn encoder_layer(c: &mut CaseCtx) -> Result<Vec<NodeId>, IrError> {
     const B: usize = 2;
     const S: usize = 7;
     const H: usize = 32;
-    const HEADS: usize = 4;
-    const FFN: usize = 64;
+    let cfg = rlx_models::BertConfig {
+        num_hidden_layers: 1,
+        hidden_size: H,
+        num_attention_heads: 4,
+        intermediate_size: 64,
+        ..rlx_models::BertConfig::base()
+    };
     let x = c.input_f32("x", &[B * S, H], -1.0, 1.0)?;
     let keep: Vec<bool> = (0..B * S).map(|i| !(i >= S && i % S >= S - 3)).collect();
     let mask = c.input_tensor("mask", Tensor::from_bool([B, S], keep)?)?;
-
-    let mut heads = Vec::new();
-    for name in ["q", "k", "v"] {
-        let w = weight(c, &format!("attn.{name}.weight"), H, H)?;
-        let b = bias(c, &format!("attn.{name}.bias"), H)?;
-        let p = c.linear(x, w, Some(b))?;
-        heads.push(c.reshape(p, &[B, S, HEADS, H / HEADS])?);
-    }
-    let spec =
-        AttentionSpec { layout: AttnLayout::Bshd, mask: MaskKind::Padding, scale: None, softcap: None };
-    let a = c.attention(heads[0], heads[1], heads[2], Some(mask), spec)?;
-    let a = c.reshape(a, &[B * S, H])?;
-    let (wo, bo) = (weight(c, "attn.out.weight", H, H)?, bias(c, "attn.out.bias", H)?);
-    let o = c.linear(a, wo, Some(bo))?;
-    let r1 = c.add(x, o)?;
-    let (g1, b1) = norm_params(c, "ln1", H)?;
-    let h1 = c.layer_norm(r1, Some(g1), Some(b1), -1, 1e-12)?;
-
-    let (w1, bb1) = (weight(c, "ffn.up.weight", FFN, H)?, bias(c, "ffn.up.bias", FFN)?);
-    let f = c.linear(h1, w1, Some(bb1))?;
-    let f = c.gelu(f)?;
-    let (w2, bb2) = (weight(c, "ffn.down.weight", H, FFN)?, bias(c, "ffn.down.bias", H)?);
-    let f = c.linear(f, w2, Some(bb2))?;
-    let r2 = c.add(h1, f)?;
-    let (g2, b2) = norm_params(c, "ln2", H)?;
-    Ok(vec![c.layer_norm(r2, Some(g2), Some(b2), -1, 1e-12)?])
+    let out = rlx_models::encoder_layers(c, &cfg, x, Some(mask), B, S)?;
+    // Scaled like a trained layer's: weights about 1/sqrt(fan_in), LayerNorm gammas near 1.
+    c.fill_params(|name, ty| {
+        if name.ends_with("LayerNorm.weight") {
+            (0.8, 1.2)
+        } else if name.ends_with(".bias") {
+            (-0.1, 0.1)
+        } else {
+            let r = 1.5 / (ty.shape.dims().last().copied().unwrap_or(1) as f32).sqrt();
+            (-r, r)
+        }
+    })?;
+    Ok(vec![out])
 }
 
 /// Batch, new tokens and cached tokens of a decoder step.

@@ -7,8 +7,9 @@
 //! runs, after warm-up runs. The first device's output is the reference the others are
 //! compared with; the CPU is the reference for the speed ratio.
 
-use super::bert_graph::{self, BertConfig};
 use rlx::prelude::*;
+use rlx_models::random::{set_random_params, uniform};
+use rlx_models::BertConfig;
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -104,23 +105,29 @@ fn prepare(w: Workload, o: &BenchOptions) -> Result<Prepared, rlx::Error> {
             let b = g.param("b", &[n, n], DType::F32)?;
             let c = g.matmul(a, b)?;
             g.set_outputs(&[c])?;
-            let inputs = vec![("a".to_string(), bert_graph::uniform(n * n, 7, 1.0))];
+            let inputs = vec![("a".to_string(), uniform(n * n, 7, 1.0))];
             let flops = 2.0 * (n as f64).powi(3);
             Ok(Prepared { label: format!("matmul {n}³ f32"), graph: g, inputs, flops, iters: o.iters })
         }
         Workload::Bert => {
-            let cfg = BertConfig { layers: o.bert_layers, ..BertConfig::base(o.bert_batch) };
-            let graph = bert_graph::bert_encoder(&cfg)?;
-            let x = bert_graph::uniform(cfg.tokens() * cfg.hidden, 11, 1.0);
-            let label = format!("bert {}L b{}×s{}", cfg.layers, cfg.batch, cfg.seq);
-            Ok(Prepared { label, graph, inputs: vec![("x".into(), x)], flops: cfg.flops(), iters: o.iters })
+            let cfg = BertConfig { num_hidden_layers: o.bert_layers, ..BertConfig::base() };
+            let (batch, seq) = (o.bert_batch, BERT_SEQ);
+            let graph = rlx_models::encoder_graph(&cfg, batch, seq)?;
+            let x = uniform(batch * seq * cfg.hidden_size, 11, 1.0);
+            let label = format!("bert {}L b{batch}×s{seq}", cfg.num_hidden_layers);
+            let flops = cfg.encoder_flops(batch, seq);
+            let inputs = vec![(rlx_models::graph::ENCODER_INPUT.into(), x)];
+            Ok(Prepared { label, graph, inputs, flops, iters: o.iters })
         }
     }
 }
 
+/// Sequence length of the BERT workload (DESIGN.md "Benchmarks").
+const BERT_SEQ: usize = 128;
+
 /// Sets params (weights from the same generator on every device; the matmul's b included).
 fn set_params(exe: &mut Executable, g: &Graph) -> Result<(), rlx::Error> {
-    bert_graph::set_params(exe, g)
+    set_random_params(exe, g, 1000)
 }
 
 fn median(mut v: Vec<Duration>) -> Duration {
@@ -170,8 +177,8 @@ fn measure(p: &Prepared, device: Device, o: &BenchOptions) -> Result<(Row, Vec<f
     }
     let (mut e2e, mut compute, mut upload, mut readback) = (vec![], vec![], vec![], vec![]);
     let started = Instant::now();
-    let mut last_note = Instant::now();
-    for i in 0..p.iters.max(1) {
+    let bar = super::progress::count(&format!("{} on {name}", p.label), p.iters.max(1) as u64);
+    for _ in 0..p.iters.max(1) {
         let t = Instant::now();
         exe.run(&feeds)?;
         let total = t.elapsed();
@@ -184,11 +191,9 @@ fn measure(p: &Prepared, device: Device, o: &BenchOptions) -> Result<(Row, Vec<f
             }
             None => compute.push(total),
         }
-        if last_note.elapsed() > Duration::from_secs(2) {
-            progress(&format!("{} on {name}: {}/{} runs, last {:.2} ms", p.label, i + 1, p.iters, ms(total)));
-            last_note = Instant::now();
-        }
+        bar.inc(1);
     }
+    bar.finish_and_clear();
     let profiled = !upload.is_empty();
     progress(&format!(
         "{} on {name}: {} runs in {:.1} s",
@@ -402,7 +407,7 @@ mod tests {
     #[test]
     fn bert_base_flops() {
         // 12 × (4·2·1024·768² + 2·2·1024·768·3072 + 2·2·96·128²·64) by hand.
-        let f = BertConfig::base(8).flops();
+        let f = BertConfig::base().encoder_flops(8, BERT_SEQ);
         let by_hand = 12.0
             * (4.0 * 2.0 * 1024.0 * 589_824.0 + 4.0 * 1024.0 * 768.0 * 3072.0 + 4.0 * 96.0 * 16_384.0 * 64.0);
         assert_eq!(f, by_hand);

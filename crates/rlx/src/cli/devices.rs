@@ -61,30 +61,19 @@ fn calibration_text(c: Option<&Calibration>) -> String {
     }
 }
 
-/// Measures every available device, with a progress bar per device on stderr.
+/// Measures every available device, with a progress bar per device on stderr (drawn only on a
+/// terminal) and one line per device when it is done.
 fn calibrate_all() {
     let available: Vec<Device> = devices().into_iter().filter(|s| s.available).map(|s| s.device).collect();
     let total = available.len();
     for (i, device) in available.into_iter().enumerate() {
-        let label = format!("calibrating {device} ({}/{total})", i + 1);
-        let mut bar = |fraction: f64| draw_bar(&label, fraction);
-        match calibrate_device(device, &mut bar) {
-            Ok(_) => {
-                let _ = writeln!(std::io::stderr());
-            }
-            Err(e) => {
-                let _ = writeln!(std::io::stderr(), "\n{device}: calibration failed: {e}");
-            }
-        }
+        let bar = super::progress::fraction(&format!("calibrating {device} ({}/{total})", i + 1));
+        let result = calibrate_device(device, &mut |f| super::progress::set_fraction(&bar, f));
+        bar.finish_and_clear();
+        let mut err = std::io::stderr();
+        let _ = match result {
+            Ok(_) => writeln!(err, "calibrated {device}"),
+            Err(e) => writeln!(err, "{device}: calibration failed: {e}"),
+        };
     }
-}
-
-fn draw_bar(label: &str, fraction: f64) {
-    const WIDTH: usize = 30;
-    let f = if fraction.is_finite() { fraction.clamp(0.0, 1.0) } else { 0.0 };
-    let filled = (f * WIDTH as f64).round() as usize;
-    let bar = format!("{}{}", "#".repeat(filled), "-".repeat(WIDTH - filled));
-    let mut err = std::io::stderr();
-    let _ = write!(err, "\r{label:<28} [{bar}] {:>3.0}%", f * 100.0);
-    let _ = err.flush();
 }

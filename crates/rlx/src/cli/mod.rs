@@ -2,9 +2,9 @@
 
 pub mod bench;
 pub mod bench_embed;
-pub mod bert_graph;
 pub mod demo;
 pub mod devices;
 pub mod embed;
 pub mod fetch;
+pub mod progress;
 pub mod similarity;

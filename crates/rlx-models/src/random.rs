@@ -1,0 +1,68 @@
+//! Deterministic random weights for graphs run without a checkpoint (the `rlx bench` BERT
+//! workload, tests): LayerNorm gammas near 1, betas and biases small, weights with variance
+//! 1/fan_in so activations keep their scale through the layers.
+
+use rlx_ir::{Graph, TensorType};
+use rlx_runtime::Executable;
+
+/// `n` values uniform in [−scale, scale) from `seed` (splitmix64, 24 bits a value).
+pub fn uniform(n: usize, seed: u64, scale: f32) -> Vec<f32> {
+    let mut s = seed;
+    (0..n)
+        .map(|_| {
+            s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = s;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            let u = ((z ^ (z >> 31)) >> 40) as f32 / (1u64 << 24) as f32;
+            (2.0 * u - 1.0) * scale
+        })
+        .collect()
+}
+
+/// A value for the param `name` of type `ty` (see the module doc).
+pub fn param_value(name: &str, ty: &TensorType, seed: u64) -> Vec<f32> {
+    let n = ty.numel();
+    if name.ends_with("LayerNorm.weight") || name.ends_with(".gamma") {
+        return uniform(n, seed, 0.1).into_iter().map(|v| 1.0 + v).collect();
+    }
+    if name.ends_with(".bias") || name.ends_with(".beta") {
+        return uniform(n, seed, 0.05);
+    }
+    let fan_in = ty.shape.dims().last().copied().unwrap_or(1).max(1);
+    uniform(n, seed, (3.0 / fan_in as f32).sqrt())
+}
+
+/// Sets every param of `exe` (compiled from `g`) with [`param_value`]; the i-th param of
+/// `g.params()` is seeded `seed + i`, so every device gets the same weights.
+pub fn set_random_params(exe: &mut Executable, g: &Graph, seed: u64) -> Result<(), rlx_runtime::Error> {
+    for (i, (name, _, ty)) in g.params().iter().enumerate() {
+        exe.set_param(name, &param_value(name, ty, seed.wrapping_add(i as u64)))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rlx_ir::DType;
+
+    #[test]
+    fn values_are_deterministic_and_in_range() {
+        assert_eq!(uniform(50, 3, 2.0), uniform(50, 3, 2.0));
+        assert_ne!(uniform(50, 3, 2.0), uniform(50, 4, 2.0));
+        assert!(uniform(1000, 9, 2.0).iter().all(|v| (-2.0..2.0).contains(v)));
+    }
+
+    #[test]
+    fn params_get_values_by_role() {
+        let ty = TensorType::new([48, 12], DType::F32);
+        let w = param_value("encoder.layer.0.output.dense.weight", &ty, 1);
+        let bound = (3.0f32 / 12.0).sqrt();
+        assert!(w.iter().all(|v| v.abs() <= bound) && w.iter().any(|v| v.abs() > bound / 2.0));
+        let gamma = param_value("x.LayerNorm.weight", &TensorType::new([8], DType::F32), 1);
+        assert!(gamma.iter().all(|v| (0.9..1.1).contains(v)));
+        let bias = param_value("x.dense.bias", &TensorType::new([8], DType::F32), 1);
+        assert!(bias.iter().all(|v| v.abs() <= 0.05));
+    }
+}

@@ -1,0 +1,27 @@
+//! rlx-test-support: what rlx's test suites share, and nothing else. Dev-only (`publish =
+//! false`); crates take it as a dev-dependency (rlx-parity, itself a test harness, as a
+//! dependency).
+//!
+//! Contract:
+//! - [`data`]: one deterministic generator. [`Rng`] (splitmix64) gives the same stream for the
+//!   same seed on every platform; [`uniform`] is the one-call form for a vector of floats and
+//!   [`random_tensor`] fills any [`rlx_ir::TensorType`]. Every float it makes is exact in f32
+//!   (24 random bits), so data never depends on rounding.
+//! - [`devices`]: the devices a test runs on. The CPU always; a GPU device (`Vulkan`, `Gpu`)
+//!   that cannot be opened is a test failure under `RLX_REQUIRE_GPU=1` and a loud skip on
+//!   stderr otherwise, never a silent one. Behind the default `devices` feature (it needs
+//!   rlx-runtime); crates below rlx-runtime take the crate with `default-features = false`.
+//!
+//! Failing a test is this crate's job, so its device helpers panic (with the reason) where a
+//! test body would.
+
+// Test support: a panic is how a test fails.
+#![allow(clippy::panic)]
+
+pub mod data;
+#[cfg(feature = "devices")]
+pub mod devices;
+
+pub use data::{random_tensor, seed_of, uniform, Rng};
+#[cfg(feature = "devices")]
+pub use devices::{gpu_required, open, sessions, skip, unavailable, GPU_DEVICES};
