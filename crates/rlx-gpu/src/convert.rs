@@ -88,9 +88,7 @@ pub fn from_device(bytes: &[u8], ty: &TensorType, device: &str, what: &str) -> R
         DType::F32 => TensorData::F32(words(bytes)),
         DType::I32 => TensorData::I32(words(bytes)),
         DType::U32 => TensorData::U32(words(bytes)),
-        DType::Bool => {
-            TensorData::Bool(words::<u32>(bytes).into_iter().map(|w| w != 0).collect())
-        }
+        DType::Bool => TensorData::Bool(words::<u32>(bytes).into_iter().map(|w| w != 0).collect()),
         DType::F16 => return Err(f16_refused(device, what)),
     };
     Ok(Tensor::new(ty.shape.clone(), data)?)

@@ -46,12 +46,23 @@ impl FlatData<'_> {
 
     fn to_data(self) -> TensorData {
         match self {
-            FlatData::F32(v) => TensorData::F32(v.to_vec()),
-            FlatData::F16(v) => TensorData::F16(v.to_vec()),
-            FlatData::I32(v) => TensorData::I32(v.to_vec()),
-            FlatData::U32(v) => TensorData::U32(v.to_vec()),
-            FlatData::Bool(v) => TensorData::Bool(v.to_vec()),
+            FlatData::F32(v) => TensorData::F32(copy(v)),
+            FlatData::F16(v) => TensorData::F16(copy(v)),
+            FlatData::I32(v) => TensorData::I32(copy(v)),
+            FlatData::U32(v) => TensorData::U32(copy(v)),
+            FlatData::Bool(v) => TensorData::Bool(copy(v)),
         }
+    }
+}
+
+/// `v.to_vec()`, on all cores for large values: a 64 MB input copied by one thread (with the
+/// page faults of its fresh allocation) costs more than the GPU's whole matmul on it.
+fn copy<T: Copy + Send + Sync>(v: &[T]) -> Vec<T> {
+    use rayon::prelude::*;
+    if std::mem::size_of_val(v) < 1 << 20 {
+        v.to_vec()
+    } else {
+        v.par_iter().copied().collect()
     }
 }
 
