@@ -2,23 +2,12 @@
 //! that cannot be opened fails the test under `RLX_REQUIRE_GPU=1` (CI on lavapipe sets it) and
 //! is skipped loudly otherwise.
 
+use crate::require::{gpu_required, skip};
 use rlx_runtime::{Device, Error, Session};
 use std::fmt::Display;
-use std::io::Write as _;
 
 /// The GPU devices every device-parametrised test tries, after the CPU.
 pub const GPU_DEVICES: [Device; 2] = [Device::Vulkan, Device::Gpu];
-
-/// `RLX_REQUIRE_GPU=1`: a GPU device that cannot be opened is a failure, not a skip.
-pub fn gpu_required() -> bool {
-    std::env::var("RLX_REQUIRE_GPU").is_ok_and(|v| v == "1")
-}
-
-/// A loud skip line. Straight to the stderr handle: the harness captures `eprintln!` of passing
-/// tests, and a skip should be seen.
-pub fn skip(what: &str) {
-    let _ = writeln!(std::io::stderr(), "SKIPPED: {what}");
-}
 
 /// `device` could not be used for `what` because of `why`: a panic (test failure) for the CPU
 /// or under `RLX_REQUIRE_GPU=1`, else a loud skip.

@@ -12,6 +12,8 @@
 //!   stderr otherwise, never a silent one. Behind the default `devices` feature (it needs
 //!   rlx-runtime); crates below rlx-runtime take the crate with `default-features = false`.
 //!
+//! - [`require`]: the skip/require policy alone, for the driver crates' own tests (no runtime).
+//!
 //! Failing a test is this crate's job, so its device helpers panic (with the reason) where a
 //! test body would.
 
@@ -21,7 +23,9 @@
 pub mod data;
 #[cfg(feature = "devices")]
 pub mod devices;
+pub mod require;
 
 pub use data::{random_tensor, seed_of, uniform, Rng};
 #[cfg(feature = "devices")]
-pub use devices::{gpu_required, open, sessions, skip, unavailable, GPU_DEVICES};
+pub use devices::{open, sessions, unavailable, GPU_DEVICES};
+pub use require::{gpu_required, no_gpu, rel_err, skip};

@@ -3,18 +3,10 @@
 #![allow(dead_code)]
 
 use rlx_vulkan::{Context, ContextOptions, MemoryStrategy};
-use std::io::Write as _;
-
-/// True when a missing device must fail the test instead of skipping it.
-pub fn gpu_required() -> bool {
-    std::env::var("RLX_REQUIRE_GPU").is_ok_and(|v| v == "1")
-}
 
 /// Reports a missing device: a failure under RLX_REQUIRE_GPU=1, a loud skip otherwise.
 pub fn no_device(reason: &str) {
-    assert!(!gpu_required(), "RLX_REQUIRE_GPU=1 but no Vulkan device: {reason}");
-    // Straight to the stderr handle: the test harness captures eprintln! of passing tests.
-    let _ = writeln!(std::io::stderr(), "SKIPPED: no Vulkan device: {reason}");
+    rlx_test_support::no_gpu("Vulkan device", reason);
 }
 
 /// Every usable device, plus — on a unified-memory device — the same device forced onto the
@@ -51,48 +43,17 @@ pub fn tag(ctx: &Context) -> String {
     format!("{} ({:?})", ctx.info().name, ctx.memory_strategy())
 }
 
-/// Deterministic values in [lo, hi) (xorshift; no dependency).
+/// Deterministic values in [lo, hi) (rlx-test-support's generator).
 pub fn data(n: usize, seed: u64, lo: f32, hi: f32) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            let u = (s >> 40) as f32 / (1u64 << 24) as f32;
-            lo + (hi - lo) * u
-        })
-        .collect()
+    rlx_test_support::Rng::new(seed).uniform(n, lo, hi)
 }
 
 /// ‖out − ref‖₂ / ‖ref‖₂ over the finite elements (absolute ‖out − ref‖₂ when the reference
 /// is all zeros). NaN where one side has a NaN the other lacks, infinite where one side has an
 /// infinity the other lacks: both fail any bound.
 pub fn rel_err(out: &[f32], reference: &[f64]) -> f64 {
-    assert_eq!(out.len(), reference.len(), "length");
-    let (mut num, mut den) = (0.0f64, 0.0f64);
-    for (&o, &r) in out.iter().zip(reference) {
-        let o = o as f64;
-        if o.is_nan() || r.is_nan() {
-            if o.is_nan() != r.is_nan() {
-                return f64::NAN;
-            }
-            continue;
-        }
-        if !o.is_finite() || !r.is_finite() {
-            if o != r {
-                return f64::INFINITY;
-            }
-            continue;
-        }
-        num += (o - r) * (o - r);
-        den += r * r;
-    }
-    if den == 0.0 {
-        num.sqrt()
-    } else {
-        (num / den).sqrt()
-    }
+    let out: Vec<f64> = out.iter().map(|&v| f64::from(v)).collect();
+    rlx_test_support::rel_err(&out, reference)
 }
 
 /// Asserts the 1e-5 relative bound of DESIGN.md's numerics.

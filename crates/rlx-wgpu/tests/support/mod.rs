@@ -5,18 +5,10 @@
 use rlx_backend::{Backend, BackendError, Executable};
 use rlx_ir::{Graph, NodeId, Op, Tensor};
 use rlx_wgpu::{WgpuBackend, WgpuOptions};
-use std::io::Write as _;
-
-/// True when a missing device must fail the test instead of skipping it.
-pub fn gpu_required() -> bool {
-    std::env::var("RLX_REQUIRE_GPU").is_ok_and(|v| v == "1")
-}
 
 /// Reports a missing device: a failure under RLX_REQUIRE_GPU=1, a loud skip otherwise.
 pub fn no_device(reason: &str) {
-    assert!(!gpu_required(), "RLX_REQUIRE_GPU=1 but no wgpu adapter: {reason}");
-    // Straight to the stderr handle: the test harness captures eprintln! of passing tests.
-    let _ = writeln!(std::io::stderr(), "SKIPPED: no wgpu adapter: {reason}");
+    rlx_test_support::no_gpu("wgpu adapter", reason);
 }
 
 /// The backend the environment selects, or `None` after a loud skip.
@@ -94,18 +86,9 @@ pub fn cpu(g: &Graph, params: &[(&str, &Tensor)], inputs: &[(&str, &Tensor)]) ->
     run_once(&rlx_cpu::CpuBackend::new(), g, params, inputs)
 }
 
-/// Deterministic values in [lo, hi) (xorshift; no dependency).
+/// Deterministic values in [lo, hi) (rlx-test-support's generator).
 pub fn data(n: usize, seed: u64, lo: f32, hi: f32) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            let u = (s >> 40) as f32 / (1u64 << 24) as f32;
-            lo + (hi - lo) * u
-        })
-        .collect()
+    rlx_test_support::Rng::new(seed).uniform(n, lo, hi)
 }
 
 pub fn tensor(dims: &[usize], seed: u64) -> Tensor {
@@ -116,23 +99,7 @@ pub fn tensor(dims: &[usize], seed: u64) -> Tensor {
 /// ‖out − ref‖₂ / ‖ref‖₂ (absolute when the reference is all zeros); NaN when one side has a
 /// NaN the other lacks.
 pub fn rel_err(out: &[f64], reference: &[f64]) -> f64 {
-    assert_eq!(out.len(), reference.len(), "length");
-    let (mut num, mut den) = (0.0f64, 0.0f64);
-    for (&o, &r) in out.iter().zip(reference) {
-        if o.is_nan() || r.is_nan() {
-            if o.is_nan() != r.is_nan() {
-                return f64::NAN;
-            }
-            continue;
-        }
-        num += (o - r) * (o - r);
-        den += r * r;
-    }
-    if den == 0.0 {
-        num.sqrt()
-    } else {
-        (num / den).sqrt()
-    }
+    rlx_test_support::rel_err(out, reference)
 }
 
 /// Same shapes and dtypes, values within `tol` relative.
