@@ -54,16 +54,11 @@ pub use rlx_backend::RunProfile;
 /// The wgpu backend set type of [`WgpuOptions::backends`].
 pub use wgpu::Backends;
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn send_sync<T: Send + Sync>() {}
-    fn send<T: Send>() {}
-
-    #[test]
-    fn handles_cross_threads() {
-        send_sync::<WgpuBackend>();
-        send::<executable::WgpuExecutable>();
-    }
-}
+// Backends are shared between threads and executables move between them (rlx-backend's
+// contract): checked when the crate compiles.
+const _: () = {
+    const fn shared<T: Send + Sync>() {}
+    const fn movable<T: Send>() {}
+    shared::<WgpuBackend>();
+    movable::<executable::WgpuExecutable>();
+};
