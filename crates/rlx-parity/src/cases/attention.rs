@@ -10,16 +10,17 @@ pub(super) fn cases(out: &mut Vec<Case>) {
     rope(out);
 }
 
-/// Sizes of one attention call.
+/// Sizes of one attention call: q [b, sq, hq, d], k [b, sk, hkv, d], v [b, sk, hkv, dv] (in
+/// whichever layout a case uses). Shared with the edge cases in `nn_edges`.
 #[derive(Clone, Copy, Debug)]
-struct Dims {
-    b: usize,
-    sq: usize,
-    sk: usize,
-    hq: usize,
-    hkv: usize,
-    d: usize,
-    dv: usize,
+pub(super) struct Dims {
+    pub b: usize,
+    pub sq: usize,
+    pub sk: usize,
+    pub hq: usize,
+    pub hkv: usize,
+    pub d: usize,
+    pub dv: usize,
 }
 
 const fn dims(b: usize, sq: usize, sk: usize, hq: usize, hkv: usize, d: usize) -> Dims {

@@ -177,17 +177,7 @@ fn norms(out: &mut Vec<Case>) {
     }
 }
 
-/// q [b, sq, hq, d], k [b, sk, hkv, d], v [b, sk, hkv, dv] in `layout`.
-#[derive(Clone, Copy, Debug)]
-struct Attn {
-    b: usize,
-    sq: usize,
-    sk: usize,
-    hq: usize,
-    hkv: usize,
-    d: usize,
-    dv: usize,
-}
+use super::attention::Dims as Attn;
 
 fn dims4(layout: AttnLayout, b: usize, s: usize, h: usize, d: usize) -> Vec<usize> {
     match layout {
