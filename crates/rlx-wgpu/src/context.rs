@@ -149,6 +149,24 @@ impl Context {
         result
     }
 
+    /// Runs `f` without error scopes and returns its result, unless the device was lost or the
+    /// uncaptured-error handler recorded an error meanwhile: then that error, naming `scope`.
+    /// For `run`, where everything was validated at compile time and three scopes pushed and
+    /// popped per call cost more than a small graph's whole GPU time.
+    pub(crate) fn checked<T>(
+        &self,
+        scope: &str,
+        f: impl FnOnce() -> Result<T, BackendError>,
+    ) -> Result<T, BackendError> {
+        self.check_lost(scope)?;
+        let result = f();
+        self.check_lost(scope)?;
+        if let Some((kind, message)) = self.log.take() {
+            return Err(error::to_backend(self.name(), scope, 0, kind, message));
+        }
+        result
+    }
+
     /// `DeviceLost` once the device-lost callback has fired.
     pub(crate) fn check_lost(&self, scope: &str) -> Result<(), BackendError> {
         match self.log.lost() {

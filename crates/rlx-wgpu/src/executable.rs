@@ -330,7 +330,7 @@ impl Executable for WgpuExecutable {
         let start = Instant::now();
         let ctx = self.ctx.clone();
         let scope = format!("running {} steps", self.steps.len());
-        let (outputs, profile) = ctx.guarded(&scope, 0, || self.run_scoped(inputs, start))?;
+        let (outputs, profile) = ctx.checked(&scope, || self.run_scoped(inputs, start))?;
         self.profile = Some(profile);
         Ok(outputs)
     }

@@ -26,8 +26,10 @@
 //!   where the device has them, else submit-to-wait; readback = the rest of the call (the
 //!   device-side copies, the map, the conversion).
 //! - Errors: an uncaptured-error handler and a device-lost callback record into the backend;
-//!   compile, `set_param` and `run` execute inside out-of-memory, validation and internal error
-//!   scopes. Failures come back as `OutOfMemory`, `DeviceLost`, `LimitExceeded` or `Driver`
+//!   compile and `set_param` execute inside out-of-memory, validation and internal error scopes;
+//!   `run` (validated at compile time) checks the device-lost flag and the uncaptured-error log
+//!   after each call instead, since three scopes per call cost more than a small graph's GPU
+//!   time. Failures come back as `OutOfMemory`, `DeviceLost`, `LimitExceeded` or `Driver`
 //!   (naming the scope), never as panics.
 //!
 //! Not here: which kernels a graph becomes, its dependencies and host ↔ device conversion
