@@ -58,7 +58,7 @@ pub use schedule::{
 pub const KERNELS_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/kernels");
 pub use catalog::elementwise::params::{BinaryParams, UnaryParams, MAX_RANK};
 pub use catalog::elementwise::{BinaryFn, UnaryFn};
-pub use catalog::nn::{MatmulParams, SoftmaxParams, MATMUL_TILE};
+pub use catalog::nn::{MatmulParams, MatmulRung, SoftmaxParams, MATMUL_TILE};
 pub use catalog::WordType;
 pub use preprocess::{preprocess, ParamsBinding};
 pub use variants::{keys, variant, variants, Access, KernelKey, KernelVariant, ENTRY_POINT};

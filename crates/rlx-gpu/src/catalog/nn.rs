@@ -1,5 +1,6 @@
-//! Kernel family "nn": the tiled matmul, plain (`KernelKey::MatmulTiledF32`) or with a fused
-//! epilogue (bias, activation), softmax (`KernelKey::SoftmaxRowF32`) and log-softmax, the row norms (layer norm,
+//! Kernel family "nn": the matmul rungs ([`MatmulRung`]: the 64 tile, plain as
+//! `KernelKey::MatmulTiledF32`, and the 128 register tile), plain or with a fused epilogue (bias,
+//! activation), softmax (`KernelKey::SoftmaxRowF32`) and log-softmax, the row norms (layer norm,
 //! RMS norm, each optionally of x + residual), attention and RoPE. Its keys ([`NnKernel`]),
 //! variants and params structs ([`MatmulParams`], [`SoftmaxParams`], [`NormParams`],
 //! [`AttentionParams`], [`RopeParams`]).
@@ -9,14 +10,18 @@ use rlx_ir::UnaryOp;
 
 #[path = "matmul_params.rs"]
 mod matmul_params;
+#[path = "matmul_rung.rs"]
+mod matmul_rung;
 #[path = "nn_params.rs"]
 mod params;
 pub use matmul_params::{MatmulParams, MATMUL_TILE};
+pub use matmul_rung::MatmulRung;
 pub use params::{
     attention_launches, matmul_launches, AttentionParams, MatmulLaunch, NormParams, RopeParams, SoftmaxParams,
 };
 
 const MATMUL_TILED_SRC: &str = include_str!("../../kernels/matmul_tiled.wgsl");
+const MATMUL_REG_SRC: &str = include_str!("../../kernels/matmul_reg.wgsl");
 const SOFTMAX_ROW_SRC: &str = include_str!("../../kernels/softmax_row.wgsl");
 const NORM_ROW_SRC: &str = include_str!("../../kernels/nn_norm_row.wgsl");
 const ATTENTION_SRC: &str = include_str!("../../kernels/nn_attention.wgsl");
@@ -135,6 +140,9 @@ pub enum NnKernel {
     MatmulBias(Option<Epilogue>),
     /// `matmul_tiled.wgsl` then an activation, no bias ([`MatmulParams`]). Bindings a, b, c.
     MatmulAct(Epilogue),
+    /// `matmul_reg.wgsl` ([`MatmulRung::Reg128`]), plain or with the same epilogues as the
+    /// tiled matmul ([`MatmulParams`]). Bindings a, b, [bias,] c.
+    MatmulReg { bias: bool, act: Option<Epilogue> },
     /// Log-softmax over the last axis, one workgroup per row ([`SoftmaxParams`]).
     LogSoftmaxRow,
     /// A row norm, one workgroup per row ([`NormParams`]).
@@ -182,24 +190,48 @@ static MATMUL_DEFINES: [[Defines; 7]; 2] = {
     table
 };
 
-static MATMUL_NAMES: [[&str; 7]; 2] = [
+/// Per rung ([`MatmulRung::ALL`] order), rows: no bias, then bias. Columns: no activation, then
+/// [`Epilogue::index`].
+static MATMUL_NAMES: [[[&str; 7]; 2]; 2] = [
     [
-        "matmul_tiled_f32",
-        "matmul_tiled_gelu_f32",
-        "matmul_tiled_gelu_tanh_f32",
-        "matmul_tiled_relu_f32",
-        "matmul_tiled_silu_f32",
-        "matmul_tiled_sigmoid_f32",
-        "matmul_tiled_tanh_f32",
+        [
+            "matmul_tiled_f32",
+            "matmul_tiled_gelu_f32",
+            "matmul_tiled_gelu_tanh_f32",
+            "matmul_tiled_relu_f32",
+            "matmul_tiled_silu_f32",
+            "matmul_tiled_sigmoid_f32",
+            "matmul_tiled_tanh_f32",
+        ],
+        [
+            "matmul_tiled_bias_f32",
+            "matmul_tiled_bias_gelu_f32",
+            "matmul_tiled_bias_gelu_tanh_f32",
+            "matmul_tiled_bias_relu_f32",
+            "matmul_tiled_bias_silu_f32",
+            "matmul_tiled_bias_sigmoid_f32",
+            "matmul_tiled_bias_tanh_f32",
+        ],
     ],
     [
-        "matmul_tiled_bias_f32",
-        "matmul_tiled_bias_gelu_f32",
-        "matmul_tiled_bias_gelu_tanh_f32",
-        "matmul_tiled_bias_relu_f32",
-        "matmul_tiled_bias_silu_f32",
-        "matmul_tiled_bias_sigmoid_f32",
-        "matmul_tiled_bias_tanh_f32",
+        [
+            "matmul_reg_f32",
+            "matmul_reg_gelu_f32",
+            "matmul_reg_gelu_tanh_f32",
+            "matmul_reg_relu_f32",
+            "matmul_reg_silu_f32",
+            "matmul_reg_sigmoid_f32",
+            "matmul_reg_tanh_f32",
+        ],
+        [
+            "matmul_reg_bias_f32",
+            "matmul_reg_bias_gelu_f32",
+            "matmul_reg_bias_gelu_tanh_f32",
+            "matmul_reg_bias_relu_f32",
+            "matmul_reg_bias_silu_f32",
+            "matmul_reg_bias_sigmoid_f32",
+            "matmul_reg_bias_tanh_f32",
+        ],
     ],
 ];
 
@@ -276,13 +308,18 @@ fn norm_spec(row: NormRow) -> Spec {
     }
 }
 
-/// The tiled matmul with a bias or not and activation `act` (an [`Epilogue::index`], 0 = none).
-fn matmul_spec(bias: bool, act: usize) -> Spec {
+/// The matmul of `rung` with a bias or not and activation `act` (an [`Epilogue::index`], 0 =
+/// none). Both rungs take the same defines, bindings and params.
+fn matmul_spec(rung: MatmulRung, bias: bool, act: usize) -> Spec {
     let row = usize::from(bias);
+    let (r, file, source) = match rung {
+        MatmulRung::Tiled64 => (0, "kernels/matmul_tiled.wgsl", MATMUL_TILED_SRC),
+        MatmulRung::Reg128 => (1, "kernels/matmul_reg.wgsl", MATMUL_REG_SRC),
+    };
     Spec {
-        name: MATMUL_NAMES[row][act],
-        file: "kernels/matmul_tiled.wgsl",
-        source: MATMUL_TILED_SRC,
+        name: MATMUL_NAMES[r][row][act],
+        file,
+        source,
         defines: &MATMUL_DEFINES[row][act],
         workgroup_size: [16, 16, 1],
         bindings: if bias { IN3_OUT } else { IN2_OUT },
@@ -292,7 +329,7 @@ fn matmul_spec(bias: bool, act: usize) -> Spec {
 
 /// The portable shared-memory tiled f32 matmul, no epilogue ([`MatmulParams`]).
 pub(crate) fn matmul_tiled() -> Spec {
-    matmul_spec(false, 0)
+    matmul_spec(MatmulRung::Tiled64, false, 0)
 }
 
 /// Softmax or log-softmax over the last axis, one workgroup per row ([`SoftmaxParams`]).
@@ -318,8 +355,11 @@ pub(crate) fn softmax_row() -> Spec {
 
 pub(crate) fn spec(k: NnKernel) -> Spec {
     match k {
-        NnKernel::MatmulBias(act) => matmul_spec(true, act.map_or(0, Epilogue::index)),
-        NnKernel::MatmulAct(act) => matmul_spec(false, act.index()),
+        NnKernel::MatmulBias(act) => matmul_spec(MatmulRung::Tiled64, true, act.map_or(0, Epilogue::index)),
+        NnKernel::MatmulAct(act) => matmul_spec(MatmulRung::Tiled64, false, act.index()),
+        NnKernel::MatmulReg { bias, act } => {
+            matmul_spec(MatmulRung::Reg128, bias, act.map_or(0, Epilogue::index))
+        }
         NnKernel::LogSoftmaxRow => softmax_spec(true),
         NnKernel::Norm(row) => norm_spec(row),
         NnKernel::Attention(block) => {
@@ -343,6 +383,10 @@ pub(crate) fn keys() -> Vec<NnKernel> {
     let mut keys = vec![NnKernel::MatmulBias(None)];
     keys.extend(Epilogue::ALL.map(|a| NnKernel::MatmulBias(Some(a))));
     keys.extend(Epilogue::ALL.map(NnKernel::MatmulAct));
+    for bias in [false, true] {
+        keys.push(NnKernel::MatmulReg { bias, act: None });
+        keys.extend(Epilogue::ALL.map(|a| NnKernel::MatmulReg { bias, act: Some(a) }));
+    }
     keys.push(NnKernel::LogSoftmaxRow);
     keys.extend(NormRow::ALL.map(NnKernel::Norm));
     keys.extend(AttnBlock::ALL.map(NnKernel::Attention));
@@ -357,7 +401,8 @@ mod tests {
     #[test]
     fn every_epilogue_has_its_own_variant() {
         let names: Vec<&str> = keys().into_iter().map(|k| spec(k).name).collect();
-        assert_eq!(names.len(), 7 + 6 + 1 + 4 + 3 + 1);
+        assert_eq!(names.len(), 7 + 6 + 14 + 1 + 4 + 3 + 1);
+        assert!(names.contains(&"matmul_reg_f32") && names.contains(&"matmul_reg_bias_tanh_f32"));
         assert!(names.contains(&"matmul_tiled_bias_gelu_tanh_f32"));
         assert!(names.contains(&"matmul_tiled_silu_f32"));
         // The plain matmul and softmax have keys of their own (`KernelKey::MatmulTiledF32`, …).
@@ -376,6 +421,10 @@ mod tests {
             let act = v.defines.iter().find(|(n, _)| *n == "ACT").map(|(_, v)| *v).unwrap();
             let stem = v.name.trim_start_matches("matmul_tiled_").trim_end_matches("_f32");
             assert_eq!(act, format!("ACT_{}", stem.to_ascii_uppercase()), "{}", v.name);
+            let r = spec(NnKernel::MatmulReg { bias: true, act: Some(a) });
+            let stem = r.name.trim_start_matches("matmul_reg_bias_").trim_end_matches("_f32");
+            assert_eq!(act, format!("ACT_{}", stem.to_ascii_uppercase()), "{}", r.name);
+            assert_eq!(r.defines, spec(NnKernel::MatmulBias(Some(a))).defines);
         }
         for (op, e) in [(UnaryOp::Gelu, Some(Epilogue::Gelu)), (UnaryOp::Exp, None)] {
             assert_eq!(Epilogue::from_unary(op), e);

@@ -1,4 +1,5 @@
-//! Lowering of MatMul and FusedMatMul onto the tiled matmul kernel and its epilogue variants.
+//! Lowering of MatMul and FusedMatMul onto a matmul rung ([`MatmulRung::choose`]: the 128×128
+//! register tile for big outputs, the 64×64 tile otherwise) and its epilogue variants.
 //!
 //! - Transposes and batch broadcasts are addressing (strides, offsets): no operand is copied.
 //!   A broadcast the kernel's two batch levels cannot express becomes several launches
@@ -9,7 +10,7 @@
 //!   op allows any) runs as a unary step over a scratch copy of the matmul's result.
 
 use super::LowerCtx;
-use crate::catalog::nn::{matmul_launches, Epilogue, NnKernel};
+use crate::catalog::nn::{matmul_launches, Epilogue, MatmulRung, NnKernel};
 use crate::schedule::{Dispatch, Operand};
 use crate::{GpuError, KernelKey, UnaryParams};
 use rlx_ir::{Node, NodeId, Op, UnaryOp};
@@ -46,7 +47,12 @@ pub(super) fn lower(
         Some((op, None)) => (cx.scratch(result.size), Some(op)),
         _ => (result, None),
     };
-    let key = matmul_key(bias.is_some(), epilogue.and_then(|(_, e)| e));
+    // Every launch has the node's M and N (a split only moves batches and offsets).
+    let rung = match launches.first() {
+        Some((p, _)) => MatmulRung::choose(p.m, p.n, cx.limits),
+        None => MatmulRung::Tiled64,
+    };
+    let key = matmul_key(rung, bias.is_some(), epilogue.and_then(|(_, e)| e));
     let mut operands = vec![operand_or_dummy(cx, a)?, operand_or_dummy(cx, b)?];
     if let Some(bias) = bias {
         // The bias is [N] and N > 0 here (the output is non-empty).
@@ -55,6 +61,7 @@ pub(super) fn lower(
     operands.push(target);
     let label = cx.label(id);
     for (params, grid) in launches {
+        let grid = rung.grid(&params, grid[2]);
         out.push(Dispatch::new(key, label.clone(), operands.clone(), &params, grid));
     }
     if let Some(op) = unary_after {
@@ -63,12 +70,13 @@ pub(super) fn lower(
     Ok(())
 }
 
-/// The key of the tiled matmul with this epilogue.
-fn matmul_key(bias: bool, act: Option<Epilogue>) -> KernelKey {
-    match (bias, act) {
-        (false, None) => KernelKey::MatmulTiledF32,
-        (false, Some(a)) => KernelKey::Nn(NnKernel::MatmulAct(a)),
-        (true, a) => KernelKey::Nn(NnKernel::MatmulBias(a)),
+/// The key of the matmul of `rung` with this epilogue.
+pub(super) fn matmul_key(rung: MatmulRung, bias: bool, act: Option<Epilogue>) -> KernelKey {
+    match (rung, bias, act) {
+        (MatmulRung::Tiled64, false, None) => KernelKey::MatmulTiledF32,
+        (MatmulRung::Tiled64, false, Some(a)) => KernelKey::Nn(NnKernel::MatmulAct(a)),
+        (MatmulRung::Tiled64, true, a) => KernelKey::Nn(NnKernel::MatmulBias(a)),
+        (MatmulRung::Reg128, bias, act) => KernelKey::Nn(NnKernel::MatmulReg { bias, act }),
     }
 }
 

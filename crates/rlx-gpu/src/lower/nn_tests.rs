@@ -153,9 +153,74 @@ fn rope_and_softmax_are_one_step_each() {
 #[test]
 fn matmul_keys_by_epilogue() {
     use super::matmul_key;
+    use crate::catalog::nn::{Epilogue, MatmulRung};
+    let t = MatmulRung::Tiled64;
+    assert_eq!(matmul_key(t, false, None), KernelKey::MatmulTiledF32);
+    assert_eq!(crate::variant(matmul_key(t, true, Some(Epilogue::Relu))).name, "matmul_tiled_bias_relu_f32");
+    assert_eq!(crate::variant(matmul_key(t, true, None)).bindings.len(), 4);
+    assert_eq!(crate::variant(matmul_key(t, false, Some(Epilogue::Tanh))).bindings.len(), 3);
+    let r = MatmulRung::Reg128;
+    assert_eq!(crate::variant(matmul_key(r, false, None)).name, "matmul_reg_f32");
+    assert_eq!(crate::variant(matmul_key(r, true, Some(Epilogue::Gelu))).name, "matmul_reg_bias_gelu_f32");
+    assert_eq!(crate::variant(matmul_key(r, true, None)).bindings.len(), 4);
+    assert_eq!(crate::variant(matmul_key(r, false, Some(Epilogue::Silu))).bindings.len(), 3);
+}
+
+#[test]
+fn big_matmuls_take_the_register_tile_with_its_grid() {
     use crate::catalog::nn::Epilogue;
-    assert_eq!(matmul_key(false, None), KernelKey::MatmulTiledF32);
-    assert_eq!(crate::variant(matmul_key(true, Some(Epilogue::Relu))).name, "matmul_tiled_bias_relu_f32");
-    assert_eq!(crate::variant(matmul_key(true, None)).bindings.len(), 4);
-    assert_eq!(crate::variant(matmul_key(false, Some(Epilogue::Tanh))).bindings.len(), 3);
+    // (a, b, transpose_b, bias + gelu): the key and the workgroups of the one launch.
+    type Big = (&'static [usize], &'static [usize], bool, bool, KernelKey, [u32; 3]);
+    let cases: [Big; 4] = [
+        (
+            &[129, 131],
+            &[131, 257],
+            false,
+            false,
+            KernelKey::Nn(NnKernel::MatmulReg { bias: false, act: None }),
+            [3, 2, 1],
+        ),
+        (&[127, 131], &[131, 257], false, false, KernelKey::MatmulTiledF32, [5, 2, 1]),
+        (
+            &[3, 256, 64],
+            &[384, 64],
+            true,
+            false,
+            KernelKey::Nn(NnKernel::MatmulReg { bias: false, act: None }),
+            [3, 2, 3],
+        ),
+        (
+            &[200, 64],
+            &[130, 64],
+            true,
+            true,
+            KernelKey::Nn(NnKernel::MatmulReg { bias: true, act: Some(Epilogue::Gelu) }),
+            [2, 2, 1],
+        ),
+    ];
+    for (da, db, tb, fused, key, grid) in cases {
+        let mut g = Graph::new("big");
+        let a = g.input("a", da, DType::F32).unwrap();
+        let b = g.input("b", db, DType::F32).unwrap();
+        let c = if fused {
+            let n = if tb { db[db.len() - 2] } else { db[db.len() - 1] };
+            let bias = g.input("bias", &[n], DType::F32).unwrap();
+            let op = Op::FusedMatMul {
+                transpose_a: false,
+                transpose_b: tb,
+                bias: true,
+                activation: Some(UnaryOp::Gelu),
+            };
+            g.push(op, &[a, b, bias]).unwrap()
+        } else {
+            g.push(Op::MatMul { transpose_a: false, transpose_b: tb }, &[a, b]).unwrap()
+        };
+        g.set_outputs(&[c]).unwrap();
+        let s = schedule(&g);
+        assert_eq!(keys(&s), [key], "{da:?} {db:?}");
+        assert_eq!(s.steps[0].workgroups, grid, "{da:?} {db:?}");
+        // Lavapipe-sized memory takes it; a 16 KiB device keeps the 64 tile.
+        let small = lower(&g, &limits(16 * 1024)).unwrap();
+        assert!(!matches!(small.steps[0].key, KernelKey::Nn(NnKernel::MatmulReg { .. })));
+    }
 }

@@ -1,14 +1,17 @@
 //! Matmul: 2-D and batched with broadcast batch dims, either operand transposed, and the
-//! linear layer (matmul + bias + activation) that rlx-opt fuses into one op.
+//! linear layer (matmul + bias + activation) that rlx-opt fuses into one op. Outputs of at
+//! least 128×128 run on the register-tiled rung (`matmul_reg.wgsl`), the rest on the 64 tile;
+//! [`reg_tile`] gives the big rung the same coverage as the small one.
 
 use crate::{Case, CaseCtx};
-use rlx_ir::{IrError, NodeId, UnaryOp};
+use rlx_ir::{IrError, NodeId, Op, Tensor, UnaryOp};
 use rlx_runtime::PassOptions;
 
 pub(super) fn cases(out: &mut Vec<Case>) {
     plain(out);
     batched(out);
     linear(out);
+    reg_tile(out);
 }
 
 /// a [.., M, K] (or [.., K, M]) times b [.., K, N] (or [.., N, K]).
@@ -115,4 +118,90 @@ fn linear(out: &mut Vec<Case>) {
         let y = c.linear(x, w, Some(b))?;
         Ok(vec![c.silu(y)?])
     }));
+}
+
+/// Shapes with M, N ≥ 128 (the 128×128 register tile): edges in every dim, exact tiles,
+/// transposes, batches with broadcasts, K = 1 and K = 0, a NaN row and every fused epilogue.
+fn reg_tile(out: &mut Vec<Case>) {
+    type Reg = (&'static str, &'static [usize], &'static [usize], (usize, usize, usize), (bool, bool));
+    let shapes: [Reg; 9] = [
+        ("129x257x131", &[], &[], (129, 257, 131), (false, false)),
+        ("256x384x512", &[], &[], (256, 384, 512), (false, false)),
+        ("130x67x200_ta", &[], &[], (130, 67, 200), (true, false)),
+        ("130x67x200_tb", &[], &[], (130, 67, 200), (false, true)),
+        ("130x67x200_ta_tb", &[], &[], (130, 67, 200), (true, true)),
+        ("128x1x200", &[], &[], (128, 1, 200), (false, false)),
+        ("batched_bcast_2x1_1x3", &[2, 1], &[1, 3], (129, 20, 130), (false, false)),
+        ("batched_rank2_rhs_tb", &[3], &[], (140, 33, 131), (false, true)),
+        ("batched_rhs_shared_ta", &[], &[2], (131, 17, 256), (true, false)),
+    ];
+    for (tag, ba, bb, mkn, t) in shapes {
+        out.push(Case::new(format!("matmul_f32_reg_{tag}"), move |c| {
+            let (a, b) = operands(c, ba, bb, mkn, t)?;
+            Ok(vec![c.matmul_t(a, b, t.0, t.1)?])
+        }));
+    }
+    // One NaN in a makes its row (and only it) NaN.
+    out.push(Case::new("matmul_f32_reg_nan_poisons_one_row", |c| {
+        let mut v = c.uniform(140 * 9, -1.0, 1.0);
+        v[70 * 9 + 4] = f32::NAN;
+        let x = c.input_tensor("a", Tensor::from_f32([140, 9], v)?)?;
+        let y = c.input_f32("b", &[9, 130], -1.0, 1.0)?;
+        Ok(vec![c.matmul(x, y)?])
+    }));
+    let acts = [
+        None,
+        Some(UnaryOp::Gelu),
+        Some(UnaryOp::GeluTanh),
+        Some(UnaryOp::Relu),
+        Some(UnaryOp::Silu),
+        Some(UnaryOp::Sigmoid),
+        Some(UnaryOp::Tanh),
+        // No epilogue variant: a unary step after the matmul.
+        Some(UnaryOp::Exp),
+    ];
+    for act in acts {
+        for bias in [false, true] {
+            if act.is_none() && !bias {
+                continue;
+            }
+            let name = act.map_or("none", |a| a.name());
+            let tag = if bias { "bias" } else { "no_bias" };
+            // Unfused passes: the FusedMatMul node reaches the backend as built.
+            out.push(
+                Case::new(format!("fused_matmul_reg_{tag}_{name}"), move |c| {
+                    fused_big(c, &[160, 67], bias, act)
+                })
+                .with_passes(PassOptions::none()),
+            );
+        }
+    }
+    // K = 0: no K step at all, the output is act(bias).
+    out.push(
+        Case::new("fused_matmul_reg_k0_is_act_of_bias", |c| {
+            fused_big(c, &[130, 0], true, Some(UnaryOp::Gelu))
+        })
+        .with_passes(PassOptions::none()),
+    );
+    // A linear layer that rlx-opt fuses (x [2, 70, 96], PyTorch weight [136, 96]).
+    out.push(Case::new("linear_reg_bias_gelu_batched_input", |c| {
+        let x = c.input_f32("x", &[2, 70, 96], -1.0, 1.0)?;
+        let w = c.param_f32("w", &[136, 96], -0.3, 0.3)?;
+        let b = c.param_f32("b", &[136], -0.5, 0.5)?;
+        let y = c.linear(x, w, Some(b))?;
+        Ok(vec![c.gelu(y)?])
+    }));
+}
+
+/// A FusedMatMul node as rlx-opt's fusion builds it: a [M, K] · b [136, K]ᵀ (+ bias [136]).
+fn fused_big(c: &mut CaseCtx, a: &[usize], bias: bool, act: Option<UnaryOp>) -> Result<Vec<NodeId>, IrError> {
+    let k = a[1];
+    let a = c.input_f32("a", a, -1.5, 1.5)?;
+    let b = c.input_f32("b", &[136, k], -0.3, 0.3)?;
+    let mut ins = vec![a, b];
+    if bias {
+        ins.push(c.input_f32("bias", &[136], -1.0, 1.0)?);
+    }
+    let op = Op::FusedMatMul { transpose_a: false, transpose_b: true, bias, activation: act };
+    Ok(vec![c.push(op, &ins)?])
 }
