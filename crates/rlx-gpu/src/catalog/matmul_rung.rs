@@ -16,6 +16,12 @@ pub enum MatmulRung {
     Reg128,
 }
 
+/// The fewest 128×128 workgroups for which the wide rung pays. Measured on the H200
+/// (2026-11-26): 4096³ (1024 groups) 5.80 → 4.54 ms and BERT-base b32 (192–768 groups per
+/// matmul) 53.7 → 32.7 ms with it, but 1024³ (64 groups) 0.113 → 0.178 ms and BERT-base b1 (6–24
+/// groups) 7.8 → 11.7 ms: too few groups for 132 SMs. Between 64 and 192 it was not measured.
+pub const MIN_WIDE_WORKGROUPS: u64 = 128;
+
 impl MatmulRung {
     pub const ALL: [MatmulRung; 2] = [MatmulRung::Tiled64, MatmulRung::Reg128];
 
@@ -49,12 +55,16 @@ impl MatmulRung {
         Ok(())
     }
 
-    /// The rung for an M×N output on a device with `limits`: [`MatmulRung::Reg128`] where both
-    /// M and N are at least its tile (a big output; a smaller one keeps the 64 tile so that the
-    /// GPU has more workgroups) and the device has the memory, else [`MatmulRung::Tiled64`].
-    pub fn choose(m: u32, n: u32, limits: &GpuLimits) -> Self {
+    /// The rung for `batches` M×N outputs on a device with `limits`: [`MatmulRung::Reg128`]
+    /// where both M and N are at least its tile, the launch has at least
+    /// [`MIN_WIDE_WORKGROUPS`] of its workgroups (fewer leave most of a large GPU idle) and the
+    /// device has the memory; else [`MatmulRung::Tiled64`].
+    pub fn choose(m: u32, n: u32, batches: u32, limits: &GpuLimits) -> Self {
         let big = MatmulRung::Reg128;
-        if m >= big.tile() && n >= big.tile() && big.available(limits).is_ok() {
+        let t = u64::from(big.tile());
+        let groups = u64::from(m).div_ceil(t) * u64::from(n).div_ceil(t) * u64::from(batches.max(1));
+        let wide = m >= big.tile() && n >= big.tile() && groups >= MIN_WIDE_WORKGROUPS;
+        if wide && big.available(limits).is_ok() {
             big
         } else {
             MatmulRung::Tiled64
@@ -88,18 +98,22 @@ mod tests {
     #[test]
     fn big_outputs_take_the_register_tile() {
         let l = limits(32 * 1024);
-        for (m, n, rung) in [
-            (4096, 4096, MatmulRung::Reg128),
-            (128, 128, MatmulRung::Reg128),
-            (129, 257, MatmulRung::Reg128),
-            (127, 4096, MatmulRung::Tiled64),
-            (4096, 64, MatmulRung::Tiled64),
-            (1, 1, MatmulRung::Tiled64),
+        for (m, n, batches, rung) in [
+            (4096, 4096, 1, MatmulRung::Reg128),
+            (4096, 768, 1, MatmulRung::Reg128),
+            (128, 128, 128, MatmulRung::Reg128),
+            (129, 257, 22, MatmulRung::Reg128),
+            (129, 257, 21, MatmulRung::Tiled64),
+            (1024, 1024, 1, MatmulRung::Tiled64),
+            (128, 768, 1, MatmulRung::Tiled64),
+            (127, 4096, 64, MatmulRung::Tiled64),
+            (4096, 64, 64, MatmulRung::Tiled64),
+            (1, 1, 1, MatmulRung::Tiled64),
         ] {
-            assert_eq!(MatmulRung::choose(m, n, &l), rung, "{m}x{n}");
+            assert_eq!(MatmulRung::choose(m, n, batches, &l), rung, "{m}x{n}, {batches} batches");
         }
         // A device with too little workgroup memory keeps the 64 tile.
-        assert_eq!(MatmulRung::choose(4096, 4096, &limits(16 * 1024)), MatmulRung::Tiled64);
+        assert_eq!(MatmulRung::choose(4096, 4096, 1, &limits(16 * 1024)), MatmulRung::Tiled64);
         let e = MatmulRung::Reg128.available(&limits(16 * 1024)).unwrap_err();
         assert!(e.contains("16896") && e.contains("16384"), "{e}");
         assert!(MatmulRung::Tiled64.available(&limits(16 * 1024)).is_ok());

@@ -48,8 +48,9 @@ pub(super) fn lower(
         _ => (result, None),
     };
     // Every launch has the node's M and N (a split only moves batches and offsets).
+    let batches: u32 = launches.iter().map(|(_, g)| g[2]).fold(0, u32::saturating_add);
     let rung = match launches.first() {
-        Some((p, _)) => MatmulRung::choose(p.m, p.n, cx.limits),
+        Some((p, _)) => MatmulRung::choose(p.m, p.n, batches, cx.limits),
         None => MatmulRung::Tiled64,
     };
     let key = matmul_key(rung, bias.is_some(), epilogue.and_then(|(_, e)| e));

@@ -171,31 +171,33 @@ fn big_matmuls_take_the_register_tile_with_its_grid() {
     use crate::catalog::nn::Epilogue;
     // (a, b, transpose_b, bias + gelu): the key and the workgroups of the one launch.
     type Big = (&'static [usize], &'static [usize], bool, bool, KernelKey, [u32; 3]);
-    let cases: [Big; 4] = [
+    // The register tile needs M, N ≥ 128 and at least 128 of its workgroups.
+    let cases: [Big; 5] = [
         (
-            &[129, 131],
-            &[131, 257],
+            &[1153, 67],
+            &[67, 1665],
             false,
             false,
             KernelKey::Nn(NnKernel::MatmulReg { bias: false, act: None }),
-            [3, 2, 1],
+            [14, 10, 1],
         ),
         (&[127, 131], &[131, 257], false, false, KernelKey::MatmulTiledF32, [5, 2, 1]),
+        (&[129, 131], &[131, 257], false, false, KernelKey::MatmulTiledF32, [5, 3, 1]),
         (
-            &[3, 256, 64],
+            &[40, 256, 64],
             &[384, 64],
             true,
             false,
             KernelKey::Nn(NnKernel::MatmulReg { bias: false, act: None }),
-            [3, 2, 3],
+            [3, 2, 40],
         ),
         (
-            &[200, 64],
-            &[130, 64],
+            &[1300, 64],
+            &[1536, 64],
             true,
             true,
             KernelKey::Nn(NnKernel::MatmulReg { bias: true, act: Some(Epilogue::Gelu) }),
-            [2, 2, 1],
+            [12, 11, 1],
         ),
     ];
     for (da, db, tb, fused, key, grid) in cases {
@@ -219,7 +221,7 @@ fn big_matmuls_take_the_register_tile_with_its_grid() {
         let s = schedule(&g);
         assert_eq!(keys(&s), [key], "{da:?} {db:?}");
         assert_eq!(s.steps[0].workgroups, grid, "{da:?} {db:?}");
-        // Lavapipe-sized memory takes it; a 16 KiB device keeps the 64 tile.
+        // A 16 KiB device keeps the 64 tile.
         let small = lower(&g, &limits(16 * 1024)).unwrap();
         assert!(!matches!(small.steps[0].key, KernelKey::Nn(NnKernel::MatmulReg { .. })));
     }

@@ -120,20 +120,21 @@ fn linear(out: &mut Vec<Case>) {
     }));
 }
 
-/// Shapes with M, N ≥ 128 (the 128×128 register tile): edges in every dim, exact tiles,
-/// transposes, batches with broadcasts, K = 1 and K = 0, a NaN row and every fused epilogue.
+/// Launches of at least 128 workgroups of 128×128 with M, N ≥ 128 (the register-tiled rung's
+/// rule): edges in every dim, exact tiles, transposes, batches with broadcasts, K = 1 and
+/// K = 0, a NaN row and every fused epilogue.
 fn reg_tile(out: &mut Vec<Case>) {
     type Reg = (&'static str, &'static [usize], &'static [usize], (usize, usize, usize), (bool, bool));
     let shapes: [Reg; 9] = [
-        ("129x257x131", &[], &[], (129, 257, 131), (false, false)),
-        ("256x384x512", &[], &[], (256, 384, 512), (false, false)),
-        ("130x67x200_ta", &[], &[], (130, 67, 200), (true, false)),
-        ("130x67x200_tb", &[], &[], (130, 67, 200), (false, true)),
-        ("130x67x200_ta_tb", &[], &[], (130, 67, 200), (true, true)),
-        ("128x1x200", &[], &[], (128, 1, 200), (false, false)),
-        ("batched_bcast_2x1_1x3", &[2, 1], &[1, 3], (129, 20, 130), (false, false)),
-        ("batched_rank2_rhs_tb", &[3], &[], (140, 33, 131), (false, true)),
-        ("batched_rhs_shared_ta", &[], &[2], (131, 17, 256), (true, false)),
+        ("1153x67x1665", &[], &[], (1153, 67, 1665), (false, false)),
+        ("1536x64x1408", &[], &[], (1536, 64, 1408), (false, false)),
+        ("1300x33x1600_ta", &[], &[], (1300, 33, 1600), (true, false)),
+        ("1300x33x1600_tb", &[], &[], (1300, 33, 1600), (false, true)),
+        ("1300x33x1600_ta_tb", &[], &[], (1300, 33, 1600), (true, true)),
+        ("1280x1x1664", &[], &[], (1280, 1, 1664), (false, false)),
+        ("batched_bcast_4x1_1x8", &[4, 1], &[1, 8], (129, 20, 130), (false, false)),
+        ("batched_rank2_rhs_tb", &[32], &[], (140, 33, 1031), (false, true)),
+        ("batched_rhs_shared_ta", &[], &[32], (131, 17, 256), (true, false)),
     ];
     for (tag, ba, bb, mkn, t) in shapes {
         out.push(Case::new(format!("matmul_f32_reg_{tag}"), move |c| {
@@ -143,10 +144,10 @@ fn reg_tile(out: &mut Vec<Case>) {
     }
     // One NaN in a makes its row (and only it) NaN.
     out.push(Case::new("matmul_f32_reg_nan_poisons_one_row", |c| {
-        let mut v = c.uniform(140 * 9, -1.0, 1.0);
-        v[70 * 9 + 4] = f32::NAN;
-        let x = c.input_tensor("a", Tensor::from_f32([140, 9], v)?)?;
-        let y = c.input_f32("b", &[9, 130], -1.0, 1.0)?;
+        let mut v = c.uniform(1300 * 9, -1.0, 1.0);
+        v[700 * 9 + 4] = f32::NAN;
+        let x = c.input_tensor("a", Tensor::from_f32([1300, 9], v)?)?;
+        let y = c.input_f32("b", &[9, 1600], -1.0, 1.0)?;
         Ok(vec![c.matmul(x, y)?])
     }));
     let acts = [
@@ -170,7 +171,7 @@ fn reg_tile(out: &mut Vec<Case>) {
             // Unfused passes: the FusedMatMul node reaches the backend as built.
             out.push(
                 Case::new(format!("fused_matmul_reg_{tag}_{name}"), move |c| {
-                    fused_big(c, &[160, 67], bias, act)
+                    fused_big(c, &[1300, 67], bias, act)
                 })
                 .with_passes(PassOptions::none()),
             );
@@ -179,28 +180,28 @@ fn reg_tile(out: &mut Vec<Case>) {
     // K = 0: no K step at all, the output is act(bias).
     out.push(
         Case::new("fused_matmul_reg_k0_is_act_of_bias", |c| {
-            fused_big(c, &[130, 0], true, Some(UnaryOp::Gelu))
+            fused_big(c, &[1300, 0], true, Some(UnaryOp::Gelu))
         })
         .with_passes(PassOptions::none()),
     );
-    // A linear layer that rlx-opt fuses (x [2, 70, 96], PyTorch weight [136, 96]).
+    // A linear layer that rlx-opt fuses (x [2, 700, 96], PyTorch weight [1536, 96]).
     out.push(Case::new("linear_reg_bias_gelu_batched_input", |c| {
-        let x = c.input_f32("x", &[2, 70, 96], -1.0, 1.0)?;
-        let w = c.param_f32("w", &[136, 96], -0.3, 0.3)?;
-        let b = c.param_f32("b", &[136], -0.5, 0.5)?;
+        let x = c.input_f32("x", &[2, 700, 96], -1.0, 1.0)?;
+        let w = c.param_f32("w", &[1536, 96], -0.3, 0.3)?;
+        let b = c.param_f32("b", &[1536], -0.5, 0.5)?;
         let y = c.linear(x, w, Some(b))?;
         Ok(vec![c.gelu(y)?])
     }));
 }
 
-/// A FusedMatMul node as rlx-opt's fusion builds it: a [M, K] · b [136, K]ᵀ (+ bias [136]).
+/// A FusedMatMul node as rlx-opt's fusion builds it: a [M, K] · b [1536, K]ᵀ (+ bias [1536]).
 fn fused_big(c: &mut CaseCtx, a: &[usize], bias: bool, act: Option<UnaryOp>) -> Result<Vec<NodeId>, IrError> {
     let k = a[1];
     let a = c.input_f32("a", a, -1.5, 1.5)?;
-    let b = c.input_f32("b", &[136, k], -0.3, 0.3)?;
+    let b = c.input_f32("b", &[1536, k], -0.3, 0.3)?;
     let mut ins = vec![a, b];
     if bias {
-        ins.push(c.input_f32("bias", &[136], -1.0, 1.0)?);
+        ins.push(c.input_f32("bias", &[1536], -1.0, 1.0)?);
     }
     let op = Op::FusedMatMul { transpose_a: false, transpose_b: true, bias, activation: act };
     Ok(vec![c.push(op, &ins)?])
