@@ -33,45 +33,7 @@ const PITCH: u32 = 132u;
 // vec4 in one stage of one tile.
 const STAGE4: u32 = 264u; // BK * PITCH4
 
-const ACT_NONE: u32 = 0u;
-const ACT_GELU: u32 = 1u;
-const ACT_GELU_TANH: u32 = 2u;
-const ACT_RELU: u32 = 3u;
-const ACT_SILU: u32 = 4u;
-const ACT_SIGMOID: u32 = 5u;
-const ACT_TANH: u32 = 6u;
-
-const ACT: u32 = {{ACT}};
-const HAS_BIAS: bool = {{HAS_BIAS}};
-
-struct MatmulParams {
-    m: u32,
-    n: u32,
-    k: u32,
-    batch: u32,
-    batch_inner: u32,
-    a_stride_m: u32,
-    a_stride_k: u32,
-    b_stride_k: u32,
-    b_stride_n: u32,
-    a_batch_outer: u32,
-    a_batch_inner: u32,
-    b_batch_outer: u32,
-    b_batch_inner: u32,
-    a_offset: u32,
-    b_offset: u32,
-    c_offset: u32,
-}
-
-@group(0) @binding(0) var<storage, read> a: array<f32>;
-@group(0) @binding(1) var<storage, read> b: array<f32>;
-{{BIAS_DECL}}
-@group(0) @binding({{C_BINDING}}) var<storage, read_write> c: array<f32>;
-{{PARAMS}} p: MatmulParams;
-
-fn bias_at(col: u32) -> f32 {
-    {{BIAS_AT}}
-}
+// The epilogue constants, MatmulParams, the bindings and epilogue() are in matmul_common.wgsl.
 
 var<workgroup> a_tile: array<vec4<f32>, 528>; // [2][BK][PITCH4]
 var<workgroup> b_tile: array<vec4<f32>, 528>; // [2][BK][PITCH4]
@@ -253,27 +215,4 @@ fn store4(c_base: u32, gm: u32, gn: u32, v: vec4<f32>) {
             c[r + col] = epilogue(v[j], col);
         }
     }
-}
-
-// c = act(acc + bias[col]): the bias add rounds first, as the unfused add would. The same as
-// matmul_tiled.wgsl's (its variants share the epilogue defines).
-fn epilogue(acc: f32, col: u32) -> f32 {
-    var v = acc;
-    if (HAS_BIAS) {
-        v = v + bias_at(col);
-    }
-    if (ACT == ACT_GELU) {
-        return gelu_erf(v);
-    } else if (ACT == ACT_GELU_TANH) {
-        return gelu_tanh(v);
-    } else if (ACT == ACT_RELU) {
-        return relu(v);
-    } else if (ACT == ACT_SILU) {
-        return silu(v);
-    } else if (ACT == ACT_SIGMOID) {
-        return sigmoid(v);
-    } else if (ACT == ACT_TANH) {
-        return tanh_acc(v);
-    }
-    return v;
 }

@@ -20,8 +20,18 @@ pub use params::{
     attention_launches, matmul_launches, AttentionParams, MatmulLaunch, NormParams, RopeParams, SoftmaxParams,
 };
 
-const MATMUL_TILED_SRC: &str = include_str!("../../kernels/matmul_tiled.wgsl");
-const MATMUL_REG_SRC: &str = include_str!("../../kernels/matmul_reg.wgsl");
+// Both matmul kernels get what they share (matmul_common.wgsl) appended, as every kernel gets the
+// prelude: their own line numbers stay those of their files.
+const MATMUL_TILED_SRC: &str = concat!(
+    include_str!("../../kernels/matmul_tiled.wgsl"),
+    "\n",
+    include_str!("../../kernels/matmul_common.wgsl")
+);
+const MATMUL_REG_SRC: &str = concat!(
+    include_str!("../../kernels/matmul_reg.wgsl"),
+    "\n",
+    include_str!("../../kernels/matmul_common.wgsl")
+);
 const SOFTMAX_ROW_SRC: &str = include_str!("../../kernels/softmax_row.wgsl");
 const NORM_ROW_SRC: &str = include_str!("../../kernels/nn_norm_row.wgsl");
 const ATTENTION_SRC: &str = include_str!("../../kernels/nn_attention.wgsl");
