@@ -4,7 +4,7 @@
 //! [`reg_tile`] gives the big rung the same coverage as the small one.
 
 use crate::{Case, CaseCtx};
-use rlx_ir::{IrError, NodeId, Op, Tensor, UnaryOp};
+use rlx_ir::{IrError, NodeId, Tensor, UnaryOp};
 use rlx_runtime::PassOptions;
 
 pub(super) fn cases(out: &mut Vec<Case>) {
@@ -150,37 +150,11 @@ fn reg_tile(out: &mut Vec<Case>) {
         let y = c.input_f32("b", &[9, 1600], -1.0, 1.0)?;
         Ok(vec![c.matmul(x, y)?])
     }));
-    let acts = [
-        None,
-        Some(UnaryOp::Gelu),
-        Some(UnaryOp::GeluTanh),
-        Some(UnaryOp::Relu),
-        Some(UnaryOp::Silu),
-        Some(UnaryOp::Sigmoid),
-        Some(UnaryOp::Tanh),
-        // No epilogue variant: a unary step after the matmul.
-        Some(UnaryOp::Exp),
-    ];
-    for act in acts {
-        for bias in [false, true] {
-            if act.is_none() && !bias {
-                continue;
-            }
-            let name = act.map_or("none", |a| a.name());
-            let tag = if bias { "bias" } else { "no_bias" };
-            // Unfused passes: the FusedMatMul node reaches the backend as built.
-            out.push(
-                Case::new(format!("fused_matmul_reg_{tag}_{name}"), move |c| {
-                    fused_big(c, &[1300, 67], bias, act)
-                })
-                .with_passes(PassOptions::none()),
-            );
-        }
-    }
+    super::nn_edges::epilogue_cases(out, "fused_matmul_reg", [1300, 67], 1536);
     // K = 0: no K step at all, the output is act(bias).
     out.push(
         Case::new("fused_matmul_reg_k0_is_act_of_bias", |c| {
-            fused_big(c, &[1300, 0], true, Some(UnaryOp::Gelu))
+            super::nn_edges::fused(c, [1300, 0], 1536, true, Some(UnaryOp::Gelu))
         })
         .with_passes(PassOptions::none()),
     );
@@ -192,17 +166,4 @@ fn reg_tile(out: &mut Vec<Case>) {
         let y = c.linear(x, w, Some(b))?;
         Ok(vec![c.gelu(y)?])
     }));
-}
-
-/// A FusedMatMul node as rlx-opt's fusion builds it: a [M, K] · b [1536, K]ᵀ (+ bias [1536]).
-fn fused_big(c: &mut CaseCtx, a: &[usize], bias: bool, act: Option<UnaryOp>) -> Result<Vec<NodeId>, IrError> {
-    let k = a[1];
-    let a = c.input_f32("a", a, -1.5, 1.5)?;
-    let b = c.input_f32("b", &[1536, k], -0.3, 0.3)?;
-    let mut ins = vec![a, b];
-    if bias {
-        ins.push(c.input_f32("bias", &[1536], -1.0, 1.0)?);
-    }
-    let op = Op::FusedMatMul { transpose_a: false, transpose_b: true, bias, activation: act };
-    Ok(vec![c.push(op, &ins)?])
 }

@@ -50,19 +50,29 @@ fn matmul(out: &mut Vec<Case>) {
     }));
 }
 
-/// A FusedMatMul node built as rlx-opt's fusion builds it: a [37, 67] · b [29, 67]ᵀ (+ bias).
-fn fused(c: &mut CaseCtx, bias: bool, act: Option<UnaryOp>) -> Result<Vec<NodeId>, IrError> {
-    let a = c.input_f32("a", &[37, 67], -1.5, 1.5)?;
-    let b = c.input_f32("b", &[29, 67], -0.3, 0.3)?;
+/// A FusedMatMul node built as rlx-opt's fusion builds it: a `a_dims` [M, K] · b [n, K]ᵀ
+/// (+ bias [n]).
+pub(super) fn fused(
+    c: &mut CaseCtx,
+    a_dims: [usize; 2],
+    n: usize,
+    bias: bool,
+    act: Option<UnaryOp>,
+) -> Result<Vec<NodeId>, IrError> {
+    let a = c.input_f32("a", &a_dims, -1.5, 1.5)?;
+    let b = c.input_f32("b", &[n, a_dims[1]], -0.3, 0.3)?;
     let mut ins = vec![a, b];
     if bias {
-        ins.push(c.input_f32("bias", &[29], -1.0, 1.0)?);
+        ins.push(c.input_f32("bias", &[n], -1.0, 1.0)?);
     }
     let op = Op::FusedMatMul { transpose_a: false, transpose_b: true, bias, activation: act };
     Ok(vec![c.push(op, &ins)?])
 }
 
-fn epilogues(out: &mut Vec<Case>) {
+/// `{prefix}_{bias|no_bias}_{act}`: every fused epilogue (each activation with and without a
+/// bias, and Exp, which has no epilogue variant and runs as a unary step after the matmul) on
+/// [`fused`]`(a_dims, n)`, with unfused passes so the FusedMatMul node reaches the backend as built.
+pub(super) fn epilogue_cases(out: &mut Vec<Case>, prefix: &'static str, a_dims: [usize; 2], n: usize) {
     let acts = [
         None,
         Some(UnaryOp::Gelu),
@@ -71,7 +81,6 @@ fn epilogues(out: &mut Vec<Case>) {
         Some(UnaryOp::Silu),
         Some(UnaryOp::Sigmoid),
         Some(UnaryOp::Tanh),
-        // No epilogue variant: a unary step after the matmul.
         Some(UnaryOp::Exp),
     ];
     for act in acts {
@@ -81,13 +90,16 @@ fn epilogues(out: &mut Vec<Case>) {
             }
             let name = act.map_or("none", |a| a.name());
             let tag = if bias { "bias" } else { "no_bias" };
-            // Unfused passes: the FusedMatMul node reaches the backend as built.
             out.push(
-                Case::new(format!("fused_matmul_{tag}_{name}"), move |c| fused(c, bias, act))
+                Case::new(format!("{prefix}_{tag}_{name}"), move |c| fused(c, a_dims, n, bias, act))
                     .with_passes(PassOptions::none()),
             );
         }
     }
+}
+
+fn epilogues(out: &mut Vec<Case>) {
+    epilogue_cases(out, "fused_matmul", [37, 67], 29);
     // K = 0: the product is zeros, so the output is act(bias).
     out.push(
         Case::new("fused_matmul_k0_is_act_of_bias", |c| {
