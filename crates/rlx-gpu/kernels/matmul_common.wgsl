@@ -1,7 +1,8 @@
 // What both f32 matmul kernels (matmul_tiled.wgsl, matmul_reg.wgsl) share: the epilogue
-// constants and function, the params struct, the bindings. Appended to each kernel source by
-// rlx-gpu (catalog/nn.rs), so the kernels keep their own line numbers; WGSL allows module-scope
-// declarations in any order. Placeholders are the kernels' (see matmul_tiled.wgsl).
+// constants and function, the params struct, the bindings and the batch addressing. Appended to
+// each kernel source by rlx-gpu (catalog/nn.rs), so the kernels keep their own line numbers;
+// WGSL allows module-scope declarations in any order. Placeholders are the kernels' (see
+// matmul_tiled.wgsl).
 
 const ACT_NONE: u32 = 0u;
 const ACT_GELU: u32 = 1u;
@@ -63,4 +64,15 @@ fn epilogue(acc: f32, col: u32) -> f32 {
         return tanh_acc(v);
     }
     return v;
+}
+
+// Where batch z's A, B and C start: z splits as (outer, inner) = (z / batch_inner,
+// z % batch_inner), each operand with a stride per level (0 where it is broadcast); C is
+// contiguous [batch, M, N].
+fn batch_bases(z: u32) -> vec3<u32> {
+    let outer = z / p.batch_inner;
+    let inner = z % p.batch_inner;
+    let a_base = p.a_offset + outer * p.a_batch_outer + inner * p.a_batch_inner;
+    let b_base = p.b_offset + outer * p.b_batch_outer + inner * p.b_batch_inner;
+    return vec3<u32>(a_base, b_base, p.c_offset + z * p.m * p.n);
 }

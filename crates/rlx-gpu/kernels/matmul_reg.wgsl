@@ -63,12 +63,10 @@ fn main(
     @builtin(local_invocation_id) lid: vec3<u32>,
     @builtin(local_invocation_index) t: u32,
 ) {
-    let z = wid.z;
-    let outer = z / p.batch_inner;
-    let inner = z % p.batch_inner;
-    let a_base = p.a_offset + outer * p.a_batch_outer + inner * p.a_batch_inner;
-    let b_base = p.b_offset + outer * p.b_batch_outer + inner * p.b_batch_inner;
-    let c_base = p.c_offset + z * p.m * p.n;
+    let bases = batch_bases(wid.z);
+    let a_base = bases.x;
+    let b_base = bases.y;
+    let c_base = bases.z;
     let m0 = wid.y * BM;
     let n0 = wid.x * BN;
     let tx = lid.x;
