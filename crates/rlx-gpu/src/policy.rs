@@ -68,9 +68,8 @@ mod tests {
         GpuLimits {
             max_binding_bytes: 2 << 30,
             min_offset_alignment: align,
-            max_workgroups: [65535; 3],
-            shared_memory_bytes: 32768,
             subgroup_size: 32,
+            ..GpuLimits::lavapipe()
         }
     }
 

@@ -36,6 +36,21 @@ impl GpuLimits {
     }
 }
 
+#[cfg(test)]
+impl GpuLimits {
+    /// lavapipe's limits (128 MiB bindings, 32 KiB shared memory, subgroup 8): the device the
+    /// unit tests lower for, varied per test with struct-update syntax.
+    pub(crate) fn lavapipe() -> Self {
+        GpuLimits {
+            max_binding_bytes: 128 << 20,
+            min_offset_alignment: 16,
+            max_workgroups: [65_535; 3],
+            shared_memory_bytes: 32 << 10,
+            subgroup_size: 8,
+        }
+    }
+}
+
 /// Which device buffer an operand lives in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum BufferId {

@@ -86,13 +86,7 @@ mod tests {
     use super::*;
 
     fn limits(shared: u32) -> GpuLimits {
-        GpuLimits {
-            max_binding_bytes: 128 << 20,
-            min_offset_alignment: 16,
-            max_workgroups: [65_535; 3],
-            shared_memory_bytes: shared,
-            subgroup_size: 8,
-        }
+        GpuLimits { shared_memory_bytes: shared, ..GpuLimits::lavapipe() }
     }
 
     #[test]

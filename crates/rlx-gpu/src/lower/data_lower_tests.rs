@@ -8,13 +8,7 @@ use crate::{lower, GpuError, GpuLimits, KernelKey, Schedule};
 use rlx_ir::{BinaryOp, CompareOp, DType, Graph, NodeId, ReduceOp};
 
 fn limits() -> GpuLimits {
-    GpuLimits {
-        max_binding_bytes: 128 << 20,
-        min_offset_alignment: 16,
-        max_workgroups: [65_535; 3],
-        shared_memory_bytes: 32 << 10,
-        subgroup_size: 8,
-    }
+    GpuLimits::lavapipe()
 }
 
 /// Lowers a graph of one input `x` and the single output `f` builds.

@@ -6,13 +6,7 @@ use crate::{lower, KernelKey, MatmulParams};
 use rlx_ir::{AttentionSpec, AttnLayout, BinaryOp, DType, Graph, MaskKind, NormKind, Op, UnaryOp};
 
 fn limits(shared: u32) -> GpuLimits {
-    GpuLimits {
-        max_binding_bytes: 128 << 20,
-        min_offset_alignment: 16,
-        max_workgroups: [65_535; 3],
-        shared_memory_bytes: shared,
-        subgroup_size: 8,
-    }
+    GpuLimits { shared_memory_bytes: shared, ..GpuLimits::lavapipe() }
 }
 
 fn schedule(g: &Graph) -> Schedule {

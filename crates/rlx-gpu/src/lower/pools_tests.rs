@@ -6,13 +6,7 @@ use crate::{lower, Access};
 use rlx_ir::{DType, Graph};
 
 fn limits() -> GpuLimits {
-    GpuLimits {
-        max_binding_bytes: 1 << 27,
-        min_offset_alignment: 16,
-        max_workgroups: [65535; 3],
-        shared_memory_bytes: 32768,
-        subgroup_size: 8,
-    }
+    GpuLimits::lavapipe()
 }
 
 /// A chain of `n` unary ops on `x`, and a diamond (two branches joined) at its end.
