@@ -143,10 +143,7 @@ impl Context {
         if let Some((kind, message)) = caught.into_iter().next() {
             return Err(error::to_backend(self.name(), scope, requested, kind, message));
         }
-        if let Some((kind, message)) = self.log.take() {
-            return Err(error::to_backend(self.name(), scope, requested, kind, message));
-        }
-        result
+        self.settle(scope, requested, result)
     }
 
     /// Runs `f` without error scopes and returns its result, unless the device was lost or the
@@ -160,9 +157,20 @@ impl Context {
     ) -> Result<T, BackendError> {
         self.check_lost(scope)?;
         let result = f();
+        self.settle(scope, 0, result)
+    }
+
+    /// `result`, unless the device was lost or the uncaptured-error handler recorded an error
+    /// meanwhile: then that error, naming `scope` (`requested` bytes for out-of-memory reports).
+    fn settle<T>(
+        &self,
+        scope: &str,
+        requested: u64,
+        result: Result<T, BackendError>,
+    ) -> Result<T, BackendError> {
         self.check_lost(scope)?;
         if let Some((kind, message)) = self.log.take() {
-            return Err(error::to_backend(self.name(), scope, 0, kind, message));
+            return Err(error::to_backend(self.name(), scope, requested, kind, message));
         }
         result
     }
