@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 /// What the kernels may use. Rungs that need more (subgroups, cooperative matrices) add their
 /// capability here and are only picked at run time on devices that offer it.
 fn capabilities() -> Capabilities {
-    Capabilities::IMMEDIATES
+    Capabilities::IMMEDIATES | Capabilities::SHADER_FLOAT16 | Capabilities::COOPERATIVE_MATRIX
 }
 
 fn spv_options() -> spv::Options<'static> {

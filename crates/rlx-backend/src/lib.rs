@@ -11,9 +11,11 @@
 
 mod caps;
 mod error;
+mod options;
 
 pub use caps::Capabilities;
 pub use error::BackendError;
+pub use options::{KernelOptions, MatmulKernel, Precision};
 pub use rlx_ir::{DType, Graph, NodeId, OpKind, Shape, Tensor, TensorData, TensorType};
 
 use std::time::Duration;
@@ -35,8 +37,9 @@ pub trait Backend: Send + Sync {
     /// What this backend runs natively and how it wants graphs prepared.
     fn capabilities(&self) -> &Capabilities;
 
-    /// Lowers an optimized graph into something that runs.
-    fn compile(&self, graph: &Graph) -> Result<Box<dyn Executable>, BackendError>;
+    /// Lowers an optimized graph into something that runs, with the precision and kernel
+    /// choices of `options`.
+    fn compile(&self, graph: &Graph, options: &KernelOptions) -> Result<Box<dyn Executable>, BackendError>;
 }
 
 /// A compiled graph, bound to one device.

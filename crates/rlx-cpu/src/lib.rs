@@ -27,7 +27,7 @@ pub use eval::eval;
 pub use exec::CpuExecutable;
 pub use memory::host_memory_bytes;
 
-use rlx_backend::{Backend, BackendError, Capabilities, Executable};
+use rlx_backend::{Backend, BackendError, Capabilities, Executable, KernelOptions};
 use rlx_ir::Graph;
 
 /// The CPU backend. Runs everything natively; threads come from rayon's global pool.
@@ -64,8 +64,9 @@ impl Backend for CpuBackend {
     }
 
     /// Keeps a copy of the graph. The graph is re-verified first (cheap next to running it):
-    /// the kernels index by the recorded shapes, so they must agree with the operands.
-    fn compile(&self, graph: &Graph) -> Result<Box<dyn Executable>, BackendError> {
+    /// the kernels index by the recorded shapes, so they must agree with the operands. The
+    /// options do not apply: the reference computes in f32 whatever precision is asked for.
+    fn compile(&self, graph: &Graph, _options: &KernelOptions) -> Result<Box<dyn Executable>, BackendError> {
         rlx_ir::verify(graph)?;
         Ok(Box::new(CpuExecutable::new(graph.clone())))
     }

@@ -8,7 +8,7 @@ use rlx_backend::{Backend, Executable};
 use rlx_ir::{AttentionSpec, AttnLayout, DType, Graph, MaskKind, NodeId, Op, OpKind, Tensor};
 
 fn compile(g: &Graph) -> Box<dyn Executable> {
-    rlx_cpu::CpuBackend::new().compile(g).unwrap()
+    rlx_cpu::CpuBackend::new().compile(g, &Default::default()).unwrap()
 }
 
 #[test]

@@ -34,8 +34,9 @@ struct MatmulParams {
     c_offset: u32,
 }
 
-@group(0) @binding(0) var<storage, read> a: array<f32>;
-@group(0) @binding(1) var<storage, read> b: array<f32>;
+// f32 for the f32 rungs; vec4<f32> for the tensor-core rung, which loads 16 bytes at a time.
+@group(0) @binding(0) var<storage, read> a: array<{{AB_ELEM}}>;
+@group(0) @binding(1) var<storage, read> b: array<{{AB_ELEM}}>;
 {{BIAS_DECL}}
 @group(0) @binding({{C_BINDING}}) var<storage, read_write> c: array<f32>;
 {{PARAMS}} p: MatmulParams;

@@ -50,7 +50,7 @@ pub use error::GpuError;
 pub use lower::{assign_pools, lower, LowerCtx};
 pub use policy::{backend_error, capabilities};
 pub use schedule::{
-    BufferId, BufferSpec, Dispatch, GpuLimits, Leaf, LeafKind, Operand, Schedule, ValidSchedule,
+    BufferId, BufferSpec, Dispatch, GpuLimits, Leaf, LeafKind, Operand, Schedule, ValidSchedule, BINDING_UNIT,
 };
 
 /// Absolute path of the WGSL kernels folder (for build scripts' `rerun-if-changed` and for

@@ -25,6 +25,10 @@ pub struct GpuLimits {
     pub shared_memory_bytes: u32,
     /// Subgroup size (0 when unknown).
     pub subgroup_size: u32,
+    /// f16 16×16×16 cooperative matrices with f32 accumulation at subgroup scope are usable:
+    /// the device offers them and the driver enabled them together with f16 shader arithmetic
+    /// (the tensor-core matmul rungs need both).
+    pub cooperative_matrix: bool,
 }
 
 impl GpuLimits {
@@ -47,6 +51,7 @@ impl GpuLimits {
             max_workgroups: [65_535; 3],
             shared_memory_bytes: 32 << 10,
             subgroup_size: 8,
+            cooperative_matrix: false,
         }
     }
 }
@@ -71,7 +76,20 @@ pub struct Operand {
     pub size: u64,
 }
 
+/// Bindings and buffers come in whole units of this many bytes: a kernel may view any operand as
+/// an array of vec4 (the tensor-core matmul loads its f32 operands 16 bytes at a time), and the
+/// last vec4 of a tensor whose byte size is not a multiple of 16 still lies inside the binding.
+/// Kernels never use the bytes past the tensor.
+pub const BINDING_UNIT: u64 = 16;
+
 impl Operand {
+    /// The bytes a driver binds: [`Self::size`] rounded up to [`BINDING_UNIT`]. Every buffer is
+    /// allocated in whole units, so the rounded range stays inside it ([`Schedule::validate`]).
+    /// Copies (upload, readback) use the exact `size`.
+    pub fn binding_size(&self) -> u64 {
+        self.size.div_ceil(BINDING_UNIT).saturating_mul(BINDING_UNIT)
+    }
+
     /// Whether the two byte ranges share a byte (same buffer, overlapping half-open ranges).
     pub fn overlaps(&self, other: &Operand) -> bool {
         self.buffer == other.buffer

@@ -43,6 +43,12 @@ impl KernelKey {
     pub const fn unary_f32(op: UnaryOp) -> Self {
         KernelKey::Unary(UnaryFn::F32(op))
     }
+
+    /// Whether the kernel uses cooperative matrices (and f16), which only devices with
+    /// [`crate::GpuLimits::cooperative_matrix`] can build; the lowering gives them no other.
+    pub const fn needs_cooperative_matrix(self) -> bool {
+        matches!(self, KernelKey::Nn(nn::NnKernel::MatmulCoop { .. }))
+    }
 }
 
 /// One compiled kernel.
@@ -143,6 +149,15 @@ mod tests {
         assert_eq!(variant(KernelKey::unary_f32(UnaryOp::GeluTanh)).name, "unary_gelu_tanh_f32");
         assert_eq!(variant(KernelKey::MatmulTiledF32).name, "matmul_tiled_f32");
         assert_eq!(variant(KernelKey::SoftmaxRowF32).name, "softmax_row_f32");
+    }
+
+    #[test]
+    fn exactly_the_cooperative_matrix_keys_enable_it() {
+        for v in variants() {
+            let enables = v.source.contains("enable wgpu_cooperative_matrix;");
+            assert_eq!(enables, v.key.needs_cooperative_matrix(), "{}", v.name);
+        }
+        assert!(keys().into_iter().any(KernelKey::needs_cooperative_matrix));
     }
 
     #[test]

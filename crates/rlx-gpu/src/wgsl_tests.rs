@@ -11,9 +11,12 @@ fn compile(v: &KernelVariant, params: ParamsBinding) -> naga::Module {
     assert!(!src.contains("{{"), "{}: unfilled placeholder", v.name);
     let module = naga::front::wgsl::parse_str(&src)
         .unwrap_or_else(|e| panic!("{} ({}):\n{}", v.name, v.file, e.emit_to_string_with_path(&src, v.file)));
+    // The tensor-core rungs need f16 and cooperative matrices; drivers give them only to
+    // devices that have both.
+    let caps = Capabilities::SHADER_FLOAT16 | Capabilities::COOPERATIVE_MATRIX;
     let caps = match params {
-        ParamsBinding::Immediate => Capabilities::IMMEDIATES,
-        ParamsBinding::Uniform { .. } => Capabilities::empty(),
+        ParamsBinding::Immediate => caps | Capabilities::IMMEDIATES,
+        ParamsBinding::Uniform { .. } => caps,
     };
     Validator::new(ValidationFlags::all(), caps)
         .validate(&module)

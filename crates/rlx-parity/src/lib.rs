@@ -26,13 +26,13 @@ mod compare;
 mod ctx;
 mod runner;
 
-pub use cases::cases;
+pub use cases::{cases, F16_OPERANDS_TOL};
 pub use compare::{compare_outputs, compare_outputs_by, Metric, OutputCheck};
 pub use ctx::{Built, CaseCtx};
 pub use runner::{run_case, run_case_in, run_table, CaseResult, ParityError, Report, Row};
 
 use rlx_ir::{IrError, NodeId};
-use rlx_runtime::PassOptions;
+use rlx_runtime::{KernelOptions, MatmulKernel, PassOptions, Precision};
 
 /// The default bound on ‖out − ref‖₂ / ‖ref‖₂ for f32 outputs (DESIGN.md "Numerics").
 pub const DEFAULT_TOL: f64 = 1e-5;
@@ -53,6 +53,10 @@ pub struct Case {
     pub passes: PassOptions,
     /// How float outputs are measured against `tol` (default: the norm ratio).
     pub metric: Metric,
+    /// Precision and forced matmul kernel for the device under test (the CPU reference always
+    /// computes in f32). A case that forces a kernel the device lacks is reported unavailable
+    /// with the device's reason, not failed.
+    pub kernels: KernelOptions,
 }
 
 impl Case {
@@ -67,7 +71,16 @@ impl Case {
             tol: DEFAULT_TOL,
             passes: PassOptions::default(),
             metric: Metric::Norm,
+            kernels: KernelOptions::default(),
         }
+    }
+
+    /// The same case at `precision`, with every matmul forced onto `matmul` (if given), under
+    /// a new name (the name seeds the data).
+    pub fn with_kernels(mut self, name: String, precision: Precision, matmul: Option<MatmulKernel>) -> Case {
+        self.name = name;
+        self.kernels = KernelOptions { precision, matmul };
+        self
     }
 
     /// The same case with another tolerance. Callers write a comment saying why at the call.
@@ -105,6 +118,7 @@ impl std::fmt::Debug for Case {
             .field("tol", &self.tol)
             .field("passes", &self.passes)
             .field("metric", &self.metric)
+            .field("kernels", &self.kernels)
             .finish()
     }
 }

@@ -3,7 +3,7 @@
 use crate::compare::{compare_outputs_by, OutputCheck};
 use crate::{Built, Case};
 use rlx_ir::{IrError, Tensor, TensorData};
-use rlx_runtime::{CompileOptions, Device, HostData, Session};
+use rlx_runtime::{BackendError, CompileOptions, Device, HostData, Session};
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
@@ -24,6 +24,10 @@ pub enum ParityError {
         #[source]
         source: IrError,
     },
+    /// The case forces a kernel (or precision) the device does not have: not a failure, but
+    /// counted and shown apart ([`Report::unavailable`]) with the device's reason.
+    #[error("case {case}: unavailable on {device}: {reason}")]
+    Unavailable { case: String, device: Device, reason: String },
     /// Compiling, setting a param or running failed on one side.
     #[error("case {case}: {stage} on {device} failed: {source}")]
     Device {
@@ -73,8 +77,9 @@ pub fn run_case(device: Device, case: &Case) -> Result<CaseResult, ParityError> 
 pub fn run_case_in(dev: &Session, cpu: &Session, case: &Case) -> Result<CaseResult, ParityError> {
     let built =
         case.instantiate().map_err(|source| ParityError::Build { case: case.name.clone(), source })?;
-    let reference = execute(cpu, case, &built)?;
+    // The device first: a case it cannot compile costs no reference run.
     let got = execute(dev, case, &built)?;
+    let reference = execute(cpu, case, &built)?;
     Ok(CaseResult {
         name: case.name.clone(),
         tol: case.tol,
@@ -115,8 +120,19 @@ fn execute(session: &Session, case: &Case, built: &Built) -> Result<Vec<Tensor>,
             source: Box::new(e),
         }
     };
-    let opts = CompileOptions { passes: case.passes };
-    let mut exe = session.compile_with(&built.graph, &opts).map_err(fail("compile"))?;
+    let opts = CompileOptions {
+        passes: case.passes,
+        precision: case.kernels.precision,
+        matmul: case.kernels.matmul,
+    };
+    let mut exe = session.compile_with(&built.graph, &opts).map_err(|e| match e {
+        rlx_runtime::Error::Backend(BackendError::Unsupported { reason, .. })
+            if case.kernels.matmul.is_some() =>
+        {
+            ParityError::Unavailable { case: case.name.clone(), device: session.device(), reason }
+        }
+        e => fail("compile")(e),
+    })?;
     let half = |v: &[(String, Tensor)]| v.iter().map(|(n, t)| (n.clone(), halved(t))).collect::<Vec<_>>();
     for (name, value) in &half(&built.params) {
         exe.set_param(name, value).map_err(fail("set_param (warm-up)"))?;
@@ -141,6 +157,11 @@ pub struct Row {
 impl Row {
     pub fn passed(&self) -> bool {
         self.result.as_ref().is_ok_and(CaseResult::passed)
+    }
+
+    /// The device does not have what the case forces ([`ParityError::Unavailable`]).
+    pub fn unavailable(&self) -> bool {
+        matches!(self.result, Err(ParityError::Unavailable { .. }))
     }
 }
 
@@ -173,18 +194,26 @@ impl Report {
         self.rows.iter().filter(|r| r.passed()).count()
     }
 
+    /// Rows that neither passed nor were unavailable.
     pub fn failures(&self) -> Vec<&Row> {
-        self.rows.iter().filter(|r| !r.passed()).collect()
+        self.rows.iter().filter(|r| !r.passed() && !r.unavailable()).collect()
     }
 
-    /// `parity vulkan: 212 passed, 0 failed`.
+    /// Rows whose forced kernel the device lacks.
+    pub fn unavailable(&self) -> Vec<&Row> {
+        self.rows.iter().filter(|r| r.unavailable()).collect()
+    }
+
+    /// `parity vulkan: 212 passed, 0 failed`, and `, 30 unavailable (reason)` when some
+    /// cases force a kernel the device lacks (the first reason; all are in [`Self::table`]).
     pub fn summary(&self) -> String {
-        format!(
-            "parity {}: {} passed, {} failed",
-            self.device,
-            self.passed(),
-            self.rows.len() - self.passed()
-        )
+        let unavailable = self.unavailable();
+        let mut s =
+            format!("parity {}: {} passed, {} failed", self.device, self.passed(), self.failures().len());
+        if let Some(Err(ParityError::Unavailable { reason, .. })) = unavailable.first().map(|r| &r.result) {
+            let _ = write!(s, ", {} unavailable ({reason})", unavailable.len());
+        }
+        s
     }
 
     /// A table of (case, rel err, tol, pass, ms, note) for the rows `all` selects: every row, or

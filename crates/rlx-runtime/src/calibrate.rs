@@ -40,7 +40,7 @@ pub fn calibrate(session: &Session, progress: &mut dyn FnMut(f64)) -> Result<Cal
 /// Compiled with no optional passes: the chain must stay a chain (no fusion), and nothing here
 /// benefits from optimisation.
 fn compile(session: &Session, g: &Graph) -> Result<Executable, Error> {
-    session.compile_with(g, &CompileOptions { passes: PassOptions::none() })
+    session.compile_with(g, &CompileOptions { passes: PassOptions::none(), ..Default::default() })
 }
 
 /// Deterministic, finite, non-trivial data.

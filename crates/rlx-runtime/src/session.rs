@@ -6,7 +6,7 @@ use crate::error::Error;
 use crate::executable::Executable;
 use crate::rank::GraphStats;
 use crate::registry;
-use rlx_backend::Backend;
+use rlx_backend::{Backend, KernelOptions, MatmulKernel, Precision};
 use rlx_ir::{Graph, IrError, Op, Tensor, TensorType};
 use rlx_opt::PassOptions;
 
@@ -15,6 +15,19 @@ use rlx_opt::PassOptions;
 pub struct CompileOptions {
     /// Optional optimizer passes. Legalization for the device always runs.
     pub passes: PassOptions,
+    /// How much the kernels may round ([`Precision::F32`] by default).
+    pub precision: Precision,
+    /// Run every matmul on this kernel of the GPU ladder (tests, benchmarks); the compile fails
+    /// with `Unsupported`, naming what is missing, where the device or precision cannot. `None`:
+    /// the backend picks per device and shape.
+    pub matmul: Option<MatmulKernel>,
+}
+
+impl CompileOptions {
+    /// What the backend is asked for.
+    pub fn kernel_options(&self) -> KernelOptions {
+        KernelOptions { precision: self.precision, matmul: self.matmul }
+    }
 }
 
 /// A backend opened on one device.
@@ -113,7 +126,7 @@ impl Session {
         rlx_ir::verify(g)?;
         let fold = |op: &Op, inputs: &[&Tensor], out: &TensorType| rlx_cpu::eval(op, inputs, out).ok();
         let optimized = rlx_opt::optimize(g, self.backend.capabilities(), &opts.passes, Some(&fold))?;
-        let compiled = self.backend.compile(&optimized)?;
+        let compiled = self.backend.compile(&optimized, &opts.kernel_options())?;
         Executable::new(g, optimized, compiled, self.backend.name())
     }
 }

@@ -258,8 +258,12 @@ impl Backend for Limited {
     fn capabilities(&self) -> &Capabilities {
         &self.caps
     }
-    fn compile(&self, graph: &Graph) -> Result<Box<dyn rlx_backend::Executable>, BackendError> {
-        self.cpu.compile(graph)
+    fn compile(
+        &self,
+        graph: &Graph,
+        options: &rlx_backend::KernelOptions,
+    ) -> Result<Box<dyn rlx_backend::Executable>, BackendError> {
+        self.cpu.compile(graph, options)
     }
 }
 
@@ -374,7 +378,7 @@ fn rlx_device_values_parse() {
 
 #[test]
 fn passes_off_gives_the_same_result() {
-    let opts = CompileOptions { passes: PassOptions::none() };
+    let opts = CompileOptions { passes: PassOptions::none(), ..Default::default() };
     let mut exe = Session::new(Device::Cpu).unwrap().compile_with(&graph(), &opts).unwrap();
     exe.set_param("w", &W).unwrap();
     exe.set_param("b", &B).unwrap();
@@ -448,7 +452,11 @@ impl Backend for Lying {
     fn capabilities(&self) -> &Capabilities {
         &self.0
     }
-    fn compile(&self, _: &Graph) -> Result<Box<dyn rlx_backend::Executable>, BackendError> {
+    fn compile(
+        &self,
+        _: &Graph,
+        _: &rlx_backend::KernelOptions,
+    ) -> Result<Box<dyn rlx_backend::Executable>, BackendError> {
         Ok(Box::new(LyingExe))
     }
 }

@@ -7,7 +7,7 @@
 use crate::executable::VulkanExecutable;
 use crate::probe::AdapterInfo;
 use crate::Context;
-use rlx_backend::{Backend, BackendError, Capabilities, Executable};
+use rlx_backend::{Backend, BackendError, Capabilities, Executable, KernelOptions};
 use rlx_gpu::GpuLimits;
 use rlx_ir::Graph;
 use std::sync::Arc;
@@ -37,6 +37,7 @@ pub fn gpu_limits(info: &AdapterInfo) -> GpuLimits {
         max_workgroups: l.max_compute_work_group_count,
         shared_memory_bytes: l.max_compute_shared_memory_size,
         subgroup_size: info.features.subgroup_size,
+        cooperative_matrix: info.features.cooperative_matrix && info.features.shader_f16,
     }
 }
 
@@ -88,8 +89,8 @@ impl Backend for VulkanBackend {
         &self.caps
     }
 
-    fn compile(&self, graph: &Graph) -> Result<Box<dyn Executable>, BackendError> {
-        let schedule = rlx_gpu::lower(graph, &self.limits)
+    fn compile(&self, graph: &Graph, options: &KernelOptions) -> Result<Box<dyn Executable>, BackendError> {
+        let schedule = rlx_gpu::lower(graph, &self.limits, options)
             .map_err(|e| rlx_gpu::backend_error(&self.caps.device_name, e))?;
         Ok(Box::new(VulkanExecutable::build(self.ctx.clone(), &schedule)?))
     }

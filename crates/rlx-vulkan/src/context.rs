@@ -139,7 +139,7 @@ impl Context {
             // is destroyed under it too (see LIFECYCLE).
             let _lifecycle = lock(&LIFECYCLE);
             let instance = probe::create_instance()?;
-            let devices = probe::enumerate(&instance.instance)?;
+            let devices = probe::enumerate(&instance)?;
             let infos: Vec<AdapterInfo> = devices.iter().map(|(_, info)| info.clone()).collect();
             let chosen = match options.adapter {
                 Some(i) => probe::pick_with(&infos, Some(&i.to_string()))?,
@@ -197,11 +197,38 @@ fn create_device(
     if extensions.iter().any(|e| e.extension_name_as_c_str() == Ok(vk::KHR_PORTABILITY_SUBSET_NAME)) {
         enabled.push(vk::KHR_PORTABILITY_SUBSET_NAME.as_ptr());
     }
+    // Optional features the kernels use, each enabled only where probed as present: f16
+    // arithmetic (the tensor-core matmul rounds operands to f16 in shared memory), f16 storage
+    // buffers, and cooperative matrices.
+    let has_ext = |name: &std::ffi::CStr| extensions.iter().any(|e| e.extension_name_as_c_str() == Ok(name));
+    let f = &info.features;
+    let v12 = info.api_version >= [1, 2, 0];
+    let f16_ok = f.shader_f16 && (v12 || has_ext(vk::KHR_SHADER_FLOAT16_INT8_NAME));
+    if f16_ok && !v12 {
+        enabled.push(vk::KHR_SHADER_FLOAT16_INT8_NAME.as_ptr());
+    }
+    let coop_ok = f.cooperative_matrix && f16_ok;
+    if coop_ok {
+        enabled.push(vk::KHR_COOPERATIVE_MATRIX_NAME.as_ptr());
+    }
+    let mut f16_features = vk::PhysicalDeviceShaderFloat16Int8Features::default().shader_float16(f16_ok);
+    let mut storage16 =
+        vk::PhysicalDevice16BitStorageFeatures::default().storage_buffer16_bit_access(f.storage_buffer_16bit);
+    let mut coop = vk::PhysicalDeviceCooperativeMatrixFeaturesKHR::default().cooperative_matrix(coop_ok);
     let priorities = [1.0f32];
     let queues =
         [vk::DeviceQueueCreateInfo::default().queue_family_index(family).queue_priorities(&priorities)];
-    let create =
+    let mut create =
         vk::DeviceCreateInfo::default().queue_create_infos(&queues).enabled_extension_names(&enabled);
+    if f16_ok {
+        create = create.push_next(&mut f16_features);
+    }
+    if f.storage_buffer_16bit {
+        create = create.push_next(&mut storage16);
+    }
+    if coop_ok {
+        create = create.push_next(&mut coop);
+    }
     let device = unsafe { inst.create_device(pd, &create, None) }
         .map_err(|r| vk_error(&info.name, "creating the logical device", 0, r))?;
     let queue = unsafe { device.get_device_queue(family, 0) };

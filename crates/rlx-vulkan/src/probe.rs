@@ -66,7 +66,8 @@ pub struct AdapterFeatures {
     pub shader_f16: bool,
     /// f16 values in storage buffers (storageBuffer16BitAccess).
     pub storage_buffer_16bit: bool,
-    /// VK_KHR_cooperative_matrix (or the NV predecessor) is offered.
+    /// VK_KHR_cooperative_matrix is offered with its feature, and among its configurations is
+    /// f16 16×16×16 with f32 accumulation at subgroup scope: what rlx's tensor-core matmul runs.
     pub cooperative_matrix: bool,
 }
 
@@ -118,7 +119,7 @@ pub(crate) struct OwnedInstance {
     pub(crate) instance: ash::Instance,
     /// Whether VK_EXT_debug_utils is enabled (object labels for debuggers).
     pub(crate) debug_utils: bool,
-    _entry: ash::Entry,
+    pub(crate) entry: ash::Entry,
 }
 
 /// Serialises creating and destroying instances and devices across the process.
@@ -183,7 +184,7 @@ pub(crate) fn create_instance() -> Result<OwnedInstance, VulkanError> {
         vk::Result::ERROR_INCOMPATIBLE_DRIVER => VulkanError::NoDevice,
         _ => VulkanError::Call { call: "vkCreateInstance", result },
     })?;
-    Ok(OwnedInstance { instance, debug_utils, _entry: entry })
+    Ok(OwnedInstance { instance, debug_utils, entry })
 }
 
 fn c_string(s: Result<&CStr, std::ffi::FromBytesUntilNulError>) -> String {
@@ -192,10 +193,11 @@ fn c_string(s: Result<&CStr, std::ffi::FromBytesUntilNulError>) -> String {
 
 /// Describes one physical device.
 pub(crate) fn describe(
-    instance: &ash::Instance,
+    owned: &OwnedInstance,
     index: usize,
     pd: vk::PhysicalDevice,
 ) -> Result<AdapterInfo, VulkanError> {
+    let instance = &owned.instance;
     // SAFETY (whole function): queries on a valid physical device of a live instance; every
     // chained struct is one the device's API version or extension list says it supports.
     let props = unsafe { instance.get_physical_device_properties(pd) };
@@ -226,6 +228,8 @@ pub(crate) fn describe(
         let mut f2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut f16);
         unsafe { instance.get_physical_device_features2(pd, &mut f2) };
     }
+    let cooperative_matrix =
+        has_extension(&extensions, vk::KHR_COOPERATIVE_MATRIX_NAME) && coop_f16_16x16(owned, pd);
     let memory = unsafe { instance.get_physical_device_memory_properties(pd) };
     let families = unsafe { instance.get_physical_device_queue_family_properties(pd) };
 
@@ -267,8 +271,7 @@ pub(crate) fn describe(
             subgroup_shuffle: compute_ops(vk::SubgroupFeatureFlags::SHUFFLE),
             shader_f16: f16.shader_float16 == vk::TRUE,
             storage_buffer_16bit: storage16.storage_buffer16_bit_access == vk::TRUE,
-            cooperative_matrix: has_extension(&extensions, vk::KHR_COOPERATIVE_MATRIX_NAME)
-                || has_extension(&extensions, vk::NV_COOPERATIVE_MATRIX_NAME),
+            cooperative_matrix,
         },
         memory_heaps: heaps
             .iter()
@@ -281,14 +284,35 @@ pub(crate) fn describe(
     })
 }
 
+/// Whether `pd` (which offers VK_KHR_cooperative_matrix) has its feature and the f16
+/// 16×16×16 → f32 subgroup configuration.
+fn coop_f16_16x16(owned: &OwnedInstance, pd: vk::PhysicalDevice) -> bool {
+    let mut feature = vk::PhysicalDeviceCooperativeMatrixFeaturesKHR::default();
+    let mut f2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut feature);
+    // SAFETY: queries on a valid physical device that offers the extension.
+    unsafe { owned.instance.get_physical_device_features2(pd, &mut f2) };
+    if feature.cooperative_matrix != vk::TRUE {
+        return false;
+    }
+    let ext = ash::khr::cooperative_matrix::Instance::new(&owned.entry, &owned.instance);
+    let props = unsafe { ext.get_physical_device_cooperative_matrix_properties(pd) }.unwrap_or_default();
+    let (f16, f32) = (vk::ComponentTypeKHR::FLOAT16, vk::ComponentTypeKHR::FLOAT32);
+    props.iter().any(|p| {
+        (p.m_size, p.n_size, p.k_size) == (16, 16, 16)
+            && (p.a_type, p.b_type, p.c_type, p.result_type) == (f16, f16, f32, f32)
+            && p.scope == vk::ScopeKHR::SUBGROUP
+    })
+}
+
 /// Every physical device of `instance` with its description, in the loader's order.
 pub(crate) fn enumerate(
-    instance: &ash::Instance,
+    owned: &OwnedInstance,
 ) -> Result<Vec<(vk::PhysicalDevice, AdapterInfo)>, VulkanError> {
+    let instance = &owned.instance;
     // SAFETY: a query on a live instance.
     let devices = unsafe { instance.enumerate_physical_devices() }
         .map_err(|result| VulkanError::Call { call: "vkEnumeratePhysicalDevices", result })?;
-    devices.into_iter().enumerate().map(|(i, pd)| Ok((pd, describe(instance, i, pd)?))).collect()
+    devices.into_iter().enumerate().map(|(i, pd)| Ok((pd, describe(owned, i, pd)?))).collect()
 }
 
 /// Describes every Vulkan device on this machine. An empty list means a working loader with
@@ -297,7 +321,7 @@ pub fn probe() -> Result<Vec<AdapterInfo>, VulkanError> {
     // Declared first, so it is released after `instance` is destroyed.
     let _lifecycle = crate::context::lock(&LIFECYCLE);
     let instance = create_instance()?;
-    Ok(enumerate(&instance.instance)?.into_iter().map(|(_, info)| info).collect())
+    Ok(enumerate(&instance)?.into_iter().map(|(_, info)| info).collect())
 }
 
 /// The device rlx uses: the one `RLX_VULKAN_DEVICE` names (an index into `adapters`), else the

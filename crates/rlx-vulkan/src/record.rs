@@ -91,7 +91,7 @@ pub(crate) fn submit_and_wait(
 /// Operand of a kernel binding, for the descriptor writes.
 fn descriptor(buffers: &Buffers<Arc<GpuBuffer>>, op: &Operand) -> Option<vk::DescriptorBufferInfo> {
     let b = buffers.get(op.buffer).ok()?;
-    Some(vk::DescriptorBufferInfo { buffer: b.buffer, offset: op.offset, range: op.size })
+    Some(vk::DescriptorBufferInfo { buffer: b.buffer, offset: op.offset, range: op.binding_size() })
 }
 
 /// One global memory barrier: (src stages, dst stages), (src access, dst access).

@@ -44,7 +44,7 @@ fn compile_run(
 ) -> Result<(Box<dyn Executable>, Vec<Tensor>), BackendError> {
     let g = rlx_opt::optimize(g, backend.capabilities(), &passes, None)
         .unwrap_or_else(|e| panic!("optimizing for {}: {e}", backend.capabilities().device_name));
-    let mut exe = backend.compile(&g)?;
+    let mut exe = backend.compile(&g, &Default::default())?;
     for (name, t) in params {
         exe.set_param(leaf(&g, name), t)?;
     }
@@ -208,7 +208,7 @@ fn a_tensor_past_one_binding_is_a_compile_error_naming_the_node() {
         let mut g = Graph::new("huge");
         let x = g.input("big", &[n], DType::F32).unwrap();
         g.set_outputs(&[x]).unwrap();
-        let e = backend.compile(&g).err().unwrap();
+        let e = backend.compile(&g, &Default::default()).err().unwrap();
         match &e {
             BackendError::LimitExceeded { node, requested, limit, .. } => {
                 assert!(node.contains("%0") && node.contains(&n.to_string()), "{what}: {e}");
@@ -227,7 +227,7 @@ fn a_tensor_past_one_binding_is_a_compile_error_naming_the_node() {
         let w = g.param("w", &[1, 32], DType::F32).unwrap();
         let y = g.matmul(x, w).unwrap();
         g.set_outputs(&[y]).unwrap();
-        let e = backend.compile(&g).err().unwrap();
+        let e = backend.compile(&g, &Default::default()).err().unwrap();
         let text = e.to_string();
         assert!(
             matches!(e, BackendError::LimitExceeded { requested: 4096, limit: 1024, .. }),
@@ -267,6 +267,8 @@ fn hand_made_schedule_runs_like_the_reference() {
         let what = name_of(&backend);
         let limits = backend.limits().clone();
         let bytes = (m * n * 4) as u64;
+        // Buffers come in whole 16-byte units (rlx_gpu::BINDING_UNIT); bindings are rounded up.
+        let whole = |b: usize| (b as u64).div_ceil(16) * 16;
         let (o_mm, o_add, o_sm) = (0, 1, 0);
         let slot = |pool| Operand { buffer: BufferId::Pool(pool), offset: 0, size: bytes };
         let leaf_op = |i, size| Operand { buffer: BufferId::Leaf(i), offset: 0, size };
@@ -276,19 +278,19 @@ fn hand_made_schedule_runs_like_the_reference() {
                 node: NodeId(0),
                 kind: LeafKind::Input("x".into()),
                 ty: f32_ty(&[m, k]),
-                bytes: (m * k * 4) as u64,
+                bytes: whole(m * k * 4),
             },
             Leaf {
                 node: NodeId(1),
                 kind: LeafKind::Param("w".into()),
                 ty: f32_ty(&[k, n]),
-                bytes: (k * n * 4) as u64,
+                bytes: whole(k * n * 4),
             },
             Leaf {
                 node: NodeId(2),
                 kind: LeafKind::Constant(Tensor::from_f32([n], cv.clone()).unwrap()),
                 ty: f32_ty(&[n]),
-                bytes: (n * 4) as u64,
+                bytes: whole(n * 4),
             },
         ];
         let (mp, _, mg) = MatmulParams::from_shapes(&[m, k], &[k, n], false, false).unwrap();
@@ -314,7 +316,7 @@ fn hand_made_schedule_runs_like_the_reference() {
         let schedule = Schedule {
             name: "hand".into(),
             steps,
-            pools: vec![bytes, bytes],
+            pools: vec![whole(m * n * 4), whole(m * n * 4)],
             leaves,
             scratch: vec![],
             outputs: vec![

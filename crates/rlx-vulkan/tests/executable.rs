@@ -33,7 +33,7 @@ fn one_recording_replays_and_only_dependent_steps_get_barriers() {
         let what = tag(&ctx);
         let backend = VulkanBackend::with_context(ctx);
         let g = rlx_opt::optimize(&graph(n), backend.capabilities(), &PassOptions::none(), None).unwrap();
-        let schedule = rlx_gpu::lower(&g, backend.limits()).unwrap();
+        let schedule = rlx_gpu::lower(&g, backend.limits(), &rlx_backend::KernelOptions::default()).unwrap();
         let mut exe = VulkanExecutable::build(Arc::clone(backend.context()), &schedule).unwrap();
         assert_eq!(exe.dispatches(), 4, "{what}");
         // exp and neg run together; add waits for both. square reads only x but reuses a
@@ -88,11 +88,15 @@ fn pipelines_are_built_once_per_context() {
     ctx.pipeline(KernelKey::SoftmaxRowF32).unwrap();
     assert_eq!(ctx.cached_pipelines(), 2);
     assert_eq!(a.variant().name, "matmul_tiled_f32");
-    // Every variant of the catalogue builds into a pipeline.
-    for key in rlx_gpu::keys() {
+    // Every variant the device can run builds into a pipeline; the tensor-core ones only where
+    // it has cooperative matrices (the lowering never asks for them elsewhere).
+    let coop = rlx_vulkan::gpu_limits(ctx.info()).cooperative_matrix;
+    let runnable: Vec<_> =
+        rlx_gpu::keys().into_iter().filter(|k| coop || !k.needs_cooperative_matrix()).collect();
+    for &key in &runnable {
         ctx.pipeline(key).unwrap_or_else(|e| panic!("{key:?}: {e}"));
     }
-    assert_eq!(ctx.cached_pipelines(), rlx_gpu::keys().len());
+    assert_eq!(ctx.cached_pipelines(), runnable.len());
 }
 
 #[test]
@@ -100,7 +104,7 @@ fn an_executable_outlives_its_backend() {
     for ctx in contexts() {
         let backend = VulkanBackend::with_context(ctx);
         let g = rlx_opt::optimize(&graph(64), backend.capabilities(), &PassOptions::none(), None).unwrap();
-        let mut exe = backend.compile(&g).unwrap();
+        let mut exe = backend.compile(&g, &Default::default()).unwrap();
         drop(backend);
         // The executable holds the device and its buffers: running it is still valid.
         let xv = data(64, 6, -1.0, 1.0);
@@ -115,7 +119,7 @@ fn a_wrong_input_is_an_error_not_a_crash() {
     for ctx in contexts() {
         let backend = VulkanBackend::with_context(ctx);
         let g = rlx_opt::optimize(&graph(8), backend.capabilities(), &PassOptions::none(), None).unwrap();
-        let mut exe = backend.compile(&g).unwrap();
+        let mut exe = backend.compile(&g, &Default::default()).unwrap();
         let e = exe.run(&[]).unwrap_err();
         assert!(e.to_string().contains("was not given"), "{e}");
         let short = Tensor::from_f32([4], vec![0.0; 4]).unwrap();

@@ -5,7 +5,7 @@
 use crate::context::Context;
 use crate::executable::WgpuExecutable;
 use crate::probe::{WgpuInfo, WgpuOptions};
-use rlx_backend::{Backend, BackendError, Capabilities, Executable};
+use rlx_backend::{Backend, BackendError, Capabilities, Executable, KernelOptions};
 use rlx_gpu::GpuLimits;
 use rlx_ir::Graph;
 use std::sync::Arc;
@@ -59,8 +59,8 @@ impl Backend for WgpuBackend {
         &self.caps
     }
 
-    fn compile(&self, graph: &Graph) -> Result<Box<dyn Executable>, BackendError> {
-        let schedule = rlx_gpu::lower(graph, &self.ctx.limits)
+    fn compile(&self, graph: &Graph, options: &KernelOptions) -> Result<Box<dyn Executable>, BackendError> {
+        let schedule = rlx_gpu::lower(graph, &self.ctx.limits, options)
             .map_err(|e| rlx_gpu::backend_error(&self.caps.device_name, e))?;
         Ok(Box::new(WgpuExecutable::build(self.ctx.clone(), &schedule)?))
     }

@@ -94,7 +94,12 @@ impl Context {
         device.set_device_lost_callback(move |reason, message| sink.lose(format!("{reason:?}: {message}")));
 
         let granted = device.limits();
-        let info = WgpuInfo::new(&adapter_info, device.features(), &granted);
+        let info = WgpuInfo::new(
+            &adapter_info,
+            device.features(),
+            &granted,
+            &adapter.cooperative_matrix_properties(),
+        );
         let limits = info.gpu_limits();
         Ok(Context {
             _instance: instance,

@@ -250,7 +250,7 @@ fn build(ctx: Arc<Context>, s: &ValidSchedule) -> Result<WgpuExecutable, Backend
                 resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
                     buffer: buffers.get(op.buffer).map_err(gpu)?,
                     offset: op.offset,
-                    size: NonZeroU64::new(op.size),
+                    size: NonZeroU64::new(op.binding_size()),
                 }),
             });
         }

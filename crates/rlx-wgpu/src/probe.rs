@@ -173,6 +173,9 @@ pub struct EnabledFeatures {
     pub shader_f16: bool,
     pub subgroup: bool,
     pub cooperative_matrix: bool,
+    /// Among the adapter's cooperative-matrix configurations is f16 16×16×16 with f32
+    /// accumulation: what rlx's tensor-core matmul uses.
+    pub coop_f16_16: bool,
     /// Kernel params travel as immediates (push constants); uniforms otherwise.
     pub immediates: bool,
     /// GPU timestamps time the compute pass of every run ([`rlx_backend::RunProfile`]).
@@ -185,6 +188,7 @@ impl EnabledFeatures {
             shader_f16: f.contains(wgpu::Features::SHADER_F16),
             subgroup: f.contains(wgpu::Features::SUBGROUP),
             cooperative_matrix: f.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX),
+            coop_f16_16: false,
             immediates: f.contains(wgpu::Features::IMMEDIATES),
             timestamp_query: f.contains(wgpu::Features::TIMESTAMP_QUERY),
         }
@@ -208,6 +212,12 @@ impl EnabledFeatures {
             names.join(", ")
         }
     }
+}
+
+/// f16 16×16×16 with f32 accumulation: the configuration of rlx's tensor-core matmul.
+fn is_f16_16x16(p: &wgpu::CooperativeMatrixProperties) -> bool {
+    use wgpu::CooperativeScalarType as T;
+    (p.m_size, p.n_size, p.k_size) == (16, 16, 16) && p.ab_type == T::F16 && p.cr_type == T::F32
 }
 
 /// The device limits rlx cares about, as granted.
@@ -242,7 +252,15 @@ pub struct WgpuInfo {
 }
 
 impl WgpuInfo {
-    pub(crate) fn new(info: &wgpu::AdapterInfo, features: wgpu::Features, limits: &wgpu::Limits) -> Self {
+    /// `coop` is the adapter's list of cooperative-matrix configurations.
+    pub(crate) fn new(
+        info: &wgpu::AdapterInfo,
+        features: wgpu::Features,
+        limits: &wgpu::Limits,
+        coop: &[wgpu::CooperativeMatrixProperties],
+    ) -> Self {
+        let mut enabled = EnabledFeatures::from_wgpu(features);
+        enabled.coop_f16_16 = enabled.cooperative_matrix && coop.iter().any(is_f16_16x16);
         WgpuInfo {
             name: info.name.clone(),
             backend: format!("{:?}", info.backend),
@@ -251,7 +269,7 @@ impl WgpuInfo {
             device: info.device,
             driver: info.driver.clone(),
             driver_info: info.driver_info.clone(),
-            features: EnabledFeatures::from_wgpu(features),
+            features: enabled,
             limits: KeyLimits {
                 max_storage_buffer_binding_size: limits.max_storage_buffer_binding_size,
                 max_buffer_size: limits.max_buffer_size,
@@ -319,6 +337,7 @@ impl WgpuInfo {
             shared_memory_bytes: l.max_compute_workgroup_storage_size,
             // One size only when the device has one; 0 (unknown) when it varies.
             subgroup_size: if l.subgroup_min_size == l.subgroup_max_size { l.subgroup_min_size } else { 0 },
+            cooperative_matrix: self.features.coop_f16_16 && self.features.shader_f16,
         }
     }
 }

@@ -187,7 +187,7 @@ fn a_tensor_past_the_binding_limit_is_refused_at_compile_time() {
     let y = g.exp(x).unwrap();
     g.set_outputs(&[y]).unwrap();
     // Straight to the backend: the optimizer accepts the graph, the device cannot bind it.
-    match gpu.compile(&g) {
+    match gpu.compile(&g, &Default::default()) {
         Err(BackendError::LimitExceeded { requested, limit: l, .. }) => {
             assert_eq!(l, limit);
             assert!(requested > limit);

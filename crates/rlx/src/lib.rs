@@ -36,7 +36,7 @@ pub mod prelude {
         Op, OpKind, PoolKind, ReduceOp, RopeStyle, Shape, Tensor, TensorData, TensorType, UnaryOp,
     };
     pub use rlx_runtime::{
-        devices, CompileOptions, Device, DeviceStatus, Error, Executable, HostData, PassOptions, Port,
-        Session,
+        devices, CompileOptions, Device, DeviceStatus, Error, Executable, HostData, MatmulKernel,
+        PassOptions, Port, Precision, Session,
     };
 }

@@ -4,7 +4,7 @@
 mod cli;
 
 use clap::{Parser, Subcommand};
-use rlx::prelude::Device;
+use rlx::prelude::{Device, MatmulKernel, Precision};
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -60,6 +60,14 @@ enum Command {
         /// Batch of the bert workload (sequence 128; input x [batch·128, 768]).
         #[arg(long, default_value_t = 8)]
         bert_batch: usize,
+        /// f32 (f32 math), mixed (f32 storage, matmul operands rounded to f16 for tensor cores)
+        /// or f16. The CPU always computes in f32.
+        #[arg(long, default_value = "f32")]
+        precision: Precision,
+        /// Force every matmul onto one GPU kernel: tiled64, reg128 or coop (default: the
+        /// backend picks per shape and device).
+        #[arg(long)]
+        matmul_kernel: Option<MatmulKernel>,
         /// Workloads to run (default: all).
         #[arg(value_enum)]
         workloads: Vec<cli::bench_embed::BenchWorkload>,
@@ -121,6 +129,8 @@ fn main() -> ExitCode {
             matmul_size,
             bert_layers,
             bert_batch,
+            precision,
+            matmul_kernel,
             workloads,
         } => {
             use cli::bench::{BenchOptions, Workload};
@@ -147,6 +157,8 @@ fn main() -> ExitCode {
                 matmul_size,
                 bert_layers,
                 bert_batch,
+                precision,
+                matmul_kernel,
             };
             let graphs = if run_graphs { cli::bench::run(&options) } else { Ok(()) };
             graphs.and_then(|()| if embed { cli::bench_embed::run(&embed_options) } else { Ok(()) })

@@ -61,7 +61,7 @@ fn rel_err(a: &[f32], b: &[f32]) -> f64 {
 fn encoder_layer_same_with_passes_on_and_off() {
     let g = encoder_layer().unwrap();
     let on = run_layer(&g, &CompileOptions::default());
-    let off = run_layer(&g, &CompileOptions { passes: PassOptions::none() });
+    let off = run_layer(&g, &CompileOptions { passes: PassOptions::none(), ..Default::default() });
     assert!(on.iter().all(|v| v.is_finite()));
     let err = rel_err(&on, &off);
     assert!(err <= 1e-5, "passes on vs off differ: relative error {err:e}");

@@ -8,6 +8,8 @@
 use super::{size_of, Spec, IN2_OUT, IN3_OUT, IN4_OUT, IN_OUT};
 use rlx_ir::UnaryOp;
 
+#[path = "matmul_coop.rs"]
+mod matmul_coop;
 #[path = "matmul_params.rs"]
 mod matmul_params;
 #[path = "matmul_rung.rs"]
@@ -153,6 +155,10 @@ pub enum NnKernel {
     /// `matmul_reg.wgsl` ([`MatmulRung::Reg128`]), plain or with the same epilogues as the
     /// tiled matmul ([`MatmulParams`]). Bindings a, b, [bias,] c.
     MatmulReg { bias: bool, act: Option<Epilogue> },
+    /// `matmul_coop.wgsl` ([`MatmulRung::Coop128`] when `wide`, else [`MatmulRung::Coop64`]):
+    /// tensor cores, f16 operands, f32 accumulation, the same epilogues ([`MatmulParams`]).
+    /// Bindings a, b, [bias,] c.
+    MatmulCoop { wide: bool, bias: bool, act: Option<Epilogue> },
     /// Log-softmax over the last axis, one workgroup per row ([`SoftmaxParams`]).
     LogSoftmaxRow,
     /// A row norm, one workgroup per row ([`NormParams`]).
@@ -163,10 +169,10 @@ pub enum NnKernel {
     Rope,
 }
 
-type Defines = [(&'static str, &'static str); 5];
+pub(super) type Defines = [(&'static str, &'static str); 6];
 
 /// The epilogue defines of `matmul_tiled.wgsl` (see that file).
-const fn matmul_defines(bias: bool, act: &'static str) -> Defines {
+pub(super) const fn matmul_defines(bias: bool, act: &'static str) -> Defines {
     if bias {
         [
             ("ACT", act),
@@ -174,6 +180,7 @@ const fn matmul_defines(bias: bool, act: &'static str) -> Defines {
             ("BIAS_DECL", "@group(0) @binding(2) var<storage, read> bias: array<f32>;"),
             ("BIAS_AT", "return bias[col];"),
             ("C_BINDING", "3"),
+            ("AB_ELEM", "f32"),
         ]
     } else {
         [
@@ -182,6 +189,7 @@ const fn matmul_defines(bias: bool, act: &'static str) -> Defines {
             ("BIAS_DECL", ""),
             ("BIAS_AT", "return 0.0;"),
             ("C_BINDING", "2"),
+            ("AB_ELEM", "f32"),
         ]
     }
 }
@@ -325,6 +333,9 @@ fn matmul_spec(rung: MatmulRung, bias: bool, act: usize) -> Spec {
     let (r, file, source) = match rung {
         MatmulRung::Tiled64 => (0, "kernels/matmul_tiled.wgsl", MATMUL_TILED_SRC),
         MatmulRung::Reg128 => (1, "kernels/matmul_reg.wgsl", MATMUL_REG_SRC),
+        MatmulRung::Coop64 | MatmulRung::Coop128 => {
+            return matmul_coop::coop_spec(rung == MatmulRung::Coop128, bias, act)
+        }
     };
     Spec {
         name: MATMUL_NAMES[r][row][act],
@@ -370,6 +381,9 @@ pub(crate) fn spec(k: NnKernel) -> Spec {
         NnKernel::MatmulReg { bias, act } => {
             matmul_spec(MatmulRung::Reg128, bias, act.map_or(0, Epilogue::index))
         }
+        NnKernel::MatmulCoop { wide, bias, act } => {
+            matmul_coop::coop_spec(wide, bias, act.map_or(0, Epilogue::index))
+        }
         NnKernel::LogSoftmaxRow => softmax_spec(true),
         NnKernel::Norm(row) => norm_spec(row),
         NnKernel::Attention(block) => {
@@ -397,6 +411,12 @@ pub(crate) fn keys() -> Vec<NnKernel> {
         keys.push(NnKernel::MatmulReg { bias, act: None });
         keys.extend(Epilogue::ALL.map(|a| NnKernel::MatmulReg { bias, act: Some(a) }));
     }
+    for wide in [false, true] {
+        for bias in [false, true] {
+            keys.push(NnKernel::MatmulCoop { wide, bias, act: None });
+            keys.extend(Epilogue::ALL.map(|a| NnKernel::MatmulCoop { wide, bias, act: Some(a) }));
+        }
+    }
     keys.push(NnKernel::LogSoftmaxRow);
     keys.extend(NormRow::ALL.map(NnKernel::Norm));
     keys.extend(AttnBlock::ALL.map(NnKernel::Attention));
@@ -411,7 +431,7 @@ mod tests {
     #[test]
     fn every_epilogue_has_its_own_variant() {
         let names: Vec<&str> = keys().into_iter().map(|k| spec(k).name).collect();
-        assert_eq!(names.len(), 7 + 6 + 14 + 1 + 4 + 3 + 1);
+        assert_eq!(names.len(), 7 + 6 + 14 + 28 + 1 + 4 + 3 + 1);
         assert!(names.contains(&"matmul_reg_f32") && names.contains(&"matmul_reg_bias_tanh_f32"));
         assert!(names.contains(&"matmul_tiled_bias_gelu_tanh_f32"));
         assert!(names.contains(&"matmul_tiled_silu_f32"));

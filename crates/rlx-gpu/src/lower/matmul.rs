@@ -50,7 +50,8 @@ pub(super) fn lower(
     // Every launch has the node's M and N (a split only moves batches and offsets).
     let batches: u32 = launches.iter().map(|(_, g)| g[2]).fold(0, u32::saturating_add);
     let rung = match launches.first() {
-        Some((p, _)) => MatmulRung::choose(p.m, p.n, batches, cx.limits),
+        Some((p, _)) => MatmulRung::choose(p.m, p.n, batches, cx.limits, &cx.options)
+            .map_err(|reason| GpuError::Lowering { node: cx.label(id), reason })?,
         None => MatmulRung::Tiled64,
     };
     let key = matmul_key(rung, bias.is_some(), epilogue.and_then(|(_, e)| e));
@@ -78,6 +79,8 @@ pub(super) fn matmul_key(rung: MatmulRung, bias: bool, act: Option<Epilogue>) ->
         (MatmulRung::Tiled64, false, Some(a)) => KernelKey::Nn(NnKernel::MatmulAct(a)),
         (MatmulRung::Tiled64, true, a) => KernelKey::Nn(NnKernel::MatmulBias(a)),
         (MatmulRung::Reg128, bias, act) => KernelKey::Nn(NnKernel::MatmulReg { bias, act }),
+        (MatmulRung::Coop64, bias, act) => KernelKey::Nn(NnKernel::MatmulCoop { wide: false, bias, act }),
+        (MatmulRung::Coop128, bias, act) => KernelKey::Nn(NnKernel::MatmulCoop { wide: true, bias, act }),
     }
 }
 

@@ -21,8 +21,11 @@ mod reduce;
 mod rope;
 
 use crate::convert::device_bytes;
-use crate::schedule::{BufferId, Dispatch, GpuLimits, Leaf, LeafKind, Operand, Schedule, ValidSchedule};
+use crate::schedule::{
+    BufferId, Dispatch, GpuLimits, Leaf, LeafKind, Operand, Schedule, ValidSchedule, BINDING_UNIT,
+};
 use crate::GpuError;
+use rlx_backend::KernelOptions;
 use rlx_ir::{Graph, Node, NodeId, Op, OpKind, TensorType};
 use rlx_opt::memory::{plan, MemoryPlan};
 use std::collections::HashMap;
@@ -32,6 +35,8 @@ pub struct LowerCtx<'a> {
     pub graph: &'a Graph,
     pub plan: MemoryPlan,
     pub limits: &'a GpuLimits,
+    /// The precision and forced kernels the compile asked for.
+    pub options: KernelOptions,
     leaf_index: HashMap<NodeId, usize>,
     /// Per memory-plan buffer: its pool (`None` for an empty value).
     pool_of: Vec<Option<usize>>,
@@ -90,7 +95,7 @@ impl<'a> LowerCtx<'a> {
     /// A temporary device buffer of `bytes` (≥ 4) for the steps of one node.
     pub fn scratch(&mut self, bytes: u64) -> Operand {
         let size = bytes.max(4);
-        self.scratch.push(size);
+        self.scratch.push(whole_units(size));
         Operand { buffer: BufferId::Scratch(self.scratch.len() - 1), offset: 0, size }
     }
 
@@ -104,7 +109,7 @@ impl<'a> LowerCtx<'a> {
 }
 
 /// Lowers `graph` (verified, optimized for a GPU backend's capabilities) into a schedule.
-pub fn lower(graph: &Graph, limits: &GpuLimits) -> Result<ValidSchedule, GpuError> {
+pub fn lower(graph: &Graph, limits: &GpuLimits, options: &KernelOptions) -> Result<ValidSchedule, GpuError> {
     let alignment = usize::try_from(limits.alignment()).unwrap_or(usize::MAX);
     let plan = plan(graph, alignment)
         .map_err(|e| GpuError::Lowering { node: "graph".into(), reason: e.to_string() })?;
@@ -119,10 +124,11 @@ pub fn lower(graph: &Graph, limits: &GpuLimits) -> Result<ValidSchedule, GpuErro
         };
         let id = NodeId(i as u32);
         leaf_index.insert(id, leaves.len());
-        leaves.push(Leaf { node: id, kind, ty: node.ty.clone(), bytes: device_bytes(&node.ty).max(4) });
+        leaves.push(Leaf { node: id, kind, ty: node.ty.clone(), bytes: whole_units(device_bytes(&node.ty)) });
     }
     let (pool_of, pools) = assign_pools(&plan);
-    let mut cx = LowerCtx { graph, plan, limits, leaf_index, pool_of, scratch: Vec::new() };
+    let mut cx =
+        LowerCtx { graph, plan, limits, options: *options, leaf_index, pool_of, scratch: Vec::new() };
     let mut steps = Vec::new();
     for (i, node) in graph.nodes().iter().enumerate() {
         let id = NodeId(i as u32);
@@ -169,7 +175,12 @@ pub fn assign_pools(plan: &MemoryPlan) -> (Vec<Option<usize>>, Vec<u64>) {
         pools[i] = (pools[i].0.max(buf.size), buf.last);
         pool_of[b] = Some(i);
     }
-    (pool_of, pools.into_iter().map(|(size, _)| size.max(4)).collect())
+    (pool_of, pools.into_iter().map(|(size, _)| whole_units(size)).collect())
+}
+
+/// `bytes` rounded up to whole [`BINDING_UNIT`]s (at least one): the size of every device buffer.
+fn whole_units(bytes: u64) -> u64 {
+    bytes.max(1).div_ceil(BINDING_UNIT).saturating_mul(BINDING_UNIT)
 }
 
 fn lower_node(cx: &mut LowerCtx, id: NodeId, node: &Node, out: &mut Vec<Dispatch>) -> Result<(), GpuError> {
@@ -231,14 +242,16 @@ impl Schedule {
             }
             for op in &step.operands {
                 let cap = self.buffer_bytes(op.buffer).unwrap_or(0);
-                if op.size == 0 || op.offset.saturating_add(op.size) > cap {
-                    return Err(bad(format!("operand {op:?} is outside its buffer of {cap} bytes")));
+                if op.size == 0 || op.offset.saturating_add(op.binding_size()) > cap {
+                    return Err(bad(format!(
+                        "operand {op:?} (bound in whole 16-byte units) is outside its buffer of {cap} bytes"
+                    )));
                 }
-                if op.size > limits.max_binding_bytes {
+                if op.binding_size() > limits.max_binding_bytes {
                     return Err(GpuError::TooLarge {
                         kernel: v.name,
                         what: "binding bytes",
-                        value: op.size,
+                        value: op.binding_size(),
                         limit: limits.max_binding_bytes,
                     });
                 }

@@ -10,7 +10,7 @@ fn limits(shared: u32) -> GpuLimits {
 }
 
 fn schedule(g: &Graph) -> Schedule {
-    lower(g, &limits(32 * 1024)).unwrap().into_inner()
+    lower(g, &limits(32 * 1024), &rlx_backend::KernelOptions::default()).unwrap().into_inner()
 }
 
 fn keys(s: &Schedule) -> Vec<KernelKey> {
@@ -124,7 +124,7 @@ fn attention_bindings_for_missing_operands() {
     // 5 rows: one query block; 2 heads; Dv 300: two column blocks.
     assert_eq!(s.steps[0].workgroups, [1, 2, 2]);
     // A device with the guaranteed 16 KiB of workgroup memory gets the D128 variant.
-    let small = lower(&g, &limits(16 * 1024)).unwrap();
+    let small = lower(&g, &limits(16 * 1024), &rlx_backend::KernelOptions::default()).unwrap();
     assert_eq!(small.steps[0].key, KernelKey::Nn(NnKernel::Attention(AttnBlock::D128)));
     assert_eq!(small.steps[0].workgroups, [1, 2, 3]);
 }
@@ -216,7 +216,7 @@ fn big_matmuls_take_the_register_tile_with_its_grid() {
         assert_eq!(keys(&s), [key], "{da:?} {db:?}");
         assert_eq!(s.steps[0].workgroups, grid, "{da:?} {db:?}");
         // A 16 KiB device keeps the 64 tile.
-        let small = lower(&g, &limits(16 * 1024)).unwrap();
+        let small = lower(&g, &limits(16 * 1024), &rlx_backend::KernelOptions::default()).unwrap();
         assert!(!matches!(small.steps[0].key, KernelKey::Nn(NnKernel::MatmulReg { .. })));
     }
 }

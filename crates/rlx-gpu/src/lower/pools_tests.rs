@@ -44,7 +44,7 @@ fn no_step_reads_and_writes_one_buffer(s: &Schedule) {
 
 #[test]
 fn values_get_pools_that_are_reused() {
-    let s = lower(&chain(10), &limits()).unwrap();
+    let s = lower(&chain(10), &limits(), &rlx_backend::KernelOptions::default()).unwrap();
     no_step_reads_and_writes_one_buffer(&s);
     // A chain needs two pools ping-ponging, the diamond a third.
     assert_eq!(s.pools.len(), 3, "{:?}", s.pools);
@@ -53,7 +53,7 @@ fn values_get_pools_that_are_reused() {
 
 #[test]
 fn dependencies_follow_the_data() {
-    let s = lower(&chain(3), &limits()).unwrap();
+    let s = lower(&chain(3), &limits(), &rlx_backend::KernelOptions::default()).unwrap();
     let waits: Vec<&[usize]> = s.steps.iter().map(|st| st.waits_for.as_slice()).collect();
     // exp, exp, exp, neg, abs, add: each exp waits for the one before; neg and abs both read the
     // last exp; add reads both.
@@ -72,7 +72,7 @@ fn a_tensor_past_one_binding_names_its_node() {
     let y = g.exp(x).unwrap();
     g.set_outputs(&[y]).unwrap();
     let small = GpuLimits { max_binding_bytes: 1 << 20, ..limits() };
-    let e = lower(&g, &small).unwrap_err().to_string();
+    let e = lower(&g, &small, &rlx_backend::KernelOptions::default()).unwrap_err().to_string();
     assert!(e.contains("4194304 bytes") && e.contains("1048576"), "{e}");
     assert!(e.contains('%'), "names the node: {e}");
 }

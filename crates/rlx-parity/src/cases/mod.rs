@@ -6,6 +6,7 @@ mod elementwise;
 mod elementwise_edges;
 mod grid;
 mod matmul;
+mod matmul_rungs;
 mod models;
 mod nn_edges;
 mod norm;
@@ -18,6 +19,8 @@ mod wiring;
 
 use crate::Case;
 
+pub use matmul_rungs::F16_OPERANDS_TOL;
+
 /// Every case, in family order: elementwise, reduce, shape, matmul, norm, attention and rope,
 /// vision, whole layers, size and rank boundaries, special values and dtype edges per family,
 /// graph wiring, launch-grid edges.
@@ -27,6 +30,7 @@ pub fn cases() -> Vec<Case> {
     reduce::cases(&mut out);
     shape::cases(&mut out);
     matmul::cases(&mut out);
+    matmul_rungs::cases(&mut out);
     norm::cases(&mut out);
     attention::cases(&mut out);
     vision::cases(&mut out);

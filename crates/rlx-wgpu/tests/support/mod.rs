@@ -50,7 +50,7 @@ pub fn compile(backend: &dyn Backend, g: &Graph) -> Compiled {
     let graph = rlx_opt::optimize(g, backend.capabilities(), &rlx_opt::PassOptions::default(), Some(&fold))
         .unwrap_or_else(|e| panic!("optimizing {} for {}: {e}", g.name(), backend.name()));
     let exe = backend
-        .compile(&graph)
+        .compile(&graph, &Default::default())
         .unwrap_or_else(|e| panic!("compiling {} on {}: {e}", g.name(), backend.name()));
     Compiled { graph, exe }
 }

@@ -48,6 +48,10 @@ pub struct BenchOptions {
     pub matmul_size: usize,
     pub bert_layers: usize,
     pub bert_batch: usize,
+    /// Precision of every compile (the CPU computes in f32 whatever it says).
+    pub precision: Precision,
+    /// A forced matmul kernel, for comparing rungs.
+    pub matmul_kernel: Option<MatmulKernel>,
 }
 
 /// One measured (workload, device) pair.
@@ -107,19 +111,26 @@ fn prepare(w: Workload, o: &BenchOptions) -> Result<Prepared, rlx::Error> {
             g.set_outputs(&[c])?;
             let inputs = vec![("a".to_string(), uniform(n * n, 7, 1.0))];
             let flops = 2.0 * (n as f64).powi(3);
-            Ok(Prepared { label: format!("matmul {n}³ f32"), graph: g, inputs, flops, iters: o.iters })
+            let label = format!("matmul {n}³ {}{}", o.precision, kernel_tag(o));
+            Ok(Prepared { label, graph: g, inputs, flops, iters: o.iters })
         }
         Workload::Bert => {
             let cfg = BertConfig { num_hidden_layers: o.bert_layers, ..BertConfig::base() };
             let (batch, seq) = (o.bert_batch, BERT_SEQ);
             let graph = rlx_models::encoder_graph(&cfg, batch, seq)?;
             let x = uniform(batch * seq * cfg.hidden_size, 11, 1.0);
-            let label = format!("bert {}L b{batch}×s{seq}", cfg.num_hidden_layers);
+            let label =
+                format!("bert {}L b{batch}×s{seq} {}{}", cfg.num_hidden_layers, o.precision, kernel_tag(o));
             let flops = cfg.encoder_flops(batch, seq);
             let inputs = vec![(rlx_models::graph::ENCODER_INPUT.into(), x)];
             Ok(Prepared { label, graph, inputs, flops, iters: o.iters })
         }
     }
+}
+
+/// " [coop]" when a matmul kernel is forced, else "".
+fn kernel_tag(o: &BenchOptions) -> String {
+    o.matmul_kernel.map(|k| format!(" [{k}]")).unwrap_or_default()
 }
 
 /// Sequence length of the BERT workload (DESIGN.md "Benchmarks").
@@ -157,7 +168,8 @@ fn measure(p: &Prepared, device: Device, o: &BenchOptions) -> Result<(Row, Vec<f
     let name = session.device().to_string();
     progress(&format!("{} on {name} ({}): compiling", p.label, session.capabilities().device_name));
     let t = Instant::now();
-    let mut exe = session.compile(&p.graph)?;
+    let opts = CompileOptions { precision: o.precision, matmul: o.matmul_kernel, ..Default::default() };
+    let mut exe = session.compile_with(&p.graph, &opts)?;
     let compile = t.elapsed();
     set_params(&mut exe, &p.graph)?;
     let feeds: Vec<(&str, &dyn HostData)> =

@@ -51,7 +51,7 @@ pub fn run(device: Device, show_graph: bool) -> Result<(), Error> {
     let g = build()?;
     let (exe, probs) = compile_and_run(&session, &g, &CompileOptions::default())?;
     let reference_session = Session::new(Device::Cpu)?;
-    let none = CompileOptions { passes: PassOptions::none() };
+    let none = CompileOptions { passes: PassOptions::none(), ..Default::default() };
     let (_, reference) = compile_and_run(&reference_session, &g, &none)?;
 
     println!(

@@ -1,0 +1,101 @@
+//! Every matmul rung forced in turn (`CompileOptions::matmul`), on the same shapes: edges in
+//! every dim, transposes, broadcast batches, K = 1 and K = 0, a NaN row and every fused
+//! epilogue. The f32 rungs keep the default tolerance; the cooperative-matrix rung rounds its
+//! operands to f16, so it runs at `Precision::Mixed` and `Precision::F16` and is held to
+//! [`F16_OPERANDS_TOL`]. A device without a rung reports its cases unavailable with the reason
+//! (lavapipe has no cooperative matrices; the H200 runs them through the parity binary).
+
+use crate::{Case, CaseCtx, DEFAULT_TOL};
+use rlx_ir::{IrError, NodeId, Tensor, UnaryOp};
+use rlx_runtime::{MatmulKernel, PassOptions, Precision};
+
+/// Matmul with f16-rounded operands and f32 accumulation: each product carries about 2^-11
+/// relative rounding, which averages to a few 1e-4 of the output's norm over K random-sign
+/// terms. DESIGN.md's bound for f16 matmul.
+pub const F16_OPERANDS_TOL: f64 = 2e-3;
+
+pub(super) fn cases(out: &mut Vec<Case>) {
+    let rungs = [
+        (MatmulKernel::Tiled64, Precision::F32, DEFAULT_TOL),
+        (MatmulKernel::Reg128, Precision::F32, DEFAULT_TOL),
+        (MatmulKernel::Coop, Precision::Mixed, F16_OPERANDS_TOL),
+        (MatmulKernel::Coop, Precision::F16, F16_OPERANDS_TOL),
+    ];
+    for (rung, precision, tol) in rungs {
+        let mut set = Vec::new();
+        shapes(&mut set);
+        super::nn_edges::epilogue_cases(&mut set, "fused", [37, 67], 29);
+        if rung == MatmulKernel::Coop {
+            // Enough 128×128 groups for the wide coop tile, with edges in M and N.
+            super::nn_edges::epilogue_cases(&mut set, "fused_wide", [1300, 67], 1536);
+        }
+        for case in set {
+            let name = format!("rung_{rung}_{precision}_{}", case.name);
+            out.push(case.with_kernels(name, precision, Some(rung)).with_tol(tol));
+        }
+    }
+}
+
+/// a [.., M, K] (or [.., K, M]) times b [.., K, N] (or [.., N, K]), uniform in [-1, 1).
+fn matmul(
+    c: &mut CaseCtx,
+    batch_a: &[usize],
+    batch_b: &[usize],
+    (m, k, n): (usize, usize, usize),
+    (ta, tb): (bool, bool),
+) -> Result<Vec<NodeId>, IrError> {
+    let mut da = batch_a.to_vec();
+    da.extend(if ta { [k, m] } else { [m, k] });
+    let mut db = batch_b.to_vec();
+    db.extend(if tb { [n, k] } else { [k, n] });
+    let a = c.input_f32("a", &da, -1.0, 1.0)?;
+    let b = c.input_f32("b", &db, -1.0, 1.0)?;
+    Ok(vec![c.matmul_t(a, b, ta, tb)?])
+}
+
+type Shape = (&'static str, &'static [usize], &'static [usize], (usize, usize, usize), (bool, bool));
+
+fn shapes(out: &mut Vec<Case>) {
+    let shapes: [Shape; 14] = [
+        ("1x1x1", &[], &[], (1, 1, 1), (false, false)),
+        ("7x13x5", &[], &[], (7, 13, 5), (false, false)),
+        ("17x33x65", &[], &[], (17, 33, 65), (false, false)),
+        ("64x64x64", &[], &[], (64, 64, 64), (false, false)),
+        ("130x70x129", &[], &[], (130, 70, 129), (false, false)),
+        ("65x1x67", &[], &[], (65, 1, 67), (false, false)),
+        ("3x0x4_empty", &[], &[], (3, 0, 4), (false, false)),
+        ("13x17x19_ta", &[], &[], (13, 17, 19), (true, false)),
+        ("13x17x19_tb", &[], &[], (13, 17, 19), (false, true)),
+        ("13x17x19_ta_tb", &[], &[], (13, 17, 19), (true, true)),
+        ("70x129x66_tb", &[], &[], (70, 129, 66), (false, true)),
+        ("batched_bcast_4x1_1x8", &[4, 1], &[1, 8], (33, 20, 34), (false, false)),
+        ("batched_rank2_rhs_tb", &[5], &[], (40, 33, 71), (false, true)),
+        ("batched_wide_32", &[32], &[], (129, 40, 257), (false, false)),
+    ];
+    for (tag, ba, bb, mkn, t) in shapes {
+        out.push(Case::new(format!("matmul_{tag}"), move |c| matmul(c, ba, bb, mkn, t)));
+    }
+    // One NaN in a makes its row (and only it) NaN.
+    out.push(Case::new("matmul_nan_poisons_one_row", |c| {
+        let mut v = c.uniform(70 * 9, -1.0, 1.0);
+        v[40 * 9 + 4] = f32::NAN;
+        let x = c.input_tensor("a", Tensor::from_f32([70, 9], v)?)?;
+        let y = c.input_f32("b", &[9, 80], -1.0, 1.0)?;
+        Ok(vec![c.matmul(x, y)?])
+    }));
+    // K = 0: no K step at all, the output is act(bias).
+    out.push(
+        Case::new("fused_k0_is_act_of_bias", |c| {
+            super::nn_edges::fused(c, [70, 0], 90, true, Some(UnaryOp::Gelu))
+        })
+        .with_passes(PassOptions::none()),
+    );
+    // A linear layer that rlx-opt fuses (x [2, 70, 96], PyTorch weight [150, 96]).
+    out.push(Case::new("linear_bias_gelu_batched_input", |c| {
+        let x = c.input_f32("x", &[2, 70, 96], -1.0, 1.0)?;
+        let w = c.param_f32("w", &[150, 96], -0.3, 0.3)?;
+        let b = c.param_f32("b", &[150], -0.5, 0.5)?;
+        let y = c.linear(x, w, Some(b))?;
+        Ok(vec![c.gelu(y)?])
+    }));
+}
