@@ -6,7 +6,7 @@ use crate::error::{ModelError, Result};
 use crate::graph::{build_graph, ATTENTION_MASK, INPUT_IDS, TOKEN_TYPE_IDS};
 use crate::tokenize::{SentenceTokenizer, TokenBatch};
 use crate::weights::{Precision, SafetensorsFile, WeightData};
-use rlx_runtime::{Device, Executable, HostData, Session};
+use rlx_runtime::{CompileOptions, Device, Executable, HostData, Session};
 use std::path::Path;
 
 /// Files a model directory must hold.
@@ -17,6 +17,7 @@ pub const REQUIRED_FILES: [&str; 3] = ["config.json", "model.safetensors", "toke
 pub struct EmbedderOptions {
     /// Sentences per model run in [`Embedder::embed`].
     pub batch_size: usize,
+    /// Compile precision; [`Precision::F16`] also keeps the weights f16 on the device.
     pub precision: Precision,
     /// Compiled shapes kept; the least recently used is dropped past this.
     pub max_cached: usize,
@@ -178,7 +179,8 @@ impl Embedder {
             self.cache.push(entry);
         } else {
             let g = build_graph(&self.config.bert, self.config.pooling, batch, seq, self.opts.precision)?;
-            let mut exe = self.session.compile(&g)?;
+            let opts = CompileOptions { precision: self.opts.precision, ..Default::default() };
+            let mut exe = self.session.compile_with(&g, &opts)?;
             for (name, data) in &self.weights {
                 match data {
                     WeightData::F32(v) => exe.set_param(name, v)?,

@@ -33,12 +33,11 @@ struct Builder<'a> {
 impl Builder<'_> {
     /// A weight param; f16 weights are cast to f32 where used.
     fn param(&mut self, name: &str, dims: &[usize]) -> Result<NodeId, IrError> {
-        match self.precision {
-            Precision::F32 => self.g.param(name, dims, DType::F32),
-            Precision::F16 => {
-                let p = self.g.param(name, dims, DType::F16)?;
-                self.g.cast(p, DType::F32)
-            }
+        if crate::weights::f16_weights(self.precision) {
+            let p = self.g.param(name, dims, DType::F16)?;
+            self.g.cast(p, DType::F32)
+        } else {
+            self.g.param(name, dims, DType::F32)
         }
     }
 

@@ -10,14 +10,15 @@ use safetensors::{Dtype, SafeTensors};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-/// The dtype the graph's weights are declared with.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Precision {
-    /// Every weight widened to f32 (the default; matches sentence-transformers' float32).
-    #[default]
-    F32,
-    /// Weights stored as f16 on the device and cast to f32 where used: half the weight memory.
-    F16,
+/// The compile precision decides the weights' dtype: [`Precision::F16`] keeps them f16 on the
+/// device (cast to f32 where used: half the weight memory); `F32` and `Mixed` widen every
+/// weight to f32 (matching sentence-transformers' float32; `Mixed` only rounds matmul operands
+/// inside the kernels).
+pub use rlx_runtime::Precision;
+
+/// Whether weights are stored as f16 at `precision`.
+pub fn f16_weights(precision: Precision) -> bool {
+    precision == Precision::F16
 }
 
 /// Values of one weight tensor, in the precision asked for.
@@ -118,22 +119,19 @@ impl SafetensorsFile {
 /// so values are assembled from bytes rather than cast in place).
 fn decode(dtype: Dtype, bytes: &[u8], precision: Precision) -> WeightData {
     let halves = || bytes.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]]));
-    match (dtype, precision) {
-        (Dtype::F16, Precision::F16) => WeightData::F16(halves().map(f16::from_bits).collect()),
-        (Dtype::F16, Precision::F32) => {
-            WeightData::F32(halves().map(|b| f16::from_bits(b).to_f32()).collect())
-        }
-        (Dtype::BF16, Precision::F32) => {
-            WeightData::F32(halves().map(|b| bf16::from_bits(b).to_f32()).collect())
-        }
-        (Dtype::BF16, Precision::F16) => {
+    match (dtype, f16_weights(precision)) {
+        (Dtype::F16, true) => WeightData::F16(halves().map(f16::from_bits).collect()),
+        (Dtype::F16, false) => WeightData::F32(halves().map(|b| f16::from_bits(b).to_f32()).collect()),
+        (Dtype::BF16, false) => WeightData::F32(halves().map(|b| bf16::from_bits(b).to_f32()).collect()),
+        (Dtype::BF16, true) => {
             WeightData::F16(halves().map(|b| f16::from_f32(bf16::from_bits(b).to_f32())).collect())
         }
-        (_, precision) => {
+        (_, half) => {
             let v = bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]));
-            match precision {
-                Precision::F32 => WeightData::F32(v.collect()),
-                Precision::F16 => WeightData::F16(v.map(f16::from_f32).collect()),
+            if half {
+                WeightData::F16(v.map(f16::from_f32).collect())
+            } else {
+                WeightData::F32(v.collect())
             }
         }
     }

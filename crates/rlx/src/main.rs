@@ -89,6 +89,10 @@ enum Command {
         /// Sentences per model run.
         #[arg(long, default_value_t = 32)]
         batch: usize,
+        /// f32 (f32 math), mixed (matmul operands rounded to f16 for tensor cores) or f16
+        /// (also f16 weights on the device).
+        #[arg(long, default_value = "f32")]
+        precision: Precision,
         /// A folder with config.json, model.safetensors and tokenizer.json (default: the
         /// cached all-minilm-l6-v2, fetched when missing).
         #[arg(long)]
@@ -146,6 +150,7 @@ fn main() -> ExitCode {
                 iters,
                 warmup,
                 model_dir: None,
+                precision,
             };
             let options = BenchOptions {
                 devices,
@@ -164,8 +169,16 @@ fn main() -> ExitCode {
             graphs.and_then(|()| if embed { cli::bench_embed::run(&embed_options) } else { Ok(()) })
         }
         Command::Fetch { model } => cli::fetch::run(&model),
-        Command::Embed { device, format, batch, model_dir, file, sentences } => {
-            cli::embed::run(cli::embed::EmbedOptions { device, format, batch, model_dir, file, sentences })
+        Command::Embed { device, format, batch, precision, model_dir, file, sentences } => {
+            cli::embed::run(cli::embed::EmbedOptions {
+                device,
+                format,
+                batch,
+                precision,
+                model_dir,
+                file,
+                sentences,
+            })
         }
         Command::Similarity { device, model_dir, a, b } => cli::similarity::run(device, model_dir, &a, &b),
     };

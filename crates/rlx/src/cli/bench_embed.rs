@@ -3,7 +3,7 @@
 //! median over the timed runs of one `embed_batch` call (tokenize, upload, compute, read back).
 
 use super::fetch::resolve_model_dir;
-use rlx::prelude::Device;
+use rlx::prelude::{Device, Precision};
 use rlx_models::{Embedder, EmbedderOptions};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -30,6 +30,9 @@ pub struct BenchEmbedOptions {
     pub iters: usize,
     pub warmup: usize,
     pub model_dir: Option<PathBuf>,
+    /// Compile precision; other than f32, each device's embeddings are also compared with its
+    /// own f32 ones (the smallest cosine is printed).
+    pub precision: Precision,
 }
 
 fn median(mut v: Vec<Duration>) -> Duration {
@@ -42,8 +45,9 @@ pub fn run(o: &BenchEmbedOptions) -> Result<(), Box<dyn std::error::Error>> {
     let dir = resolve_model_dir(o.model_dir.clone())?;
     let iters = o.iters.max(1);
     let mut rows = Vec::new();
+    let mut cosines = Vec::new();
     for &device in &o.devices {
-        let opts = EmbedderOptions { batch_size: 64, ..EmbedderOptions::default() };
+        let opts = EmbedderOptions { batch_size: 64, precision: o.precision, ..EmbedderOptions::default() };
         let mut emb = match Embedder::load(&dir, device, opts) {
             Ok(e) => e,
             Err(e) => {
@@ -67,10 +71,25 @@ pub fn run(o: &BenchEmbedOptions) -> Result<(), Box<dyn std::error::Error>> {
             let per_s = batch as f64 / t.as_secs_f64().max(1e-12);
             rows.push((emb.device().to_string(), batch, t, per_s));
         }
+        if o.precision != Precision::F32 {
+            let sentences: Vec<&str> = SENTENCES.to_vec();
+            let reference =
+                Embedder::load(&dir, device, EmbedderOptions { batch_size: 64, ..Default::default() })?
+                    .embed_batch(&sentences)?;
+            let got = emb.embed_batch(&sentences)?;
+            let worst =
+                got.iter().zip(&reference).map(|(a, b)| rlx_models::cosine(a, b)).fold(1.0f32, f32::min);
+            eprintln!("embed: {device}, {}: smallest cosine to its f32 embeddings {worst:.6}", o.precision);
+            cosines.push((device.to_string(), worst));
+        }
     }
+    println!("precision {}", o.precision);
     println!("{:<8} {:>6} {:>12} {:>14}", "device", "batch", "ms/batch", "sentences/s");
     for (device, batch, t, per_s) in rows {
         println!("{device:<8} {batch:>6} {:>12.3} {per_s:>14.1}", t.as_secs_f64() * 1e3);
+    }
+    for (device, worst) in cosines {
+        println!("{device:<8} smallest cosine to f32: {worst:.6}");
     }
     Ok(())
 }

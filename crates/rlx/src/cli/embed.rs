@@ -2,7 +2,7 @@
 //! folder given with --model-dir). Embeddings go to stdout; everything else to stderr.
 
 use super::fetch::resolve_model_dir;
-use rlx::prelude::Device;
+use rlx::prelude::{Device, Precision};
 use rlx_models::{Embedder, EmbedderOptions};
 use std::io::{BufRead, Write as _};
 use std::path::{Path, PathBuf};
@@ -22,6 +22,7 @@ pub struct EmbedOptions {
     pub device: Device,
     pub format: Format,
     pub batch: usize,
+    pub precision: Precision,
     pub model_dir: Option<PathBuf>,
     pub file: Option<PathBuf>,
     pub sentences: Vec<String>,
@@ -41,10 +42,11 @@ fn read_lines(path: &Path) -> Result<Vec<String>, Box<dyn std::error::Error>> {
 pub fn load(
     device: Device,
     batch: usize,
+    precision: Precision,
     model_dir: Option<PathBuf>,
 ) -> Result<Embedder, Box<dyn std::error::Error>> {
     let dir = resolve_model_dir(model_dir)?;
-    let opts = EmbedderOptions { batch_size: batch, ..EmbedderOptions::default() };
+    let opts = EmbedderOptions { batch_size: batch, precision, ..EmbedderOptions::default() };
     let emb = Embedder::load(&dir, device, opts)?;
     eprintln!("model {} on {}", dir.display(), emb.device());
     Ok(emb)
@@ -105,7 +107,7 @@ pub fn run(o: EmbedOptions) -> Result<(), Box<dyn std::error::Error>> {
     if o.batch == 0 {
         return Err("--batch must be at least 1".into());
     }
-    let mut emb = load(o.device, o.batch, o.model_dir)?;
+    let mut emb = load(o.device, o.batch, o.precision, o.model_dir)?;
     let refs: Vec<&str> = sentences.iter().map(String::as_str).collect();
     let start = std::time::Instant::now();
     let embeddings = emb.embed(&refs)?;

@@ -12,7 +12,7 @@ pub fn run(
     a: &str,
     b: &str,
 ) -> Result<(), Box<dyn std::error::Error>> {
-    let mut emb = load(device, 2, model_dir)?;
+    let mut emb = load(device, 2, rlx::prelude::Precision::F32, model_dir)?;
     let e = emb.embed(&[a, b])?;
     match (e.first(), e.get(1)) {
         (Some(x), Some(y)) => {
