@@ -17,6 +17,7 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
 
 const MAGIC: [u8; 8] = *b"rlxpcach";
 /// Format version of the envelope; a file of another version is ignored, then replaced.
@@ -39,12 +40,15 @@ pub enum CacheFileError {
 pub struct CacheFile {
     path: PathBuf,
     changed: AtomicBool,
+    /// Held through a whole save, so that of two threads saving at once the later snapshot of
+    /// the driver's cache is the one renamed into place last.
+    saving: Mutex<()>,
 }
 
 impl CacheFile {
     /// The file `name` in `dir` (neither needs to exist yet).
     pub fn new(dir: &Path, name: &str) -> Self {
-        CacheFile { path: dir.join(name), changed: AtomicBool::new(false) }
+        CacheFile { path: dir.join(name), changed: AtomicBool::new(false), saving: Mutex::new(()) }
     }
 
     pub fn path(&self) -> &Path {
@@ -74,6 +78,7 @@ impl CacheFile {
     /// `Ok(true)` when the file was written. `data` returning `None` (the driver had nothing to
     /// give) writes nothing. A failed write is not retried until new pipelines are built.
     pub fn save_if_changed(&self, data: impl FnOnce() -> Option<Vec<u8>>) -> Result<bool, CacheFileError> {
+        let _saving = self.saving.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if !self.changed.swap(false, Ordering::AcqRel) {
             return Ok(false);
         }
