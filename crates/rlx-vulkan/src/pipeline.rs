@@ -44,9 +44,9 @@ impl Pipeline {
         &self.variant
     }
 
-    /// Whether the driver reported that this pipeline came from the pipeline cache (loaded from
-    /// disk, or built earlier by this context) instead of being compiled. False where the
-    /// device does not report it (before Vulkan 1.3) or the cache is off.
+    /// Whether the driver reported that this pipeline came from the pipeline cache (typically
+    /// data loaded from disk) instead of being compiled. False where the device does not report
+    /// it (before Vulkan 1.3) or the cache is off.
     pub fn from_cache(&self) -> bool {
         self.from_cache
     }
