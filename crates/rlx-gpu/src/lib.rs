@@ -24,12 +24,16 @@
 //!   device's [`GpuLimits`]. Drivers trust it and never validate again.
 //! - Everything else both drivers need: host ↔ device conversion per dtype ([`convert`]), the
 //!   capability policy and the meaning of a failed lowering ([`policy`]), operand → buffer
-//!   resolution and the staging layout of host I/O ([`bind`]). A driver is then probe →
+//!   resolution and the staging layout of host I/O ([`bind`]), and the pipeline cache on disk:
+//!   where it lives ([`PipelineCacheDir`], `RLX_PIPELINE_CACHE`) and how a driver's cache bytes
+//!   are checked and replaced atomically ([`CacheFile`]). A driver is then probe →
 //!   capabilities → allocate → record → launch.
 //!
 //! Not here yet: the subgroup and cooperative-matrix matmul rungs, f16 storage.
 
 pub mod bind;
+mod cache_dir;
+mod cache_file;
 pub mod catalog;
 pub mod convert;
 pub mod deps;
@@ -45,6 +49,8 @@ mod variants;
 mod wgsl_tests;
 
 pub use bind::{Buffers, IoPlan, Place};
+pub use cache_dir::{cache_dir_from, PipelineCacheDir, PIPELINE_CACHE_ENV};
+pub use cache_file::{CacheFile, CacheFileError};
 pub use convert::device_bytes;
 pub use error::GpuError;
 pub use lower::{assign_pools, lower, LowerCtx};

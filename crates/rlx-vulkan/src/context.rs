@@ -8,11 +8,12 @@
 use crate::buffer::Transfer;
 use crate::error::vk_error;
 use crate::pipeline::Pipeline;
+use crate::pipeline_cache::PipelineCache;
 use crate::probe::{self, AdapterInfo, OwnedInstance, LIFECYCLE};
 use crate::VulkanError;
 use ash::vk;
 use rlx_backend::BackendError;
-use rlx_gpu::KernelKey;
+use rlx_gpu::{KernelKey, PipelineCacheDir};
 use std::collections::HashMap;
 use std::ffi::CString;
 use std::mem::ManuallyDrop;
@@ -109,16 +110,20 @@ pub struct Context {
     pub(crate) pipelines: Mutex<HashMap<KernelKey, Arc<Pipeline>>>,
     /// Command buffer, fence and staging buffer for host I/O on discrete devices.
     pub(crate) transfer: Mutex<Transfer>,
+    /// The VkPipelineCache every pipeline is built through, kept on disk between processes.
+    pub(crate) pipeline_cache: PipelineCache,
 }
 
 /// Choices made when opening a context; the defaults suit everyone but tests.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ContextOptions {
     /// Enumeration index of the device; `None` lets [`probe::pick`] choose.
     pub adapter: Option<usize>,
     /// Overrides the memory strategy the device type implies. `Some(Discrete)` on lavapipe
     /// runs the staging paths of discrete GPUs on the CPU (for tests).
     pub memory: Option<MemoryStrategy>,
+    /// Where compiled pipelines are kept between processes (`RLX_PIPELINE_CACHE` by default).
+    pub pipeline_cache: PipelineCacheDir,
 }
 
 impl Context {
@@ -130,7 +135,7 @@ impl Context {
 
     /// Opens the device with this enumeration index.
     pub fn with_adapter(index: usize) -> Result<Self, BackendError> {
-        Self::with_options(ContextOptions { adapter: Some(index), memory: None })
+        Self::with_options(ContextOptions { adapter: Some(index), ..ContextOptions::default() })
     }
 
     pub fn with_options(options: ContextOptions) -> Result<Self, BackendError> {
@@ -152,7 +157,13 @@ impl Context {
         };
         // Outside the lock: if this fails, dropping `shared` takes the lock itself.
         let transfer = Transfer::new(&shared)?;
-        Ok(Context { shared, pipelines: Mutex::new(HashMap::new()), transfer: Mutex::new(transfer) })
+        let pipeline_cache = PipelineCache::open(&shared, options.pipeline_cache.resolve().as_deref());
+        Ok(Context {
+            shared,
+            pipelines: Mutex::new(HashMap::new()),
+            transfer: Mutex::new(transfer),
+            pipeline_cache,
+        })
     }
 
     /// What was probed about this device.

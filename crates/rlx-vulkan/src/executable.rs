@@ -138,6 +138,9 @@ impl VulkanExecutable {
             outputs.push(OutputSlot { from, ty: ty.clone() });
         }
         let recording = Recording::new(&ctx, schedule, &buffers, &uploads, &readbacks)?;
+        // New pipelines reach the disk now, not only when the context drops (a crash or an
+        // abort skips drops).
+        ctx.save_pipeline_cache();
         Ok(VulkanExecutable { ctx, buffers, leaves, inputs, outputs, recording, profile: None })
     }
 

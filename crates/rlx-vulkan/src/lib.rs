@@ -13,8 +13,10 @@
 //! - A [`Context`] is one logical device with one compute queue. Buffers ([`GpuBuffer`]) live
 //!   in DEVICE_LOCAL memory on discrete GPUs (host I/O through a reused staging buffer) and in
 //!   host-visible memory on unified-memory devices such as lavapipe ([`MemoryStrategy`]).
-//!   Pipelines are cached per context by [`KernelKey`]. Every Vulkan object is destroyed in
-//!   its own `Drop`, and the device only after the last of them.
+//!   Pipelines are cached per context by [`KernelKey`] and built through one VkPipelineCache
+//!   per context, loaded from and saved to a file (`RLX_PIPELINE_CACHE`, see
+//!   [`rlx_gpu::PipelineCacheDir`]) so a later process skips the driver's compilation. Every
+//!   Vulkan object is destroyed in its own `Drop`, and the device only after the last of them.
 //! - A [`VulkanExecutable`] is one compiled graph: rlx-gpu's validated `Schedule` allocated
 //!   (a buffer per pool, leaf and scratch request), and the whole run recorded once into one
 //!   command buffer: input copies from persistent upload staging, every kernel launch with the
@@ -44,6 +46,7 @@ mod context;
 mod error;
 mod executable;
 mod pipeline;
+mod pipeline_cache;
 mod probe;
 mod record;
 mod spirv;
@@ -57,7 +60,7 @@ pub use pipeline::Pipeline;
 pub use probe::{
     pick, pick_with, probe, AdapterFeatures, AdapterInfo, AdapterLimits, AdapterType, MemoryHeap,
 };
-pub use rlx_gpu::KernelKey;
+pub use rlx_gpu::{KernelKey, PipelineCacheDir};
 pub use spirv::spirv;
 
 #[cfg(test)]

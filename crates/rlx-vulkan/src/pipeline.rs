@@ -1,4 +1,5 @@
-//! Compute pipelines from the SPIR-V embedded at build time, cached per context by kernel key.
+//! Compute pipelines from the SPIR-V embedded at build time, cached per context by kernel key
+//! and built through the context's VkPipelineCache (kept on disk: [`crate::pipeline_cache`]).
 //!
 //! A kernel's layout: one descriptor set with one storage buffer per entry of the variant's
 //! `bindings`, and a push-constant range of the variant's `params_size` bytes.
@@ -19,6 +20,8 @@ pub struct Pipeline {
     pub(crate) set_layout: vk::DescriptorSetLayout,
     pub(crate) layout: vk::PipelineLayout,
     pub(crate) pipeline: vk::Pipeline,
+    /// The driver reported building it from the pipeline cache.
+    from_cache: bool,
 }
 
 impl Drop for Pipeline {
@@ -41,12 +44,19 @@ impl Pipeline {
         &self.variant
     }
 
+    /// Whether the driver reported that this pipeline came from the pipeline cache (typically
+    /// data loaded from disk) instead of being compiled. False where the device does not report
+    /// it (before Vulkan 1.3) or the cache is off.
+    pub fn from_cache(&self) -> bool {
+        self.from_cache
+    }
+
     /// Storage bindings of the kernel, in binding order.
     pub fn bindings(&self) -> &'static [Access] {
         self.variant.bindings
     }
 
-    fn new(shared: &Arc<Shared>, key: KernelKey) -> Result<Self, BackendError> {
+    fn new(shared: &Arc<Shared>, key: KernelKey, cache: vk::PipelineCache) -> Result<Self, BackendError> {
         let variant = rlx_gpu::variant(key);
         let name = variant.name;
         let scope = |what: &str| format!("{what} for kernel {name}");
@@ -73,6 +83,7 @@ impl Pipeline {
             set_layout: vk::DescriptorSetLayout::null(),
             layout: vk::PipelineLayout::null(),
             pipeline: vk::Pipeline::null(),
+            from_cache: false,
         };
         let dev = &shared.device;
         // SAFETY (whole function): calls on a live device with create-infos that outlive them;
@@ -114,10 +125,21 @@ impl Pipeline {
             .stage(vk::ShaderStageFlags::COMPUTE)
             .module(p.module)
             .name(&entry);
-        let info = [vk::ComputePipelineCreateInfo::default().stage(stage).layout(p.layout)];
-        let pipelines = unsafe { dev.create_compute_pipelines(vk::PipelineCache::null(), &info, None) }
+        // Creation feedback (core in Vulkan 1.3) says whether the driver found the pipeline in
+        // the cache, so a process that built nothing new does not rewrite the cache file.
+        let mut feedback = vk::PipelineCreationFeedback::default();
+        let mut feedback_info =
+            vk::PipelineCreationFeedbackCreateInfo::default().pipeline_creation_feedback(&mut feedback);
+        let mut info = vk::ComputePipelineCreateInfo::default().stage(stage).layout(p.layout);
+        if cache != vk::PipelineCache::null() && shared.info.api_version >= [1, 3, 0] {
+            info = info.push_next(&mut feedback_info);
+        }
+        let pipelines = unsafe { dev.create_compute_pipelines(cache, &[info], None) }
             .map_err(|(_, r)| shared.err(scope("creating the compute pipeline"), 0, r))?;
         p.pipeline = pipelines.first().copied().unwrap_or_default();
+        let hit = vk::PipelineCreationFeedbackFlags::VALID
+            | vk::PipelineCreationFeedbackFlags::APPLICATION_PIPELINE_CACHE_HIT;
+        p.from_cache = feedback.flags.contains(hit);
         shared.label(p.pipeline, name);
         shared.label(p.module, name);
         Ok(p)
@@ -131,7 +153,10 @@ impl Context {
         if let Some(p) = cache.get(&key) {
             return Ok(p.clone());
         }
-        let p = Arc::new(Pipeline::new(&self.shared, key)?);
+        let p = Arc::new(Pipeline::new(&self.shared, key, self.pipeline_cache.handle())?);
+        if !p.from_cache {
+            self.pipeline_cache.compiled();
+        }
         cache.insert(key, p.clone());
         Ok(p)
     }

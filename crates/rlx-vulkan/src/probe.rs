@@ -90,6 +90,11 @@ pub struct AdapterInfo {
     /// VkPhysicalDeviceDriverProperties; empty when the device does not report them.
     pub driver_name: String,
     pub driver_info: String,
+    /// VkPhysicalDeviceProperties::driverVersion, in the vendor's own encoding.
+    pub driver_version: u32,
+    /// VkPhysicalDeviceProperties::pipelineCacheUUID: pipeline cache data is only valid for a
+    /// device and driver with the same UUID.
+    pub pipeline_cache_uuid: [u8; 16],
     /// Vulkan version the device supports, [major, minor, patch].
     pub api_version: [u32; 3],
     pub limits: AdapterLimits,
@@ -253,6 +258,8 @@ pub(crate) fn describe(
         },
         driver_name: c_string(driver.driver_name_as_c_str()),
         driver_info: c_string(driver.driver_info_as_c_str()),
+        driver_version: props.driver_version,
+        pipeline_cache_uuid: props.pipeline_cache_uuid,
         api_version: [vk::api_version_major(api), vk::api_version_minor(api), vk::api_version_patch(api)],
         limits: AdapterLimits {
             max_storage_buffer_range: l.max_storage_buffer_range,
@@ -356,4 +363,4 @@ pub fn pick_with<'a>(
 
 #[cfg(test)]
 #[path = "probe_tests.rs"]
-mod tests;
+pub(crate) mod tests;

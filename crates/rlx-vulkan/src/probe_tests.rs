@@ -1,6 +1,6 @@
 use super::*;
 
-fn adapter(index: usize, adapter_type: AdapterType, api: [u32; 3]) -> AdapterInfo {
+pub(crate) fn adapter(index: usize, adapter_type: AdapterType, api: [u32; 3]) -> AdapterInfo {
     AdapterInfo {
         index,
         name: format!("dev{index}"),
@@ -9,6 +9,8 @@ fn adapter(index: usize, adapter_type: AdapterType, api: [u32; 3]) -> AdapterInf
         adapter_type,
         driver_name: "drv".into(),
         driver_info: String::new(),
+        driver_version: 0,
+        pipeline_cache_uuid: [0; 16],
         api_version: api,
         limits: AdapterLimits {
             max_storage_buffer_range: 1 << 27,

@@ -43,6 +43,24 @@ impl WgpuBackend {
     pub fn cached_pipelines(&self) -> usize {
         self.ctx.cached_pipelines()
     }
+
+    /// Whether the pipeline cache was filled from a file on disk (one written by an earlier
+    /// backend on the same adapter).
+    pub fn pipeline_cache_loaded(&self) -> bool {
+        self.ctx.pipeline_cache_loaded()
+    }
+
+    /// The pipeline cache file of this adapter; `None` when the cache is off or the device has
+    /// no `Features::PIPELINE_CACHE`.
+    pub fn pipeline_cache_path(&self) -> Option<std::path::PathBuf> {
+        self.ctx.pipeline_cache_path()
+    }
+
+    /// Writes the cache file now if pipelines were built since the last save. Done after each
+    /// compile and when the backend drops; a failure only leaves the file as it was.
+    pub fn save_pipeline_cache(&self) {
+        self.ctx.save_pipeline_cache();
+    }
 }
 
 /// The capabilities of a wgpu device: rlx-gpu's GPU policy over its limits.

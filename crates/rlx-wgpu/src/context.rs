@@ -3,6 +3,7 @@
 
 use crate::error::{self, ErrorLog};
 use crate::pipeline::Pipeline;
+use crate::pipeline_cache::PipelineCache;
 use crate::probe::{self, unavailable, ShaderChecks, WgpuInfo, WgpuOptions};
 use rlx_backend::BackendError;
 use rlx_gpu::{GpuLimits, KernelKey};
@@ -10,6 +11,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 pub(crate) struct Context {
+    /// Kept on disk between processes; first, so it is saved while the device is still open.
+    pub(crate) pipeline_cache: Option<PipelineCache>,
     // The instance and adapter live as long as the device made from them.
     _instance: wgpu::Instance,
     _adapter: wgpu::Adapter,
@@ -101,7 +104,10 @@ impl Context {
             &adapter.cooperative_matrix_properties(),
         );
         let limits = info.gpu_limits();
+        let pipeline_cache =
+            PipelineCache::open(&device, &adapter_info, opts.pipeline_cache.resolve().as_deref());
         Ok(Context {
+            pipeline_cache,
             _instance: instance,
             _adapter: adapter,
             device,
@@ -202,6 +208,9 @@ impl Context {
         let variant = rlx_gpu::variant(key);
         let scope = format!("building kernel {} ({})", variant.name, variant.file);
         let pipeline = Arc::new(self.guarded(&scope, 0, || Pipeline::new(self, variant))?);
+        if let Some(c) = &self.pipeline_cache {
+            c.compiled();
+        }
         cache.insert(key, pipeline.clone());
         Ok(pipeline)
     }

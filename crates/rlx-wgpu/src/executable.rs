@@ -64,7 +64,11 @@ impl WgpuExecutable {
         check_sizes(&ctx, s)?;
         let scope = format!("compiling graph '{}' ({} steps)", s.name, s.steps.len());
         let c = ctx.clone();
-        c.guarded(&scope, s.total_bytes(), || build(ctx, s))
+        let exe = c.guarded(&scope, s.total_bytes(), || build(ctx, s))?;
+        // New pipelines reach the disk now, not only when the backend drops (a crash or an
+        // abort skips drops).
+        c.save_pipeline_cache();
+        Ok(exe)
     }
 
     fn refuse(&self, scope: &str, reason: String) -> BackendError {

@@ -9,13 +9,16 @@
 //!   otherwise wgpu's high-performance adapter is taken. No adapter gives
 //!   `BackendError::DeviceUnavailable` saying why, never a panic.
 //! - Probe once, enable exactly what was probed: SHADER_F16, SUBGROUP,
-//!   EXPERIMENTAL_COOPERATIVE_MATRIX, IMMEDIATES and TIMESTAMP_QUERY are requested only where
-//!   the adapter has them, limits are the adapter's own; [`WgpuInfo`] records what was granted.
+//!   EXPERIMENTAL_COOPERATIVE_MATRIX, IMMEDIATES, TIMESTAMP_QUERY and PIPELINE_CACHE are
+//!   requested only where the adapter has them, limits are the adapter's own; [`WgpuInfo`]
+//!   records what was granted.
 //! - Capabilities, conversion, binding resolution and error meanings come from rlx-gpu's
 //!   policy, the same for both GPU drivers.
 //! - `compile` lowers the graph with `rlx_gpu::lower` and builds everything once: a buffer per
 //!   pool, leaf and scratch request (all STORAGE | COPY_DST | COPY_SRC, labelled); constants
-//!   uploaded; pipelines from a per-device cache keyed by `KernelKey`; params as immediates
+//!   uploaded; pipelines from a per-device cache keyed by `KernelKey`, built through a
+//!   `wgpu::PipelineCache` kept on disk between processes where the device allows it
+//!   (`RLX_PIPELINE_CACHE`, see [`PipelineCacheDir`]); params as immediates
 //!   where the device has enough of them, else one small uniform buffer per step; bind groups;
 //!   staging buffers for readback. Inputs are bound read-only: no step reads and writes one
 //!   buffer (rlx-gpu's pools), so wgpu places barriers only between dependent steps. Kernels
@@ -44,6 +47,7 @@ mod context;
 mod error;
 mod executable;
 mod pipeline;
+mod pipeline_cache;
 mod probe;
 mod record;
 
@@ -53,6 +57,7 @@ pub use probe::{
     AdapterChoice, EnabledFeatures, KeyLimits, ShaderChecks, WgpuInfo, WgpuOptions, ADAPTER_ENV, BACKEND_ENV,
 };
 pub use rlx_backend::RunProfile;
+pub use rlx_gpu::PipelineCacheDir;
 /// The wgpu backend set type of [`WgpuOptions::backends`].
 pub use wgpu::Backends;
 

@@ -101,7 +101,7 @@ impl Pipeline {
                 // Vulkan path, which does not zero it either): zeroing would be wasted time.
                 zero_initialize_workgroup_memory: false,
             },
-            cache: None,
+            cache: ctx.wgpu_pipeline_cache(),
         });
         Ok(Pipeline { params, layout, pipeline })
     }

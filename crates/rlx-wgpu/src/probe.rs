@@ -4,7 +4,7 @@
 //! asking too much.
 
 use rlx_backend::BackendError;
-use rlx_gpu::GpuLimits;
+use rlx_gpu::{GpuLimits, PipelineCacheDir};
 use wgpu::{Backends, Features, Limits};
 
 /// The environment variable that restricts the wgpu backends ("vulkan", "metal", "dx12", "gl",
@@ -29,11 +29,20 @@ pub struct WgpuOptions {
     /// step gets a uniform buffer, as on devices without immediates (tests use this to run
     /// that path anywhere).
     pub immediates: bool,
+    /// Where compiled pipelines are kept between processes (`RLX_PIPELINE_CACHE` by default;
+    /// only on devices with `Features::PIPELINE_CACHE`).
+    pub pipeline_cache: PipelineCacheDir,
 }
 
 impl Default for WgpuOptions {
     fn default() -> Self {
-        WgpuOptions { backends: None, adapter: None, shader_checks: ShaderChecks::Trusted, immediates: true }
+        WgpuOptions {
+            backends: None,
+            adapter: None,
+            shader_checks: ShaderChecks::Trusted,
+            immediates: true,
+            pipeline_cache: PipelineCacheDir::FromEnv,
+        }
     }
 }
 
@@ -110,14 +119,15 @@ pub fn parse_adapter_choice(value: &str) -> AdapterChoice {
 }
 
 /// The optional features rlx uses: f16 arithmetic, subgroup operations, cooperative matrices
-/// (tensor cores), immediates (push constants) for kernel params, and GPU timestamps for
-/// profiling.
+/// (tensor cores), immediates (push constants) for kernel params, GPU timestamps for
+/// profiling, and pipeline caches (compiled kernels kept on disk between processes).
 pub fn wanted_features() -> Features {
     Features::SHADER_F16
         | Features::SUBGROUP
         | Features::EXPERIMENTAL_COOPERATIVE_MATRIX
         | Features::IMMEDIATES
         | Features::TIMESTAMP_QUERY
+        | Features::PIPELINE_CACHE
 }
 
 /// What to request of an adapter that offers `available`: the wanted features it has, and
@@ -180,6 +190,8 @@ pub struct EnabledFeatures {
     pub immediates: bool,
     /// GPU timestamps time the compute pass of every run ([`rlx_backend::RunProfile`]).
     pub timestamp_query: bool,
+    /// Compiled pipelines are kept on disk between processes.
+    pub pipeline_cache: bool,
 }
 
 impl EnabledFeatures {
@@ -191,6 +203,7 @@ impl EnabledFeatures {
             coop_f16_16: false,
             immediates: f.contains(wgpu::Features::IMMEDIATES),
             timestamp_query: f.contains(wgpu::Features::TIMESTAMP_QUERY),
+            pipeline_cache: f.contains(wgpu::Features::PIPELINE_CACHE),
         }
     }
 
@@ -202,6 +215,7 @@ impl EnabledFeatures {
             (self.cooperative_matrix, "cooperative-matrix"),
             (self.immediates, "immediates"),
             (self.timestamp_query, "timestamps"),
+            (self.pipeline_cache, "pipeline-cache"),
         ]
         .into_iter()
         .filter_map(|(on, name)| on.then_some(name))
@@ -356,7 +370,12 @@ mod tests {
         // Everything offered: exactly the wanted set, never more than offered.
         let all = Features::all();
         assert_eq!(requested_features(all), wanted_features());
-        for f in [Features::SUBGROUP, Features::EXPERIMENTAL_COOPERATIVE_MATRIX, Features::TIMESTAMP_QUERY] {
+        for f in [
+            Features::SUBGROUP,
+            Features::EXPERIMENTAL_COOPERATIVE_MATRIX,
+            Features::TIMESTAMP_QUERY,
+            Features::PIPELINE_CACHE,
+        ] {
             assert_eq!(requested_features(f), f);
             assert!(offered.contains(requested_features(offered)));
         }

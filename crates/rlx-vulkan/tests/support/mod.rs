@@ -26,7 +26,11 @@ pub fn contexts() -> Vec<Context> {
         let unified = ctx.memory_strategy() == MemoryStrategy::Unified;
         out.push(ctx);
         if unified {
-            let forced = ContextOptions { adapter: Some(a.index), memory: Some(MemoryStrategy::Discrete) };
+            let forced = ContextOptions {
+                adapter: Some(a.index),
+                memory: Some(MemoryStrategy::Discrete),
+                ..ContextOptions::default()
+            };
             out.push(
                 Context::with_options(forced).unwrap_or_else(|e| panic!("opening {}: {e}", a.summary())),
             );
