@@ -75,7 +75,7 @@ impl Capabilities {
         Capabilities {
             device_name: device_name.into(),
             native_ops: Self::all_ops(),
-            dtypes: [DType::F32, DType::F16, DType::I32, DType::U32, DType::Bool].into_iter().collect(),
+            dtypes: DType::ALL.into_iter().collect(),
             native_broadcast: true,
             buffer_alignment: 64,
             max_tensor_bytes: u64::MAX,

@@ -1,8 +1,8 @@
 //! Host ↔ device conversion, per dtype: the one place that knows how each dtype is stored on a
 //! GPU. F32, I32 and U32 are stored as they are (native-endian 32-bit words); Bool is a u32
-//! word, 0 or 1 (any non-zero word reads back as true). F16 is not stored on GPUs yet: both
-//! directions refuse it with `Unsupported` (the capabilities leave it out, so rlx-opt normally
-//! stops it earlier). A new stored dtype (f16, bf16, packed u8 blocks) is one arm in each of
+//! word, 0 or 1 (any non-zero word reads back as true). F16, BF16 and U8 are not stored on GPUs
+//! yet: both directions refuse them with `Unsupported` (the capabilities leave them out, so
+//! rlx-opt normally stops them earlier). A new stored dtype (f16, bf16, packed u8 blocks) is one arm in each of
 //! [`stored_size`], [`to_device`] and [`from_device`].
 
 use rlx_backend::BackendError;
@@ -13,7 +13,8 @@ use std::borrow::Cow;
 pub fn stored_size(dtype: DType) -> u64 {
     match dtype {
         DType::F32 | DType::I32 | DType::U32 | DType::Bool => 4,
-        DType::F16 => 2,
+        DType::F16 | DType::BF16 => 2,
+        DType::U8 => 1,
     }
 }
 
@@ -22,11 +23,11 @@ pub fn device_bytes(ty: &TensorType) -> u64 {
     (ty.numel() as u64).saturating_mul(stored_size(ty.dtype))
 }
 
-fn f16_refused(device: &str, what: &str) -> BackendError {
+fn refused(dtype: DType, device: &str, what: &str) -> BackendError {
     BackendError::Unsupported {
         op: what.to_string(),
         device: device.to_string(),
-        reason: "f16 tensors are not stored on the GPU yet; cast to f32 in the graph".into(),
+        reason: format!("{dtype} tensors are not stored on the GPU yet; cast to f32 in the graph"),
     }
 }
 
@@ -38,7 +39,9 @@ pub fn to_device<'a>(t: &'a Tensor, device: &str, what: &str) -> Result<Cow<'a, 
         TensorData::I32(v) => Cow::Borrowed(bytemuck::cast_slice::<i32, u8>(v)),
         TensorData::U32(v) => Cow::Borrowed(bytemuck::cast_slice::<u32, u8>(v)),
         TensorData::Bool(v) => Cow::Owned(v.iter().flat_map(|&b| u32::from(b).to_ne_bytes()).collect()),
-        TensorData::F16(_) => return Err(f16_refused(device, what)),
+        other @ (TensorData::F16(_) | TensorData::BF16(_) | TensorData::U8(_)) => {
+            return Err(refused(other.dtype(), device, what))
+        }
     })
 }
 
@@ -89,7 +92,7 @@ pub fn from_device(bytes: &[u8], ty: &TensorType, device: &str, what: &str) -> R
         DType::I32 => TensorData::I32(words(bytes)),
         DType::U32 => TensorData::U32(words(bytes)),
         DType::Bool => TensorData::Bool(words::<u32>(bytes).into_iter().map(|w| w != 0).collect()),
-        DType::F16 => return Err(f16_refused(device, what)),
+        d @ (DType::F16 | DType::BF16 | DType::U8) => return Err(refused(d, device, what)),
     };
     Ok(Tensor::new(ty.shape.clone(), data)?)
 }

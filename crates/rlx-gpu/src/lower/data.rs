@@ -16,9 +16,9 @@ pub(super) fn word_type(dtype: DType, label: &str) -> Result<WordType, GpuError>
         DType::F32 => Ok(WordType::F32),
         DType::I32 => Ok(WordType::I32),
         DType::U32 | DType::Bool => Ok(WordType::U32),
-        DType::F16 => Err(GpuError::Lowering {
+        DType::F16 | DType::BF16 | DType::U8 => Err(GpuError::Lowering {
             node: label.to_string(),
-            reason: "f16 tensors are not stored on the GPU yet; keep the graph in f32".into(),
+            reason: format!("{dtype} tensors are not stored on the GPU yet; keep the graph in f32"),
         }),
     }
 }

@@ -102,10 +102,10 @@ fn cast_fn(from: DType, to: DType, label: &str) -> Result<Option<UnaryFn>, GpuEr
         (I32, F32) => Some(UnaryFn::CastI32ToF32),
         (I32, U32) => Some(UnaryFn::CastI32ToU32),
         (U32, I32) => Some(UnaryFn::CastU32ToI32),
-        (F16, _) | (_, F16) => {
+        (F16 | BF16 | U8, _) | (_, F16 | BF16 | U8) => {
             return Err(GpuError::Lowering {
                 node: label.to_string(),
-                reason: "f16 tensors are not stored on the GPU yet; keep the graph in f32".into(),
+                reason: format!("{from} → {to} casts do not run on the GPU yet; keep the graph in f32"),
             })
         }
         // Every remaining pair has from == to, handled by the first arm.
