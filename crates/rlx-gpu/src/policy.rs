@@ -19,6 +19,8 @@ pub fn capabilities(device_name: &str, limits: &GpuLimits) -> Capabilities {
         device_name: device_name.to_string(),
         native_ops: Capabilities::all_ops().into_iter().filter(|k| !DECOMPOSED.contains(k)).collect(),
         dtypes: STORED_DTYPES.into_iter().collect(),
+        compute_dtypes: STORED_DTYPES.into_iter().collect(),
+        missing_dtype_features: Default::default(),
         native_broadcast: true,
         buffer_alignment: usize::try_from(limits.alignment()).unwrap_or(usize::MAX),
         max_tensor_bytes: limits.max_binding_bytes,
