@@ -25,6 +25,10 @@ pub struct GpuLimits {
     pub shared_memory_bytes: u32,
     /// Subgroup size (0 when unknown).
     pub subgroup_size: u32,
+    /// Shaders may compute on f16 and read and write it in storage buffers (Vulkan:
+    /// shaderFloat16 and storageBuffer16BitAccess; wgpu: SHADER_F16), and the driver enables
+    /// both. F16 tensors are stored only where this holds (see [`crate::policy`]).
+    pub shader_f16: bool,
 }
 
 impl GpuLimits {
@@ -38,7 +42,7 @@ impl GpuLimits {
 
 #[cfg(test)]
 impl GpuLimits {
-    /// lavapipe's limits (128 MiB bindings, 32 KiB shared memory, subgroup 8): the device the
+    /// lavapipe's limits (128 MiB bindings, 32 KiB shared memory, subgroup 8, f16): the device the
     /// unit tests lower for, varied per test with struct-update syntax.
     pub(crate) fn lavapipe() -> Self {
         GpuLimits {
@@ -47,6 +51,7 @@ impl GpuLimits {
             max_workgroups: [65_535; 3],
             shared_memory_bytes: 32 << 10,
             subgroup_size: 8,
+            shader_f16: true,
         }
     }
 }
@@ -104,7 +109,7 @@ pub struct Leaf {
     pub node: NodeId,
     pub kind: LeafKind,
     pub ty: TensorType,
-    /// Device bytes ([`crate::convert::stored_bytes`]), at least 4.
+    /// Device bytes ([`crate::convert::device_bytes`]), at least 4.
     pub bytes: u64,
 }
 

@@ -197,11 +197,24 @@ fn create_device(
     if extensions.iter().any(|e| e.extension_name_as_c_str() == Ok(vk::KHR_PORTABILITY_SUBSET_NAME)) {
         enabled.push(vk::KHR_PORTABILITY_SUBSET_NAME.as_ptr());
     }
+    // f16 in shaders and 16-bit storage-buffer access, where the probe found both: what
+    // `gpu_limits` reports as `shader_f16` (and so what lets f16 tensors exist on this device).
+    // shaderFloat16 is core from Vulkan 1.2 and an extension before; 16-bit storage is core in
+    // 1.1, the least rlx opens.
+    let f16 = enables_f16(&info);
+    if f16 && info.api_version < [1, 2, 0] {
+        enabled.push(vk::KHR_SHADER_FLOAT16_INT8_NAME.as_ptr());
+    }
+    let mut float16 = vk::PhysicalDeviceShaderFloat16Int8Features::default().shader_float16(true);
+    let mut storage16 = vk::PhysicalDevice16BitStorageFeatures::default().storage_buffer16_bit_access(true);
     let priorities = [1.0f32];
     let queues =
         [vk::DeviceQueueCreateInfo::default().queue_family_index(family).queue_priorities(&priorities)];
-    let create =
+    let mut create =
         vk::DeviceCreateInfo::default().queue_create_infos(&queues).enabled_extension_names(&enabled);
+    if f16 {
+        create = create.push_next(&mut float16).push_next(&mut storage16);
+    }
     let device = unsafe { inst.create_device(pd, &create, None) }
         .map_err(|r| vk_error(&info.name, "creating the logical device", 0, r))?;
     let queue = unsafe { device.get_device_queue(family, 0) };
@@ -224,4 +237,10 @@ fn create_device(
         debug,
         instance: ManuallyDrop::new(instance),
     }))
+}
+
+/// Whether the device gets shaderFloat16 and storageBuffer16BitAccess enabled: where it has
+/// both (the probe read them from the same structs the device is created with).
+pub(crate) fn enables_f16(info: &AdapterInfo) -> bool {
+    info.features.shader_f16 && info.features.storage_buffer_16bit
 }
