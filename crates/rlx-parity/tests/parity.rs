@@ -8,7 +8,7 @@
 
 use rlx_backend::{Backend, BackendError, Capabilities, Executable, NodeId, Tensor, TensorData};
 use rlx_cpu::CpuBackend;
-use rlx_parity::{cases, compare_outputs, run_case_in, run_table, Case, ParityError};
+use rlx_parity::{cases, compare_outputs, run_case_in, run_table, Case, Metric, ParityError};
 use rlx_runtime::{Device, Session};
 use std::collections::HashSet;
 use std::io::Write as _;
@@ -66,12 +66,25 @@ fn table_is_large_with_unique_names_and_default_tolerance() {
     let mut seen = HashSet::new();
     for c in &table {
         assert!(seen.insert(c.name.as_str()), "duplicate case name {}", c.name);
-        assert!(c.tol > 0.0 && c.tol <= 1e-3, "{}: tol {}", c.name, c.tol);
+        if c.metric == Metric::Exact {
+            // Casts: bit for bit.
+            assert_eq!(c.tol, 0.0, "{}", c.name);
+            continue;
+        }
+        assert!(c.tol > 0.0 && c.tol <= 1e-2, "{}: tol {}", c.name, c.tol);
     }
-    // Looser bounds are rare and each is argued where it is set.
-    let loose: Vec<&str> =
-        table.iter().filter(|c| c.tol != rlx_parity::DEFAULT_TOL).map(|c| c.name.as_str()).collect();
-    assert_eq!(loose, ["layer_norm_f32_offset_1000"]);
+    // Looser bounds are rare and each is argued where it is set; the f16 and bf16 graphs hold
+    // DESIGN.md's bounds for those dtypes (2e-3 and 1e-2).
+    let loose: Vec<&str> = table
+        .iter()
+        .filter(|c| c.tol != rlx_parity::DEFAULT_TOL && c.metric != Metric::Exact)
+        .map(|c| c.name.as_str())
+        .collect();
+    assert_eq!(
+        loose,
+        ["layer_norm_f32_offset_1000", "typed_f16_mlp_gelu_softmax", "typed_bf16_norm_scale_mean"]
+    );
+    assert!(table.iter().filter(|c| c.tol > 1e-3).all(|c| c.name.starts_with("typed_")));
     // The layers the brief asks for are there.
     for name in ["encoder_layer_bert", "decoder_layer_gqa_kv_cache"] {
         assert!(seen.contains(name), "missing {name}");
@@ -108,19 +121,33 @@ fn every_case_reference_is_non_degenerate() {
 
 /// Adds 0.1·(1 + |x|) to the largest finite float (or 1 to the first integer, flips the first
 /// bool) of the first non-empty output; a NaN-only output gets a 0. The largest element, so the
-/// change is at least 0.1/sqrt(n) of the output's norm.
+/// change is at least 0.1/sqrt(n) of the output's norm. f16 and bf16 are changed in f32 and
+/// rounded back (0.1 relative is far more than their rounding).
 fn corrupt(outputs: &mut [Tensor]) {
     let Some(t) = outputs.iter_mut().find(|t| t.numel() > 0) else { return };
     let shape = t.shape().clone();
+    let bump = |mut v: Vec<f32>| {
+        let largest =
+            (0..v.len()).filter(|&i| v[i].is_finite()).max_by(|&i, &j| v[i].abs().total_cmp(&v[j].abs()));
+        match largest {
+            Some(i) => v[i] += 0.1 * (1.0 + v[i].abs()),
+            None => v[0] = 0.0,
+        }
+        v
+    };
     let data = match t.data().clone() {
-        TensorData::F32(mut v) => {
-            let largest =
-                (0..v.len()).filter(|&i| v[i].is_finite()).max_by(|&i, &j| v[i].abs().total_cmp(&v[j].abs()));
-            match largest {
-                Some(i) => v[i] += 0.1 * (1.0 + v[i].abs()),
-                None => v[0] = 0.0,
-            }
-            TensorData::F32(v)
+        TensorData::F32(v) => TensorData::F32(bump(v)),
+        TensorData::F16(v) => {
+            let v = bump(v.iter().map(|x| x.to_f32()).collect());
+            TensorData::F16(v.into_iter().map(half::f16::from_f32).collect())
+        }
+        TensorData::BF16(v) => {
+            let v = bump(v.iter().map(|x| x.to_f32()).collect());
+            TensorData::BF16(v.into_iter().map(half::bf16::from_f32).collect())
+        }
+        TensorData::U8(mut v) => {
+            v[0] = v[0].wrapping_add(1);
+            TensorData::U8(v)
         }
         TensorData::I32(mut v) => {
             v[0] = v[0].wrapping_add(1);
@@ -134,7 +161,6 @@ fn corrupt(outputs: &mut [Tensor]) {
             v[0] = !v[0];
             TensorData::Bool(v)
         }
-        other => other,
     };
     *t = Tensor::new(shape, data).unwrap();
 }
