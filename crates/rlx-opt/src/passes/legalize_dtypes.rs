@@ -13,8 +13,9 @@
 //! Left as they are: leaves (storage, no kernel), casts (the device's cast kernels convert
 //! between every stored dtype) and views (a reshape shares its input's bytes, whatever their
 //! width). Everything else is wrapped, data movement included: the data kernels move whole
-//! 32-bit words, so a 2- or 1-byte element must be widened before they touch it. A constant
-//! operand is converted here instead of by a cast at run time.
+//! 32-bit words, so a 2- or 1-byte element must be widened before they touch it. A value read
+//! by several ops is widened once; a constant operand is converted here instead of by a cast
+//! at run time.
 //!
 //! It runs before decomposition (see [`crate::optimize`]), so ops that a decomposition emits
 //! already compute in the wide dtype.
@@ -23,6 +24,7 @@ use super::Rewriter;
 use crate::OptError;
 use rlx_backend::Capabilities;
 use rlx_ir::{DType, Graph, NodeId, Op, Tensor};
+use std::collections::HashMap;
 
 /// Rewrites `g` so that every op computes in `caps.compute_dtypes` (see the module doc).
 pub fn legalize_dtypes(g: &Graph, caps: &Capabilities) -> Result<Graph, OptError> {
@@ -43,6 +45,8 @@ pub(crate) fn legalize_dtypes_with_origin(
     }
     let mut rw = Rewriter::new(g, "legalize_dtypes");
     let mut from: Vec<NodeId> = Vec::with_capacity(g.len());
+    // Each value is widened once, however many ops read it.
+    let mut widened: HashMap<(NodeId, DType), NodeId> = HashMap::new();
     for (i, node) in g.nodes().iter().enumerate() {
         let id = NodeId(i as u32);
         let computed = |d: DType| caps.compute_dtypes.contains(&d);
@@ -61,7 +65,15 @@ pub(crate) fn legalize_dtypes_with_origin(
             let new = rw.get(inp)?;
             let dtype = rw.new.ty(new)?.dtype;
             let wide = wide_dtype(caps, dtype, node.op.name(), origin(id))?;
-            inputs.push(if wide == dtype { new } else { widen(&mut rw.new, new, wide)? });
+            inputs.push(match widened.get(&(new, wide)) {
+                _ if wide == dtype => new,
+                Some(&w) => w,
+                None => {
+                    let w = widen(&mut rw.new, new, wide)?;
+                    widened.insert((new, wide), w);
+                    w
+                }
+            });
         }
         let mut out = rw.new.push(node.op.clone(), &inputs)?;
         if rw.new.ty(out)?.dtype != node.ty.dtype {
