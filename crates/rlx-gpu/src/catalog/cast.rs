@@ -23,52 +23,16 @@ struct Entry {
 }
 
 /// The name part and the WGSL constant of each dtype.
+#[rustfmt::skip]
 macro_rules! part {
-    (F32) => {
-        "f32"
-    };
-    (F16) => {
-        "f16"
-    };
-    (BF16) => {
-        "bf16"
-    };
-    (I32) => {
-        "i32"
-    };
-    (U32) => {
-        "u32"
-    };
-    (U8) => {
-        "u8"
-    };
-    (Bool) => {
-        "bool"
-    };
+    (F32) => { "f32" }; (F16) => { "f16" }; (BF16) => { "bf16" }; (I32) => { "i32" };
+    (U32) => { "u32" }; (U8) => { "u8" }; (Bool) => { "bool" };
 }
 
+#[rustfmt::skip]
 macro_rules! constant {
-    (F32) => {
-        "D_F32"
-    };
-    (F16) => {
-        "D_F16"
-    };
-    (BF16) => {
-        "D_BF16"
-    };
-    (I32) => {
-        "D_I32"
-    };
-    (U32) => {
-        "D_U32"
-    };
-    (U8) => {
-        "D_U8"
-    };
-    (Bool) => {
-        "D_BOOL"
-    };
+    (F32) => { "D_F32" }; (F16) => { "D_F16" }; (BF16) => { "D_BF16" }; (I32) => { "D_I32" };
+    (U32) => { "D_U32" }; (U8) => { "D_U8" }; (Bool) => { "D_BOOL" };
 }
 
 macro_rules! pair {
