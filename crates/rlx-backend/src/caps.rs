@@ -1,7 +1,7 @@
 //! What a backend can do, probed once and converted once.
 
 use rlx_ir::{DType, OpKind};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A backend's abilities, as the optimizer and the runtime need them.
 #[derive(Clone, Debug, PartialEq)]
@@ -11,8 +11,19 @@ pub struct Capabilities {
     /// Ops the backend runs natively. rlx-opt's legalize decomposes every other op into these,
     /// or fails with `Unsupported` naming the op.
     pub native_ops: BTreeSet<OpKind>,
-    /// Element types the backend stores and computes.
+    /// Element types the backend stores: inputs, params, constants and outputs may have them.
     pub dtypes: BTreeSet<DType>,
+    /// Element types the backend's kernels compute on (a subset of `dtypes`). A stored dtype
+    /// missing here (f16, bf16 and u8 on GPUs, whose kernels work on 32-bit words) is only
+    /// moved in and out of storage by casts: rlx-opt's dtype legalization rewrites every op that
+    /// reads or writes it into a cast to its compute dtype ([`Capabilities::compute_dtype`]),
+    /// the op, and a cast back, so the graph keeps its declared dtypes and the values are
+    /// those of the CPU, which computes every dtype.
+    pub compute_dtypes: BTreeSet<DType>,
+    /// Dtypes missing from `dtypes` only because this device lacks a feature the backend needs
+    /// for them, with that feature's name (f16 on a GPU without shaderFloat16: "f16 storage
+    /// (shaderFloat16 / storageBuffer16BitAccess)"). Errors about such a dtype name the feature.
+    pub missing_dtype_features: BTreeMap<DType, String>,
     /// Binary/compare/where ops broadcast their operands themselves. When false, legalize makes
     /// every broadcast an explicit `Expand`.
     pub native_broadcast: bool,
@@ -75,7 +86,9 @@ impl Capabilities {
         Capabilities {
             device_name: device_name.into(),
             native_ops: Self::all_ops(),
-            dtypes: [DType::F32, DType::F16, DType::I32, DType::U32, DType::Bool].into_iter().collect(),
+            dtypes: DType::ALL.into_iter().collect(),
+            compute_dtypes: DType::ALL.into_iter().collect(),
+            missing_dtype_features: BTreeMap::new(),
             native_broadcast: true,
             buffer_alignment: 64,
             max_tensor_bytes: u64::MAX,
@@ -84,5 +97,40 @@ impl Capabilities {
 
     pub fn supports(&self, kind: OpKind) -> bool {
         self.native_ops.contains(&kind)
+    }
+
+    /// The dtype an op on `dtype` values computes in on this backend: `dtype` itself when the
+    /// backend computes it, else the wider type that holds every value exactly and computes the
+    /// same results once rounded back (f16 and bf16 → f32; u8 → i32, whose arithmetic on
+    /// 0..=255 does not wrap before the saturating cast back). `None` when that one is missing
+    /// too.
+    pub fn compute_dtype(&self, dtype: DType) -> Option<DType> {
+        let wide = match dtype {
+            d if self.compute_dtypes.contains(&d) => return Some(d),
+            DType::F16 | DType::BF16 => DType::F32,
+            DType::U8 => DType::I32,
+            _ => return None,
+        };
+        self.compute_dtypes.contains(&wide).then_some(wide)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compute_dtypes_widen_what_is_only_stored() {
+        let mut caps = Capabilities::everything("dev");
+        assert_eq!(caps.compute_dtype(DType::BF16), Some(DType::BF16));
+        for d in [DType::F16, DType::BF16, DType::U8] {
+            caps.compute_dtypes.remove(&d);
+        }
+        assert_eq!(caps.compute_dtype(DType::F16), Some(DType::F32));
+        assert_eq!(caps.compute_dtype(DType::BF16), Some(DType::F32));
+        assert_eq!(caps.compute_dtype(DType::U8), Some(DType::I32));
+        assert_eq!(caps.compute_dtype(DType::Bool), Some(DType::Bool));
+        caps.compute_dtypes.remove(&DType::I32);
+        assert_eq!(caps.compute_dtype(DType::U8), None);
     }
 }

@@ -4,7 +4,8 @@
 //! - A [`Backend`] describes itself once with [`Capabilities`]; rlx-opt's pipeline reads them to
 //!   decide what to decompose and fuse. Passes never ask "which backend is this?".
 //! - [`Backend::compile`] receives a verified, optimized [`Graph`] whose ops all satisfy
-//!   [`Capabilities::supports`]. It does not re-validate shapes.
+//!   [`Capabilities::supports`], whose values all have a dtype in `dtypes`, and whose ops other
+//!   than casts and views compute only in `compute_dtypes`. It does not re-validate shapes.
 //! - [`Executable::set_param`] and [`Executable::run`] receive values already checked by
 //!   rlx-runtime (known name, matching dtype and shape). Backends return errors only for what the
 //!   caller could not foresee: device loss, out of memory, driver refusal, limits.

@@ -1,7 +1,7 @@
 //! Element types as Rust types, and the conversions every kernel shares: dtype dispatch,
 //! widening of floats to f32, rounding results back, and the crate's error constructors.
 
-use half::f16;
+use half::{bf16, f16};
 use rlx_backend::BackendError;
 use rlx_ir::{DType, Shape, Tensor, TensorData};
 use std::borrow::Cow;
@@ -34,9 +34,11 @@ macro_rules! impl_elem {
 }
 
 impl_elem!(f32, F32, |x| x as f32);
-impl_elem!(f16, F16, |x| f16::from_f64(x));
+impl_elem!(f16, F16, |x| rlx_ir::f16_from_f64(x));
+impl_elem!(bf16, BF16, |x| rlx_ir::bf16_from_f64(x));
 impl_elem!(i32, I32, |x| x as i32);
 impl_elem!(u32, U32, |x| x as u32);
+impl_elem!(u8, U8, |x| x as u8);
 impl_elem!(bool, Bool, |x| x != 0.0);
 
 /// Runs `$body` with `$T` bound to the Rust type of `$dtype`. Lets dtype-agnostic kernels (shape
@@ -52,12 +54,20 @@ macro_rules! with_elem {
                 type $T = half::f16;
                 $body
             }
+            rlx_ir::DType::BF16 => {
+                type $T = half::bf16;
+                $body
+            }
             rlx_ir::DType::I32 => {
                 type $T = i32;
                 $body
             }
             rlx_ir::DType::U32 => {
                 type $T = u32;
+                $body
+            }
+            rlx_ir::DType::U8 => {
+                type $T = u8;
                 $body
             }
             rlx_ir::DType::Bool => {
@@ -74,20 +84,23 @@ pub(crate) fn elems<'a, T: Elem>(t: &'a Tensor, op: &str) -> Result<&'a [T], Bac
     T::slice(t.data()).ok_or_else(|| invalid(op, format!("operand has unexpected dtype {}", t.dtype())))
 }
 
-/// A float tensor's elements as f32 (F16 widened exactly), or an error for other dtypes.
+/// A float tensor's elements as f32 (F16 and BF16 widened exactly), or an error for other
+/// dtypes.
 pub(crate) fn floats<'a>(t: &'a Tensor, op: &str) -> Result<Cow<'a, [f32]>, BackendError> {
     match t.data() {
         TensorData::F32(v) => Ok(Cow::Borrowed(v)),
         TensorData::F16(v) => Ok(Cow::Owned(v.iter().map(|x| x.to_f32()).collect())),
-        other => Err(unsupported(op, format!("dtype {} (this op needs f32 or f16)", other.dtype()))),
+        TensorData::BF16(v) => Ok(Cow::Owned(v.iter().map(|x| x.to_f32()).collect())),
+        other => Err(unsupported(op, format!("dtype {} (this op needs f32, f16 or bf16)", other.dtype()))),
     }
 }
 
-/// Packs f32 results as `dtype`: F32 as is, F16 rounded to nearest.
+/// Packs f32 results as `dtype`: F32 as is, F16 and BF16 rounded to nearest even.
 pub(crate) fn float_tensor(shape: &Shape, dtype: DType, v: Vec<f32>) -> Result<Tensor, BackendError> {
     let data = match dtype {
         DType::F32 => TensorData::F32(v),
         DType::F16 => TensorData::F16(v.into_iter().map(f16::from_f32).collect()),
+        DType::BF16 => TensorData::BF16(v.into_iter().map(bf16::from_f32).collect()),
         other => return Err(unsupported("float op", format!("output dtype {other}"))),
     };
     tensor(shape, data)

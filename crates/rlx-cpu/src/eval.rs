@@ -2,6 +2,7 @@
 
 use crate::elem::invalid;
 use crate::ops::{attention, conv, elementwise as ew, matmul, norm, reduce, rope, shape};
+use crate::widen;
 use rlx_backend::BackendError;
 use rlx_ir::{Op, Tensor, TensorType};
 
@@ -42,6 +43,9 @@ pub fn eval(op: &Op, inputs: &[&Tensor], out: &TensorType) -> Result<Tensor, Bac
 /// verified, or [`eval`] checked them); a missing operand is still an error, not a panic.
 pub(crate) fn compute(op: &Op, inputs: &[&Tensor], out: &TensorType) -> Result<Tensor, BackendError> {
     let name = op.name();
+    if widen::through_i32(op, inputs, out) {
+        return widen::compute_through_i32(op, inputs, out);
+    }
     let arg = |i: usize| {
         inputs
             .get(i)

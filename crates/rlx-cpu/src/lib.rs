@@ -7,7 +7,9 @@
 //!   set to the machine's memory ([`host_memory_bytes`]): a bigger tensor is refused when the
 //!   graph is compiled instead of aborting in the allocator.
 //! - Numerics: F32 ops compute in f32 (or in f64 rounded once, which is the correctly rounded
-//!   f32 result); F16 widens to f32 and rounds the result back; reductions, cumsum, norms,
+//!   f32 result); F16 and BF16 widen to f32 and round the result back; U8 arithmetic computes
+//!   in i32 and saturates back to 0..=255 (`widen.rs`); casts round once (to nearest even for
+//!   floats, truncating and saturating for integers); reductions, cumsum, norms,
 //!   softmax, attention, conv and average pooling accumulate in f64. Integer arithmetic wraps,
 //!   and integer division by zero gives 0. NaN inputs give NaN outputs, never a panic.
 //! - Matmul runs on the `gemm` crate (f32, rayon threads); every other kernel is a plain loop.
@@ -22,6 +24,7 @@ mod exec;
 mod index;
 mod memory;
 mod ops;
+mod widen;
 
 pub use eval::eval;
 pub use exec::CpuExecutable;

@@ -42,6 +42,83 @@ fn min_nan(u: f32, v: f32) -> f32 {
     return min(u, v);
 }
 
+// ---- Conversions --------------------------------------------------------------------------
+// rlx-cpu's cast rules (Rust `as` through f64), shared by the unary and cast kernels. Words in,
+// words out, so nothing depends on how a device treats denormals or rounds a conversion.
+// - integer → float rounds to nearest, ties to even, by hand: WGSL leaves the rounding of an
+//   inexact integer → float conversion to the implementation;
+// - float → integer truncates toward zero and saturates; NaN → 0.
+
+// u rounded to nearest even at `bits` significant bits (at most 24), as an f32 (exact: it has
+// at most `bits` significant bits). Below 2^bits nothing is dropped; above, the low bits that do
+// not fit are rounded off by hand and the result scaled back by a power of two (exact).
+fn u32_round_to_f32(u: u32, bits: u32) -> f32 {
+    if (u < (1u << bits)) {
+        return f32(u);
+    }
+    // Bits to drop: the value has 32 - clz significant bits, of which `bits` are kept.
+    let shift = 32u - countLeadingZeros(u) - bits;
+    let m = u >> shift;
+    let rem = u & ((1u << shift) - 1u);
+    let half = 1u << (shift - 1u);
+    var r = m;
+    if (rem > half || (rem == half && (m & 1u) == 1u)) {
+        r = m + 1u;
+    }
+    // r ≤ 2^bits is exact in f32, and so is the product by 2^shift.
+    return f32(r) * f32(1u << shift);
+}
+
+// u32 → f32, rounded to nearest even.
+fn u32_to_f32(u: u32) -> f32 {
+    return u32_round_to_f32(u, 24u);
+}
+
+fn i32_to_f32(w: u32) -> f32 {
+    let negative = (w & 0x80000000u) != 0u;
+    // |i32::MIN| = 2^31 is a valid u32.
+    let mag = select(w, 0u - w, negative);
+    let f = u32_to_f32(mag);
+    return select(f, -f, negative);
+}
+
+fn f32_to_i32(w: u32) -> u32 {
+    let v = bitcast<f32>(w);
+    if (is_nan_bits(w)) {
+        return 0u;
+    }
+    if (v >= 2147483648.0) {
+        return 0x7fffffffu;
+    }
+    if (v <= -2147483648.0) {
+        return 0x80000000u;
+    }
+    return bitcast<u32>(i32(v));
+}
+
+fn f32_to_u32(w: u32) -> u32 {
+    let v = bitcast<f32>(w);
+    if (is_nan_bits(w) || v <= 0.0) {
+        return 0u;
+    }
+    if (v >= 4294967296.0) {
+        return 0xffffffffu;
+    }
+    return u32(v);
+}
+
+// f32 → u8 (in the low byte of a word): truncated toward zero, saturated to 0..=255, NaN → 0.
+fn f32_to_u8(w: u32) -> u32 {
+    let v = bitcast<f32>(w);
+    if (is_nan_bits(w) || v <= 0.0) {
+        return 0u;
+    }
+    if (v >= 255.0) {
+        return 255u;
+    }
+    return u32(v);
+}
+
 // ---- Activations --------------------------------------------------------------------------
 // The CPU reference rounds the exact value once, so every function here stays within a few
 // ulp over the whole f32 range rather than only near zero; NaN in gives NaN out.

@@ -9,8 +9,9 @@
 // negative number are NaN, NaN in gives NaN out.
 // Casts are rlx-cpu's (Rust `as` through f64):
 // - float → int truncates toward zero and saturates; NaN → 0;
-// - int → float rounds to nearest, ties to even. Done by hand, because WGSL leaves the rounding
-//   of an inexact integer → float conversion to the implementation;
+// - int → float rounds to nearest, ties to even. Done by hand (the prelude's u32_to_f32),
+//   because WGSL leaves the rounding of an inexact integer → float conversion to the
+//   implementation;
 // - i32 → u32 clamps negatives to 0, u32 → i32 clamps to i32::MAX;
 // - → bool is `x != 0`: NaN is nonzero, −0 is zero (a bit test, immune to flushed denormals).
 // Bool words are 0/1, so casts from bool use the u32 ops.
@@ -108,59 +109,6 @@ fn math(v: f32) -> f32 {
     } else {
         return v * v;
     }
-}
-
-// u32 → f32 rounded to nearest even. Below 2^24 the conversion is exact; above, the low bits
-// that do not fit the 24-bit significand are rounded off by hand and the result scaled back by
-// a power of two (exact).
-fn u32_to_f32(u: u32) -> f32 {
-    if (u < 0x1000000u) {
-        return f32(u);
-    }
-    // Bits to drop: the value has 32 - clz significant bits, the significand keeps 24.
-    let shift = 8u - countLeadingZeros(u);
-    let m = u >> shift;
-    let rem = u & ((1u << shift) - 1u);
-    let half = 1u << (shift - 1u);
-    var r = m;
-    if (rem > half || (rem == half && (m & 1u) == 1u)) {
-        r = m + 1u;
-    }
-    // r ≤ 2^24 is exact in f32, and so is the product by 2^shift.
-    return f32(r) * f32(1u << shift);
-}
-
-fn i32_to_f32(w: u32) -> f32 {
-    let negative = (w & 0x80000000u) != 0u;
-    // |i32::MIN| = 2^31 is a valid u32.
-    let mag = select(w, 0u - w, negative);
-    let f = u32_to_f32(mag);
-    return select(f, -f, negative);
-}
-
-fn f32_to_i32(w: u32) -> u32 {
-    let v = bitcast<f32>(w);
-    if (is_nan_bits(w)) {
-        return 0u;
-    }
-    if (v >= 2147483648.0) {
-        return 0x7fffffffu;
-    }
-    if (v <= -2147483648.0) {
-        return 0x80000000u;
-    }
-    return bitcast<u32>(i32(v));
-}
-
-fn f32_to_u32(w: u32) -> u32 {
-    let v = bitcast<f32>(w);
-    if (is_nan_bits(w) || v <= 0.0) {
-        return 0u;
-    }
-    if (v >= 4294967296.0) {
-        return 0xffffffffu;
-    }
-    return u32(v);
 }
 
 fn apply(w: u32) -> u32 {

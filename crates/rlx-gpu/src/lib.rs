@@ -4,8 +4,8 @@
 //! - The kernel catalogue: WGSL files under `kernels/`, one table of compiled variants
 //!   ([`variants`], looked up by [`KernelKey`] with [`variant`]) and one `#[repr(C)]` params
 //!   struct per kernel, defined by its family under [`catalog`] ([`BinaryParams`],
-//!   [`UnaryParams`], [`MatmulParams`], [`SoftmaxParams`], and the structs in [`catalog::data`]
-//!   and [`catalog::nn`]), byte-identical to the WGSL struct of the same name and at most 128
+//!   [`UnaryParams`], [`CastParams`], [`MatmulParams`], [`SoftmaxParams`], and the structs in
+//!   [`catalog::data`] and [`catalog::nn`]), byte-identical to the WGSL struct of the same name and at most 128
 //!   bytes, so it fits push constants everywhere.
 //! - Every variant's WGSL ends with the shared prelude (`kernels/prelude.wgsl`: NaN tests,
 //!   the accurate activations, grid ids, workgroup reductions).
@@ -28,8 +28,13 @@
 //!   where it lives ([`PipelineCacheDir`], `RLX_PIPELINE_CACHE`) and how a driver's cache bytes
 //!   are checked and replaced atomically ([`CacheFile`]). A driver is then probe →
 //!   capabilities → allocate → record → launch.
+//! - Typed storage: every dtype at its own size (f16/bf16 2 bytes, u8 1, f32/i32/u32 4, Bool a
+//!   u32 word; [`convert`]). Kernels compute on 32-bit words; the cast family converts between
+//!   every stored dtype, and rlx-opt wraps every other op on a 2- or 1-byte dtype in casts (the
+//!   capabilities list those dtypes as stored, not computed). Lowering refuses any other kernel
+//!   on them rather than run it on the wrong element size.
 //!
-//! Not here yet: the subgroup and cooperative-matrix matmul rungs, f16 storage.
+//! Not here yet: the subgroup and cooperative-matrix matmul rungs.
 
 pub mod bind;
 mod cache_dir;
@@ -62,6 +67,7 @@ pub use schedule::{
 /// Absolute path of the WGSL kernels folder (for build scripts' `rerun-if-changed` and for
 /// error messages that point at the file on disk).
 pub const KERNELS_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/kernels");
+pub use catalog::cast::{CastFn, CastParams};
 pub use catalog::elementwise::params::{BinaryParams, UnaryParams, MAX_RANK};
 pub use catalog::elementwise::{BinaryFn, UnaryFn};
 pub use catalog::nn::{MatmulParams, MatmulRung, SoftmaxParams, MATMUL_TILE};

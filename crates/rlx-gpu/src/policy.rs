@@ -10,15 +10,35 @@ use rlx_backend::{BackendError, Capabilities, DType, OpKind};
 pub const DECOMPOSED: [OpKind; 4] =
     [OpKind::Conv2d, OpKind::Pool2d, OpKind::Upsample2x, OpKind::FusedElementwise];
 
-/// Dtypes GPUs store (see [`crate::convert`]).
-pub const STORED_DTYPES: [DType; 4] = [DType::F32, DType::I32, DType::U32, DType::Bool];
+/// Dtypes GPUs store, each at its own size (see [`crate::convert`]); F16 only where
+/// [`GpuLimits::shader_f16`] holds.
+pub const STORED_DTYPES: [DType; 7] =
+    [DType::F32, DType::F16, DType::BF16, DType::I32, DType::U32, DType::U8, DType::Bool];
+
+/// Dtypes GPU kernels compute on: 32-bit words (Bool as a u32 word). The others are stored
+/// only; the cast kernels convert between every stored dtype, and rlx-opt wraps every other
+/// op on them in casts to f32 or i32.
+pub const COMPUTE_DTYPES: [DType; 4] = [DType::F32, DType::I32, DType::U32, DType::Bool];
+
+/// What a device without [`GpuLimits::shader_f16`] lacks for f16 tensors, as errors name it.
+pub const F16_FEATURE: &str = "f16 storage (shaderFloat16 / storageBuffer16BitAccess)";
 
 /// What rlx-opt may leave in a graph for a GPU with these limits.
+///
+/// Why F16 needs the f16 feature and BF16 and U8 need none: bf16 and u8 have no WGSL type, so
+/// every kernel that touches them reads packed u32 words and converts by shifting, which any
+/// device runs. F16 is offered only where shaders can use `f16` itself, so that kernels taking
+/// f16 operands as `array<f16>` (the cooperative-matrix matmul rung) may rely on it wherever an
+/// f16 tensor exists. (The cast kernels read f16 as packed words too and need no feature.)
 pub fn capabilities(device_name: &str, limits: &GpuLimits) -> Capabilities {
+    let stored = |d: &DType| *d != DType::F16 || limits.shader_f16;
+    let missing = (!limits.shader_f16).then(|| (DType::F16, F16_FEATURE.to_string()));
     Capabilities {
         device_name: device_name.to_string(),
         native_ops: Capabilities::all_ops().into_iter().filter(|k| !DECOMPOSED.contains(k)).collect(),
-        dtypes: STORED_DTYPES.into_iter().collect(),
+        dtypes: STORED_DTYPES.into_iter().filter(stored).collect(),
+        compute_dtypes: COMPUTE_DTYPES.into_iter().collect(),
+        missing_dtype_features: missing.into_iter().collect(),
         native_broadcast: true,
         buffer_alignment: usize::try_from(limits.alignment()).unwrap_or(usize::MAX),
         max_tensor_bytes: limits.max_binding_bytes,
@@ -83,9 +103,23 @@ mod tests {
             assert!(caps.supports(k), "{k:?}");
         }
         assert_eq!(caps.native_ops.len(), Capabilities::all_ops().len() - 4);
-        assert!(!caps.dtypes.contains(&DType::F16) && caps.dtypes.contains(&DType::Bool));
+        assert_eq!(caps.dtypes.len(), 7);
+        assert!(caps.compute_dtypes.iter().all(|d| caps.dtypes.contains(d)));
+        for d in [DType::F16, DType::BF16, DType::U8] {
+            assert!(caps.dtypes.contains(&d) && !caps.compute_dtypes.contains(&d), "{d}");
+        }
+        assert!(caps.missing_dtype_features.is_empty());
         assert!(caps.native_broadcast);
         assert_eq!((caps.buffer_alignment, caps.max_tensor_bytes), (32, 2 << 30));
+    }
+
+    #[test]
+    fn f16_needs_the_f16_feature_and_bf16_and_u8_nothing() {
+        let caps = capabilities("dev", &GpuLimits { shader_f16: false, ..limits(16) });
+        assert!(!caps.dtypes.contains(&DType::F16));
+        assert!(caps.dtypes.contains(&DType::BF16) && caps.dtypes.contains(&DType::U8));
+        let why = caps.missing_dtype_features.get(&DType::F16).unwrap();
+        assert!(why.contains("shaderFloat16") && why.contains("storageBuffer16BitAccess"), "{why}");
     }
 
     #[test]

@@ -29,6 +29,10 @@ pub struct GpuLimits {
     /// the device offers them and the driver enabled them together with f16 shader arithmetic
     /// (the tensor-core matmul rungs need both).
     pub cooperative_matrix: bool,
+    /// Shaders may compute on f16 and read and write it in storage buffers (Vulkan:
+    /// shaderFloat16 and storageBuffer16BitAccess; wgpu: SHADER_F16), and the driver enables
+    /// both. F16 tensors are stored only where this holds (see [`crate::policy`]).
+    pub shader_f16: bool,
 }
 
 impl GpuLimits {
@@ -42,7 +46,7 @@ impl GpuLimits {
 
 #[cfg(test)]
 impl GpuLimits {
-    /// lavapipe's limits (128 MiB bindings, 32 KiB shared memory, subgroup 8): the device the
+    /// lavapipe's limits (128 MiB bindings, 32 KiB shared memory, subgroup 8, f16): the device the
     /// unit tests lower for, varied per test with struct-update syntax.
     pub(crate) fn lavapipe() -> Self {
         GpuLimits {
@@ -52,6 +56,7 @@ impl GpuLimits {
             shared_memory_bytes: 32 << 10,
             subgroup_size: 8,
             cooperative_matrix: false,
+            shader_f16: true,
         }
     }
 }
@@ -122,7 +127,7 @@ pub struct Leaf {
     pub node: NodeId,
     pub kind: LeafKind,
     pub ty: TensorType,
-    /// Device bytes ([`crate::convert::stored_bytes`]), at least 4.
+    /// Device bytes ([`crate::convert::device_bytes`]), at least 4.
     pub bytes: u64,
 }
 

@@ -6,6 +6,7 @@
 //! a variant by [`KernelKey`], never by matching strings. The families under [`crate::catalog`]
 //! define the variants; this module only assembles them into the table.
 
+use crate::catalog::cast::{self, CastFn};
 use crate::catalog::elementwise::{self, BinaryFn, UnaryFn};
 use crate::catalog::{data, nn, Spec, WordType, PRELUDE};
 use crate::preprocess::{preprocess, ParamsBinding};
@@ -20,9 +21,12 @@ pub enum KernelKey {
     /// Broadcasting elementwise binary op or comparison on one word type
     /// ([`crate::BinaryParams`], [`crate::catalog::elementwise`]).
     Binary(BinaryFn, WordType),
-    /// Elementwise unary op on a contiguous tensor: f32 math, casts, i32 neg/abs
-    /// ([`crate::UnaryParams`], [`crate::catalog::elementwise`]).
+    /// Elementwise unary op on a contiguous tensor: f32 math, casts between 32-bit dtypes, i32
+    /// neg/abs ([`crate::UnaryParams`], [`crate::catalog::elementwise`]).
     Unary(UnaryFn),
+    /// A cast from or to a packed dtype: f16, bf16, u8 ([`crate::CastParams`],
+    /// [`crate::catalog::cast`]).
+    Cast(CastFn),
     /// Portable shared-memory tiled f32 matmul ([`crate::MatmulParams`]).
     MatmulTiledF32,
     /// Softmax over the last axis, one workgroup per row ([`crate::SoftmaxParams`]).
@@ -79,6 +83,7 @@ pub fn variant(key: KernelKey) -> KernelVariant {
     let spec = match key {
         KernelKey::Binary(f, t) => elementwise::binary(f, t),
         KernelKey::Unary(f) => elementwise::unary(f),
+        KernelKey::Cast(f) => cast::spec(f),
         KernelKey::MatmulTiledF32 => nn::matmul_tiled(),
         KernelKey::SoftmaxRowF32 => nn::softmax_row(),
         KernelKey::Data(k) => data::spec(k),
@@ -93,6 +98,7 @@ pub fn keys() -> Vec<KernelKey> {
     let mut keys: Vec<KernelKey> =
         elementwise::binary_keys().into_iter().map(|(f, t)| KernelKey::Binary(f, t)).collect();
     keys.extend(UnaryFn::all().map(KernelKey::Unary));
+    keys.extend(CastFn::all().map(KernelKey::Cast));
     keys.push(KernelKey::MatmulTiledF32);
     keys.push(KernelKey::SoftmaxRowF32);
     keys.extend(data::keys().into_iter().map(KernelKey::Data));
@@ -142,13 +148,16 @@ mod tests {
         assert_eq!(names.len(), all.len());
         for v in &all {
             assert_eq!(variant(v.key), *v);
-            assert!(["_f32", "_i32", "_u32", "_word"].iter().any(|s| v.name.ends_with(s)), "{}", v.name);
+            let dtypes = ["_f32", "_i32", "_u32", "_word", "_f16", "_bf16", "_u8", "_bool"];
+            assert!(dtypes.iter().any(|s| v.name.ends_with(s)), "{}", v.name);
             assert!(v.name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'));
         }
         assert_eq!(variant(KernelKey::binary_f32(BinaryOp::Maximum)).name, "binary_maximum_f32");
         assert_eq!(variant(KernelKey::unary_f32(UnaryOp::GeluTanh)).name, "unary_gelu_tanh_f32");
         assert_eq!(variant(KernelKey::MatmulTiledF32).name, "matmul_tiled_f32");
         assert_eq!(variant(KernelKey::SoftmaxRowF32).name, "softmax_row_f32");
+        let f16_to_u8 = CastFn::new(rlx_ir::DType::F16, rlx_ir::DType::U8).unwrap();
+        assert_eq!(variant(KernelKey::Cast(f16_to_u8)).name, "cast_f16_u8");
     }
 
     #[test]

@@ -7,8 +7,12 @@ use std::fmt;
 pub enum DType {
     F32,
     F16,
+    /// bfloat16: f32's sign and exponent with a 7-bit mantissa (the top half of an f32).
+    BF16,
     I32,
     U32,
+    /// Unsigned bytes: image data and packed quantized weights.
+    U8,
     Bool,
 }
 
@@ -18,8 +22,8 @@ impl DType {
     pub fn size_bytes(self) -> usize {
         match self {
             DType::F32 | DType::I32 | DType::U32 => 4,
-            DType::F16 => 2,
-            DType::Bool => 1,
+            DType::F16 | DType::BF16 => 2,
+            DType::U8 | DType::Bool => 1,
         }
     }
 
@@ -33,20 +37,26 @@ impl DType {
         }
     }
 
+    /// Every dtype, in declaration order.
+    pub const ALL: [DType; 7] =
+        [DType::F32, DType::F16, DType::BF16, DType::I32, DType::U32, DType::U8, DType::Bool];
+
     pub fn is_float(self) -> bool {
-        matches!(self, DType::F32 | DType::F16)
+        matches!(self, DType::F32 | DType::F16 | DType::BF16)
     }
 
     pub fn is_int(self) -> bool {
-        matches!(self, DType::I32 | DType::U32)
+        matches!(self, DType::I32 | DType::U32 | DType::U8)
     }
 
     pub fn name(self) -> &'static str {
         match self {
             DType::F32 => "f32",
             DType::F16 => "f16",
+            DType::BF16 => "bf16",
             DType::I32 => "i32",
             DType::U32 => "u32",
+            DType::U8 => "u8",
             DType::Bool => "bool",
         }
     }

@@ -56,8 +56,10 @@ fn preview(t: &Tensor) -> String {
     match t.data() {
         TensorData::F32(v) => list(v),
         TensorData::F16(v) => list(&v.iter().map(|x| x.to_f32()).collect::<Vec<_>>()),
+        TensorData::BF16(v) => list(&v.iter().map(|x| x.to_f32()).collect::<Vec<_>>()),
         TensorData::I32(v) => list(v),
         TensorData::U32(v) => list(v),
+        TensorData::U8(v) => list(v),
         TensorData::Bool(v) => list(v),
     }
 }

@@ -1,16 +1,19 @@
 //! Host tensors: typed data plus a shape. Used for constants in the graph, for parameters and
 //! inputs handed to an executable, and for outputs read back from it.
 
+use crate::round::{bf16_from_f64, f16_from_f64};
 use crate::{DType, IrError, Shape};
-use half::f16;
+use half::{bf16, f16};
 
 /// Typed host storage, row-major.
 #[derive(Clone, Debug, PartialEq)]
 pub enum TensorData {
     F32(Vec<f32>),
     F16(Vec<f16>),
+    BF16(Vec<bf16>),
     I32(Vec<i32>),
     U32(Vec<u32>),
+    U8(Vec<u8>),
     Bool(Vec<bool>),
 }
 
@@ -19,8 +22,10 @@ impl TensorData {
         match self {
             TensorData::F32(_) => DType::F32,
             TensorData::F16(_) => DType::F16,
+            TensorData::BF16(_) => DType::BF16,
             TensorData::I32(_) => DType::I32,
             TensorData::U32(_) => DType::U32,
+            TensorData::U8(_) => DType::U8,
             TensorData::Bool(_) => DType::Bool,
         }
     }
@@ -29,8 +34,10 @@ impl TensorData {
         match self {
             TensorData::F32(v) => v.len(),
             TensorData::F16(v) => v.len(),
+            TensorData::BF16(v) => v.len(),
             TensorData::I32(v) => v.len(),
             TensorData::U32(v) => v.len(),
+            TensorData::U8(v) => v.len(),
             TensorData::Bool(v) => v.len(),
         }
     }
@@ -44,8 +51,10 @@ impl TensorData {
         match dtype {
             DType::F32 => TensorData::F32(vec![0.0; n]),
             DType::F16 => TensorData::F16(vec![f16::ZERO; n]),
+            DType::BF16 => TensorData::BF16(vec![bf16::ZERO; n]),
             DType::I32 => TensorData::I32(vec![0; n]),
             DType::U32 => TensorData::U32(vec![0; n]),
+            DType::U8 => TensorData::U8(vec![0; n]),
             DType::Bool => TensorData::Bool(vec![false; n]),
         }
     }
@@ -55,21 +64,26 @@ impl TensorData {
         match self {
             TensorData::F32(v) => v.iter().map(|&x| x as f64).collect(),
             TensorData::F16(v) => v.iter().map(|&x| x.to_f64()).collect(),
+            TensorData::BF16(v) => v.iter().map(|&x| x.to_f64()).collect(),
             TensorData::I32(v) => v.iter().map(|&x| x as f64).collect(),
             TensorData::U32(v) => v.iter().map(|&x| x as f64).collect(),
+            TensorData::U8(v) => v.iter().map(|&x| f64::from(x)).collect(),
             TensorData::Bool(v) => v.iter().map(|&x| if x { 1.0 } else { 0.0 }).collect(),
         }
     }
 
     /// Builds storage of `dtype` from f64 values with the same rounding as a cast:
-    /// floats round to nearest, integers truncate toward zero and saturate, bool is `!= 0`.
+    /// floats round once to nearest, ties to even (see `round.rs` for the 16-bit ones),
+    /// integers truncate toward zero and saturate (U8 to 0..=255), bool is `!= 0`.
     /// NaN becomes 0 for integer types (as Rust's `as` does).
     pub fn from_f64(dtype: DType, v: &[f64]) -> Self {
         match dtype {
             DType::F32 => TensorData::F32(v.iter().map(|&x| x as f32).collect()),
-            DType::F16 => TensorData::F16(v.iter().map(|&x| f16::from_f64(x)).collect()),
+            DType::F16 => TensorData::F16(v.iter().map(|&x| f16_from_f64(x)).collect()),
+            DType::BF16 => TensorData::BF16(v.iter().map(|&x| bf16_from_f64(x)).collect()),
             DType::I32 => TensorData::I32(v.iter().map(|&x| x as i32).collect()),
             DType::U32 => TensorData::U32(v.iter().map(|&x| x as u32).collect()),
+            DType::U8 => TensorData::U8(v.iter().map(|&x| x as u8).collect()),
             DType::Bool => TensorData::Bool(v.iter().map(|&x| x != 0.0).collect()),
         }
     }
@@ -102,12 +116,20 @@ impl Tensor {
         Tensor::new(shape, TensorData::F16(v))
     }
 
+    pub fn from_bf16(shape: impl Into<Shape>, v: Vec<bf16>) -> Result<Self, IrError> {
+        Tensor::new(shape, TensorData::BF16(v))
+    }
+
     pub fn from_i32(shape: impl Into<Shape>, v: Vec<i32>) -> Result<Self, IrError> {
         Tensor::new(shape, TensorData::I32(v))
     }
 
     pub fn from_u32(shape: impl Into<Shape>, v: Vec<u32>) -> Result<Self, IrError> {
         Tensor::new(shape, TensorData::U32(v))
+    }
+
+    pub fn from_u8(shape: impl Into<Shape>, v: Vec<u8>) -> Result<Self, IrError> {
+        Tensor::new(shape, TensorData::U8(v))
     }
 
     pub fn from_bool(shape: impl Into<Shape>, v: Vec<bool>) -> Result<Self, IrError> {

@@ -2,7 +2,8 @@
 //!
 //! Contract:
 //! - [`optimize`] turns a user graph into one a device can run, as its [`Capabilities`] describe:
-//!   every op of the result is a leaf or listed in `native_ops`, every dtype is in `dtypes`, and
+//!   every op of the result is a leaf or listed in `native_ops`, every dtype is in `dtypes`,
+//!   every op but leaves, casts and views computes in `compute_dtypes`, and
 //!   without `native_broadcast` no binary/compare/where operand is implicitly broadcast. Otherwise
 //!   it fails with [`OptError::Unsupported`] naming the op, the node (its id in the graph given to
 //!   `optimize`) and the device. Every tensor of the result fits `max_tensor_bytes`, or it fails
@@ -52,8 +53,8 @@ impl PassOptions {
 pub type FoldFn<'a> = &'a dyn Fn(&Op, &[&Tensor], &TensorType) -> Option<Tensor>;
 
 /// The whole pipeline, in order:
-/// dce → const_fold (if enabled and `fold` given) → legalize → fuse_matmul_epilogue →
-/// fuse_add_norm → fuse_elementwise (if enabled) → dce → verify.
+/// dce → const_fold (if enabled and `fold` given) → legalize_dtypes → legalize →
+/// fuse_matmul_epilogue → fuse_add_norm → fuse_elementwise (if enabled) → dce → verify.
 pub fn optimize(
     g: &Graph,
     caps: &Capabilities,
@@ -73,7 +74,11 @@ pub fn optimize(
             *slot = NodeId(old as u32);
         }
     }
-    let g = passes::legalize_with_origin(&g, caps, &|id| user_id.get(id.index()).copied().unwrap_or(id))?;
+    let user = |id: NodeId| user_id.get(id.index()).copied().unwrap_or(id);
+    let (g, dtype_origin) = passes::legalize_dtypes_with_origin(&g, caps, &user)?;
+    let g = passes::legalize_with_origin(&g, caps, &|id| {
+        user(dtype_origin.get(id.index()).copied().unwrap_or(id))
+    })?;
     let g = if opts.fuse {
         let g = passes::fuse_matmul_epilogue(&g, caps)?;
         let g = passes::fuse_add_norm(&g, caps)?;
@@ -87,20 +92,33 @@ pub fn optimize(
     Ok(g)
 }
 
-/// Every node of the result must be a leaf or native: legalize guarantees it and the fusions
-/// only create what the device lists; this keeps a broken pass from reaching a backend.
+/// Every node of the result must be a leaf or native, and compute in a dtype the device
+/// computes (leaves, casts and views aside): legalize and legalize_dtypes guarantee it and the
+/// fusions only create what the device lists; this keeps a broken pass from reaching a backend.
 fn check_native(g: &Graph, caps: &Capabilities) -> Result<(), OptError> {
     for (i, n) in g.nodes().iter().enumerate() {
-        if !n.op.is_leaf() && !caps.supports(n.op.kind()) {
-            return Err(OptError::Invariant {
-                pass: "optimize",
-                node: NodeId(i as u32),
-                reason: format!(
-                    "{} left in a graph for {}, which does not run it",
-                    n.op.name(),
-                    caps.device_name
-                ),
-            });
+        let broken =
+            |reason: String| OptError::Invariant { pass: "optimize", node: NodeId(i as u32), reason };
+        if n.op.is_leaf() {
+            continue;
+        }
+        if !caps.supports(n.op.kind()) {
+            return Err(broken(format!(
+                "{} left in a graph for {}, which does not run it",
+                n.op.name(),
+                caps.device_name
+            )));
+        }
+        if matches!(n.op, Op::Cast(_)) || n.op.is_view() {
+            continue;
+        }
+        let operands = n.inputs.iter().map(|&i| g.ty(i).map(|t| t.dtype)).collect::<Result<Vec<_>, _>>()?;
+        if let Some(d) = operands.into_iter().chain([n.ty.dtype]).find(|d| !caps.compute_dtypes.contains(d)) {
+            return Err(broken(format!(
+                "{} on {d} left in a graph for {}, which only stores {d}",
+                n.op.name(),
+                caps.device_name
+            )));
         }
     }
     Ok(())

@@ -332,3 +332,60 @@ fn f16_attention_is_computed_in_f32() {
     assert_eq!(l.ty(l.outputs()[0]).unwrap().dtype, DType::F16);
     assert_same(&g, &l, 14, 1e-3);
 }
+
+/// A GPU-like device: every dtype stored, kernels on 32-bit words only, no native layer norm.
+fn words_only() -> rlx_backend::Capabilities {
+    let mut caps = caps_without(&[OpKind::LayerNorm]);
+    caps.compute_dtypes = [DType::F32, DType::I32, DType::U32, DType::Bool].into_iter().collect();
+    caps
+}
+
+#[test]
+fn a_missing_device_feature_is_named() {
+    let mut g = Graph::new("f16");
+    let x = g.input("x", &[4], DType::F16).unwrap();
+    let y = g.exp(x).unwrap();
+    g.set_outputs(&[y]).unwrap();
+    let mut caps = words_only();
+    caps.dtypes.remove(&DType::F16);
+    caps.missing_dtype_features
+        .insert(DType::F16, "f16 storage (shaderFloat16 / storageBuffer16BitAccess)".into());
+    let err = optimize(&g, &caps, &PassOptions::default(), None).unwrap_err();
+    assert!(matches!(&err, OptError::Unsupported { node, .. } if *node == NodeId(0)), "{err}");
+    let msg = err.to_string();
+    assert!(msg.contains("shaderFloat16 / storageBuffer16BitAccess") && msg.contains("bf16"), "{msg}");
+}
+
+#[test]
+fn stored_only_dtypes_compute_in_words_through_the_whole_pipeline() {
+    let mut g = Graph::new("typed");
+    let x = g.input("x", &[3, 8], DType::F16).unwrap();
+    let w = g.param("w", &[8, 8], DType::F16).unwrap();
+    let b = g.param("b", &[8], DType::F16).unwrap();
+    let h = g.matmul(x, w).unwrap();
+    let h = g.add(h, b).unwrap();
+    let h = g.gelu(h).unwrap();
+    let s = g.softmax(h, -1).unwrap();
+    let xb = g.cast(x, DType::BF16).unwrap();
+    let n = g.layer_norm(xb, None, None, -1, 1e-5).unwrap();
+    let q = g.input("q", &[3, 8], DType::U8).unwrap();
+    let q2 = g.add(q, q).unwrap();
+    let qs = g.sum(q2, &[1], false).unwrap();
+    g.set_outputs(&[s, n, qs]).unwrap();
+    let caps = words_only();
+    let opt = optimize(&g, &caps, &PassOptions::default(), None).unwrap();
+    for (i, node) in opt.nodes().iter().enumerate() {
+        if node.op.is_leaf() || matches!(node.op, Op::Cast(_)) || node.op.is_view() {
+            continue;
+        }
+        let dtypes = node.inputs.iter().map(|&i| opt.ty(i).unwrap().dtype).chain([node.ty.dtype]);
+        for d in dtypes {
+            assert!(caps.compute_dtypes.contains(&d), "%{i} {} on {d}", node.op.name());
+        }
+    }
+    let outs: Vec<DType> = opt.outputs().iter().map(|&o| opt.ty(o).unwrap().dtype).collect();
+    assert_eq!(outs, [DType::F16, DType::BF16, DType::U8]);
+    assert_eq!(opt.inputs().iter().map(|i| i.2.dtype).collect::<Vec<_>>(), [DType::F16, DType::U8]);
+    // The CPU computes these dtypes the same way, so the values agree to f16/bf16 rounding.
+    assert_same(&g, &opt, 21, 1e-2);
+}

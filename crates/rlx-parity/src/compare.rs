@@ -6,6 +6,7 @@
 //! A dtype or shape that differs fails outright. [`Metric::PerElement`] bounds every finite
 //! element instead (|out − ref| / |ref|, absolute where ref = 0): for outputs whose small values
 //! matter as much as their large ones (activation tails), which a norm would hide.
+//! [`Metric::Exact`] requires every float element equal (casts).
 
 use rlx_ir::{DType, Tensor, TensorData};
 
@@ -36,6 +37,10 @@ pub enum Metric {
     Norm,
     /// The largest |out − ref| / |ref| over the finite elements (|out − ref| where ref = 0).
     PerElement,
+    /// Every float element equal to the reference's, sign of zero included (for casts, which
+    /// are rounding rules): the error is the count of differing elements. Any NaN matches any
+    /// NaN: payloads are not part of rlx's numerics.
+    Exact,
 }
 
 /// Compares every output of `got` with `reference`; floats within `tol` by [`Metric::Norm`].
@@ -98,7 +103,8 @@ fn compare_one(index: usize, r: &Tensor, g: &Tensor, tol: f64, metric: Metric) -
         return failed(index, r, format!("device gave {}", ty_of(g)));
     }
     match (r.data(), g.data()) {
-        (TensorData::F32(_) | TensorData::F16(_), _) => {
+        _ if r.dtype().is_float() && metric == Metric::Exact => exact_check(index, r, g),
+        (TensorData::F32(_) | TensorData::F16(_) | TensorData::BF16(_), _) => {
             let (err, note) = float_error(&r.data().to_f64_vec(), &g.data().to_f64_vec(), metric);
             // `err <= tol` is false for NaN, so a NaN error fails too.
             let passed = err <= tol;
@@ -109,9 +115,13 @@ fn compare_one(index: usize, r: &Tensor, g: &Tensor, tol: f64, metric: Metric) -
 }
 
 fn exact_check(index: usize, r: &Tensor, g: &Tensor) -> OutputCheck {
-    // Integers and bools widen to f64 exactly, so comparing the widened values is exact.
+    // Every dtype widens to f64 exactly, so comparing the widened values is exact; for floats
+    // the sign tells −0 from +0, and NaN matches NaN.
     let (rv, gv) = (r.data().to_f64_vec(), g.data().to_f64_vec());
-    let differing: Vec<usize> = (0..rv.len()).filter(|&i| rv[i] != gv[i]).collect();
+    let same = |a: f64, b: f64| {
+        (a.is_nan() && b.is_nan()) || (a == b && a.is_sign_negative() == b.is_sign_negative())
+    };
+    let differing: Vec<usize> = (0..rv.len()).filter(|&i| !same(rv[i], gv[i])).collect();
     let note = differing.first().map(|&i| {
         let dt = r.dtype();
         format!(
@@ -136,6 +146,7 @@ fn exact_check(index: usize, r: &Tensor, g: &Tensor) -> OutputCheck {
 fn show(dtype: DType, v: f64) -> String {
     match dtype {
         DType::Bool => (v != 0.0).to_string(),
+        d if d.is_float() => format!("{v:e}"),
         _ => format!("{v}"),
     }
 }
@@ -174,7 +185,8 @@ fn float_error(r: &[f64], g: &[f64], metric: Metric) -> (f64, Option<String>) {
         return (f64::INFINITY, Some(note));
     }
     match metric {
-        Metric::Norm => (if den == 0.0 { num.sqrt() } else { (num / den).sqrt() }, None),
+        // Exact outputs never get here (see `compare_one`); the norm is a safe answer.
+        Metric::Norm | Metric::Exact => (if den == 0.0 { num.sqrt() } else { (num / den).sqrt() }, None),
         Metric::PerElement => {
             let (e, i) = worst;
             let note =
@@ -262,6 +274,24 @@ mod tests {
         let c = &compare_outputs_by(&[r], &[g], 1e-5, Metric::PerElement)[0];
         assert!(!c.passed && (c.err - 1e-3).abs() < 1e-5, "{}", c.err);
         assert!(c.note.as_deref().unwrap_or("").contains("flat index 1"), "{:?}", c.note);
+    }
+
+    #[test]
+    fn exact_floats_are_compared_bit_for_bit_but_any_nan_matches() {
+        let r = f32t(vec![1.0, -0.0, f32::NAN, f32::INFINITY]);
+        let other_nan = f32t(vec![1.0, -0.0, f32::from_bits(0x7fc0_1234), f32::INFINITY]);
+        let c = &compare_outputs_by(std::slice::from_ref(&r), &[other_nan], 0.0, Metric::Exact)[0];
+        assert!(c.passed && c.exact, "{c:?}");
+        let plus_zero = f32t(vec![1.0, 0.0, f32::NAN, f32::INFINITY]);
+        let c = &compare_outputs_by(std::slice::from_ref(&r), &[plus_zero], 0.0, Metric::Exact)[0];
+        assert!(!c.passed && c.err == 1.0, "{c:?}");
+        let one_ulp = f32t(vec![1.0000001, -0.0, f32::NAN, f32::INFINITY]);
+        assert!(!compare_outputs_by(&[r], &[one_ulp], 0.0, Metric::Exact)[0].passed);
+        let b = Tensor::from_bf16([1], vec![half::bf16::ONE]).unwrap();
+        assert!(
+            compare_outputs_by(std::slice::from_ref(&b), std::slice::from_ref(&b), 0.0, Metric::Exact)[0]
+                .passed
+        );
     }
 
     #[test]

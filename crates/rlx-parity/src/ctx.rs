@@ -54,6 +54,11 @@ impl CaseCtx {
         (0..n).map(|_| self.rng.int(lo as i64, hi as i64) as i32).collect()
     }
 
+    /// `n` random 32-bit words (every bit pattern equally likely).
+    pub fn words(&mut self, n: usize) -> Vec<u32> {
+        (0..n).map(|_| self.rng.next_u64() as u32).collect()
+    }
+
     /// `n` booleans, each true with probability 1/2.
     pub fn bools(&mut self, n: usize) -> Vec<bool> {
         (0..n).map(|_| self.rng.bool()).collect()
@@ -139,8 +144,16 @@ impl CaseCtx {
         match dtype {
             DType::I32 => self.input_i32(name, dims, -50, 50),
             DType::U32 => self.input_u32(name, dims, 0, 100),
+            DType::U8 => {
+                let v: Vec<f64> = self.ints(numel(dims), 0, 255).into_iter().map(f64::from).collect();
+                self.input_tensor(name, Tensor::from_f64(dims, dtype, &v)?)
+            }
             DType::Bool => self.input_bool(name, dims),
-            _ => self.input_f32(name, dims, -2.0, 2.0),
+            DType::F16 | DType::BF16 => {
+                let v: Vec<f64> = self.uniform(numel(dims), -2.0, 2.0).into_iter().map(f64::from).collect();
+                self.input_tensor(name, Tensor::from_f64(dims, dtype, &v)?)
+            }
+            DType::F32 => self.input_f32(name, dims, -2.0, 2.0),
         }
     }
 

@@ -103,6 +103,14 @@ impl Case {
         self
     }
 
+    /// The same case with every float element required equal to the reference, −0 and +0 apart
+    /// ([`Metric::Exact`], tolerance 0): for casts, which are rounding rules.
+    pub fn exact(mut self) -> Case {
+        self.metric = Metric::Exact;
+        self.tol = 0.0;
+        self
+    }
+
     /// Builds the graph and its data (deterministic: seeded from the name).
     pub fn instantiate(&self) -> Result<Built, IrError> {
         let mut ctx = CaseCtx::new(&self.name);

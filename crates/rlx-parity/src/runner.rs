@@ -94,13 +94,17 @@ fn open(device: Device) -> Result<Session, ParityError> {
 /// `t` with every float halved (NaN stays NaN; integers and bools as they are): other data of
 /// the same shape, valid wherever `t` is (positive stays positive, indices stay in range).
 fn halved(t: &Tensor) -> Tensor {
-    match t.data() {
-        TensorData::F32(v) => {
-            let data = TensorData::F32(v.iter().map(|x| x * 0.5).collect());
-            Tensor::new(t.shape().clone(), data).unwrap_or_else(|_| t.clone())
+    let data = match t.data() {
+        TensorData::F32(v) => TensorData::F32(v.iter().map(|x| x * 0.5).collect()),
+        TensorData::F16(v) => {
+            TensorData::F16(v.iter().map(|x| half::f16::from_f32(x.to_f32() * 0.5)).collect())
         }
-        _ => t.clone(),
-    }
+        TensorData::BF16(v) => {
+            TensorData::BF16(v.iter().map(|x| half::bf16::from_f32(x.to_f32() * 0.5)).collect())
+        }
+        _ => return t.clone(),
+    };
+    Tensor::new(t.shape().clone(), data).unwrap_or_else(|_| t.clone())
 }
 
 fn feeds(values: &[(String, Tensor)]) -> Vec<(&str, &dyn HostData)> {

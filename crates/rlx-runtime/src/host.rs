@@ -1,11 +1,12 @@
 //! Host data accepted at the boundary of an [`Executable`](crate::Executable).
 //!
 //! A [`Tensor`] is checked exactly (dtype and shape). Flat data (`Vec<T>`, `[T]`, `[T; N]`,
-//! `&[T]` for `T` in `f32`, `f16`, `i32`, `u32`, `bool`) is checked for dtype and element count
+//! `&[T]` for `T` in `f32`, `f16`, `bf16`, `i32`, `u32`, `u8`, `bool`) is checked for dtype and
+//! element count
 //! and takes the declared shape.
 
 use crate::error::{Error, PortKind};
-use half::f16;
+use half::{bf16, f16};
 use rlx_ir::{DType, Tensor, TensorData, TensorType};
 use std::borrow::Cow;
 
@@ -14,8 +15,10 @@ use std::borrow::Cow;
 pub enum FlatData<'a> {
     F32(&'a [f32]),
     F16(&'a [f16]),
+    BF16(&'a [bf16]),
     I32(&'a [i32]),
     U32(&'a [u32]),
+    U8(&'a [u8]),
     Bool(&'a [bool]),
 }
 
@@ -24,8 +27,10 @@ impl FlatData<'_> {
         match self {
             FlatData::F32(_) => DType::F32,
             FlatData::F16(_) => DType::F16,
+            FlatData::BF16(_) => DType::BF16,
             FlatData::I32(_) => DType::I32,
             FlatData::U32(_) => DType::U32,
+            FlatData::U8(_) => DType::U8,
             FlatData::Bool(_) => DType::Bool,
         }
     }
@@ -34,8 +39,10 @@ impl FlatData<'_> {
         match self {
             FlatData::F32(v) => v.len(),
             FlatData::F16(v) => v.len(),
+            FlatData::BF16(v) => v.len(),
             FlatData::I32(v) => v.len(),
             FlatData::U32(v) => v.len(),
+            FlatData::U8(v) => v.len(),
             FlatData::Bool(v) => v.len(),
         }
     }
@@ -48,8 +55,10 @@ impl FlatData<'_> {
         match self {
             FlatData::F32(v) => TensorData::F32(copy(v)),
             FlatData::F16(v) => TensorData::F16(copy(v)),
+            FlatData::BF16(v) => TensorData::BF16(copy(v)),
             FlatData::I32(v) => TensorData::I32(copy(v)),
             FlatData::U32(v) => TensorData::U32(copy(v)),
+            FlatData::U8(v) => TensorData::U8(copy(v)),
             FlatData::Bool(v) => TensorData::Bool(copy(v)),
         }
     }
@@ -76,8 +85,8 @@ pub enum HostView<'a> {
 }
 
 /// Host data accepted by `set_param` and `run`. Implemented for [`Tensor`], for `Vec<T>`, `[T]`
-/// and `[T; N]` with `T` in `f32`, `half::f16`, `i32`, `u32`, `bool`, and for references to any
-/// of these, so `exe.run(&[("x", &x_vec)])` works with `x_vec: Vec<f32>`.
+/// and `[T; N]` with `T` in `f32`, `half::f16`, `half::bf16`, `i32`, `u32`, `u8`, `bool`, and for
+/// references to any of these, so `exe.run(&[("x", &x_vec)])` works with `x_vec: Vec<f32>`.
 pub trait HostData {
     fn host_view(&self) -> HostView<'_>;
 }
@@ -116,8 +125,10 @@ macro_rules! flat_host_data {
 
 flat_host_data!(f32, F32);
 flat_host_data!(f16, F16);
+flat_host_data!(bf16, BF16);
 flat_host_data!(i32, I32);
 flat_host_data!(u32, U32);
+flat_host_data!(u8, U8);
 flat_host_data!(bool, Bool);
 
 /// Checks `value` against the declared type of `kind` `name` and returns a tensor of exactly that
@@ -190,12 +201,15 @@ mod tests {
     #[test]
     fn every_flat_type_reports_its_dtype() {
         let f16v = [f16::from_f32(1.5)];
+        let bf16v = vec![bf16::from_f32(1.5)];
         let u32_slice: &[u32] = &[1];
-        let cases: [(&dyn HostData, DType); 5] = [
+        let cases: [(&dyn HostData, DType); 7] = [
             (&[1.0f32], DType::F32),
             (&f16v, DType::F16),
+            (&bf16v, DType::BF16),
             (&vec![1i32], DType::I32),
             (&u32_slice, DType::U32),
+            (&[7u8], DType::U8),
             (&[true], DType::Bool),
         ];
         for (value, dtype) in cases {

@@ -338,7 +338,10 @@ fn vulkan_opens_where_a_device_exists_and_says_why_not_elsewhere() {
     match (Session::new(Device::Vulkan), vulkan_here().0) {
         (Ok(s), true) => {
             assert_eq!((s.device(), s.backend_name()), (Device::Vulkan, "vulkan"));
-            assert!(!s.capabilities().dtypes.contains(&DType::F16));
+            // Every dtype stored (f16 where the device has f16 shaders), kernels on 32-bit words.
+            let caps = s.capabilities();
+            assert!(caps.dtypes.contains(&DType::BF16) && caps.dtypes.contains(&DType::U8));
+            assert!(!caps.compute_dtypes.contains(&DType::F16));
         }
         (Err(Error::DeviceUnavailable { device: Device::Vulkan, reason }), false) => {
             assert!(!reason.is_empty());

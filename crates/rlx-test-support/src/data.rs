@@ -74,8 +74,8 @@ pub fn random_tensor(rng: &mut Rng, ty: &TensorType) -> Result<Tensor, IrError> 
     let n = ty.numel();
     let v: Vec<f64> = (0..n)
         .map(|_| match ty.dtype {
-            DType::F32 | DType::F16 => f64::from(rng.range(-1.0, 1.0)),
-            DType::I32 | DType::U32 => rng.below(4) as f64,
+            DType::F32 | DType::F16 | DType::BF16 => f64::from(rng.range(-1.0, 1.0)),
+            DType::I32 | DType::U32 | DType::U8 => rng.below(4) as f64,
             DType::Bool => rng.below(2) as f64,
         })
         .collect();

@@ -38,6 +38,8 @@ pub fn gpu_limits(info: &AdapterInfo) -> GpuLimits {
         shared_memory_bytes: l.max_compute_shared_memory_size,
         subgroup_size: info.features.subgroup_size,
         cooperative_matrix: info.features.cooperative_matrix && info.features.shader_f16,
+        // The context enables both features exactly where this holds.
+        shader_f16: crate::context::enables_f16(info),
     }
 }
 

@@ -208,33 +208,34 @@ fn create_device(
     if extensions.iter().any(|e| e.extension_name_as_c_str() == Ok(vk::KHR_PORTABILITY_SUBSET_NAME)) {
         enabled.push(vk::KHR_PORTABILITY_SUBSET_NAME.as_ptr());
     }
-    // Optional features the kernels use, each enabled only where probed as present: f16
-    // arithmetic (the tensor-core matmul rounds operands to f16 in shared memory), f16 storage
-    // buffers, and cooperative matrices.
-    let has_ext = |name: &std::ffi::CStr| extensions.iter().any(|e| e.extension_name_as_c_str() == Ok(name));
+    // Optional features the kernels use, each enabled only where the probe found it: f16
+    // arithmetic (the tensor-core matmul rounds operands to f16 in shared memory), f16 in
+    // storage buffers (what `gpu_limits` reports as `shader_f16`, and so what lets f16 tensors
+    // exist on this device), and cooperative matrices. shaderFloat16 is core from Vulkan 1.2
+    // and an extension before (the probe reads it only where one of the two holds); 16-bit
+    // storage is core in 1.1, the least rlx opens.
     let f = &info.features;
-    let v12 = info.api_version >= [1, 2, 0];
-    let f16_ok = f.shader_f16 && (v12 || has_ext(vk::KHR_SHADER_FLOAT16_INT8_NAME));
-    if f16_ok && !v12 {
+    let f16_arith = f.shader_f16;
+    if f16_arith && info.api_version < [1, 2, 0] {
         enabled.push(vk::KHR_SHADER_FLOAT16_INT8_NAME.as_ptr());
     }
-    let coop_ok = f.cooperative_matrix && f16_ok;
+    let f16_storage = enables_f16(&info);
+    let coop_ok = f.cooperative_matrix && f16_arith;
     if coop_ok {
         enabled.push(vk::KHR_COOPERATIVE_MATRIX_NAME.as_ptr());
     }
-    let mut f16_features = vk::PhysicalDeviceShaderFloat16Int8Features::default().shader_float16(f16_ok);
-    let mut storage16 =
-        vk::PhysicalDevice16BitStorageFeatures::default().storage_buffer16_bit_access(f.storage_buffer_16bit);
-    let mut coop = vk::PhysicalDeviceCooperativeMatrixFeaturesKHR::default().cooperative_matrix(coop_ok);
+    let mut float16 = vk::PhysicalDeviceShaderFloat16Int8Features::default().shader_float16(true);
+    let mut storage16 = vk::PhysicalDevice16BitStorageFeatures::default().storage_buffer16_bit_access(true);
+    let mut coop = vk::PhysicalDeviceCooperativeMatrixFeaturesKHR::default().cooperative_matrix(true);
     let priorities = [1.0f32];
     let queues =
         [vk::DeviceQueueCreateInfo::default().queue_family_index(family).queue_priorities(&priorities)];
     let mut create =
         vk::DeviceCreateInfo::default().queue_create_infos(&queues).enabled_extension_names(&enabled);
-    if f16_ok {
-        create = create.push_next(&mut f16_features);
+    if f16_arith {
+        create = create.push_next(&mut float16);
     }
-    if f.storage_buffer_16bit {
+    if f16_storage {
         create = create.push_next(&mut storage16);
     }
     if coop_ok {
@@ -262,4 +263,10 @@ fn create_device(
         debug,
         instance: ManuallyDrop::new(instance),
     }))
+}
+
+/// Whether the device gets shaderFloat16 and storageBuffer16BitAccess enabled: where it has
+/// both (the probe read them from the same structs the device is created with).
+pub(crate) fn enables_f16(info: &AdapterInfo) -> bool {
+    info.features.shader_f16 && info.features.storage_buffer_16bit
 }

@@ -246,7 +246,15 @@ fn capabilities_follow_the_device() {
         assert_eq!(caps.max_tensor_bytes, u64::from(info.limits.max_storage_buffer_range));
         assert!(caps.buffer_alignment >= 16 && caps.buffer_alignment.is_power_of_two());
         assert!(caps.native_broadcast);
-        assert!(!caps.dtypes.contains(&DType::F16) && caps.dtypes.contains(&DType::Bool));
+        // Every dtype stored at its own size; f16 where the device has f16 shaders and 16-bit
+        // storage; kernels compute on 32-bit words only.
+        let f16 = info.features.shader_f16 && info.features.storage_buffer_16bit;
+        assert_eq!(caps.dtypes.contains(&DType::F16), f16);
+        assert_eq!(caps.missing_dtype_features.contains_key(&DType::F16), !f16);
+        for d in [DType::BF16, DType::U8, DType::Bool, DType::F32] {
+            assert!(caps.dtypes.contains(&d), "{d}");
+        }
+        assert!(!caps.compute_dtypes.contains(&DType::F16) && !caps.compute_dtypes.contains(&DType::U8));
         for op in [rlx_ir::OpKind::Conv2d, rlx_ir::OpKind::FusedElementwise] {
             assert!(!caps.supports(op), "{op:?}");
         }

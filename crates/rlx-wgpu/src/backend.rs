@@ -116,8 +116,13 @@ mod tests {
             assert!(caps.supports(k), "{k:?}");
         }
         assert_eq!(caps.native_ops.len(), Capabilities::all_ops().len() - 4);
+        // No SHADER_F16 enabled: every dtype but f16, which names the missing feature.
         assert!(!caps.dtypes.contains(&DType::F16) && caps.dtypes.contains(&DType::Bool));
-        assert_eq!(caps.dtypes.len(), 4);
+        assert_eq!(caps.dtypes.len(), 6);
+        assert!(caps.missing_dtype_features[&DType::F16].contains("shaderFloat16"));
+        let f16 =
+            WgpuInfo { features: EnabledFeatures { shader_f16: true, ..info.features }, ..info.clone() };
+        assert!(capabilities(&f16).dtypes.contains(&DType::F16));
         assert!(caps.native_broadcast);
         assert_eq!(caps.buffer_alignment, 32);
         assert_eq!(caps.max_tensor_bytes, 2 << 30);

@@ -352,6 +352,9 @@ impl WgpuInfo {
             // One size only when the device has one; 0 (unknown) when it varies.
             subgroup_size: if l.subgroup_min_size == l.subgroup_max_size { l.subgroup_min_size } else { 0 },
             cooperative_matrix: self.features.coop_f16_16 && self.features.shader_f16,
+            // Requested wherever the adapter offers it (`requested_features`); wgpu's SHADER_F16
+            // covers f16 in storage buffers too.
+            shader_f16: self.features.shader_f16,
         }
     }
 }

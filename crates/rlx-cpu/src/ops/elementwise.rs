@@ -153,13 +153,15 @@ fn int_binary<T: IntElem>(op: BinaryOp, a: T, b: T) -> T {
 pub fn unary(op: UnaryOp, x: &Tensor, out: &TensorType) -> Result<Tensor, BackendError> {
     let name = op.name();
     match x.data() {
-        TensorData::F32(_) | TensorData::F16(_) => {
+        TensorData::F32(_) | TensorData::F16(_) | TensorData::BF16(_) => {
             let v = floats(x, name)?;
             float_tensor(&out.shape, out.dtype, par_map(&v, |&e| unary_f32(op, e)))
         }
         TensorData::I32(v) => int_unary(op, v, out),
         TensorData::U32(v) => int_unary(op, v, out),
-        TensorData::Bool(_) => Err(unsupported(name, "dtype bool")),
+        other @ (TensorData::U8(_) | TensorData::Bool(_)) => {
+            Err(unsupported(name, format!("dtype {}", other.dtype())))
+        }
     }
 }
 
@@ -179,7 +181,10 @@ pub fn binary(op: BinaryOp, a: &Tensor, b: &Tensor, out: &TensorType) -> Result<
     match (a.data(), b.data()) {
         (TensorData::I32(x), TensorData::I32(y)) => int_binary_tensor(op, x, a.dims(), y, b.dims(), out),
         (TensorData::U32(x), TensorData::U32(y)) => int_binary_tensor(op, x, a.dims(), y, b.dims(), out),
-        (TensorData::F32(_) | TensorData::F16(_), TensorData::F32(_) | TensorData::F16(_)) => {
+        (
+            TensorData::F32(_) | TensorData::F16(_) | TensorData::BF16(_),
+            TensorData::F32(_) | TensorData::F16(_) | TensorData::BF16(_),
+        ) => {
             let (x, y) = (floats(a, name)?, floats(b, name)?);
             let (x, y) = (expand(&x, a.dims(), dims), expand(&y, b.dims(), dims));
             float_tensor(&out.shape, out.dtype, par_zip(&x, &y, |&p, &q| binary_f32(op, p, q)))
@@ -231,8 +236,10 @@ pub fn where_(cond: &Tensor, a: &Tensor, b: &Tensor, out: &TensorType) -> Result
     })
 }
 
-/// Conversion to `out.dtype`: floats round to nearest, integers truncate toward zero and
-/// saturate (NaN → 0), bool is `x != 0`, and bool → number is 0/1.
+/// Conversion to `out.dtype`: floats round to nearest, ties to even (once, however narrow the
+/// target), integers truncate toward zero and saturate (NaN → 0; u8 to 0..=255), bool is
+/// `x != 0`, and bool → number is 0/1. Every dtype widens to f64 exactly, so going through it
+/// rounds only once.
 pub fn cast(x: &Tensor, out: &TensorType) -> Result<Tensor, BackendError> {
     if x.dtype() == out.dtype {
         return tensor(&out.shape, x.data().clone());

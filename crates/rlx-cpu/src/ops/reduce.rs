@@ -70,7 +70,7 @@ pub fn reduce(op: ReduceOp, axes: &[usize], x: &Tensor, out: &TensorType) -> Res
     let order = reduction_order(dims, axes);
     let order = order.as_deref();
     match x.dtype() {
-        DType::F32 | DType::F16 => {
+        DType::F32 | DType::F16 | DType::BF16 => {
             let v = floats(x, op.name())?;
             let r = per_output(&v, order, n_out, count, |it| {
                 let it = it.map(|e| e as f64);
@@ -100,7 +100,8 @@ pub fn reduce(op: ReduceOp, axes: &[usize], x: &Tensor, out: &TensorType) -> Res
             });
             tensor(&out.shape, pack_ints(out.dtype, r))
         }
-        DType::Bool => Err(unsupported(op.name(), "dtype bool")),
+        // U8 reaches no kernel: `eval` computes it as I32 (see `widen.rs`).
+        d @ (DType::U8 | DType::Bool) => Err(unsupported(op.name(), format!("dtype {d}"))),
     }
 }
 
@@ -173,7 +174,7 @@ pub fn cumsum(axis: usize, x: &Tensor, out: &TensorType) -> Result<Tensor, Backe
         res
     };
     match x.dtype() {
-        DType::F32 | DType::F16 => {
+        DType::F32 | DType::F16 | DType::BF16 => {
             let v = floats(x, "cumsum")?;
             let r = scan(&|k| v[k] as f64);
             float_tensor(&out.shape, out.dtype, r.into_iter().map(|e| e as f32).collect())
@@ -193,7 +194,7 @@ pub fn cumsum(axis: usize, x: &Tensor, out: &TensorType) -> Result<Tensor, Backe
             }
             tensor(&out.shape, pack_ints(out.dtype, res))
         }
-        DType::Bool => Err(unsupported("cumsum", "dtype bool")),
+        d @ (DType::U8 | DType::Bool) => Err(unsupported("cumsum", format!("dtype {d}"))),
     }
 }
 

@@ -2,12 +2,15 @@
 //! its params structs; families depend on nothing in `variants.rs`, which assembles the one
 //! table ([`crate::variants`]) from them.
 //!
-//! - [`elementwise`]: broadcasting binary ops and comparisons, unary math and casts, every dtype.
+//! - [`elementwise`]: broadcasting binary ops and comparisons, unary math and casts, every
+//!   32-bit dtype.
+//! - [`cast`]: casts from or to the packed dtypes (f16, bf16, u8).
 //! - [`data`]: where, data movement and reductions on 32-bit words.
 //! - [`nn`]: matmul (plain and with fused epilogues), softmax, row norms, attention, RoPE.
 //!
 //! Every variant's WGSL is its kernel file followed by the prelude ([`PRELUDE`]).
 
+pub mod cast;
 pub mod data;
 pub mod elementwise;
 pub mod nn;

@@ -10,16 +10,29 @@ use crate::schedule::{Dispatch, Operand};
 use crate::{GpuError, KernelKey};
 use rlx_ir::{DType, Node, NodeId, Op};
 
-/// The word type a dtype computes as (Bool words as U32); f16 is not stored on GPUs yet.
+/// The word type a dtype computes as (Bool words as U32). The packed dtypes (f16, bf16, u8)
+/// have none: only the cast kernels take them (see [`packed_refused`]).
 pub(super) fn word_type(dtype: DType, label: &str) -> Result<WordType, GpuError> {
     match dtype {
         DType::F32 => Ok(WordType::F32),
         DType::I32 => Ok(WordType::I32),
         DType::U32 | DType::Bool => Ok(WordType::U32),
-        DType::F16 => Err(GpuError::Lowering {
-            node: label.to_string(),
-            reason: "f16 tensors are not stored on the GPU yet; keep the graph in f32".into(),
-        }),
+        DType::F16 | DType::BF16 | DType::U8 => Err(packed_refused(label, dtype)),
+    }
+}
+
+/// The error for a kernel other than a cast meeting a packed dtype: rlx-opt's dtype
+/// legalization wraps every such op in casts, so this is a pipeline bug, reported instead of
+/// running a word kernel on 2- or 1-byte elements.
+pub(super) fn packed_refused(label: &str, dtype: DType) -> GpuError {
+    GpuError::Lowering {
+        node: label.to_string(),
+        reason: format!(
+            "GPU kernels compute on 32-bit words and {dtype} is stored in {} bytes; rlx-opt should \
+             have cast it to a word dtype around this op (the capabilities list {dtype} as stored, \
+             not computed)",
+            crate::convert::stored_size(dtype)
+        ),
     }
 }
 
@@ -96,7 +109,9 @@ pub(super) fn lower(
     let xs = strides(x_dims);
     match &node.op {
         Op::Reshape(_) => {
-            out.push(copy_step(&label, cx.operand_nonempty(x)?, dst, &StridedCopy::contiguous(n))?)
+            // The same bytes: a copy of whole words serves every dtype, packed ones included.
+            let words = (crate::convert::device_bytes(ty) / 4) as usize;
+            out.push(copy_step(&label, cx.operand_nonempty(x)?, dst, &StridedCopy::contiguous(words))?)
         }
         Op::Permute(perm) => {
             let src =
@@ -226,7 +241,10 @@ mod tests {
         assert_eq!(fill_word(1e12, DType::I32, "n").unwrap(), i32::MAX as u32);
         assert_eq!(fill_word(0.5, DType::Bool, "n").unwrap(), 1);
         assert_eq!(fill_word(0.0, DType::Bool, "n").unwrap(), 0);
-        assert!(fill_word(0.0, DType::F16, "n").is_err());
+        for d in [DType::F16, DType::BF16, DType::U8] {
+            let e = fill_word(0.0, d, "%3 pad").unwrap_err();
+            assert!(e.to_string().contains(&format!("{d} is stored in")), "{e}");
+        }
     }
 
     #[test]

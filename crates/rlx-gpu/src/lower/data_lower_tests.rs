@@ -116,7 +116,20 @@ fn shapes_no_kernel_takes_are_errors_not_panics() {
         lower(&g, &limits(), &rlx_backend::KernelOptions::default()),
         Err(GpuError::Shape { kernel: "data_where", .. })
     ));
-    // f16 is not stored on GPUs.
-    let e = lower_one(&[2], DType::F16, |g, x| g.cast(x, DType::F32).unwrap()).unwrap_err();
-    assert!(matches!(e, GpuError::Lowering { .. }), "{e}");
+    // A word kernel on a packed dtype (which rlx-opt would have wrapped in casts) is refused.
+    for dtype in [DType::F16, DType::BF16, DType::U8] {
+        let e = lower_one(&[3], dtype, |g, x| g.reverse(x, &[0]).unwrap()).unwrap_err();
+        assert!(matches!(&e, GpuError::Lowering { node, .. } if node == "%1 reverse"), "{e}");
+        assert!(e.to_string().contains("32-bit words"), "{e}");
+    }
+}
+
+#[test]
+fn packed_dtypes_move_only_through_casts_and_views() {
+    let s = lower_one(&[5], DType::F16, |g, x| g.cast(x, DType::F32).unwrap()).unwrap();
+    assert!(matches!(keys(&s)[..], [KernelKey::Cast(f)] if f.from() == DType::F16));
+    // A reshape is a view: no step, whatever the element size.
+    let s = lower_one(&[2, 3], DType::U8, |g, x| g.reshape(x, &[3, 2]).unwrap()).unwrap();
+    assert!(s.steps.is_empty());
+    assert_eq!(s.outputs[0].0.map(|o| o.size), Some(8));
 }

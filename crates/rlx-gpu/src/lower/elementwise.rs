@@ -1,14 +1,14 @@
-//! Lowering of the elementwise family: unary, binary, compare, where and cast, on every dtype
-//! the GPU stores (f32, i32, u32, Bool as a u32 0/1 word).
+//! Lowering of the elementwise family: unary, binary, compare and where, on every dtype GPU
+//! kernels compute (f32, i32, u32, Bool as a u32 0/1 word). Casts are `cast.rs`'s.
 //!
-//! Unary, binary, compare and cast use the elementwise family's two kernels (variants by op ×
+//! Unary, binary and compare use the elementwise family's two kernels (variants by op ×
 //! dtype), where the data family's. Broadcast shapes are first merged ([`merge_broadcast`]): size-1
 //! output dims go, and neighbouring dims that every operand either has or broadcasts become
 //! one, so the kernels' rank limits only bite on truly alternating broadcast patterns.
 
-use super::data::{copy_step, word_type};
+use super::data::word_type;
 use super::LowerCtx;
-use crate::catalog::data::params::{StridedCopy, WhereParams};
+use crate::catalog::data::params::WhereParams;
 use crate::catalog::data::DataKernel;
 use crate::catalog::elementwise::{BinaryFn, UnaryFn};
 use crate::schedule::Dispatch;
@@ -69,48 +69,9 @@ pub(super) fn lower(
             operands.push(dst);
             out.push(Dispatch::new(KernelKey::Data(DataKernel::Where), label.clone(), operands, &p, grid));
         }
-        Op::Cast(to) => {
-            let x = input(0)?;
-            let from = cx.ty(x)?.dtype;
-            let src = cx.operand_nonempty(x)?;
-            match cast_fn(from, *to, &label)? {
-                Some(f) => {
-                    let (p, grid) = UnaryParams::new(ty.numel())?;
-                    let key = KernelKey::Unary(f);
-                    out.push(Dispatch::new(key, label.clone(), vec![src, dst], &p, grid));
-                }
-                None => out.push(copy_step(&label, src, dst, &StridedCopy::contiguous(ty.numel()))?),
-            }
-        }
         other => return Err(unsupported(format!("{} is not an elementwise op", other.name()))),
     }
     Ok(())
-}
-
-/// The map that casts `from` to `to`, or `None` when the words stay the same (a copy).
-fn cast_fn(from: DType, to: DType, label: &str) -> Result<Option<UnaryFn>, GpuError> {
-    use DType::*;
-    Ok(match (from, to) {
-        _ if from == to => None,
-        // Bool words are 0/1: the same words as I32 or U32 0/1.
-        (Bool, I32 | U32) => None,
-        (Bool | U32, F32) => Some(UnaryFn::CastU32ToF32),
-        (F32, Bool) => Some(UnaryFn::NonzeroF32),
-        (I32 | U32, Bool) => Some(UnaryFn::NonzeroWord),
-        (F32, I32) => Some(UnaryFn::CastF32ToI32),
-        (F32, U32) => Some(UnaryFn::CastF32ToU32),
-        (I32, F32) => Some(UnaryFn::CastI32ToF32),
-        (I32, U32) => Some(UnaryFn::CastI32ToU32),
-        (U32, I32) => Some(UnaryFn::CastU32ToI32),
-        (F16, _) | (_, F16) => {
-            return Err(GpuError::Lowering {
-                node: label.to_string(),
-                reason: "f16 tensors are not stored on the GPU yet; keep the graph in f32".into(),
-            })
-        }
-        // Every remaining pair has from == to, handled by the first arm.
-        _ => None,
-    })
 }
 
 /// A broadcasting two-operand step (`BinaryParams` addressing) after merging dims.
@@ -177,16 +138,5 @@ mod tests {
         // A pattern that alternates keeps every dim.
         let (o, _) = merge_broadcast(&[2, 3, 2, 3], &[&[2, 1, 2, 1], &[1, 3, 1, 3]]);
         assert_eq!(o, vec![2, 3, 2, 3]);
-    }
-
-    #[test]
-    fn casts_pick_maps_or_copies() {
-        use DType::*;
-        assert_eq!(cast_fn(F32, F32, "n").unwrap(), None);
-        assert_eq!(cast_fn(Bool, I32, "n").unwrap(), None);
-        assert_eq!(cast_fn(Bool, F32, "n").unwrap(), Some(UnaryFn::CastU32ToF32));
-        assert_eq!(cast_fn(F32, Bool, "n").unwrap(), Some(UnaryFn::NonzeroF32));
-        assert_eq!(cast_fn(I32, U32, "n").unwrap(), Some(UnaryFn::CastI32ToU32));
-        assert!(cast_fn(F16, F32, "n").is_err());
     }
 }

@@ -2,7 +2,9 @@
 //! its own file; this file owns the walk, the memory plan and operand resolution.
 //!
 //! Conventions every family follows:
-//! - Device data is stored as [`crate::convert`] says: f32, i32, u32, and Bool as a u32 0/1 word.
+//! - Device data is stored as [`crate::convert`] says: f32, i32, u32, and Bool as a u32 0/1 word,
+//!   f16 and bf16 in 2 bytes, u8 in 1. Only casts and views (reshapes) take the packed ones;
+//!   every other op must compute on words ([`lower_node`] refuses it otherwise).
 //! - Planned values live in pool buffers ([`assign_pools`]): one live value per pool, so no
 //!   step reads and writes one buffer.
 //! - A step whose output is empty is skipped. An op whose output is non-empty but one of whose
@@ -13,6 +15,7 @@
 //!   compile time naming the node.
 
 mod attention;
+mod cast;
 mod data;
 mod elementwise;
 mod matmul;
@@ -150,7 +153,8 @@ pub fn lower(graph: &Graph, limits: &GpuLimits, options: &KernelOptions) -> Resu
 /// holds is dead by then (lifetimes are closed intervals, so a node's output never shares a
 /// pool with one of its inputs). Among free pools the smallest that fits is taken, else the
 /// largest is grown, else a new pool is opened. Returns each plan buffer's pool (`None` when
-/// empty) and the pool sizes (at least 4 bytes).
+/// empty) and the pool sizes (at least 4 bytes). A value takes whole 32-bit words (the plan
+/// counts 7 bytes for 7 u8, the device binds 8; see [`crate::convert::device_bytes`]).
 ///
 /// Why pools and not one arena: see [`crate::schedule`]. The cost is memory: a pool is as
 /// large as its largest value, where the arena packed values by offset.
@@ -165,14 +169,15 @@ pub fn assign_pools(plan: &MemoryPlan) -> (Vec<Option<usize>>, Vec<u64>) {
         if buf.size == 0 {
             continue;
         }
+        let size = buf.size.div_ceil(4).saturating_mul(4);
         let free = pools.iter().enumerate().filter(|(_, p)| p.1 < buf.first);
-        let fitting = free.clone().filter(|(_, p)| p.0 >= buf.size).min_by_key(|(_, p)| p.0);
+        let fitting = free.clone().filter(|(_, p)| p.0 >= size).min_by_key(|(_, p)| p.0);
         let chosen = fitting.or_else(|| free.max_by_key(|(_, p)| p.0)).map(|(i, _)| i);
         let i = chosen.unwrap_or_else(|| {
             pools.push((0, 0));
             pools.len() - 1
         });
-        pools[i] = (pools[i].0.max(buf.size), buf.last);
+        pools[i] = (pools[i].0.max(size), buf.last);
         pool_of[b] = Some(i);
     }
     (pool_of, pools.into_iter().map(|(size, _)| whole_units(size)).collect())
@@ -184,11 +189,21 @@ fn whole_units(bytes: u64) -> u64 {
 }
 
 fn lower_node(cx: &mut LowerCtx, id: NodeId, node: &Node, out: &mut Vec<Dispatch>) -> Result<(), GpuError> {
-    match node.op.kind() {
+    let kind = node.op.kind();
+    if !matches!(kind, OpKind::Input | OpKind::Param | OpKind::Constant | OpKind::Cast | OpKind::Reshape) {
+        for &i in node.inputs.iter().chain([&id]) {
+            let dtype = cx.ty(i)?.dtype;
+            if crate::convert::stored_size(dtype) != 4 {
+                return Err(data::packed_refused(&cx.label(id), dtype));
+            }
+        }
+    }
+    match kind {
         OpKind::Input | OpKind::Param | OpKind::Constant => Ok(()),
-        OpKind::Unary | OpKind::Binary | OpKind::Compare | OpKind::Where | OpKind::Cast => {
+        OpKind::Unary | OpKind::Binary | OpKind::Compare | OpKind::Where => {
             elementwise::lower(cx, id, node, out)
         }
+        OpKind::Cast => cast::lower(cx, id, node, out),
         OpKind::Reshape => data::lower_reshape(cx, id, node, out),
         OpKind::Permute
         | OpKind::Slice

@@ -144,7 +144,12 @@ fn attr(op: &'static str, a: &'static str, shape: &Shape, reason: impl Into<Stri
 
 fn float_dtype(op: &'static str, d: DType) -> Result<(), IrError> {
     if !d.is_float() {
-        return Err(IrError::DType { op, operand: 0, got: d, expected: "f32 or f16 (cast it first)".into() });
+        return Err(IrError::DType {
+            op,
+            operand: 0,
+            got: d,
+            expected: "f32, f16 or bf16 (cast it first)".into(),
+        });
     }
     Ok(())
 }

@@ -140,7 +140,7 @@ impl Graph {
                 op,
                 operand: 0,
                 got: t.dtype,
-                expected: "f32 or f16 (cast it first)".into(),
+                expected: "f32, f16 or bf16 (cast it first)".into(),
             });
         }
         let a = norm_axis(op, axis, &t.shape)?;

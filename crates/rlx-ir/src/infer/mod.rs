@@ -170,7 +170,7 @@ pub(crate) fn want_dtype(
 
 pub(crate) fn float(op: &'static str, operand: usize, got: DType) -> Result<(), IrError> {
     if !got.is_float() {
-        return Err(IrError::DType { op, operand, got, expected: "f32 or f16 (cast it first)".into() });
+        return Err(IrError::DType { op, operand, got, expected: "f32, f16 or bf16 (cast it first)".into() });
     }
     Ok(())
 }
@@ -181,7 +181,7 @@ pub(crate) fn numeric(op: &'static str, operand: usize, got: DType) -> Result<()
             op,
             operand,
             got,
-            expected: "a numeric dtype (f32, f16, i32 or u32; cast bool first)".into(),
+            expected: "a numeric dtype (f32, f16, bf16, i32, u32 or u8; cast bool first)".into(),
         });
     }
     Ok(())
@@ -193,9 +193,9 @@ pub(crate) fn unary_dtype(op: &'static str, u: UnaryOp, operand: usize, got: DTy
     }
     if !got.is_float() {
         let expected = if matches!(u, UnaryOp::Neg | UnaryOp::Abs) {
-            "f32, f16 or i32 (cast it first)"
+            "f32, f16, bf16 or i32 (cast it first)"
         } else {
-            "f32 or f16 (cast it first)"
+            "f32, f16 or bf16 (cast it first)"
         };
         return Err(IrError::DType { op, operand, got, expected: expected.into() });
     }

@@ -1,7 +1,7 @@
 //! Decompositions of composite ops into simpler ones, used by legalize for ops a device lacks.
 //!
 //! Every decomposition emits through [`Emitter::emit`], so the ops it produces are themselves
-//! legalized (decomposed again or expanded) as the device needs. f16 operands are widened to f32
+//! legalized (decomposed again or expanded) as the device needs. f16 and bf16 operands are widened to f32
 //! for the whole decomposition and the result is rounded back once, so a decomposed f16 norm is
 //! as accurate as a native one that accumulates in f32.
 
@@ -62,9 +62,9 @@ pub(crate) fn decompose(
     }
 }
 
-/// Casts an f16 value to f32 (other dtypes pass through).
+/// Casts an f16 or bf16 value to f32 (other dtypes pass through).
 pub(crate) fn widen(em: &mut Emitter<'_>, x: NodeId) -> Result<NodeId, OptError> {
-    if em.ty(x)?.dtype == DType::F16 {
+    if matches!(em.ty(x)?.dtype, DType::F16 | DType::BF16) {
         em.emit(Op::Cast(DType::F32), &[x])
     } else {
         Ok(x)

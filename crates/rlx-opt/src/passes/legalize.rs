@@ -147,10 +147,12 @@ impl Emitter<'_> {
         if self.caps.dtypes.contains(&dtype) {
             return Ok(id);
         }
-        Err(self.unsupported(
-            op,
-            format!("the device does not store {dtype} tensors; cast the graph's values to a dtype it has"),
-        ))
+        let stored = self.caps.dtypes.iter().map(|d| d.name()).collect::<Vec<_>>().join(", ");
+        let why = match self.caps.missing_dtype_features.get(&dtype) {
+            Some(feature) => format!("the device does not store {dtype} tensors: it lacks {feature}"),
+            None => format!("the device does not store {dtype} tensors"),
+        };
+        Err(self.unsupported(op, format!("{why}; cast the graph's values to a dtype it has ({stored})")))
     }
 
     /// The error for `op`, told in terms of the user's op when it arose inside a decomposition.

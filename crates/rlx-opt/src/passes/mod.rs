@@ -11,6 +11,7 @@ mod fuse_elementwise;
 mod fuse_matmul;
 mod fuse_norm;
 mod legalize;
+mod legalize_dtypes;
 
 pub use dce::dce;
 pub use fold::const_fold;
@@ -18,9 +19,11 @@ pub use fuse_elementwise::fuse_elementwise;
 pub use fuse_matmul::fuse_matmul_epilogue;
 pub use fuse_norm::fuse_add_norm;
 pub use legalize::legalize;
+pub use legalize_dtypes::legalize_dtypes;
 
 pub(crate) use dce::dce_mapped;
 pub(crate) use legalize::legalize_with_origin;
+pub(crate) use legalize_dtypes::legalize_dtypes_with_origin;
 
 use crate::OptError;
 use rlx_ir::{Graph, Node, NodeId, Op};

@@ -210,7 +210,7 @@ fn compare(out: &mut Vec<Case>) {
             Ok(vec![c.compare(op, x, y)?])
         }));
     }
-    for dtype in [DType::F32, DType::I32, DType::U32, DType::Bool] {
+    for dtype in DType::ALL {
         // All three operands broadcast, the condition a scalar in one of them.
         out.push(Case::new(format!("where_{dtype}_three_way_bcast"), move |c| {
             let cond = c.input_bool("cond", &[2, 1, 3, 1])?;

@@ -2,6 +2,7 @@
 
 mod attention;
 mod boundaries;
+mod cast_dtypes;
 mod elementwise;
 mod elementwise_edges;
 mod grid;
@@ -23,7 +24,8 @@ pub use matmul_rungs::F16_OPERANDS_TOL;
 
 /// Every case, in family order: elementwise, reduce, shape, matmul, norm, attention and rope,
 /// vision, whole layers, size and rank boundaries, special values and dtype edges per family,
-/// graph wiring, launch-grid edges.
+/// graph wiring, launch-grid edges, typed storage (casts between every dtype, f16/bf16/u8
+/// graphs).
 pub fn cases() -> Vec<Case> {
     let mut out = Vec::new();
     elementwise::cases(&mut out);
@@ -42,6 +44,7 @@ pub fn cases() -> Vec<Case> {
     nn_edges::cases(&mut out);
     wiring::cases(&mut out);
     grid::cases(&mut out);
+    cast_dtypes::cases(&mut out);
     out
 }
 

@@ -132,7 +132,8 @@ fn arg_reduce(out: &mut Vec<Case>) {
             Ok(vec![c.argmax(x, axis, false)?, c.argmin(x, axis, true)?])
         }));
     }
-    for dtype in [DType::F32, DType::I32, DType::U32] {
+    // f16, bf16 and u8 go through the casts GPUs wrap them in; ties and order must survive.
+    for dtype in [DType::F32, DType::I32, DType::U32, DType::F16, DType::BF16, DType::U8] {
         let layouts: [(&str, &[usize], isize); 3] =
             [("middle_3x300x5", &[3, 300, 5], 1), ("last_2x3x1000", &[2, 3, 1000], -1), ("7", &[7], 0)];
         for (tag, dims, axis) in layouts {
@@ -204,7 +205,7 @@ fn topk(out: &mut Vec<Case>) {
                 Ok(vec![v, i])
             }));
         }
-        for dtype in [DType::F32, DType::I32, DType::U32] {
+        for dtype in [DType::F32, DType::I32, DType::U32, DType::F16, DType::BF16, DType::U8] {
             let layouts: [(&str, &[usize], usize, isize); 3] = [
                 ("axis0_full_40x2x3", &[40, 2, 3], 40, 0),
                 ("1", &[1], 1, 0),

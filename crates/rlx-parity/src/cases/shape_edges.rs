@@ -1,12 +1,14 @@
-//! Data-movement edges: every dtype through permute (up to rank 8), slice, expand (to an empty
-//! result too), reverse, pad (the pad value converted to the dtype), concat (with empty parts)
-//! and gather (from an empty table, with no indices), plus a chain of views feeding copies.
+//! Data-movement edges: every dtype (the 2- and 1-byte ones too) through permute (up to rank
+//! 8), slice, expand (to an empty result too), reverse, pad (the pad value converted to the
+//! dtype), concat (with empty parts) and gather (from an empty table, with no indices), plus a
+//! chain of views feeding copies.
 
 use super::elementwise_edges::with_specials;
 use crate::Case;
 use rlx_ir::{DType, Tensor};
 
-const DTYPES: [DType; 4] = [DType::F32, DType::I32, DType::U32, DType::Bool];
+/// Every dtype: f16, bf16 and u8 move through the casts GPUs wrap data movement in.
+const DTYPES: [DType; 7] = DType::ALL;
 
 pub(super) fn cases(out: &mut Vec<Case>) {
     for dtype in DTYPES {

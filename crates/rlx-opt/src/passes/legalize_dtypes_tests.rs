@@ -1,0 +1,124 @@
+use super::*;
+use rlx_ir::{OpKind, TensorType};
+
+/// A GPU-like device: stores every dtype, computes on 32-bit words only.
+fn words_only() -> Capabilities {
+    let mut caps = Capabilities::everything("words");
+    caps.compute_dtypes = [DType::F32, DType::I32, DType::U32, DType::Bool].into_iter().collect();
+    caps
+}
+
+fn kinds(g: &Graph) -> Vec<OpKind> {
+    g.nodes().iter().map(|n| n.op.kind()).collect()
+}
+
+/// Every non-cast op of `g` computes in a dtype `caps` computes.
+fn computes_only_words(g: &Graph, caps: &Capabilities) -> bool {
+    g.nodes().iter().all(|n| {
+        let ok = |t: &TensorType| caps.compute_dtypes.contains(&t.dtype);
+        n.op.is_leaf()
+            || matches!(n.op, Op::Cast(_))
+            || n.op.is_view()
+            || (ok(&n.ty) && n.inputs.iter().all(|&i| ok(g.ty(i).unwrap())))
+    })
+}
+
+#[test]
+fn f16_matmul_is_wrapped_in_casts() {
+    let mut g = Graph::new("mm16");
+    let a = g.input("a", &[2, 3], DType::F16).unwrap();
+    let b = g.param("b", &[3, 4], DType::F16).unwrap();
+    let y = g.matmul(a, b).unwrap();
+    g.set_outputs(&[y]).unwrap();
+    let caps = words_only();
+    let (l, from) = legalize_dtypes_with_origin(&g, &caps, &|id| id).unwrap();
+    use OpKind::*;
+    assert_eq!(kinds(&l), [Input, Param, Cast, Cast, MatMul, Cast]);
+    assert_eq!(l.ty(NodeId(4)).unwrap().dtype, DType::F32);
+    assert_eq!(l.ty(l.outputs()[0]).unwrap(), g.ty(y).unwrap());
+    assert_eq!(l.inputs()[0].2.dtype, DType::F16);
+    // The casts and the matmul all came from the user's matmul.
+    assert_eq!(from, [NodeId(0), NodeId(1), y, y, y, y]);
+    assert!(computes_only_words(&l, &caps));
+}
+
+#[test]
+fn leaves_casts_and_views_stay_but_data_movement_is_wrapped() {
+    let mut g = Graph::new("moves");
+    let x = g.input("x", &[2, 3], DType::BF16).unwrap();
+    let r = g.reshape(x, &[3, 2]).unwrap();
+    let t = g.transpose(r, 0, 1).unwrap();
+    let c = g.cast(t, DType::U8).unwrap();
+    g.set_outputs(&[c, r]).unwrap();
+    let caps = words_only();
+    let l = legalize_dtypes(&g, &caps).unwrap();
+    use OpKind::*;
+    assert_eq!(kinds(&l), [Input, Reshape, Cast, Permute, Cast, Cast]);
+    assert_eq!(l.ty(l.outputs()[0]).unwrap().dtype, DType::U8);
+    assert_eq!(l.ty(l.outputs()[1]).unwrap().dtype, DType::BF16);
+    assert!(computes_only_words(&l, &caps));
+}
+
+#[test]
+fn u8_computes_in_i32_and_compare_needs_no_cast_back() {
+    let mut g = Graph::new("u8");
+    let a = g.input("a", &[5], DType::U8).unwrap();
+    let b = g.input("b", &[5], DType::U8).unwrap();
+    let s = g.add(a, b).unwrap();
+    let m = g.compare(rlx_ir::CompareOp::Lt, a, b).unwrap();
+    g.set_outputs(&[s, m]).unwrap();
+    let l = legalize_dtypes(&g, &words_only()).unwrap();
+    use OpKind::*;
+    // a and b are widened once each and shared by the add and the compare.
+    assert_eq!(kinds(&l), [Input, Input, Cast, Cast, Binary, Cast, Compare]);
+    assert_eq!(l.ty(NodeId(4)).unwrap().dtype, DType::I32);
+    assert_eq!(l.ty(l.outputs()[0]).unwrap().dtype, DType::U8);
+    assert_eq!(l.ty(l.outputs()[1]).unwrap().dtype, DType::Bool);
+}
+
+#[test]
+fn constant_operands_are_converted_not_cast() {
+    let mut g = Graph::new("const16");
+    let x = g.input("x", &[3], DType::F16).unwrap();
+    let k = g.constant(Tensor::from_f64([3], DType::F16, &[0.5, -2.0, 65504.0]).unwrap()).unwrap();
+    let y = g.mul(x, k).unwrap();
+    g.set_outputs(&[y]).unwrap();
+    let l = legalize_dtypes(&g, &words_only()).unwrap();
+    let wide = l
+        .nodes()
+        .iter()
+        .find_map(|n| match &n.op {
+            Op::Constant(t) if t.dtype() == DType::F32 => Some(t.to_f64_vec()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(wide, [0.5, -2.0, 65504.0]);
+    assert_eq!(l.nodes().iter().filter(|n| matches!(n.op, Op::Cast(_))).count(), 2);
+}
+
+#[test]
+fn a_device_that_computes_everything_gets_the_graph_back() {
+    let mut g = Graph::new("cpu");
+    let x = g.input("x", &[4], DType::F16).unwrap();
+    let y = g.exp(x).unwrap();
+    g.set_outputs(&[y]).unwrap();
+    let (l, from) = legalize_dtypes_with_origin(&g, &Capabilities::everything("cpu"), &|id| id).unwrap();
+    assert_eq!(rlx_ir::dump(&l), rlx_ir::dump(&g));
+    assert_eq!(from, [NodeId(0), NodeId(1)]);
+}
+
+#[test]
+fn no_wide_dtype_is_unsupported_naming_the_users_node() {
+    let mut g = Graph::new("u8");
+    let a = g.input("a", &[5], DType::U8).unwrap();
+    let s = g.add(a, a).unwrap();
+    g.set_outputs(&[s]).unwrap();
+    let mut caps = words_only();
+    caps.compute_dtypes.remove(&DType::I32);
+    let err = legalize_dtypes_with_origin(&g, &caps, &|id| NodeId(id.0 + 10)).unwrap_err();
+    match &err {
+        OptError::Unsupported { op, node, .. } => assert_eq!((op.as_str(), *node), ("add", NodeId(11))),
+        other => panic!("wrong error {other}"),
+    }
+    assert!(err.to_string().contains("u8"), "{err}");
+}
