@@ -34,7 +34,12 @@
 //!   capabilities list those dtypes as stored, not computed). Lowering refuses any other kernel
 //!   on them rather than run it on the wrong element size.
 //!
-//! Not here yet: the subgroup and cooperative-matrix matmul rungs.
+//! - The matmul ladder ([`MatmulRung`]): a cooperative-matrix rung (tensor cores, f16 operands,
+//!   f32 accumulation) where the device has f16 16×16×16 cooperative matrices and the compile's
+//!   precision allows f16 operands, a 128×128 register tile and a 64×64 tile in f32; any rung can
+//!   be forced through `KernelOptions::matmul`.
+//!
+//! Not here yet: subgroup-tuned f32 rungs, split-K for small M, attention on tensor cores.
 
 pub mod bind;
 mod cache_dir;
