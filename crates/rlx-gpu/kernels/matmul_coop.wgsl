@@ -18,7 +18,9 @@ enable wgpu_cooperative_matrix;
 //   its N stride is 1, else "n-major" [BN][KP] (a transposed B, as every `linear` has). The
 //   fragments are loaded with coopLoadT (row-major) from m-major A and k-major B, and with
 //   coopLoad (column-major) from the other two. Pitches are padded by 8 halves (16 bytes) so
-//   that fragment rows start 16-byte aligned in different banks.
+//   that fragment rows start 16-byte aligned in different banks. The tiles are arrays of
+//   vec4<f16>, so a run of four halves is one 8-byte store and fragment loads see 8-byte
+//   elements (strides count vec4s): 4096³ went from 1.33 to 0.99 ms on the H200 with it.
 // - Global loads: each invocation loads 4 runs of four elements per tile and K step, along the
 //   operand's contiguous dim, as one 16-byte load when the run is contiguous and aligned (the
 //   operands are bound as vec4 arrays; bindings come in whole 16-byte units) and as four
@@ -48,8 +50,10 @@ const STAGE: u32 = {{STAGE}}u;
 
 // The epilogue constants, MatmulParams, the bindings and epilogue() are in matmul_common.wgsl.
 
-var<workgroup> a_sh: array<f16, {{STAGES2}}>; // [2][STAGE]
-var<workgroup> b_sh: array<f16, {{STAGES2}}>; // [2][STAGE]
+// As vec4<f16> (8 bytes): a run of four halves is stored with one instruction, and fragment
+// rows start 8-byte aligned. Offsets below are in halves; /4 gives the element.
+var<workgroup> a_sh: array<vec4<f16>, {{STAGES2}} / 4>; // [2][STAGE]
+var<workgroup> b_sh: array<vec4<f16>, {{STAGES2}} / 4>; // [2][STAGE]
 var<workgroup> c_sh: array<f32, {{C_SHARED}}>; // [subgroups][16 * 16]
 
 // Where vec4 number l (< 4) of invocation t goes in a tile whose other side is `side`: the
@@ -226,24 +230,24 @@ fn main(
 // is uniform, and it treats function arguments as varying.
 fn load_a(base: u32, r: u32, kk: u32) -> coop_mat16x16<f16, A> {
     if (p.a_stride_k == 1u) {
-        let i = base + r * KP + kk;
-        let stride = KP;
+        let i = (base + r * KP + kk) / 4u;
+        let stride = KP / 4u;
         return coopLoadT<coop_mat16x16<f16, A>>(&a_sh[i], stride);
     }
-    let i = base + kk * MP + r;
-    let stride = MP;
+    let i = (base + kk * MP + r) / 4u;
+    let stride = MP / 4u;
     return coopLoad<coop_mat16x16<f16, A>>(&a_sh[i], stride);
 }
 
 // The B fragment of k kk.., tile columns c.. from stage `base`.
 fn load_b(base: u32, c: u32, kk: u32) -> coop_mat16x16<f16, B> {
     if (p.b_stride_k == 1u) {
-        let i = base + c * KP + kk;
-        let stride = KP;
+        let i = (base + c * KP + kk) / 4u;
+        let stride = KP / 4u;
         return coopLoad<coop_mat16x16<f16, B>>(&b_sh[i], stride);
     }
-    let i = base + kk * NP + c;
-    let stride = NP;
+    let i = (base + kk * NP + c) / 4u;
+    let stride = NP / 4u;
     return coopLoadT<coop_mat16x16<f16, B>>(&b_sh[i], stride);
 }
 
@@ -312,10 +316,7 @@ fn put_a(s: u32, t: u32, l: u32, v: vec4<f32>) {
     let pos = place(t, l, kc, BM);
     let h = vec4<f16>(v);
     let base = s * STAGE;
-    a_sh[base + at(pos, 0u, kc, MP)] = h.x;
-    a_sh[base + at(pos, 1u, kc, MP)] = h.y;
-    a_sh[base + at(pos, 2u, kc, MP)] = h.z;
-    a_sh[base + at(pos, 3u, kc, MP)] = h.w;
+    a_sh[(base + at(pos, 0u, kc, MP)) / 4u] = h;
 }
 
 fn put_b(s: u32, t: u32, l: u32, v: vec4<f32>) {
@@ -323,10 +324,7 @@ fn put_b(s: u32, t: u32, l: u32, v: vec4<f32>) {
     let pos = place(t, l, kc, BN);
     let h = vec4<f16>(v);
     let base = s * STAGE;
-    b_sh[base + at(pos, 0u, kc, NP)] = h.x;
-    b_sh[base + at(pos, 1u, kc, NP)] = h.y;
-    b_sh[base + at(pos, 2u, kc, NP)] = h.z;
-    b_sh[base + at(pos, 3u, kc, NP)] = h.w;
+    b_sh[(base + at(pos, 0u, kc, NP)) / 4u] = h;
 }
 
 // Invocation t's four vec4 of the A (B) tile into stage `s`.
