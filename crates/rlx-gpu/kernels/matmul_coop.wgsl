@@ -125,6 +125,14 @@ fn main(
     var rb1 = vec4<f32>(0.0);
     var rb2 = vec4<f32>(0.0);
     var rb3 = vec4<f32>(0.0);
+    var qa0 = vec4<f32>(0.0);
+    var qa1 = vec4<f32>(0.0);
+    var qa2 = vec4<f32>(0.0);
+    var qa3 = vec4<f32>(0.0);
+    var qb0 = vec4<f32>(0.0);
+    var qb1 = vec4<f32>(0.0);
+    var qb2 = vec4<f32>(0.0);
+    var qb3 = vec4<f32>(0.0);
 
     // Interior workgroups (the whole tile inside M and N, 16-byte loads on both operands)
     // load every full K step branch-free from per-invocation vec4 indices that advance by one
@@ -145,26 +153,13 @@ fn main(
     let ib3 = b_index(b_base, n0, t, 3u);
 
     let steps = (p.k + BK - 1u) / BK;
+    // Two K steps in flight: step s computes from shared stage s % 2 while step s + 1 waits
+    // in one register set and step s + 2 loads into the other (R for even steps, Q for odd
+    // ones). The loop runs two steps per turn so that each set keeps its own names.
     if (steps > 0u) {
-        ra0 = fetch_a(a_base, m0, 0u, t, 0u, vec_a);
-        ra1 = fetch_a(a_base, m0, 0u, t, 1u, vec_a);
-        ra2 = fetch_a(a_base, m0, 0u, t, 2u, vec_a);
-        ra3 = fetch_a(a_base, m0, 0u, t, 3u, vec_a);
-        rb0 = fetch_b(b_base, n0, 0u, t, 0u, vec_b);
-        rb1 = fetch_b(b_base, n0, 0u, t, 1u, vec_b);
-        rb2 = fetch_b(b_base, n0, 0u, t, 2u, vec_b);
-        rb3 = fetch_b(b_base, n0, 0u, t, 3u, vec_b);
-        store_a(0u, t, ra0, ra1, ra2, ra3);
-        store_b(0u, t, rb0, rb1, rb2, rb3);
-    }
-    workgroupBarrier();
-
-    for (var s = 0u; s < steps; s++) {
-        let cur = s % 2u;
-        let more = s + 1u < steps;
-        if (more && interior && s + 1u < full_steps) {
-            let ka = (s + 1u) * a_step;
-            let kb = (s + 1u) * b_step;
+        if (interior && 0u < full_steps) {
+            let ka = 0u * a_step;
+            let kb = 0u * b_step;
             ra0 = a[ia0 + ka];
             ra1 = a[ia1 + ka];
             ra2 = a[ia2 + ka];
@@ -173,8 +168,8 @@ fn main(
             rb1 = b[ib1 + kb];
             rb2 = b[ib2 + kb];
             rb3 = b[ib3 + kb];
-        } else if (more) {
-            let k1 = (s + 1u) * BK;
+        } else {
+            let k1 = 0u * BK;
             ra0 = fetch_a(a_base, m0, k1, t, 0u, vec_a);
             ra1 = fetch_a(a_base, m0, k1, t, 1u, vec_a);
             ra2 = fetch_a(a_base, m0, k1, t, 2u, vec_a);
@@ -184,8 +179,67 @@ fn main(
             rb2 = fetch_b(b_base, n0, k1, t, 2u, vec_b);
             rb3 = fetch_b(b_base, n0, k1, t, 3u, vec_b);
         }
-        let base = cur * STAGE;
+        store_a(0u, t, ra0, ra1, ra2, ra3);
+        store_b(0u, t, rb0, rb1, rb2, rb3);
+    }
+    if (steps > 1u) {
+        if (interior && 1u < full_steps) {
+            let ka = 1u * a_step;
+            let kb = 1u * b_step;
+            qa0 = a[ia0 + ka];
+            qa1 = a[ia1 + ka];
+            qa2 = a[ia2 + ka];
+            qa3 = a[ia3 + ka];
+            qb0 = b[ib0 + kb];
+            qb1 = b[ib1 + kb];
+            qb2 = b[ib2 + kb];
+            qb3 = b[ib3 + kb];
+        } else {
+            let k1 = 1u * BK;
+            qa0 = fetch_a(a_base, m0, k1, t, 0u, vec_a);
+            qa1 = fetch_a(a_base, m0, k1, t, 1u, vec_a);
+            qa2 = fetch_a(a_base, m0, k1, t, 2u, vec_a);
+            qa3 = fetch_a(a_base, m0, k1, t, 3u, vec_a);
+            qb0 = fetch_b(b_base, n0, k1, t, 0u, vec_b);
+            qb1 = fetch_b(b_base, n0, k1, t, 1u, vec_b);
+            qb2 = fetch_b(b_base, n0, k1, t, 2u, vec_b);
+            qb3 = fetch_b(b_base, n0, k1, t, 3u, vec_b);
+        }
+    }
+    workgroupBarrier();
+
+    // Pairs of steps: the products run unconditionally inside the loop (cooperative operations
+    // need control flow naga can prove uniform, which a branch on the loop variable is not);
+    // an odd last step follows the loop.
+    let pairs = steps / 2u;
+    for (var q = 0u; q < pairs; q++) {
+        let s = 2u * q;
+        if (s + 2u < steps) {
+            if (interior && (s + 2u) < full_steps) {
+                let ka = (s + 2u) * a_step;
+                let kb = (s + 2u) * b_step;
+                ra0 = a[ia0 + ka];
+                ra1 = a[ia1 + ka];
+                ra2 = a[ia2 + ka];
+                ra3 = a[ia3 + ka];
+                rb0 = b[ib0 + kb];
+                rb1 = b[ib1 + kb];
+                rb2 = b[ib2 + kb];
+                rb3 = b[ib3 + kb];
+            } else {
+                let k1 = (s + 2u) * BK;
+                ra0 = fetch_a(a_base, m0, k1, t, 0u, vec_a);
+                ra1 = fetch_a(a_base, m0, k1, t, 1u, vec_a);
+                ra2 = fetch_a(a_base, m0, k1, t, 2u, vec_a);
+                ra3 = fetch_a(a_base, m0, k1, t, 3u, vec_a);
+                rb0 = fetch_b(b_base, n0, k1, t, 0u, vec_b);
+                rb1 = fetch_b(b_base, n0, k1, t, 1u, vec_b);
+                rb2 = fetch_b(b_base, n0, k1, t, 2u, vec_b);
+                rb3 = fetch_b(b_base, n0, k1, t, 3u, vec_b);
+            }
+        }
         for (var kk = 0u; kk < BK; kk += 16u) {
+            let base = 0u * STAGE;
             let a0 = load_a(base, sm, kk);
             let a1 = load_a(base, sm + 16u, kk);
             let b0 = load_b(base, sn, kk);
@@ -203,11 +257,78 @@ fn main(
                 acc13 = coopMultiplyAdd(a1, b3, acc13);
             }
         }
-        if (more) {
-            store_a(1u - cur, t, ra0, ra1, ra2, ra3);
-            store_b(1u - cur, t, rb0, rb1, rb2, rb3);
+        store_a(1u, t, qa0, qa1, qa2, qa3);
+        store_b(1u, t, qb0, qb1, qb2, qb3);
+        workgroupBarrier();
+        if (s + 3u < steps) {
+            if (interior && (s + 3u) < full_steps) {
+                let ka = (s + 3u) * a_step;
+                let kb = (s + 3u) * b_step;
+                qa0 = a[ia0 + ka];
+                qa1 = a[ia1 + ka];
+                qa2 = a[ia2 + ka];
+                qa3 = a[ia3 + ka];
+                qb0 = b[ib0 + kb];
+                qb1 = b[ib1 + kb];
+                qb2 = b[ib2 + kb];
+                qb3 = b[ib3 + kb];
+            } else {
+                let k1 = (s + 3u) * BK;
+                qa0 = fetch_a(a_base, m0, k1, t, 0u, vec_a);
+                qa1 = fetch_a(a_base, m0, k1, t, 1u, vec_a);
+                qa2 = fetch_a(a_base, m0, k1, t, 2u, vec_a);
+                qa3 = fetch_a(a_base, m0, k1, t, 3u, vec_a);
+                qb0 = fetch_b(b_base, n0, k1, t, 0u, vec_b);
+                qb1 = fetch_b(b_base, n0, k1, t, 1u, vec_b);
+                qb2 = fetch_b(b_base, n0, k1, t, 2u, vec_b);
+                qb3 = fetch_b(b_base, n0, k1, t, 3u, vec_b);
+            }
+        }
+        for (var kk = 0u; kk < BK; kk += 16u) {
+            let base = 1u * STAGE;
+            let a0 = load_a(base, sm, kk);
+            let a1 = load_a(base, sm + 16u, kk);
+            let b0 = load_b(base, sn, kk);
+            let b1 = load_b(base, sn + 16u, kk);
+            acc00 = coopMultiplyAdd(a0, b0, acc00);
+            acc01 = coopMultiplyAdd(a0, b1, acc01);
+            acc10 = coopMultiplyAdd(a1, b0, acc10);
+            acc11 = coopMultiplyAdd(a1, b1, acc11);
+            if (FN == 4u) {
+                let b2 = load_b(base, sn + 32u, kk);
+                let b3 = load_b(base, sn + 48u, kk);
+                acc02 = coopMultiplyAdd(a0, b2, acc02);
+                acc03 = coopMultiplyAdd(a0, b3, acc03);
+                acc12 = coopMultiplyAdd(a1, b2, acc12);
+                acc13 = coopMultiplyAdd(a1, b3, acc13);
+            }
+        }
+        if (s + 2u < steps) {
+            store_a(0u, t, ra0, ra1, ra2, ra3);
+            store_b(0u, t, rb0, rb1, rb2, rb3);
         }
         workgroupBarrier();
+    }
+    if (steps % 2u == 1u) {
+        for (var kk = 0u; kk < BK; kk += 16u) {
+            let base = 0u * STAGE;
+            let a0 = load_a(base, sm, kk);
+            let a1 = load_a(base, sm + 16u, kk);
+            let b0 = load_b(base, sn, kk);
+            let b1 = load_b(base, sn + 16u, kk);
+            acc00 = coopMultiplyAdd(a0, b0, acc00);
+            acc01 = coopMultiplyAdd(a0, b1, acc01);
+            acc10 = coopMultiplyAdd(a1, b0, acc10);
+            acc11 = coopMultiplyAdd(a1, b1, acc11);
+            if (FN == 4u) {
+                let b2 = load_b(base, sn + 32u, kk);
+                let b3 = load_b(base, sn + 48u, kk);
+                acc02 = coopMultiplyAdd(a0, b2, acc02);
+                acc03 = coopMultiplyAdd(a0, b3, acc03);
+                acc12 = coopMultiplyAdd(a1, b2, acc12);
+                acc13 = coopMultiplyAdd(a1, b3, acc13);
+            }
+        }
     }
 
     let rows0 = m0 + sm;
