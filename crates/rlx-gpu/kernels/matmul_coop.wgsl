@@ -106,14 +106,7 @@ fn main(
     let b_other = select(p.b_stride_k, p.b_stride_n, p.b_stride_k == 1u);
     let vec_b = b_run_unit && b_other % 4u == 0u && b_base % 4u == 0u;
 
-    var acc00 = coop_mat16x16<f32, C>();
-    var acc01 = coop_mat16x16<f32, C>();
-    var acc02 = coop_mat16x16<f32, C>();
-    var acc03 = coop_mat16x16<f32, C>();
-    var acc10 = coop_mat16x16<f32, C>();
-    var acc11 = coop_mat16x16<f32, C>();
-    var acc12 = coop_mat16x16<f32, C>();
-    var acc13 = coop_mat16x16<f32, C>();
+    var acc = Acc();
 
     // The next K step's tiles in registers: four vec4 of A and four of B. Named values, not
     // arrays: a function-local array indexed in a loop can end up in local memory.
@@ -208,9 +201,10 @@ fn main(
     }
     workgroupBarrier();
 
-    // The loads and products are written out inline (generated text, hence the repetition):
-    // the same loop with them in functions (a struct of registers returned by a load function,
-    // the accumulators behind a pointer) ran 1.5× slower on the H200 (0.91 → 1.40 ms at 4096³).
+    // The loads are written out inline, once per register set: the same loop with a load
+    // function returning a struct of registers ran 1.5× slower on the H200 (0.91 → 1.40 ms at
+    // 4096³), while the products behind a function with the accumulators behind a pointer
+    // cost nothing (0.913 ms).
     // Pairs of steps: the products run unconditionally inside the loop (cooperative operations
     // need control flow naga can prove uniform, which a branch on the loop variable is not);
     // an odd last step follows the loop.
@@ -241,25 +235,7 @@ fn main(
                 rb3 = fetch_b(b_base, n0, k1, t, 3u, vec_b);
             }
         }
-        for (var kk = 0u; kk < BK; kk += 16u) {
-            let base = 0u * STAGE;
-            let a0 = load_a(base, sm, kk);
-            let a1 = load_a(base, sm + 16u, kk);
-            let b0 = load_b(base, sn, kk);
-            let b1 = load_b(base, sn + 16u, kk);
-            acc00 = coopMultiplyAdd(a0, b0, acc00);
-            acc01 = coopMultiplyAdd(a0, b1, acc01);
-            acc10 = coopMultiplyAdd(a1, b0, acc10);
-            acc11 = coopMultiplyAdd(a1, b1, acc11);
-            if (FN == 4u) {
-                let b2 = load_b(base, sn + 32u, kk);
-                let b3 = load_b(base, sn + 48u, kk);
-                acc02 = coopMultiplyAdd(a0, b2, acc02);
-                acc03 = coopMultiplyAdd(a0, b3, acc03);
-                acc12 = coopMultiplyAdd(a1, b2, acc12);
-                acc13 = coopMultiplyAdd(a1, b3, acc13);
-            }
-        }
+        products(0u, sm, sn, &acc);
         store_a(1u, t, qa0, qa1, qa2, qa3);
         store_b(1u, t, qb0, qb1, qb2, qb3);
         workgroupBarrier();
@@ -287,25 +263,7 @@ fn main(
                 qb3 = fetch_b(b_base, n0, k1, t, 3u, vec_b);
             }
         }
-        for (var kk = 0u; kk < BK; kk += 16u) {
-            let base = 1u * STAGE;
-            let a0 = load_a(base, sm, kk);
-            let a1 = load_a(base, sm + 16u, kk);
-            let b0 = load_b(base, sn, kk);
-            let b1 = load_b(base, sn + 16u, kk);
-            acc00 = coopMultiplyAdd(a0, b0, acc00);
-            acc01 = coopMultiplyAdd(a0, b1, acc01);
-            acc10 = coopMultiplyAdd(a1, b0, acc10);
-            acc11 = coopMultiplyAdd(a1, b1, acc11);
-            if (FN == 4u) {
-                let b2 = load_b(base, sn + 32u, kk);
-                let b3 = load_b(base, sn + 48u, kk);
-                acc02 = coopMultiplyAdd(a0, b2, acc02);
-                acc03 = coopMultiplyAdd(a0, b3, acc03);
-                acc12 = coopMultiplyAdd(a1, b2, acc12);
-                acc13 = coopMultiplyAdd(a1, b3, acc13);
-            }
-        }
+        products(1u, sm, sn, &acc);
         if (s + 2u < steps) {
             store_a(0u, t, ra0, ra1, ra2, ra3);
             store_b(0u, t, rb0, rb1, rb2, rb3);
@@ -313,39 +271,57 @@ fn main(
         workgroupBarrier();
     }
     if (steps % 2u == 1u) {
-        for (var kk = 0u; kk < BK; kk += 16u) {
-            let base = 0u * STAGE;
-            let a0 = load_a(base, sm, kk);
-            let a1 = load_a(base, sm + 16u, kk);
-            let b0 = load_b(base, sn, kk);
-            let b1 = load_b(base, sn + 16u, kk);
-            acc00 = coopMultiplyAdd(a0, b0, acc00);
-            acc01 = coopMultiplyAdd(a0, b1, acc01);
-            acc10 = coopMultiplyAdd(a1, b0, acc10);
-            acc11 = coopMultiplyAdd(a1, b1, acc11);
-            if (FN == 4u) {
-                let b2 = load_b(base, sn + 32u, kk);
-                let b3 = load_b(base, sn + 48u, kk);
-                acc02 = coopMultiplyAdd(a0, b2, acc02);
-                acc03 = coopMultiplyAdd(a0, b3, acc03);
-                acc12 = coopMultiplyAdd(a1, b2, acc12);
-                acc13 = coopMultiplyAdd(a1, b3, acc13);
-            }
-        }
+        products(0u, sm, sn, &acc);
     }
 
     let rows0 = m0 + sm;
     let rows1 = m0 + sm + 16u;
     let cols = n0 + sn;
-    write_block(acc00, sg, lane, c_base, rows0, cols);
-    write_block(acc01, sg, lane, c_base, rows0, cols + 16u);
-    write_block(acc10, sg, lane, c_base, rows1, cols);
-    write_block(acc11, sg, lane, c_base, rows1, cols + 16u);
+    write_block(acc.c00, sg, lane, c_base, rows0, cols);
+    write_block(acc.c01, sg, lane, c_base, rows0, cols + 16u);
+    write_block(acc.c10, sg, lane, c_base, rows1, cols);
+    write_block(acc.c11, sg, lane, c_base, rows1, cols + 16u);
     if (FN == 4u) {
-        write_block(acc02, sg, lane, c_base, rows0, cols + 32u);
-        write_block(acc03, sg, lane, c_base, rows0, cols + 48u);
-        write_block(acc12, sg, lane, c_base, rows1, cols + 32u);
-        write_block(acc13, sg, lane, c_base, rows1, cols + 48u);
+        write_block(acc.c02, sg, lane, c_base, rows0, cols + 32u);
+        write_block(acc.c03, sg, lane, c_base, rows0, cols + 48u);
+        write_block(acc.c12, sg, lane, c_base, rows1, cols + 32u);
+        write_block(acc.c13, sg, lane, c_base, rows1, cols + 48u);
+    }
+}
+
+// The 2×FN accumulators of one subgroup (rows 0-15 and 16-31 of its block, 16-column
+// fragments 0..FN-1; c02, c03, c12 and c13 only when FN is 4).
+struct Acc {
+    c00: coop_mat16x16<f32, C>,
+    c01: coop_mat16x16<f32, C>,
+    c02: coop_mat16x16<f32, C>,
+    c03: coop_mat16x16<f32, C>,
+    c10: coop_mat16x16<f32, C>,
+    c11: coop_mat16x16<f32, C>,
+    c12: coop_mat16x16<f32, C>,
+    c13: coop_mat16x16<f32, C>,
+}
+
+// The products of one K step from shared stage `stage` into the subgroup's accumulators.
+fn products(stage: u32, sm: u32, sn: u32, acc: ptr<function, Acc>) {
+    let base = stage * STAGE;
+    for (var kk = 0u; kk < BK; kk += 16u) {
+        let a0 = load_a(base, sm, kk);
+        let a1 = load_a(base, sm + 16u, kk);
+        let b0 = load_b(base, sn, kk);
+        let b1 = load_b(base, sn + 16u, kk);
+        (*acc).c00 = coopMultiplyAdd(a0, b0, (*acc).c00);
+        (*acc).c01 = coopMultiplyAdd(a0, b1, (*acc).c01);
+        (*acc).c10 = coopMultiplyAdd(a1, b0, (*acc).c10);
+        (*acc).c11 = coopMultiplyAdd(a1, b1, (*acc).c11);
+        if (FN == 4u) {
+            let b2 = load_b(base, sn + 32u, kk);
+            let b3 = load_b(base, sn + 48u, kk);
+            (*acc).c02 = coopMultiplyAdd(a0, b2, (*acc).c02);
+            (*acc).c03 = coopMultiplyAdd(a0, b3, (*acc).c03);
+            (*acc).c12 = coopMultiplyAdd(a1, b2, (*acc).c12);
+            (*acc).c13 = coopMultiplyAdd(a1, b3, (*acc).c13);
+        }
     }
 }
 
