@@ -76,3 +76,32 @@ fn a_tensor_past_one_binding_names_its_node() {
     assert!(e.contains("4194304 bytes") && e.contains("1048576"), "{e}");
     assert!(e.contains('%'), "names the node: {e}");
 }
+
+/// Every buffer comes in whole 16-byte units and every binding, rounded up to them, lies inside
+/// its buffer; outputs keep their exact byte size for the readback. A hand-made schedule whose
+/// buffer is one unit short is refused.
+#[test]
+fn buffers_and_bindings_come_in_whole_units() {
+    use crate::schedule::{ValidSchedule, BINDING_UNIT};
+    let mut g = Graph::new("odd");
+    let x = g.input("x", &[5], DType::F32).unwrap();
+    let w = g.param("w", &[5], DType::F32).unwrap();
+    let y = g.add(x, w).unwrap();
+    let z = g.exp(y).unwrap();
+    g.set_outputs(&[z]).unwrap();
+    let s = lower(&g, &limits(), &rlx_backend::KernelOptions::default()).unwrap().into_inner();
+    for b in s.buffers() {
+        assert_eq!(b.bytes % BINDING_UNIT, 0, "{b:?}");
+    }
+    for step in &s.steps {
+        for op in &step.operands {
+            assert_eq!(op.binding_size(), 32, "20 bytes bind as 32");
+            assert!(op.offset + op.binding_size() <= s.buffer_bytes(op.buffer).unwrap());
+        }
+    }
+    assert_eq!(s.outputs[0].0.map(|o| o.size), Some(20), "the readback copies exactly 5 floats");
+    let mut short = s.clone();
+    short.leaves[0].bytes = 20;
+    let e = ValidSchedule::new(short, &limits()).unwrap_err();
+    assert!(e.to_string().contains("16-byte units"), "{e}");
+}
