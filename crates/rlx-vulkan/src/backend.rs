@@ -37,8 +37,8 @@ pub fn gpu_limits(info: &AdapterInfo) -> GpuLimits {
         max_workgroups: l.max_compute_work_group_count,
         shared_memory_bytes: l.max_compute_shared_memory_size,
         subgroup_size: info.features.subgroup_size,
-        cooperative_matrix: info.features.cooperative_matrix && info.features.shader_f16,
-        // The context enables both features exactly where this holds.
+        // The context enables each feature exactly where these hold.
+        cooperative_matrix: crate::context::enables_cooperative_matrix(info),
         shader_f16: crate::context::enables_f16(info),
     }
 }

@@ -220,7 +220,7 @@ fn create_device(
         enabled.push(vk::KHR_SHADER_FLOAT16_INT8_NAME.as_ptr());
     }
     let f16_storage = enables_f16(&info);
-    let coop_ok = f.cooperative_matrix && f16_arith;
+    let coop_ok = enables_cooperative_matrix(&info);
     if coop_ok {
         enabled.push(vk::KHR_COOPERATIVE_MATRIX_NAME.as_ptr());
     }
@@ -269,4 +269,10 @@ fn create_device(
 /// both (the probe read them from the same structs the device is created with).
 pub(crate) fn enables_f16(info: &AdapterInfo) -> bool {
     info.features.shader_f16 && info.features.storage_buffer_16bit
+}
+
+/// Whether the device gets VK_KHR_cooperative_matrix enabled: where the probe found the f16
+/// 16×16×16 → f32 configuration and f16 arithmetic (the tensor-core kernels need both).
+pub(crate) fn enables_cooperative_matrix(info: &AdapterInfo) -> bool {
+    info.features.cooperative_matrix && info.features.shader_f16
 }
