@@ -153,8 +153,8 @@ pub fn lower(graph: &Graph, limits: &GpuLimits, options: &KernelOptions) -> Resu
 /// holds is dead by then (lifetimes are closed intervals, so a node's output never shares a
 /// pool with one of its inputs). Among free pools the smallest that fits is taken, else the
 /// largest is grown, else a new pool is opened. Returns each plan buffer's pool (`None` when
-/// empty) and the pool sizes (at least 4 bytes). A value takes whole 32-bit words (the plan
-/// counts 7 bytes for 7 u8, the device binds 8; see [`crate::convert::device_bytes`]).
+/// empty) and the pool sizes. Sizes are compared as they are allocated, in whole
+/// [`BINDING_UNIT`]s (the plan counts 7 bytes for 7 u8; the device binds whole units).
 ///
 /// Why pools and not one arena: see [`crate::schedule`]. The cost is memory: a pool is as
 /// large as its largest value, where the arena packed values by offset.
@@ -169,7 +169,7 @@ pub fn assign_pools(plan: &MemoryPlan) -> (Vec<Option<usize>>, Vec<u64>) {
         if buf.size == 0 {
             continue;
         }
-        let size = buf.size.div_ceil(4).saturating_mul(4);
+        let size = whole_units(buf.size);
         let free = pools.iter().enumerate().filter(|(_, p)| p.1 < buf.first);
         let fitting = free.clone().filter(|(_, p)| p.0 >= size).min_by_key(|(_, p)| p.0);
         let chosen = fitting.or_else(|| free.max_by_key(|(_, p)| p.0)).map(|(i, _)| i);
@@ -180,7 +180,7 @@ pub fn assign_pools(plan: &MemoryPlan) -> (Vec<Option<usize>>, Vec<u64>) {
         pools[i] = (pools[i].0.max(size), buf.last);
         pool_of[b] = Some(i);
     }
-    (pool_of, pools.into_iter().map(|(size, _)| whole_units(size)).collect())
+    (pool_of, pools.into_iter().map(|(size, _)| size).collect())
 }
 
 /// `bytes` rounded up to whole [`BINDING_UNIT`]s (at least one): the size of every device buffer.
