@@ -108,7 +108,9 @@ pub struct KernelOptions {
     pub precision: Precision,
     /// Every matmul runs this kernel; a compile fails with `Unsupported` (naming what is
     /// missing) where the device or the precision does not allow it. `None`: the backend
-    /// chooses. Backends without a matmul ladder (the CPU) ignore it.
+    /// chooses. Backends without a matmul ladder (the CPU) ignore it. Attention's two products
+    /// follow it: `Coop` runs attention on tensor cores wherever its head dims fit, the f32
+    /// kernels keep attention in f32.
     pub matmul: Option<MatmulKernel>,
 }
 

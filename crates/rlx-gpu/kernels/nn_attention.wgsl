@@ -2,9 +2,8 @@
 // scores of a query row are never stored whole, only a running max and sum.
 //
 // Variant defines: DMAX (64, 128 or 256: the output columns one workgroup owns). Driver
-// defines: PARAMS. Bindings: 0 = q, 1 = k, 2 = v, 3 = mask (read; 32-bit words: the [B, Sk]
-// padding mask as Bool/I32/F32 words, or the F32 bias; any buffer when the mask kind reads
-// none), 4 = out (read_write). Params: AttentionParams.
+// defines: PARAMS. The bindings, params, mask kinds and the visibility rule are in
+// attention_common.wgsl, which is appended.
 //
 // Addressing: element d of row (batch b, position s, head h) of q sits at
 // b·q_sb + s·q_ss + h·q_sh + d (likewise k, v, out), so both layouts need no copy. Query head
@@ -38,83 +37,11 @@ const PER: u32 = DMAX / 16u;
 // The K chunk [BKV][K_PITCH] and the V tile [BKV][DMAX] share one array (DMAX ≥ 64).
 const KV_LEN: u32 = BKV * (DMAX + 1u);
 
-const MASK_NONE: u32 = 0u;
-const MASK_CAUSAL: u32 = 1u;
-const MASK_SLIDING: u32 = 2u;
-const MASK_PADDING: u32 = 3u;
-const MASK_BIAS: u32 = 4u;
-
-const NEG_INF_BITS: u32 = 0xff800000u;
-
-struct AttentionParams {
-    sq: u32,
-    sk: u32,
-    hq: u32,
-    group: u32,
-    d: u32,
-    dv: u32,
-    mask_kind: u32,
-    window: u32,
-    q_sb: u32,
-    q_ss: u32,
-    q_sh: u32,
-    k_sb: u32,
-    k_ss: u32,
-    k_sh: u32,
-    v_sb: u32,
-    v_ss: u32,
-    v_sh: u32,
-    o_sb: u32,
-    o_ss: u32,
-    o_sh: u32,
-    m_sb: u32,
-    m_sh: u32,
-    m_si: u32,
-    m_sj: u32,
-    scale: f32,
-    softcap: f32,
-    mask_float: u32,
-    bh_offset: u32,
-}
-
-@group(0) @binding(0) var<storage, read> q: array<f32>;
-@group(0) @binding(1) var<storage, read> k: array<f32>;
-@group(0) @binding(2) var<storage, read> v: array<f32>;
-@group(0) @binding(3) var<storage, read> mask: array<u32>;
-@group(0) @binding(4) var<storage, read_write> out: array<f32>;
-{{PARAMS}} p: AttentionParams;
-
 var<workgroup> q_s: array<f32, 1024>; // [BQ][DC]
 var<workgroup> kv_s: array<f32, KV_LEN>;
 var<workgroup> s_s: array<f32, 256>; // scores [BQ][BKV]
 var<workgroup> p_s: array<f32, 256>; // probabilities [BQ][BKV]
 var<workgroup> vis_s: array<u32, 256>; // 1 where the key is visible to the row
-
-fn is_neg_inf(v: f32) -> bool {
-    return bitcast<u32>(v) == NEG_INF_BITS;
-}
-
-// Whether query row i (a live row) of batch b may see key j.
-fn visible(b: u32, i: u32, j: u32) -> bool {
-    if (j >= p.sk) {
-        return false;
-    }
-    let pos = i + (p.sk - p.sq);
-    if (p.mask_kind == MASK_CAUSAL) {
-        return j <= pos;
-    }
-    if (p.mask_kind == MASK_SLIDING) {
-        // pos − j < window, written so that nothing wraps for a huge window.
-        return j <= pos && pos - j < p.window;
-    }
-    if (p.mask_kind == MASK_PADDING) {
-        let w = mask[b * p.m_sb + j * p.m_sj];
-        // A float word is nonzero unless it is ±0; NaN counts as nonzero, as in the reference.
-        let bits = select(w, w & 0x7fffffffu, p.mask_float != 0u);
-        return bits != 0u;
-    }
-    return true;
-}
 
 @compute @workgroup_size(256, 1, 1)
 fn main(
@@ -137,19 +64,9 @@ fn main(
     let k_base = b * p.k_sb + kh * p.k_sh;
     let v_base = b * p.v_sb + kh * p.v_sh;
 
-    // Keys [lo, hi) that some row of the block may see. The grid has one block per BQ rows,
-    // so q0 < sq.
-    var lo = 0u;
-    var hi = p.sk;
-    if (p.mask_kind == MASK_CAUSAL || p.mask_kind == MASK_SLIDING) {
-        let shift = p.sk - p.sq;
-        let last_row = min(q0 + BQ, p.sq) - 1u;
-        hi = min(p.sk, last_row + shift + 1u);
-        let first_pos1 = q0 + shift + 1u;
-        if (p.mask_kind == MASK_SLIDING && first_pos1 > p.window) {
-            lo = first_pos1 - p.window;
-        }
-    }
+    let range = key_range(q0, BQ);
+    let lo = range.x;
+    let hi = range.y;
 
     var m = bitcast<f32>(NEG_INF_BITS);
     var l = 0.0;
@@ -190,13 +107,7 @@ fn main(
         // 2. Scale, soft-cap, mask, bias.
         let j = j0 + c;
         let vis = row_live && visible(b, i, j);
-        var sc = s * p.scale;
-        if (p.softcap > 0.0) {
-            sc = p.softcap * tanh_acc(sc / p.softcap);
-        }
-        if (p.mask_kind == MASK_BIAS && vis) {
-            sc += bitcast<f32>(mask[b * p.m_sb + h * p.m_sh + i * p.m_si + j * p.m_sj]);
-        }
+        let sc = scored(s, b, h, i, j, vis);
         s_s[t] = sc;
         vis_s[t] = select(0u, 1u, vis);
         workgroupBarrier();

@@ -59,6 +59,16 @@ impl GpuLimits {
             shader_f16: true,
         }
     }
+
+    /// An H200 under Vulkan: 48 KiB shared memory, subgroup 32, cooperative matrices.
+    pub(crate) fn hopper() -> Self {
+        GpuLimits {
+            shared_memory_bytes: 48 << 10,
+            subgroup_size: 32,
+            cooperative_matrix: true,
+            ..Self::lavapipe()
+        }
+    }
 }
 
 /// Which device buffer an operand lives in.

@@ -51,7 +51,7 @@ impl KernelKey {
     /// Whether the kernel uses cooperative matrices (and f16), which only devices with
     /// [`crate::GpuLimits::cooperative_matrix`] can build; the lowering gives them no other.
     pub const fn needs_cooperative_matrix(self) -> bool {
-        matches!(self, KernelKey::Nn(nn::NnKernel::MatmulCoop { .. }))
+        matches!(self, KernelKey::Nn(nn::NnKernel::MatmulCoop { .. } | nn::NnKernel::AttentionCoop(_)))
     }
 }
 

@@ -54,6 +54,15 @@ enum Command {
         /// n of the n³ matmul workload.
         #[arg(long, default_value_t = 1024)]
         matmul_size: usize,
+        /// M×K×N of the matmul workload instead of n³, e.g. 512x14336x4096.
+        #[arg(long, value_parser = cli::bench::parse_dims::<3>)]
+        matmul_shape: Option<[usize; 3]>,
+        /// Batch×heads×sequence×head-dim of the attention workload.
+        #[arg(long, value_parser = cli::bench::parse_dims::<4>, default_value = "32x12x128x64")]
+        attn_shape: [usize; 4],
+        /// Make the attention workload causal.
+        #[arg(long)]
+        attn_causal: bool,
         /// Encoder layers of the bert workload (BERT-base has 12).
         #[arg(long, default_value_t = 12)]
         bert_layers: usize,
@@ -131,6 +140,9 @@ fn main() -> ExitCode {
             tiny_iters,
             warmup,
             matmul_size,
+            matmul_shape,
+            attn_shape,
+            attn_causal,
             bert_layers,
             bert_batch,
             precision,
@@ -140,7 +152,7 @@ fn main() -> ExitCode {
             use cli::bench::{BenchOptions, Workload};
             let embed = workloads.contains(&cli::bench_embed::BenchWorkload::Embed);
             let workloads = if workloads.is_empty() {
-                vec![Workload::Tiny, Workload::Matmul, Workload::Bert]
+                vec![Workload::Tiny, Workload::Matmul, Workload::Bert, Workload::Attention]
             } else {
                 workloads.iter().filter_map(|w| w.graph_workload()).collect()
             };
@@ -160,6 +172,9 @@ fn main() -> ExitCode {
                 tiny_iters,
                 warmup,
                 matmul_size,
+                matmul_shape,
+                attn_shape,
+                attn_causal,
                 bert_layers,
                 bert_batch,
                 precision,

@@ -84,25 +84,7 @@ impl MatmulRung {
     /// what is missing.
     pub fn available(self, limits: &GpuLimits, precision: Precision) -> Result<(), String> {
         if self.is_coop() {
-            if !limits.cooperative_matrix {
-                return Err(format!(
-                    "matmul rung {self:?} needs f16 16x16x16 cooperative matrices with f32 \
-                     accumulation (VK_KHR_cooperative_matrix, shaderFloat16); the device has none"
-                ));
-            }
-            if limits.subgroup_size != 32 {
-                return Err(format!(
-                    "matmul rung {self:?} is laid out for subgroups of 32 invocations, the device's \
-                     are {}",
-                    limits.subgroup_size
-                ));
-            }
-            if !precision.f16_operands() {
-                return Err(format!(
-                    "matmul rung {self:?} rounds operands to f16, which precision {precision} does \
-                     not allow; compile with Precision::Mixed or Precision::F16"
-                ));
-            }
+            coop_available(&format!("matmul rung {self:?}"), limits, precision)?;
         }
         let need = self.shared_bytes();
         if need > limits.shared_memory_bytes {
@@ -162,22 +144,36 @@ impl MatmulRung {
     }
 }
 
+/// Whether `what` (a kernel on f16 16×16×16 cooperative matrices laid out for subgroups of 32)
+/// can run on a device with `limits` under `precision`; the error names what is missing.
+pub(crate) fn coop_available(what: &str, limits: &GpuLimits, precision: Precision) -> Result<(), String> {
+    if !limits.cooperative_matrix {
+        return Err(format!(
+            "{what} needs f16 16x16x16 cooperative matrices with f32 accumulation \
+             (VK_KHR_cooperative_matrix, shaderFloat16); the device has none"
+        ));
+    }
+    if limits.subgroup_size != 32 {
+        return Err(format!(
+            "{what} is laid out for subgroups of 32 invocations, the device's are {}",
+            limits.subgroup_size
+        ));
+    }
+    if !precision.f16_operands() {
+        return Err(format!(
+            "{what} rounds operands to f16, which precision {precision} does not allow; compile \
+             with Precision::Mixed or Precision::F16"
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn limits(shared: u32) -> GpuLimits {
         GpuLimits { shared_memory_bytes: shared, ..GpuLimits::lavapipe() }
-    }
-
-    /// An H200 under Vulkan: 48 KiB, subgroup 32, cooperative matrices.
-    fn hopper() -> GpuLimits {
-        GpuLimits {
-            shared_memory_bytes: 48 << 10,
-            subgroup_size: 32,
-            cooperative_matrix: true,
-            ..GpuLimits::lavapipe()
-        }
     }
 
     fn opts(precision: Precision, matmul: Option<MatmulKernel>) -> KernelOptions {
@@ -211,12 +207,12 @@ mod tests {
         assert!(e.contains("16896") && e.contains("16384"), "{e}");
         assert!(MatmulRung::Tiled64.available(&limits(16 * 1024), Precision::F32).is_ok());
         // f32 precision never takes tensor cores, even where the device has them.
-        assert_eq!(auto(4096, 4096, 1, &hopper()), MatmulRung::Reg128);
+        assert_eq!(auto(4096, 4096, 1, &GpuLimits::hopper()), MatmulRung::Reg128);
     }
 
     #[test]
     fn mixed_precision_takes_tensor_cores_where_the_device_has_them() {
-        let h = hopper();
+        let h = GpuLimits::hopper();
         let mixed = opts(Precision::Mixed, None);
         for (m, n, batches, rung) in [
             (4096, 4096, 1, MatmulRung::Coop128),
@@ -235,7 +231,7 @@ mod tests {
 
     #[test]
     fn a_forced_rung_is_taken_or_refused_with_the_reason() {
-        let h = hopper();
+        let h = GpuLimits::hopper();
         let l = limits(32 * 1024);
         let force = |k| opts(Precision::Mixed, Some(k));
         assert_eq!(MatmulRung::choose(8, 8, 1, &l, &force(MatmulKernel::Reg128)), Ok(MatmulRung::Reg128));

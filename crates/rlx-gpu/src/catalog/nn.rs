@@ -8,6 +8,8 @@
 use super::{size_of, Spec, IN2_OUT, IN3_OUT, IN4_OUT, IN_OUT};
 use rlx_ir::UnaryOp;
 
+#[path = "attention_coop.rs"]
+mod attention_coop;
 #[path = "matmul_coop.rs"]
 mod matmul_coop;
 #[path = "matmul_params.rs"]
@@ -16,6 +18,7 @@ mod matmul_params;
 mod matmul_rung;
 #[path = "nn_params.rs"]
 mod params;
+pub use attention_coop::{CoopHead, COOP_ATTN_ROWS};
 pub use matmul_params::{MatmulParams, MATMUL_TILE};
 pub use matmul_rung::MatmulRung;
 pub use params::{
@@ -36,7 +39,11 @@ const MATMUL_REG_SRC: &str = concat!(
 );
 const SOFTMAX_ROW_SRC: &str = include_str!("../../kernels/softmax_row.wgsl");
 const NORM_ROW_SRC: &str = include_str!("../../kernels/nn_norm_row.wgsl");
-const ATTENTION_SRC: &str = include_str!("../../kernels/nn_attention.wgsl");
+const ATTENTION_SRC: &str = concat!(
+    include_str!("../../kernels/nn_attention.wgsl"),
+    "\n",
+    include_str!("../../kernels/attention_common.wgsl")
+);
 const ROPE_SRC: &str = include_str!("../../kernels/nn_rope.wgsl");
 
 /// An activation a matmul epilogue applies (the ones rlx-opt's epilogue fusion produces).
@@ -165,6 +172,9 @@ pub enum NnKernel {
     Norm(NormRow),
     /// Attention with online softmax ([`AttentionParams`]). Bindings q, k, v, mask, out.
     Attention(AttnBlock),
+    /// Flash attention on cooperative matrices (`nn_attention_coop.wgsl`): f16 operands, f32
+    /// accumulation and statistics ([`AttentionParams`]). Bindings q, k, v, mask, out.
+    AttentionCoop(CoopHead),
     /// RoPE ([`RopeParams`]). Bindings x, cos, sin, out.
     Rope,
 }
@@ -395,6 +405,7 @@ pub(crate) fn spec(k: NnKernel) -> Spec {
             let size = size_of::<AttentionParams>();
             Spec::wg256(parts, "kernels/nn_attention.wgsl", ATTENTION_SRC, IN4_OUT, size)
         }
+        NnKernel::AttentionCoop(head) => attention_coop::spec(head),
         NnKernel::Rope => {
             let size = size_of::<RopeParams>();
             Spec::wg256(("nn_rope_f32", &[]), "kernels/nn_rope.wgsl", ROPE_SRC, IN3_OUT, size)
@@ -420,6 +431,7 @@ pub(crate) fn keys() -> Vec<NnKernel> {
     keys.push(NnKernel::LogSoftmaxRow);
     keys.extend(NormRow::ALL.map(NnKernel::Norm));
     keys.extend(AttnBlock::ALL.map(NnKernel::Attention));
+    keys.extend(CoopHead::ALL.map(NnKernel::AttentionCoop));
     keys.push(NnKernel::Rope);
     keys
 }
@@ -431,7 +443,7 @@ mod tests {
     #[test]
     fn every_epilogue_has_its_own_variant() {
         let names: Vec<&str> = keys().into_iter().map(|k| spec(k).name).collect();
-        assert_eq!(names.len(), 7 + 6 + 14 + 28 + 1 + 4 + 3 + 1);
+        assert_eq!(names.len(), 7 + 6 + 14 + 28 + 1 + 4 + 3 + 2 + 1);
         assert!(names.contains(&"matmul_reg_f32") && names.contains(&"matmul_reg_bias_tanh_f32"));
         assert!(names.contains(&"matmul_tiled_bias_gelu_tanh_f32"));
         assert!(names.contains(&"matmul_tiled_silu_f32"));

@@ -8,7 +8,7 @@
 
 use super::matmul::{named, operand_or_dummy};
 use super::LowerCtx;
-use crate::catalog::nn::{attention_launches, AttentionParams, NnKernel};
+use crate::catalog::nn::{attention_launches, AttentionParams, CoopHead, NnKernel};
 use crate::schedule::Dispatch;
 use crate::{GpuError, KernelKey};
 use rlx_ir::{Node, NodeId, Op};
@@ -53,9 +53,19 @@ pub(super) fn lower(
         None => q_op,
     };
     let result = cx.operand_nonempty(id)?;
+    // Tensor cores where the device and the precision allow them, the head dims fit and the
+    // launch fills the GPU (or a forced coop matmul says so); the f32 kernel otherwise (it
+    // takes any head dim).
+    let (d, dv) = (params.d as usize, params.dv as usize);
+    let coop = CoopHead::select(d, dv, params.sq, grid, cx.limits, &cx.options)
+        .map_err(|reason| GpuError::Lowering { node: cx.label(id), reason })?;
+    let (key, grid) = match coop {
+        Some(head) => (NnKernel::AttentionCoop(head), CoopHead::grid(params.sq, grid)),
+        None => (NnKernel::Attention(block), grid),
+    };
     for (params, grid) in attention_launches(params, grid) {
         out.push(Dispatch::new(
-            KernelKey::Nn(NnKernel::Attention(block)),
+            KernelKey::Nn(key),
             cx.label(id),
             vec![q_op, k_op, v_op, m_op, result],
             &params,

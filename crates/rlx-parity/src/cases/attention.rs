@@ -23,7 +23,7 @@ pub(super) struct Dims {
     pub dv: usize,
 }
 
-const fn dims(b: usize, sq: usize, sk: usize, hq: usize, hkv: usize, d: usize) -> Dims {
+pub(super) const fn dims(b: usize, sq: usize, sk: usize, hq: usize, hkv: usize, d: usize) -> Dims {
     Dims { b, sq, sk, hq, hkv, d, dv: d }
 }
 
@@ -36,14 +36,19 @@ fn shape(layout: AttnLayout, b: usize, s: usize, h: usize, d: usize) -> Vec<usiz
 }
 
 /// q, k, v inputs; `q_range` scales the scores (wider → peakier softmax).
-fn qkv(c: &mut CaseCtx, layout: AttnLayout, x: Dims, q_range: f32) -> Result<[NodeId; 3], IrError> {
+pub(super) fn qkv(
+    c: &mut CaseCtx,
+    layout: AttnLayout,
+    x: Dims,
+    q_range: f32,
+) -> Result<[NodeId; 3], IrError> {
     let q = c.input_f32("q", &shape(layout, x.b, x.sq, x.hq, x.d), -q_range, q_range)?;
     let k = c.input_f32("k", &shape(layout, x.b, x.sk, x.hkv, x.d), -1.0, 1.0)?;
     let v = c.input_f32("v", &shape(layout, x.b, x.sk, x.hkv, x.dv), -1.0, 1.0)?;
     Ok([q, k, v])
 }
 
-fn spec(layout: AttnLayout, mask: MaskKind) -> AttentionSpec {
+pub(super) fn spec(layout: AttnLayout, mask: MaskKind) -> AttentionSpec {
     AttentionSpec { layout, mask, scale: None, softcap: None }
 }
 
@@ -55,7 +60,7 @@ fn plain(name: &str, layout: AttnLayout, mask: MaskKind, x: Dims) -> Case {
     })
 }
 
-fn attention(out: &mut Vec<Case>) {
+pub(super) fn attention(out: &mut Vec<Case>) {
     use AttnLayout::{Bhsd, Bshd};
     use MaskKind::{Causal, SlidingWindow};
     let none = MaskKind::None;
@@ -92,7 +97,7 @@ fn attention(out: &mut Vec<Case>) {
 }
 
 /// A [B, Sk] padding mask of `dtype` with the last `padded[b]` keys of batch `b` masked out.
-fn padding_mask(dtype: DType, sk: usize, padded: &[usize]) -> Result<Tensor, IrError> {
+pub(super) fn padding_mask(dtype: DType, sk: usize, padded: &[usize]) -> Result<Tensor, IrError> {
     let keep: Vec<bool> = padded.iter().flat_map(|&p| (0..sk).map(move |j| j + p < sk)).collect();
     let b = padded.len();
     match dtype {
@@ -102,7 +107,7 @@ fn padding_mask(dtype: DType, sk: usize, padded: &[usize]) -> Result<Tensor, IrE
     }
 }
 
-fn masks(out: &mut Vec<Case>) {
+pub(super) fn masks(out: &mut Vec<Case>) {
     use AttnLayout::{Bhsd, Bshd};
     // (tag, layout, mask dtype, dims, padded keys per batch)
     type Pad = (&'static str, AttnLayout, DType, Dims, &'static [usize]);

@@ -1,6 +1,7 @@
 //! The parity table, one file per op family.
 
 mod attention;
+mod attention_rungs;
 mod boundaries;
 mod cast_dtypes;
 mod elementwise;
@@ -35,6 +36,7 @@ pub fn cases() -> Vec<Case> {
     matmul_rungs::cases(&mut out);
     norm::cases(&mut out);
     attention::cases(&mut out);
+    attention_rungs::cases(&mut out);
     vision::cases(&mut out);
     models::cases(&mut out);
     boundaries::cases(&mut out);

@@ -258,7 +258,7 @@ fn bias_heads(c: &mut CaseCtx) -> Result<Tensor, IrError> {
     Tensor::from_f32([3, 1, 1], v)
 }
 
-fn attention(out: &mut Vec<Case>) {
+pub(super) fn attention(out: &mut Vec<Case>) {
     use AttnLayout::{Bhsd, Bshd};
     use MaskKind::{Causal, SlidingWindow};
     let wide = Attn { b: 2, sq: 37, sk: 53, hq: 4, hkv: 2, d: 40, dv: 24 };

@@ -23,6 +23,8 @@ pub enum Workload {
     Matmul,
     /// BERT-base encoder, input x [batch·128, 768].
     Bert,
+    /// One attention op, q, k, v [batch, seq, heads, head dim] (--attn-shape).
+    Attention,
 }
 
 impl Workload {
@@ -31,6 +33,7 @@ impl Workload {
             Workload::Tiny => "tiny",
             Workload::Matmul => "matmul",
             Workload::Bert => "bert",
+            Workload::Attention => "attention",
         }
     }
 }
@@ -46,6 +49,12 @@ pub struct BenchOptions {
     pub tiny_iters: usize,
     pub warmup: usize,
     pub matmul_size: usize,
+    /// M, K, N of the matmul workload when not n³.
+    pub matmul_shape: Option<[usize; 3]>,
+    /// Batch, heads, sequence and head dim of the attention workload.
+    pub attn_shape: [usize; 4],
+    /// Whether the attention workload is causal.
+    pub attn_causal: bool,
     pub bert_layers: usize,
     pub bert_batch: usize,
     /// Precision of every compile (the CPU computes in f32 whatever it says).
@@ -104,14 +113,40 @@ fn prepare(w: Workload, o: &BenchOptions) -> Result<Prepared, rlx::Error> {
         }
         Workload::Matmul => {
             let n = o.matmul_size;
+            let [m, k, n] = o.matmul_shape.unwrap_or([n, n, n]);
             let mut g = Graph::new("matmul");
-            let a = g.input("a", &[n, n], DType::F32)?;
-            let b = g.param("b", &[n, n], DType::F32)?;
+            let a = g.input("a", &[m, k], DType::F32)?;
+            let b = g.param("b", &[k, n], DType::F32)?;
             let c = g.matmul(a, b)?;
             g.set_outputs(&[c])?;
-            let inputs = vec![("a".to_string(), uniform(n * n, 7, 1.0))];
-            let flops = 2.0 * (n as f64).powi(3);
-            let label = format!("matmul {n}³ {}{}", o.precision, kernel_tag(o));
+            let inputs = vec![("a".to_string(), uniform(m * k, 7, 1.0))];
+            let flops = 2.0 * m as f64 * k as f64 * n as f64;
+            let dims = if m == k && k == n { format!("{n}³") } else { format!("{m}×{k}×{n}") };
+            let label = format!("matmul {dims} {}{}", o.precision, kernel_tag(o));
+            Ok(Prepared { label, graph: g, inputs, flops, iters: o.iters })
+        }
+        Workload::Attention => {
+            let [b, h, s, d] = o.attn_shape;
+            let mut g = Graph::new("attention");
+            let shape = [b, s, h, d];
+            let q = g.input("q", &shape, DType::F32)?;
+            let k = g.input("k", &shape, DType::F32)?;
+            let v = g.input("v", &shape, DType::F32)?;
+            let mask = if o.attn_causal { MaskKind::Causal } else { MaskKind::None };
+            let spec = AttentionSpec { layout: AttnLayout::Bshd, mask, scale: None, softcap: None };
+            let y = g.attention(q, k, v, None, spec)?;
+            g.set_outputs(&[y])?;
+            let n = b * s * h * d;
+            let inputs = ["q", "k", "v"]
+                .iter()
+                .zip(21u64..)
+                .map(|(name, seed)| (name.to_string(), uniform(n, seed, 1.0)))
+                .collect();
+            // Q·Kᵀ and P·V: 4·B·H·S²·D, about half of it under a causal mask.
+            let full = 4.0 * (b * h) as f64 * (s as f64).powi(2) * d as f64;
+            let flops = if o.attn_causal { full / 2.0 } else { full };
+            let tag = if o.attn_causal { " causal" } else { "" };
+            let label = format!("attn b{b}h{h}s{s}d{d}{tag} {}", o.precision);
             Ok(Prepared { label, graph: g, inputs, flops, iters: o.iters })
         }
         Workload::Bert => {
@@ -126,6 +161,22 @@ fn prepare(w: Workload, o: &BenchOptions) -> Result<Prepared, rlx::Error> {
             Ok(Prepared { label, graph, inputs, flops, iters: o.iters })
         }
     }
+}
+
+/// `N` positive sizes separated by `x`, e.g. "512x14336x4096".
+pub fn parse_dims<const N: usize>(s: &str) -> Result<[usize; N], String> {
+    let parts: Vec<&str> = s.split(['x', 'X', '×']).collect();
+    if parts.len() != N {
+        return Err(format!("expected {N} sizes separated by 'x', got '{s}'"));
+    }
+    let mut out = [0; N];
+    for (o, p) in out.iter_mut().zip(parts) {
+        *o = p.trim().parse().map_err(|_| format!("'{p}' is not a size in '{s}'"))?;
+        if *o == 0 {
+            return Err(format!("sizes must be at least 1 in '{s}'"));
+        }
+    }
+    Ok(out)
 }
 
 /// " [coop]" when a matmul kernel is forced, else "".
@@ -414,6 +465,15 @@ mod tests {
         assert_eq!(rel_err(&[1.0, 2.0], &[1.0, 2.0]), 0.0);
         assert!((rel_err(&[3.0, 4.0], &[0.0, 5.0]) - (10f64).sqrt() / 5.0).abs() < 1e-12);
         assert!(rel_err(&[1.0], &[1.0, 2.0]).is_nan());
+    }
+
+    #[test]
+    fn dims_parse_or_say_why() {
+        assert_eq!(parse_dims::<3>("512x14336x4096"), Ok([512, 14336, 4096]));
+        assert_eq!(parse_dims::<4>("32×12×128×64"), Ok([32, 12, 128, 64]));
+        assert!(parse_dims::<3>("4x4").unwrap_err().contains("expected 3"));
+        assert!(parse_dims::<3>("4x0x4").unwrap_err().contains("at least 1"));
+        assert!(parse_dims::<3>("4xax4").unwrap_err().contains("'a'"));
     }
 
     #[test]
