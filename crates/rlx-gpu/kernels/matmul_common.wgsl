@@ -1,19 +1,8 @@
-// What both f32 matmul kernels (matmul_tiled.wgsl, matmul_reg.wgsl) share: the epilogue
-// constants and function, the params struct, the bindings and the batch addressing. Appended to
-// each kernel source by rlx-gpu (catalog/nn.rs), so the kernels keep their own line numbers;
-// WGSL allows module-scope declarations in any order. Placeholders are the kernels' (see
+// What the matmul kernels (matmul_tiled.wgsl, matmul_reg.wgsl, matmul_coop.wgsl) share: the
+// params struct, the bindings and the batch addressing (matmul_epilogue.wgsl, appended too,
+// has the epilogue). Appended to each kernel source by rlx-gpu (catalog/nn.rs), so the kernels
+// keep their own line numbers; WGSL allows module-scope declarations in any order. Placeholders are the kernels' (see
 // matmul_tiled.wgsl).
-
-const ACT_NONE: u32 = 0u;
-const ACT_GELU: u32 = 1u;
-const ACT_GELU_TANH: u32 = 2u;
-const ACT_RELU: u32 = 3u;
-const ACT_SILU: u32 = 4u;
-const ACT_SIGMOID: u32 = 5u;
-const ACT_TANH: u32 = 6u;
-
-const ACT: u32 = {{ACT}};
-const HAS_BIAS: bool = {{HAS_BIAS}};
 
 struct MatmulParams {
     m: u32,
@@ -43,28 +32,6 @@ struct MatmulParams {
 
 fn bias_at(col: u32) -> f32 {
     {{BIAS_AT}}
-}
-
-// c = act(acc + bias[col]): the bias add rounds first, as the unfused add would.
-fn epilogue(acc: f32, col: u32) -> f32 {
-    var v = acc;
-    if (HAS_BIAS) {
-        v = v + bias_at(col);
-    }
-    if (ACT == ACT_GELU) {
-        return gelu_erf(v);
-    } else if (ACT == ACT_GELU_TANH) {
-        return gelu_tanh(v);
-    } else if (ACT == ACT_RELU) {
-        return relu(v);
-    } else if (ACT == ACT_SILU) {
-        return silu(v);
-    } else if (ACT == ACT_SIGMOID) {
-        return sigmoid(v);
-    } else if (ACT == ACT_TANH) {
-        return tanh_acc(v);
-    }
-    return v;
 }
 
 // Where batch z's A, B and C start: z splits as (outer, inner) = (z / batch_inner,

@@ -11,7 +11,9 @@ use crate::catalog::{size_of, Spec, IN2_OUT, IN3_OUT};
 const COOP_SRC: &str = concat!(
     include_str!("../../kernels/matmul_coop.wgsl"),
     "\n",
-    include_str!("../../kernels/matmul_common.wgsl")
+    include_str!("../../kernels/matmul_common.wgsl"),
+    "\n",
+    include_str!("../../kernels/matmul_epilogue.wgsl")
 );
 
 type CoopDefines = [(&'static str, &'static str); 13];

@@ -16,11 +16,14 @@ mod matmul_coop;
 mod matmul_params;
 #[path = "matmul_rung.rs"]
 mod matmul_rung;
+#[path = "matmul_splitk.rs"]
+mod matmul_splitk;
 #[path = "nn_params.rs"]
 mod params;
 pub use attention_coop::{CoopHead, COOP_ATTN_ROWS};
 pub use matmul_params::{MatmulParams, MATMUL_TILE};
 pub use matmul_rung::MatmulRung;
+pub use matmul_splitk::{partial_params, split_count, SplitKParams};
 pub use params::{
     attention_launches, matmul_launches, AttentionParams, MatmulLaunch, NormParams, RopeParams, SoftmaxParams,
 };
@@ -30,12 +33,16 @@ pub use params::{
 const MATMUL_TILED_SRC: &str = concat!(
     include_str!("../../kernels/matmul_tiled.wgsl"),
     "\n",
-    include_str!("../../kernels/matmul_common.wgsl")
+    include_str!("../../kernels/matmul_common.wgsl"),
+    "\n",
+    include_str!("../../kernels/matmul_epilogue.wgsl")
 );
 const MATMUL_REG_SRC: &str = concat!(
     include_str!("../../kernels/matmul_reg.wgsl"),
     "\n",
-    include_str!("../../kernels/matmul_common.wgsl")
+    include_str!("../../kernels/matmul_common.wgsl"),
+    "\n",
+    include_str!("../../kernels/matmul_epilogue.wgsl")
 );
 const SOFTMAX_ROW_SRC: &str = include_str!("../../kernels/softmax_row.wgsl");
 const NORM_ROW_SRC: &str = include_str!("../../kernels/nn_norm_row.wgsl");
@@ -166,6 +173,10 @@ pub enum NnKernel {
     /// tensor cores, f16 operands, f32 accumulation, the same epilogues ([`MatmulParams`]).
     /// Bindings a, b, [bias,] c.
     MatmulCoop { wide: bool, bias: bool, act: Option<Epilogue> },
+    /// Split-K's second step (`matmul_splitk.wgsl`): the sum of a matmul's partial products
+    /// over slices of K, then the bias and activation ([`SplitKParams`]). Bindings parts,
+    /// [bias,] c.
+    MatmulSplitK { bias: bool, act: Option<Epilogue> },
     /// Log-softmax over the last axis, one workgroup per row ([`SoftmaxParams`]).
     LogSoftmaxRow,
     /// A row norm, one workgroup per row ([`NormParams`]).
@@ -394,6 +405,9 @@ pub(crate) fn spec(k: NnKernel) -> Spec {
         NnKernel::MatmulCoop { wide, bias, act } => {
             matmul_coop::coop_spec(wide, bias, act.map_or(0, Epilogue::index))
         }
+        NnKernel::MatmulSplitK { bias, act } => {
+            matmul_splitk::splitk_spec(bias, act.map_or(0, Epilogue::index))
+        }
         NnKernel::LogSoftmaxRow => softmax_spec(true),
         NnKernel::Norm(row) => norm_spec(row),
         NnKernel::Attention(block) => {
@@ -428,6 +442,10 @@ pub(crate) fn keys() -> Vec<NnKernel> {
             keys.extend(Epilogue::ALL.map(|a| NnKernel::MatmulCoop { wide, bias, act: Some(a) }));
         }
     }
+    for bias in [false, true] {
+        keys.push(NnKernel::MatmulSplitK { bias, act: None });
+        keys.extend(Epilogue::ALL.map(|a| NnKernel::MatmulSplitK { bias, act: Some(a) }));
+    }
     keys.push(NnKernel::LogSoftmaxRow);
     keys.extend(NormRow::ALL.map(NnKernel::Norm));
     keys.extend(AttnBlock::ALL.map(NnKernel::Attention));
@@ -443,7 +461,7 @@ mod tests {
     #[test]
     fn every_epilogue_has_its_own_variant() {
         let names: Vec<&str> = keys().into_iter().map(|k| spec(k).name).collect();
-        assert_eq!(names.len(), 7 + 6 + 14 + 28 + 1 + 4 + 3 + 2 + 1);
+        assert_eq!(names.len(), 7 + 6 + 14 + 28 + 14 + 1 + 4 + 3 + 2 + 1);
         assert!(names.contains(&"matmul_reg_f32") && names.contains(&"matmul_reg_bias_tanh_f32"));
         assert!(names.contains(&"matmul_tiled_bias_gelu_tanh_f32"));
         assert!(names.contains(&"matmul_tiled_silu_f32"));

@@ -6,11 +6,17 @@
 //!   ([`matmul_launches`]).
 //! - K = 0 with a non-empty output: the kernel's K loop runs zero times and it writes
 //!   act(0 + bias); the empty a and b are bound to a 4-byte dummy, never read.
+//! - A single matmul with few output tiles and a long K (small M) is split along K
+//!   ([`split_count`]): its slices run as a batch of partial products into a scratch buffer,
+//!   then `matmul_splitk.wgsl` adds them and applies the bias and activation. A forced rung
+//!   still decides the kernel of the partial products.
 //! - An activation without an epilogue variant (rlx-opt fuses only those that have one, but the
 //!   op allows any) runs as a unary step over a scratch copy of the matmul's result.
 
 use super::LowerCtx;
-use crate::catalog::nn::{matmul_launches, Epilogue, MatmulRung, NnKernel};
+use crate::catalog::nn::{
+    matmul_launches, partial_params, split_count, Epilogue, MatmulRung, NnKernel, SplitKParams,
+};
 use crate::schedule::{Dispatch, Operand};
 use crate::{GpuError, KernelKey, UnaryParams};
 use rlx_ir::{Node, NodeId, Op, UnaryOp};
@@ -54,14 +60,36 @@ pub(super) fn lower(
             .map_err(|reason| GpuError::Lowering { node: cx.label(id), reason })?,
         None => MatmulRung::Tiled64,
     };
-    let key = matmul_key(rung, bias.is_some(), epilogue.and_then(|(_, e)| e));
-    let mut operands = vec![operand_or_dummy(cx, a)?, operand_or_dummy(cx, b)?];
-    if let Some(bias) = bias {
-        // The bias is [N] and N > 0 here (the output is non-empty).
-        operands.push(cx.operand_nonempty(bias)?);
-    }
-    operands.push(target);
+    let act = epilogue.and_then(|(_, e)| e);
+    let (a_op, b_op) = (operand_or_dummy(cx, a)?, operand_or_dummy(cx, b)?);
+    // The bias is [N] and N > 0 here (the output is non-empty).
+    let bias_op = match bias {
+        Some(bias) => Some(cx.operand_nonempty(bias)?),
+        None => None,
+    };
     let label = cx.label(id);
+    let split = match launches.as_slice() {
+        [(p, _)] => split_count(p, rung).map(|s| (*p, s)),
+        _ => None,
+    };
+    if let Some((p, splits)) = split {
+        let partial = partial_params(&p, splits);
+        let parts = cx.scratch(4 * u64::from(p.m) * u64::from(p.n) * u64::from(splits));
+        let grid = rung.grid(&partial, splits);
+        let key = matmul_key(rung, false, None);
+        out.push(Dispatch::new(key, label.clone(), vec![a_op, b_op, parts], &partial, grid));
+        let (sum, grid) = SplitKParams::new(&p, splits).map_err(|e| named(cx, id, e))?;
+        let key = KernelKey::Nn(NnKernel::MatmulSplitK { bias: bias_op.is_some(), act });
+        let operands = [Some(parts), bias_op, Some(target)].into_iter().flatten().collect();
+        out.push(Dispatch::new(key, label, operands, &sum, grid));
+        if let Some(op) = unary_after {
+            push_unary(cx, id, op, target, result, out)?;
+        }
+        return Ok(());
+    }
+    let key = matmul_key(rung, bias_op.is_some(), act);
+    let operands: Vec<Operand> =
+        [Some(a_op), Some(b_op), bias_op, Some(target)].into_iter().flatten().collect();
     for (params, grid) in launches {
         let grid = rung.grid(&params, grid[2]);
         out.push(Dispatch::new(key, label.clone(), operands.clone(), &params, grid));

@@ -220,3 +220,34 @@ fn big_matmuls_take_the_register_tile_with_its_grid() {
         assert!(!matches!(small.steps[0].key, KernelKey::Nn(NnKernel::MatmulReg { .. })));
     }
 }
+
+#[test]
+fn a_small_m_matmul_with_a_long_k_is_split_along_k() {
+    let mut g = Graph::new("splitk");
+    let a = g.input("a", &[7, 512], DType::F32).unwrap();
+    let b = g.input("b", &[100, 512], DType::F32).unwrap();
+    let bias = g.input("bias", &[100], DType::F32).unwrap();
+    let op = Op::FusedMatMul {
+        transpose_a: false,
+        transpose_b: true,
+        bias: true,
+        activation: Some(UnaryOp::Gelu),
+    };
+    let c = g.push(op, &[a, b, bias]).unwrap();
+    g.set_outputs(&[c]).unwrap();
+    let s = schedule(&g);
+    let gelu = Some(crate::catalog::nn::Epilogue::Gelu);
+    assert_eq!(
+        keys(&s),
+        [KernelKey::MatmulTiledF32, KernelKey::Nn(NnKernel::MatmulSplitK { bias: true, act: gelu })]
+    );
+    // Four slices of 128: a batch of 4 partial products into a scratch [4][7][100].
+    let p = matmul_params(&s.steps[0].params);
+    assert_eq!((p.k, p.batch, p.a_batch_inner, p.b_batch_inner), (128, 4, 128, 128));
+    let parts = s.steps[0].operands[2];
+    assert!(matches!(parts.buffer, BufferId::Scratch(_)) && parts.size == 4 * 7 * 100 * 4);
+    assert_eq!(s.steps[0].workgroups, [2, 1, 4]);
+    // The sum reads the parts and the bias and writes the result.
+    assert_eq!(s.steps[1].operands[0], parts);
+    assert_eq!(s.steps[1].operands.len(), 3);
+}

@@ -1,6 +1,6 @@
 //! Every matmul rung forced in turn (`CompileOptions::matmul`), on the same shapes: edges in
-//! every dim, transposes, broadcast batches, K = 1 and K = 0, a NaN row and every fused
-//! epilogue. The f32 rungs keep the default tolerance; the cooperative-matrix rung rounds its
+//! every dim, transposes, broadcast batches, K = 1 and K = 0, a NaN row, every fused epilogue,
+//! and small-M shapes that the lowering splits along K. The f32 rungs keep the default tolerance; the cooperative-matrix rung rounds its
 //! operands to f16, so it runs at `Precision::Mixed` and `Precision::F16` and is held to
 //! [`F16_OPERANDS_TOL`]. A device without a rung reports its cases unavailable with the reason
 //! (lavapipe has no cooperative matrices; the H200 runs them through the parity binary).
@@ -25,6 +25,8 @@ pub(super) fn cases(out: &mut Vec<Case>) {
         let mut set = Vec::new();
         shapes(&mut set);
         super::nn_edges::epilogue_cases(&mut set, "fused", [37, 67], 29);
+        // Few output tiles and a long K: split along K, then summed with the epilogue.
+        super::nn_edges::epilogue_cases(&mut set, "fused_splitk", [7, 512], 100);
         if rung == MatmulKernel::Coop {
             // Enough 128×128 groups for the wide coop tile, with edges in M and N.
             super::nn_edges::epilogue_cases(&mut set, "fused_wide", [1300, 67], 1536);
@@ -56,7 +58,7 @@ fn matmul(
 type Shape = (&'static str, &'static [usize], &'static [usize], (usize, usize, usize), (bool, bool));
 
 fn shapes(out: &mut Vec<Case>) {
-    let shapes: [Shape; 14] = [
+    let shapes: [Shape; 17] = [
         ("1x1x1", &[], &[], (1, 1, 1), (false, false)),
         ("7x13x5", &[], &[], (7, 13, 5), (false, false)),
         ("17x33x65", &[], &[], (17, 33, 65), (false, false)),
@@ -71,6 +73,11 @@ fn shapes(out: &mut Vec<Case>) {
         ("batched_bcast_4x1_1x8", &[4, 1], &[1, 8], (33, 20, 34), (false, false)),
         ("batched_rank2_rhs_tb", &[5], &[], (40, 33, 71), (false, true)),
         ("batched_wide_32", &[32], &[], (129, 40, 257), (false, false)),
+        // Split along K (few output tiles): BERT-base's projections at batch 1, a decode-step
+        // row, and a K whose slices cannot be 32-multiples (not split).
+        ("splitk_128x768x768_tb", &[], &[], (128, 768, 768), (false, true)),
+        ("splitk_1x4864x896_tb", &[], &[], (1, 4864, 896), (false, true)),
+        ("splitk_ta_9x1024x33", &[], &[], (9, 1024, 33), (true, false)),
     ];
     for (tag, ba, bb, mkn, t) in shapes {
         out.push(Case::new(format!("matmul_{tag}"), move |c| matmul(c, ba, bb, mkn, t)));
