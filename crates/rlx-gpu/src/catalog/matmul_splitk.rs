@@ -64,11 +64,15 @@ pub fn split_count(p: &MatmulParams, rung: MatmulRung) -> Option<u32> {
         .into_iter()
         .find(|&s| {
             let slice = p.k / s;
-            p.k % (s * SLICE_UNIT) == 0 && slice >= MIN_SLICE && groups * u64::from(s) >= MIN_WIDE_WORKGROUPS
+            p.k.is_multiple_of(s * SLICE_UNIT)
+                && slice >= MIN_SLICE
+                && groups * u64::from(s) >= MIN_WIDE_WORKGROUPS
         })
         .or_else(|| {
             // Not enough tiles even at the most slices: take the most that K allows.
-            [MAX_SPLITS, 8, 4, 2].into_iter().find(|&s| p.k % (s * SLICE_UNIT) == 0 && p.k / s >= MIN_SLICE)
+            [MAX_SPLITS, 8, 4, 2]
+                .into_iter()
+                .find(|&s| p.k.is_multiple_of(s * SLICE_UNIT) && p.k / s >= MIN_SLICE)
         })
 }
 
