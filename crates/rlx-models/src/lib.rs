@@ -19,6 +19,7 @@
 //!   deterministic weights: the BERT benchmark workload and the test/parity encoder.
 
 pub mod config;
+pub mod decoder;
 mod embedder;
 mod error;
 pub mod fetch;
@@ -28,6 +29,7 @@ mod tokenize;
 mod weights;
 
 pub use config::{Activation, BertConfig, ModelConfig, Pooling};
+pub use decoder::{Architecture, DecoderConfig, RopeScaling};
 pub use embedder::{cosine, missing_files, Embedder, EmbedderOptions, REQUIRED_FILES};
 pub use error::{ModelError, Result};
 pub use fetch::{fetch, Fetched, KnownModel, DEFAULT_MODEL, KNOWN_MODELS};
