@@ -4,7 +4,10 @@
 //!
 //! - [`DecoderConfig`] parses config.json and refuses what the graph does not implement,
 //!   naming the key and value ([`config`]).
+//! - [`rope_tables`] computes the rotary cos/sin inputs on the host ([`rope`]).
 
 pub mod config;
+pub mod rope;
 
 pub use config::{Architecture, DecoderConfig, RopeScaling};
+pub use rope::{inverse_frequencies, rope_tables, RopeTables};
