@@ -5,9 +5,14 @@
 //! - [`DecoderConfig`] parses config.json and refuses what the graph does not implement,
 //!   naming the key and value ([`config`]).
 //! - [`rope_tables`] computes the rotary cos/sin inputs on the host ([`rope`]).
+//! - [`decoder_graph`] builds the full causal forward (logits for every position) from one
+//!   layer builder, written so a later decode-step graph with a device-resident KV cache can
+//!   reuse it ([`graph`]).
 
 pub mod config;
+pub mod graph;
 pub mod rope;
 
 pub use config::{Architecture, DecoderConfig, RopeScaling};
+pub use graph::{decoder_graph, decoder_graph_with, LogitRows};
 pub use rope::{inverse_frequencies, rope_tables, RopeTables};
