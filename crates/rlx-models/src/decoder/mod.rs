@@ -8,11 +8,18 @@
 //! - [`decoder_graph`] builds the full causal forward (logits for every position) from one
 //!   layer builder, written so a later decode-step graph with a device-resident KV cache can
 //!   reuse it ([`graph`]).
+//! - [`Decoder`] loads the weights (model.safetensors or sharded, F32/F16/BF16, each checked
+//!   against the config; a tied `lm_head` is the embedding table), and gives logits and greedy
+//!   continuations of one sequence ([`model`]).
 
+pub mod checkpoint;
 pub mod config;
 pub mod graph;
+pub mod model;
 pub mod rope;
 
+pub use checkpoint::Checkpoint;
 pub use config::{Architecture, DecoderConfig, RopeScaling};
 pub use graph::{decoder_graph, decoder_graph_with, LogitRows};
+pub use model::{argmax, Decoder, DecoderOptions};
 pub use rope::{inverse_frequencies, rope_tables, RopeTables};
