@@ -43,6 +43,8 @@ pub enum ModelError {
     Archive { path: PathBuf, reason: String },
     #[error("the batch size must be at least 1")]
     ZeroBatch,
+    #[error("invalid model input: {reason}")]
+    InvalidInput { reason: String },
     #[error("the model produced {got} values for a batch of {batch} × {dim}")]
     OutputSize { batch: usize, dim: usize, got: usize },
     #[error(transparent)]

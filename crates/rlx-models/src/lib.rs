@@ -14,11 +14,19 @@
 //!   folder is already there it does nothing.
 //! - F32, F16 and BF16 weights are accepted; they are widened to f32 unless
 //!   [`Precision::F16`] is asked for. No public function panics on bad files or input.
+//! - [`Decoder::load`] reads a decoder LLM checkpoint (Llama, Qwen2, Qwen3, Mistral: config.json
+//!   plus model.safetensors or a sharded model.safetensors.index.json). A config value the graph
+//!   does not implement (another activation, rope type, experts, …) is a [`ModelError::Config`]
+//!   naming the key; every weight is checked like the embedder's. [`Decoder::logits`] gives
+//!   transformers' logits for one token sequence and [`Decoder::generate_greedy`] its greedy
+//!   continuation; bad ids, an empty or too long sequence are [`ModelError::InvalidInput`].
+//!   [`decoder_graph`] and [`rope_tables`] are the graph and its host-side rope inputs.
 //! - [`encoder_graph`] / [`encoder_layers`] build the BERT encoder stack alone (one layer
 //!   builder shared with the embedding graph) and [`random::set_random_params`] gives it
 //!   deterministic weights: the BERT benchmark workload and the test/parity encoder.
 
 pub mod config;
+pub mod decoder;
 mod embedder;
 mod error;
 pub mod fetch;
@@ -28,6 +36,9 @@ mod tokenize;
 mod weights;
 
 pub use config::{Activation, BertConfig, ModelConfig, Pooling};
+pub use decoder::{
+    decoder_graph, rope_tables, Architecture, Decoder, DecoderConfig, DecoderOptions, RopeScaling,
+};
 pub use embedder::{cosine, missing_files, Embedder, EmbedderOptions, REQUIRED_FILES};
 pub use error::{ModelError, Result};
 pub use fetch::{fetch, Fetched, KnownModel, DEFAULT_MODEL, KNOWN_MODELS};

@@ -1,0 +1,338 @@
+//! The decoder forward graph, built with rlx-ir builders from one layer builder.
+//!
+//! Inputs: `input_ids` I32 [batch, seq]; `rope_cos`, `rope_sin` F32 [seq, head_dim / 2] from
+//! [`super::rope_tables`] for the positions of the seq tokens. Each layer is pre-norm:
+//!
+//! ```text
+//! h = x + o_proj(attention(rope(q_norm?(q_proj(rms(x)))), rope(k_norm?(k_proj(rms(x)))), v_proj(rms(x))))
+//! x' = h + down_proj(silu(gate_proj(rms(h))) · up_proj(rms(h)))
+//! ```
+//!
+//! attention in [batch, seq, heads, head_dim] with grouped K/V heads, a causal (or sliding
+//! window) mask and scale 1/√head_dim; rope is NeoX style (transformers' `rotate_half`). Then a
+//! final RMSNorm and `lm_head` (the embedding table when tied) give f32 logits.
+//!
+//! Params carry the Hugging Face tensor names, linear weights `[out, in]` (matmul with
+//! `transpose_b`). The (crate-internal) layer builder takes a `KvHook` that sees each layer's new keys and
+//! values (after rope) and returns the keys and values to attend to: the full forward passes them
+//! through; a decode step will append them to device-resident cache state there. Queries at row
+//! i then sit at position i + (Sk − Sq), which the IR's causal masks already assume.
+
+use super::config::DecoderConfig;
+use crate::weights::{f16_weights, Precision};
+use rlx_ir::{AttentionSpec, AttnLayout, DType, Graph, IrError, MaskKind, NodeId, RopeStyle};
+
+/// Names of the graph's inputs.
+pub const INPUT_IDS: &str = "input_ids";
+pub const ROPE_COS: &str = "rope_cos";
+pub const ROPE_SIN: &str = "rope_sin";
+/// Input of a [`LogitRows::Selected`] graph: I32 `[batch]`, the row of `[batch · seq]` (flat,
+/// `b · seq + position`) whose logits each sequence returns.
+pub const LOGIT_ROWS: &str = "logit_rows";
+
+/// Which positions the graph computes logits for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LogitRows {
+    /// Every position: logits [batch, seq, vocab].
+    All,
+    /// One row per sequence, picked by the [`LOGIT_ROWS`] input: logits [batch, vocab]. The
+    /// `lm_head` matmul runs on those rows only (what a generation step needs).
+    Selected,
+}
+
+/// Where a layer's keys and values come from; see the module doc.
+pub(crate) trait KvHook {
+    /// `k`, `v`: this step's keys and values, [batch, seq, kv_heads, head_dim] (rope applied
+    /// to k). Returns the keys and values to attend to, in the same layout.
+    fn keys_values(
+        &mut self,
+        g: &mut Graph,
+        layer: usize,
+        k: NodeId,
+        v: NodeId,
+    ) -> Result<(NodeId, NodeId), IrError>;
+}
+
+/// No cache: every layer attends to the keys and values of this graph's own tokens.
+pub(crate) struct NoCache;
+
+impl KvHook for NoCache {
+    fn keys_values(
+        &mut self,
+        _: &mut Graph,
+        _: usize,
+        k: NodeId,
+        v: NodeId,
+    ) -> Result<(NodeId, NodeId), IrError> {
+        Ok((k, v))
+    }
+}
+
+/// The rope operands of one graph: [seq, head_dim / 2] each.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RopeInputs {
+    pub cos: NodeId,
+    pub sin: NodeId,
+}
+
+/// Adds decoder params and layers to a graph.
+pub(crate) struct DecoderBuilder<'a> {
+    pub g: &'a mut Graph,
+    cfg: &'a DecoderConfig,
+    precision: Precision,
+    /// The embedding table param, once made (the tied `lm_head` uses it again).
+    embed_table: Option<NodeId>,
+}
+
+impl<'a> DecoderBuilder<'a> {
+    pub fn new(g: &'a mut Graph, cfg: &'a DecoderConfig, precision: Precision) -> Self {
+        DecoderBuilder { g, cfg, precision, embed_table: None }
+    }
+
+    fn storage(&self) -> DType {
+        if f16_weights(self.precision) {
+            DType::F16
+        } else {
+            DType::F32
+        }
+    }
+
+    fn widen(&mut self, x: NodeId) -> Result<NodeId, IrError> {
+        if self.storage() == DType::F32 {
+            Ok(x)
+        } else {
+            self.g.cast(x, DType::F32)
+        }
+    }
+
+    /// A weight param, cast to f32 where used when weights are stored f16.
+    fn weight(&mut self, name: &str, dims: &[usize]) -> Result<NodeId, IrError> {
+        let dtype = self.storage();
+        let p = self.g.param(name, dims, dtype)?;
+        self.widen(p)
+    }
+
+    /// `nn.Linear(inp, out)` on the last axis of x; `prefix.bias` when `bias`.
+    fn linear(
+        &mut self,
+        prefix: &str,
+        x: NodeId,
+        inp: usize,
+        out: usize,
+        bias: bool,
+    ) -> Result<NodeId, IrError> {
+        let w = self.weight(&format!("{prefix}.weight"), &[out, inp])?;
+        let b = if bias { Some(self.weight(&format!("{prefix}.bias"), &[out])?) } else { None };
+        self.g.linear(x, w, b)
+    }
+
+    fn rms_norm(&mut self, name: &str, x: NodeId, dim: usize) -> Result<NodeId, IrError> {
+        let gamma = self.weight(name, &[dim])?;
+        self.g.rms_norm(x, Some(gamma), -1, self.cfg.rms_norm_eps)
+    }
+
+    fn embed_table(&mut self) -> Result<NodeId, IrError> {
+        if let Some(t) = self.embed_table {
+            return Ok(t);
+        }
+        let dtype = self.storage();
+        let t =
+            self.g.param("model.embed_tokens.weight", &[self.cfg.vocab_size, self.cfg.hidden_size], dtype)?;
+        self.embed_table = Some(t);
+        Ok(t)
+    }
+
+    /// Token embeddings of `ids` ([batch, seq] I32), as f32 [batch · seq, hidden].
+    pub fn embed(&mut self, ids: NodeId, rows: usize) -> Result<NodeId, IrError> {
+        let table = self.embed_table()?;
+        // Gather first, then widen: only the rows used are cast.
+        let x = self.g.embedding(table, ids)?;
+        let x = self.widen(x)?;
+        self.g.reshape(x, &[rows, self.cfg.hidden_size])
+    }
+
+    /// Decoder layer `i` on x [batch · seq, hidden] (f32); returns the same shape.
+    pub fn layer(
+        &mut self,
+        i: usize,
+        x: NodeId,
+        batch: usize,
+        seq: usize,
+        rope: RopeInputs,
+        kv: &mut dyn KvHook,
+    ) -> Result<NodeId, IrError> {
+        let cfg = self.cfg;
+        let (h, d) = (cfg.hidden_size, cfg.head_dim);
+        let (heads, kv_heads) = (cfg.num_attention_heads, cfg.num_key_value_heads);
+        let p = |s: &str| format!("model.layers.{i}.{s}");
+
+        let n = self.rms_norm(&p("input_layernorm.weight"), x, h)?;
+        let q = self.linear(&p("self_attn.q_proj"), n, h, cfg.q_dim(), cfg.qkv_bias)?;
+        let k = self.linear(&p("self_attn.k_proj"), n, h, cfg.kv_dim(), cfg.qkv_bias)?;
+        let v = self.linear(&p("self_attn.v_proj"), n, h, cfg.kv_dim(), cfg.qkv_bias)?;
+        let mut q = self.g.reshape(q, &[batch, seq, heads, d])?;
+        let mut k = self.g.reshape(k, &[batch, seq, kv_heads, d])?;
+        let v = self.g.reshape(v, &[batch, seq, kv_heads, d])?;
+        if cfg.qk_norm {
+            q = self.rms_norm(&p("self_attn.q_norm.weight"), q, d)?;
+            k = self.rms_norm(&p("self_attn.k_norm.weight"), k, d)?;
+        }
+        let q = self.g.rope(q, rope.cos, rope.sin, RopeStyle::NeoX, AttnLayout::Bshd, d)?;
+        let k = self.g.rope(k, rope.cos, rope.sin, RopeStyle::NeoX, AttnLayout::Bshd, d)?;
+        let (k, v) = kv.keys_values(self.g, i, k, v)?;
+        let mask = match cfg.sliding_window {
+            Some(w) => MaskKind::SlidingWindow(w),
+            None => MaskKind::Causal,
+        };
+        let spec = AttentionSpec { layout: AttnLayout::Bshd, mask, scale: None, softcap: None };
+        let a = self.g.attention(q, k, v, None, spec)?;
+        let a = self.g.reshape(a, &[batch * seq, cfg.q_dim()])?;
+        let o = self.linear(&p("self_attn.o_proj"), a, cfg.q_dim(), h, cfg.o_bias)?;
+        let x = self.g.add(x, o)?;
+
+        let n = self.rms_norm(&p("post_attention_layernorm.weight"), x, h)?;
+        let f = cfg.intermediate_size;
+        let gate = self.linear(&p("mlp.gate_proj"), n, h, f, false)?;
+        let up = self.linear(&p("mlp.up_proj"), n, h, f, false)?;
+        let gate = self.g.silu(gate)?;
+        let m = self.g.mul(gate, up)?;
+        let down = self.linear(&p("mlp.down_proj"), m, f, h, false)?;
+        self.g.add(x, down)
+    }
+
+    /// Final norm and `lm_head` on x [rows, hidden]: f32 logits [rows, vocab].
+    pub fn head(&mut self, x: NodeId) -> Result<NodeId, IrError> {
+        let (h, vocab) = (self.cfg.hidden_size, self.cfg.vocab_size);
+        let x = self.rms_norm("model.norm.weight", x, h)?;
+        let w = if self.cfg.tie_word_embeddings {
+            let t = self.embed_table()?;
+            self.widen(t)?
+        } else {
+            self.weight("lm_head.weight", &[vocab, h])?
+        };
+        self.g.linear(x, w, None)
+    }
+}
+
+/// The full causal forward over `batch` sequences of `seq` tokens with f32 weights: inputs
+/// [`INPUT_IDS`], [`ROPE_COS`], [`ROPE_SIN`]; output f32 logits [batch, seq, vocab].
+pub fn decoder_graph(cfg: &DecoderConfig, batch: usize, seq: usize) -> Result<Graph, IrError> {
+    decoder_graph_with(cfg, batch, seq, Precision::F32, LogitRows::All)
+}
+
+/// [`decoder_graph`] with the weights' storage chosen by `precision` (f16 for
+/// [`Precision::F16`]) and the logits rows chosen by `rows`.
+pub fn decoder_graph_with(
+    cfg: &DecoderConfig,
+    batch: usize,
+    seq: usize,
+    precision: Precision,
+    rows: LogitRows,
+) -> Result<Graph, IrError> {
+    let tag = match rows {
+        LogitRows::All => "",
+        LogitRows::Selected => "_last",
+    };
+    let mut g = Graph::new(format!("{}_b{batch}_s{seq}{tag}", cfg.architecture.model_type()));
+    let ids = g.input(INPUT_IDS, &[batch, seq], DType::I32)?;
+    let half = cfg.head_dim / 2;
+    let cos = g.input(ROPE_COS, &[seq, half], DType::F32)?;
+    let sin = g.input(ROPE_SIN, &[seq, half], DType::F32)?;
+    let picked = match rows {
+        LogitRows::All => None,
+        LogitRows::Selected => Some(g.input(LOGIT_ROWS, &[batch], DType::I32)?),
+    };
+    let mut b = DecoderBuilder::new(&mut g, cfg, precision);
+    let rope = RopeInputs { cos, sin };
+    let mut x = b.embed(ids, batch * seq)?;
+    for i in 0..cfg.num_hidden_layers {
+        x = b.layer(i, x, batch, seq, rope, &mut NoCache)?;
+    }
+    let logits = match picked {
+        None => {
+            let l = b.head(x)?;
+            b.g.reshape(l, &[batch, seq, cfg.vocab_size])?
+        }
+        Some(r) => {
+            let x = b.g.gather(x, r, 0)?;
+            b.head(x)?
+        }
+    };
+    g.set_outputs(&[logits])?;
+    Ok(g)
+}
+
+#[cfg(test)]
+mod tests {
+    // Test helpers unwrap and panic: a failure is the point.
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use super::*;
+    use crate::decoder::config::{Architecture, RopeScaling};
+
+    pub(crate) fn tiny(arch: Architecture) -> DecoderConfig {
+        DecoderConfig {
+            architecture: arch,
+            vocab_size: 11,
+            hidden_size: 8,
+            intermediate_size: 12,
+            num_hidden_layers: 2,
+            num_attention_heads: 4,
+            num_key_value_heads: 2,
+            head_dim: 4,
+            rms_norm_eps: 1e-6,
+            rope_theta: 10000.0,
+            rope_scaling: RopeScaling::None,
+            max_position_embeddings: 32,
+            tie_word_embeddings: false,
+            qkv_bias: arch == Architecture::Qwen2,
+            o_bias: false,
+            qk_norm: arch == Architecture::Qwen3,
+            sliding_window: None,
+            torch_dtype: None,
+        }
+    }
+
+    fn param_names(g: &Graph) -> Vec<String> {
+        g.params().iter().map(|(n, _, _)| n.to_string()).collect()
+    }
+
+    #[test]
+    fn params_follow_the_config() {
+        let g = decoder_graph(&tiny(Architecture::Llama), 2, 3).unwrap();
+        let names = param_names(&g);
+        // embed, 9 per layer (2 norms, q k v o, gate up down), final norm, lm_head.
+        assert_eq!(names.len(), 1 + 2 * 9 + 2, "{names:?}");
+        assert!(names.contains(&"lm_head.weight".to_string()));
+        let out = g.ty(g.outputs()[0]).unwrap();
+        assert_eq!((out.shape.dims(), out.dtype), (&[2usize, 3, 11][..], DType::F32));
+
+        let mut tied = tiny(Architecture::Qwen2);
+        tied.tie_word_embeddings = true;
+        let names = param_names(&decoder_graph(&tied, 1, 4).unwrap());
+        assert!(!names.iter().any(|n| n == "lm_head.weight"));
+        assert!(names.contains(&"model.layers.1.self_attn.v_proj.bias".to_string()));
+        assert!(!names.contains(&"model.layers.1.self_attn.o_proj.bias".to_string()));
+
+        let mut q3 = tiny(Architecture::Qwen3);
+        q3.head_dim = 6;
+        let g = decoder_graph(&q3, 1, 5).unwrap();
+        let shape = |name: &str| {
+            g.params().iter().find(|(n, _, _)| *n == name).map(|(_, _, t)| t.shape.dims().to_vec()).unwrap()
+        };
+        assert_eq!(shape("model.layers.0.self_attn.q_proj.weight"), [24, 8]);
+        assert_eq!(shape("model.layers.0.self_attn.k_proj.weight"), [12, 8]);
+        assert_eq!(shape("model.layers.0.self_attn.o_proj.weight"), [8, 24]);
+        assert_eq!(shape("model.layers.0.self_attn.q_norm.weight"), [6]);
+    }
+
+    #[test]
+    fn selected_rows_and_f16_weights() {
+        let cfg = tiny(Architecture::Mistral);
+        let g = decoder_graph_with(&cfg, 3, 4, Precision::F16, LogitRows::Selected).unwrap();
+        let out = g.ty(g.outputs()[0]).unwrap();
+        assert_eq!((out.shape.dims(), out.dtype), (&[3usize, 11][..], DType::F32));
+        assert!(g.params().iter().all(|(_, _, t)| t.dtype == DType::F16));
+        assert_eq!(g.inputs().len(), 4);
+    }
+}

@@ -1,0 +1,25 @@
+//! Decoder LLMs from Hugging Face checkpoints: Llama (with `linear` or `llama3` rope scaling),
+//! Qwen2 (q/k/v bias), Qwen3 (per-head q/k RMSNorm, any head_dim) and Mistral (sliding-window
+//! attention).
+//!
+//! - [`DecoderConfig`] parses config.json and refuses what the graph does not implement,
+//!   naming the key and value ([`config`]).
+//! - [`rope_tables`] computes the rotary cos/sin inputs on the host ([`rope`]).
+//! - [`decoder_graph`] builds the full causal forward (logits for every position) from one
+//!   layer builder, written so a later decode-step graph with a device-resident KV cache can
+//!   reuse it ([`graph`]).
+//! - [`Decoder`] loads the weights (model.safetensors or sharded, F32/F16/BF16, each checked
+//!   against the config; a tied `lm_head` is the embedding table), and gives logits and greedy
+//!   continuations of one sequence ([`model`]).
+
+pub mod checkpoint;
+pub mod config;
+pub mod graph;
+pub mod model;
+pub mod rope;
+
+pub use checkpoint::Checkpoint;
+pub use config::{Architecture, DecoderConfig, RopeScaling};
+pub use graph::{decoder_graph, decoder_graph_with, LogitRows};
+pub use model::{argmax, Decoder, DecoderOptions};
+pub use rope::{inverse_frequencies, rope_tables, RopeTables};

@@ -1,0 +1,259 @@
+//! [`Decoder`]: a decoder checkpoint loaded onto one device, giving logits and greedy
+//! continuations of one token sequence.
+//!
+//! Each call runs the full causal forward over the whole sequence (no KV cache yet). Sequences
+//! are padded on the right to a bucket length (a power of two, at least
+//! [`DecoderOptions::min_bucket`], at most `max_position_embeddings`), so a generation
+//! compiles a handful of graphs rather than one per length. Padding is exact, not an
+//! approximation: under a causal mask no real position attends to a later one, so the rows of
+//! the real tokens do not depend on what follows them; the padded rows are dropped.
+
+use super::checkpoint::Checkpoint;
+use super::config::DecoderConfig;
+use super::graph::{decoder_graph_with, LogitRows, INPUT_IDS, LOGIT_ROWS, ROPE_COS, ROPE_SIN};
+use super::rope::{rope_tables, RopeTables};
+use crate::error::{ModelError, Result};
+use crate::weights::{Precision, WeightData};
+use rlx_runtime::{CompileOptions, Device, Executable, HostData, Session};
+use std::path::Path;
+
+/// How a [`Decoder`] runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DecoderOptions {
+    /// Compile precision; [`Precision::F16`] also keeps the weights f16 on the device.
+    pub precision: Precision,
+    /// Compiled graphs kept (each holds its own copy of the weights on the device); the least
+    /// recently used is dropped past this.
+    pub max_cached: usize,
+    /// Shortest bucket a sequence is padded to.
+    pub min_bucket: usize,
+}
+
+impl Default for DecoderOptions {
+    fn default() -> Self {
+        DecoderOptions { precision: Precision::F32, max_cached: 4, min_bucket: 16 }
+    }
+}
+
+/// One compiled bucket: the executable and the rope tables for its positions.
+struct Compiled {
+    key: (usize, LogitRows),
+    exe: Executable,
+    rope: RopeTables,
+}
+
+/// A decoder LLM on one device.
+pub struct Decoder {
+    session: Session,
+    config: DecoderConfig,
+    weights: Vec<(String, WeightData)>,
+    cache: Vec<Compiled>,
+    opts: DecoderOptions,
+}
+
+impl std::fmt::Debug for Decoder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Decoder")
+            .field("device", &self.session.device())
+            .field("config", &self.config)
+            .field("opts", &self.opts)
+            .finish()
+    }
+}
+
+fn invalid(reason: String) -> ModelError {
+    ModelError::InvalidInput { reason }
+}
+
+impl Decoder {
+    /// Opens `device` and loads the checkpoint in `dir` (config.json and model.safetensors or
+    /// a sharded model.safetensors.index.json) at `precision`.
+    pub fn load(dir: &Path, device: Device, precision: Precision) -> Result<Decoder> {
+        Decoder::with_options(dir, device, DecoderOptions { precision, ..Default::default() })
+    }
+
+    pub fn with_options(dir: &Path, device: Device, opts: DecoderOptions) -> Result<Decoder> {
+        Decoder::with_session(dir, Session::new(device)?, opts)
+    }
+
+    /// Loads the checkpoint in `dir` onto an opened session. Every weight is read and checked
+    /// against the config here, so a bad file fails now rather than at the first run.
+    pub fn with_session(dir: &Path, session: Session, opts: DecoderOptions) -> Result<Decoder> {
+        let config = DecoderConfig::from_file(&dir.join("config.json"))?;
+        let checkpoint = Checkpoint::open(dir)?;
+        // The params are the same for every shape; a one-token graph lists them.
+        let probe = decoder_graph_with(&config, 1, 1, opts.precision, LogitRows::All)?;
+        let weights = probe
+            .params()
+            .iter()
+            .map(|(name, _, ty)| {
+                Ok((name.to_string(), checkpoint.load(name, ty.shape.dims(), opts.precision)?))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let opts =
+            DecoderOptions { max_cached: opts.max_cached.max(1), min_bucket: opts.min_bucket.max(1), ..opts };
+        Ok(Decoder { session, config, weights, cache: Vec::new(), opts })
+    }
+
+    pub fn config(&self) -> &DecoderConfig {
+        &self.config
+    }
+
+    pub fn device(&self) -> Device {
+        self.session.device()
+    }
+
+    pub fn options(&self) -> &DecoderOptions {
+        &self.opts
+    }
+
+    /// The padded length a sequence of `len` tokens runs at.
+    pub fn bucket(&self, len: usize) -> usize {
+        len.max(self.opts.min_bucket).next_power_of_two().min(self.config.max_position_embeddings).max(len)
+    }
+
+    /// The compiled (bucket length, logit rows) graphs cached now, least recently used first.
+    pub fn compiled(&self) -> Vec<(usize, LogitRows)> {
+        self.cache.iter().map(|c| c.key).collect()
+    }
+
+    /// Refuses an empty sequence, ids outside the vocabulary and sequences longer than
+    /// `max_position_embeddings`.
+    fn check(&self, ids: &[i32]) -> Result<()> {
+        if ids.is_empty() {
+            return Err(invalid("the token sequence is empty; give at least one token id".into()));
+        }
+        let vocab = self.config.vocab_size;
+        if let Some((pos, id)) = ids.iter().enumerate().find(|(_, &id)| id < 0 || id as usize >= vocab) {
+            return Err(invalid(format!(
+                "token id {id} at position {pos} is outside the vocabulary 0..{vocab}"
+            )));
+        }
+        let max = self.config.max_position_embeddings;
+        if ids.len() > max {
+            return Err(invalid(format!(
+                "{} tokens are more than the model's max_position_embeddings {max}",
+                ids.len()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Logits of every position of `ids`: row-major [ids.len(), vocab], row i predicting the
+    /// token after `ids[..=i]`.
+    pub fn logits(&mut self, ids: &[i32]) -> Result<Vec<f32>> {
+        self.check(ids)?;
+        let mut v = self.run(ids, LogitRows::All)?;
+        v.truncate(ids.len() * self.config.vocab_size);
+        Ok(v)
+    }
+
+    /// Logits of the last position of `ids` only: `[vocab]`. Cheaper than [`Decoder::logits`]:
+    /// `lm_head` runs on one row and only that row is read back.
+    pub fn last_logits(&mut self, ids: &[i32]) -> Result<Vec<f32>> {
+        self.check(ids)?;
+        self.run(ids, LogitRows::Selected)
+    }
+
+    /// Greedy continuation: `n` new tokens, each the argmax of the logits after the prompt and
+    /// the tokens chosen so far (the first index on ties, as torch.argmax). Returns the new
+    /// tokens only. No end-of-sequence stop. Every step recomputes the whole sequence.
+    pub fn generate_greedy(&mut self, prompt: &[i32], n: usize) -> Result<Vec<i32>> {
+        self.check(prompt)?;
+        let max = self.config.max_position_embeddings;
+        // The last step runs on prompt + n − 1 tokens.
+        if n > 0 && prompt.len() + n - 1 > max {
+            return Err(invalid(format!(
+                "a prompt of {} tokens leaves room for {} new ones within max_position_embeddings {max}, not {n}",
+                prompt.len(),
+                max + 1 - prompt.len()
+            )));
+        }
+        let mut ids = prompt.to_vec();
+        let mut out = Vec::with_capacity(n);
+        for _ in 0..n {
+            let logits = self.last_logits(&ids)?;
+            let token = argmax(&logits);
+            out.push(token);
+            ids.push(token);
+        }
+        Ok(out)
+    }
+
+    /// One run over `ids` (checked) padded to its bucket; the values of the whole output.
+    fn run(&mut self, ids: &[i32], rows: LogitRows) -> Result<Vec<f32>> {
+        let len = ids.len();
+        let bucket = self.bucket(len);
+        let vocab = self.config.vocab_size;
+        let mut padded = ids.to_vec();
+        padded.resize(bucket, 0);
+        let last = [(len - 1) as i32];
+        let c = self.compiled_for(bucket, rows)?;
+        let mut inputs: Vec<(&str, &dyn HostData)> =
+            vec![(INPUT_IDS, &padded), (ROPE_COS, &c.rope.cos), (ROPE_SIN, &c.rope.sin)];
+        if rows == LogitRows::Selected {
+            inputs.push((LOGIT_ROWS, &last));
+        }
+        let out = c.exe.run(&inputs)?;
+        let values = out.first().map(|t| t.to_f32_vec()).unwrap_or_default();
+        let rows_out = if rows == LogitRows::All { bucket } else { 1 };
+        if values.len() != rows_out * vocab {
+            return Err(ModelError::OutputSize { batch: rows_out, dim: vocab, got: values.len() });
+        }
+        Ok(values)
+    }
+
+    /// The executable for (bucket, rows): from the cache, or compiled with every weight set.
+    fn compiled_for(&mut self, bucket: usize, rows: LogitRows) -> Result<&mut Compiled> {
+        let key = (bucket, rows);
+        if let Some(pos) = self.cache.iter().position(|c| c.key == key) {
+            let entry = self.cache.remove(pos);
+            self.cache.push(entry);
+        } else {
+            let g = decoder_graph_with(&self.config, 1, bucket, self.opts.precision, rows)?;
+            let opts = CompileOptions { precision: self.opts.precision, ..Default::default() };
+            let mut exe = self.session.compile_with(&g, &opts)?;
+            for (name, data) in &self.weights {
+                match data {
+                    WeightData::F32(v) => exe.set_param(name, v)?,
+                    WeightData::F16(v) => exe.set_param(name, v)?,
+                }
+            }
+            let positions: Vec<usize> = (0..bucket).collect();
+            let rope = rope_tables(&self.config, &positions);
+            if self.cache.len() >= self.opts.max_cached {
+                self.cache.remove(0);
+            }
+            self.cache.push(Compiled { key, exe, rope });
+        }
+        self.cache.last_mut().ok_or_else(|| invalid("internal: the compiled-graph cache is empty".into()))
+    }
+}
+
+/// Index of the largest value, the first on ties; a NaN counts as the largest (torch.argmax).
+pub fn argmax(v: &[f32]) -> i32 {
+    let mut best = 0usize;
+    for (i, &x) in v.iter().enumerate() {
+        if x.is_nan() {
+            return i as i32;
+        }
+        if v.get(best).is_some_and(|&b| x > b) {
+            best = i;
+        }
+    }
+    best as i32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn argmax_takes_the_first_maximum_and_nan() {
+        assert_eq!(argmax(&[1.0, 3.0, 3.0, 2.0]), 1);
+        assert_eq!(argmax(&[-1.0, -0.5]), 1);
+        assert_eq!(argmax(&[0.0, f32::NAN, 5.0, f32::NAN]), 1);
+        assert_eq!(argmax(&[f32::NEG_INFINITY, f32::NEG_INFINITY]), 0);
+        assert_eq!(argmax(&[]), 0);
+    }
+}

@@ -1,0 +1,114 @@
+//! Tiny random-init decoders (tests/fixtures/decoders/<arch>/, made by
+//! scripts/make_decoder_fixtures.py with transformers) on every available device: the logits of
+//! the prompt within 1e-4 relative of transformers', and the same 8 greedy tokens.
+//!
+//! A GPU device that cannot be opened skips loudly, unless RLX_REQUIRE_GPU=1 makes it fail.
+//! The weight-file and input errors are checked on the CPU (tests/decoder_files.rs).
+
+// Test helpers unwrap and panic: a failure is the point.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use rlx_models::decoder::LogitRows;
+use rlx_models::{Decoder, Device, ModelError, Precision};
+use std::path::PathBuf;
+
+const FIXTURES: [&str; 4] = ["llama", "qwen2", "qwen3", "mistral"];
+
+struct Reference {
+    prompt: Vec<i32>,
+    vocab: usize,
+    /// [prompt.len(), vocab], row-major.
+    logits: Vec<f64>,
+    greedy: Vec<i32>,
+}
+
+fn dir(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/decoders").join(name)
+}
+
+fn reference(name: &str) -> Reference {
+    let text = std::fs::read_to_string(dir(name).join("reference.json")).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let ints = |key: &str| -> Vec<i32> {
+        doc[key].as_array().unwrap().iter().map(|v| v.as_i64().unwrap() as i32).collect()
+    };
+    let shape = ints("logits_shape");
+    let logits: Vec<f64> = doc["logits"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    let prompt = ints("prompt");
+    assert_eq!((shape[0] as usize, logits.len()), (prompt.len(), prompt.len() * shape[1] as usize));
+    Reference { prompt, vocab: shape[1] as usize, logits, greedy: ints("greedy") }
+}
+
+fn rel_err(got: &[f32], want: &[f64]) -> f64 {
+    let got: Vec<f64> = got.iter().map(|&v| v as f64).collect();
+    rlx_test_support::rel_err(&got, want)
+}
+
+/// The decoder `name` on `device`, or `None` after a loud skip (a failure under
+/// RLX_REQUIRE_GPU=1) when a GPU device cannot be opened.
+fn open(name: &str, device: Device) -> Option<Decoder> {
+    match Decoder::load(&dir(name), device, Precision::F32) {
+        Ok(d) => Some(d),
+        Err(ModelError::Runtime(e @ rlx_runtime::Error::DeviceUnavailable { .. })) => {
+            rlx_test_support::unavailable(device, &format!("decoder fixture {name}"), &e);
+            None
+        }
+        Err(e) => panic!("loading {name} on {device}: {e}"),
+    }
+}
+
+fn check(device: Device) {
+    for name in FIXTURES {
+        let r = reference(name);
+        let Some(mut dec) = open(name, device) else { return };
+        assert_eq!(dec.config().vocab_size, r.vocab);
+        let logits = dec.logits(&r.prompt).unwrap();
+        let err = rel_err(&logits, &r.logits);
+        assert!(err <= 1e-4, "{device} {name}: logits relative error {err:e} > 1e-4");
+
+        let last = dec.last_logits(&r.prompt).unwrap();
+        let tail = &r.logits[(r.prompt.len() - 1) * r.vocab..];
+        let last_err = rel_err(&last, tail);
+        assert!(last_err <= 1e-4, "{device} {name}: last-row logits relative error {last_err:e}");
+
+        let greedy = dec.generate_greedy(&r.prompt, r.greedy.len()).unwrap();
+        assert_eq!(greedy, r.greedy, "{device} {name}: greedy tokens differ from transformers'");
+        eprintln!(
+            "{device} {name}: logits rel err {err:.2e}, last row {last_err:.2e}, greedy {greedy:?} match"
+        );
+    }
+}
+
+#[test]
+fn decoders_match_transformers_on_cpu() {
+    check(Device::Cpu);
+}
+
+#[test]
+fn decoders_match_transformers_on_vulkan() {
+    check(Device::Vulkan);
+}
+
+#[test]
+fn decoders_match_transformers_on_wgpu() {
+    check(Device::Gpu);
+}
+
+/// Causal padding is exact: a prefix of the prompt (run in the same bucket, padded further)
+/// gives the reference's rows for that prefix, and one bucket boundary is crossed.
+#[test]
+fn prefixes_give_the_reference_rows() {
+    let r = reference("mistral");
+    let mut dec = Decoder::load(&dir("mistral"), Device::Cpu, Precision::F32).unwrap();
+    for len in [1, 5, r.prompt.len()] {
+        let got = dec.logits(&r.prompt[..len]).unwrap();
+        assert_eq!(got.len(), len * r.vocab);
+        let err = rel_err(&got, &r.logits[..len * r.vocab]);
+        assert!(err <= 1e-5, "prefix {len}: relative error {err:e}");
+    }
+    assert_eq!(dec.bucket(5), 16);
+    assert_eq!(dec.bucket(17), 32);
+    // 64 = max_position_embeddings caps the bucket.
+    assert_eq!(dec.bucket(40), 64);
+    assert_eq!(dec.compiled(), [(16, LogitRows::All)]);
+}
