@@ -112,6 +112,28 @@ enum Command {
         /// Sentences to embed.
         sentences: Vec<String>,
     },
+    /// Continue a prompt with a decoder LLM (Llama, Qwen2, Qwen3, Mistral safetensors
+    /// checkpoint), greedily, streaming tokens to stdout; stats go to stderr.
+    Generate {
+        /// The checkpoint folder: config.json, model.safetensors (or a sharded index) and, for a
+        /// text prompt, tokenizer.json.
+        #[arg(long)]
+        model: std::path::PathBuf,
+        /// cpu, gpu, vulkan or auto (auto honours RLX_DEVICE).
+        #[arg(long, default_value = "auto")]
+        device: Device,
+        /// f32, mixed or f16.
+        #[arg(long, default_value = "f32")]
+        precision: Precision,
+        /// Tokens to generate.
+        #[arg(long, default_value_t = 32)]
+        max_tokens: usize,
+        /// The prompt as comma-separated token ids instead of text.
+        #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
+        prompt_ids: Option<Vec<i32>>,
+        /// The prompt text.
+        prompt: Option<String>,
+    },
     /// Print the cosine similarity of two sentences' embeddings.
     Similarity {
         /// cpu, gpu, vulkan or auto (auto honours RLX_DEVICE).
@@ -184,6 +206,16 @@ fn main() -> ExitCode {
             graphs.and_then(|()| if embed { cli::bench_embed::run(&embed_options) } else { Ok(()) })
         }
         Command::Fetch { model } => cli::fetch::run(&model),
+        Command::Generate { model, device, precision, max_tokens, prompt_ids, prompt } => {
+            cli::generate::run(&cli::generate::GenerateOptions {
+                model,
+                device,
+                precision,
+                max_tokens,
+                prompt_ids,
+                prompt,
+            })
+        }
         Command::Embed { device, format, batch, precision, model_dir, file, sentences } => {
             cli::embed::run(cli::embed::EmbedOptions {
                 device,

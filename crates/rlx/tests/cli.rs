@@ -170,3 +170,52 @@ fn bench_reports_a_device_it_cannot_use_and_goes_on() {
     assert!(stdout.contains("skipped tiny on gpu: device gpu is unavailable"), "{stdout}");
     assert!(stdout.lines().any(|l| l.starts_with("tiny") && l.contains("cpu")), "{stdout}");
 }
+
+/// The tiny random-init Llama fixture of rlx-models (llama3 rope scaling) and its reference.
+fn llama_fixture() -> (std::path::PathBuf, serde_json::Value) {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../rlx-models/tests/fixtures/decoders/llama");
+    let reference = std::fs::read_to_string(dir.join("reference.json")).unwrap();
+    (dir, serde_json::from_str(&reference).unwrap())
+}
+
+#[test]
+fn generate_streams_the_greedy_tokens_transformers_gives() {
+    let (dir, reference) = llama_fixture();
+    let ids: Vec<String> = reference["prompt"].as_array().unwrap().iter().map(|v| v.to_string()).collect();
+    let want: Vec<String> = reference["greedy"].as_array().unwrap().iter().map(|v| v.to_string()).collect();
+    let out = rlx(
+        &[
+            "generate",
+            "--model",
+            dir.to_str().unwrap(),
+            "--device",
+            "cpu",
+            "--max-tokens",
+            "8",
+            "--prompt-ids",
+            &ids.join(","),
+        ],
+        &[],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), want.join(" "));
+    assert!(text(&out.stderr).contains("8 generated"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn generate_refuses_bad_prompts_with_the_reason() {
+    let (dir, _) = llama_fixture();
+    let model = dir.to_str().unwrap();
+    for (args, says) in [
+        (vec!["--prompt-ids", "1,999"], "outside the vocabulary"),
+        (vec!["some text"], "--prompt-ids"),
+        (vec![], "either a text prompt or --prompt-ids"),
+    ] {
+        let mut all = vec!["generate", "--model", model, "--device", "cpu"];
+        all.extend(args);
+        let out = rlx(&all, &[]);
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+        assert!(text(&out.stderr).contains(says), "{}", text(&out.stderr));
+    }
+}

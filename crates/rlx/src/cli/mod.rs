@@ -6,5 +6,6 @@ pub mod demo;
 pub mod devices;
 pub mod embed;
 pub mod fetch;
+pub mod generate;
 pub mod progress;
 pub mod similarity;

@@ -1,0 +1,97 @@
+//! `rlx generate`: greedy continuation of a prompt with a decoder LLM (Llama, Qwen2, Qwen3,
+//! Mistral checkpoints from safetensors), streamed to stdout token by token; load time, prompt
+//! length and tokens/s go to stderr.
+//!
+//! The prompt is text (tokenized with the checkpoint's tokenizer.json) or token ids
+//! (`--prompt-ids`, for checkpoints without a tokenizer). Decoding is greedy and, until the
+//! device-resident KV cache lands, every step recomputes the whole sequence (see
+//! `rlx_models::Decoder`).
+
+use rlx::prelude::{Device, Precision};
+use rlx_models::decoder::{argmax, Decoder};
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::time::Instant;
+use tokenizers::Tokenizer;
+
+/// Options of `rlx generate`.
+#[derive(Clone, Debug)]
+pub struct GenerateOptions {
+    pub model: PathBuf,
+    pub device: Device,
+    pub precision: Precision,
+    pub max_tokens: usize,
+    /// Token ids instead of text (comma-separated on the command line).
+    pub prompt_ids: Option<Vec<i32>>,
+    pub prompt: Option<String>,
+}
+
+fn tokenizer(dir: &std::path::Path) -> Result<Tokenizer, String> {
+    let path = dir.join("tokenizer.json");
+    if !path.exists() {
+        return Err(format!(
+            "{} has no tokenizer.json: give the prompt as token ids with --prompt-ids 1,2,3",
+            dir.display()
+        ));
+    }
+    Tokenizer::from_file(&path).map_err(|e| format!("tokenizer {}: {e}", path.display()))
+}
+
+pub fn run(o: &GenerateOptions) -> Result<(), Box<dyn std::error::Error>> {
+    let t = Instant::now();
+    eprintln!("generate: loading {} on {}", o.model.display(), o.device);
+    let mut dec = Decoder::load(&o.model, o.device, o.precision)?;
+    eprintln!(
+        "generate: {} ({} layers) on {} loaded in {:.1} s",
+        dec.config().architecture.hf_class(),
+        dec.config().num_hidden_layers,
+        dec.device(),
+        t.elapsed().as_secs_f64()
+    );
+    let (tok, mut ids) = match (&o.prompt_ids, &o.prompt) {
+        (Some(ids), None) => (None, ids.clone()),
+        (None, Some(text)) => {
+            let tok = tokenizer(&o.model)?;
+            let enc = tok.encode(text.as_str(), true).map_err(|e| format!("tokenizing the prompt: {e}"))?;
+            let ids = enc.get_ids().iter().map(|&i| i as i32).collect();
+            (Some(tok), ids)
+        }
+        _ => return Err("give either a text prompt or --prompt-ids, not both".into()),
+    };
+    let prompt_len = ids.len();
+    let mut out = std::io::stdout().lock();
+    let (mut printed, start) = (String::new(), Instant::now());
+    let mut first_token = None;
+    for step in 0..o.max_tokens {
+        let next = argmax(&dec.last_logits(&ids)?);
+        ids.push(next);
+        first_token.get_or_insert_with(|| start.elapsed());
+        match &tok {
+            // Decode everything generated so far and print what is new: a token may complete
+            // a character that the previous one started.
+            Some(tok) => {
+                let text =
+                    tok.decode(&new_ids(&ids, prompt_len), true).map_err(|e| format!("decoding: {e}"))?;
+                if let Some(delta) = text.strip_prefix(printed.as_str()) {
+                    write!(out, "{delta}")?;
+                }
+                printed = text;
+            }
+            None => write!(out, "{}{next}", if step == 0 { "" } else { " " })?,
+        }
+        out.flush()?;
+    }
+    writeln!(out)?;
+    let secs = start.elapsed().as_secs_f64();
+    let n = ids.len() - prompt_len;
+    eprintln!(
+        "generate: prompt {prompt_len} tokens, {n} generated in {secs:.2} s ({:.1} tokens/s, first after {:.1} ms; greedy, full recompute per step)",
+        n as f64 / secs.max(1e-9),
+        first_token.map_or(0.0, |d| d.as_secs_f64() * 1e3)
+    );
+    Ok(())
+}
+
+fn new_ids(ids: &[i32], prompt_len: usize) -> Vec<u32> {
+    ids[prompt_len..].iter().map(|&i| i as u32).collect()
+}
