@@ -27,7 +27,7 @@ mod parse;
 mod tensor;
 pub mod value;
 
-pub use config::{gguf_config, GgufDecoderConfig, ARCHITECTURES};
+pub use config::{gguf_config, GgufDecoderConfig, ARCHITECTURES, DEFAULT_ROPE_THETA};
 pub use error::GgufError;
 pub use parse::{ALIGNMENT_KEY, DEFAULT_ALIGNMENT};
 pub use tensor::{to_f32, GgmlType, TensorInfo, TensorView, MAX_DIMS};

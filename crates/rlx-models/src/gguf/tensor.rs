@@ -103,7 +103,7 @@ pub struct TensorInfo {
     pub offset: u64,
     /// Bytes of data.
     pub n_bytes: usize,
-    /// Where the data lies in the file (set by [`check_layout`]).
+    /// Where the data lies in the file (set when the layout is checked).
     pub(super) range: Range<usize>,
 }
 
