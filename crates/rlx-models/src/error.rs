@@ -13,6 +13,10 @@ pub enum ModelError {
     Config { path: PathBuf, reason: String },
     #[error("{path}: not a valid safetensors file: {reason}")]
     Safetensors { path: PathBuf, reason: String },
+    /// A GGUF file that is malformed, or lacks what was asked of it; `source` names the key
+    /// or tensor and the numbers read.
+    #[error("{path}: {source}")]
+    Gguf { path: PathBuf, source: crate::gguf::GgufError },
     #[error(
         "weights: tensor '{name}' is missing (also looked for '{alt}'); the config needs shape {expected:?}"
     )]

@@ -24,12 +24,15 @@
 //! - [`encoder_graph`] / [`encoder_layers`] build the BERT encoder stack alone (one layer
 //!   builder shared with the embedding graph) and [`random::set_random_params`] gives it
 //!   deterministic weights: the BERT benchmark workload and the test/parity encoder.
+//! - [`gguf`] reads GGUF files (metadata, tensor infos, packed tensor data) with every length
+//!   and offset checked; [`gguf::gguf_config`] maps llama / qwen2 / qwen3 metadata.
 
 pub mod config;
 pub mod decoder;
 mod embedder;
 mod error;
 pub mod fetch;
+pub mod gguf;
 pub mod graph;
 pub mod random;
 mod tokenize;
@@ -42,6 +45,7 @@ pub use decoder::{
 pub use embedder::{cosine, missing_files, Embedder, EmbedderOptions, REQUIRED_FILES};
 pub use error::{ModelError, Result};
 pub use fetch::{fetch, Fetched, KnownModel, DEFAULT_MODEL, KNOWN_MODELS};
+pub use gguf::{gguf_config, GgufDecoderConfig, GgufFile};
 pub use graph::{build_graph, encoder_graph, encoder_layers};
 pub use rlx_runtime::Device;
 pub use tokenize::{SentenceTokenizer, TokenBatch};
