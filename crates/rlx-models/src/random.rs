@@ -2,7 +2,8 @@
 //! workload, tests): LayerNorm gammas near 1, betas and biases small, weights with variance
 //! 1/fan_in so activations keep their scale through the layers.
 
-use rlx_ir::{Graph, TensorType};
+use half::{bf16, f16};
+use rlx_ir::{DType, Graph, TensorType};
 use rlx_runtime::Executable;
 
 /// `n` values uniform in [−scale, scale) from `seed` (splitmix64, 24 bits a value).
@@ -34,10 +35,17 @@ pub fn param_value(name: &str, ty: &TensorType, seed: u64) -> Vec<f32> {
 }
 
 /// Sets every param of `exe` (compiled from `g`) with [`param_value`]; the i-th param of
-/// `g.params()` is seeded `seed + i`, so every device gets the same weights.
+/// `g.params()` is seeded `seed + i`, so every device gets the same weights. F16 and BF16
+/// params get the values rounded to their dtype; other dtypes take the f32 values as they are
+/// (and `set_param` says what it expects when that does not fit).
 pub fn set_random_params(exe: &mut Executable, g: &Graph, seed: u64) -> Result<(), rlx_runtime::Error> {
     for (i, (name, _, ty)) in g.params().iter().enumerate() {
-        exe.set_param(name, &param_value(name, ty, seed.wrapping_add(i as u64)))?;
+        let v = param_value(name, ty, seed.wrapping_add(i as u64));
+        match ty.dtype {
+            DType::F16 => exe.set_param(name, &v.iter().map(|&x| f16::from_f32(x)).collect::<Vec<_>>())?,
+            DType::BF16 => exe.set_param(name, &v.iter().map(|&x| bf16::from_f32(x)).collect::<Vec<_>>())?,
+            _ => exe.set_param(name, &v)?,
+        }
     }
     Ok(())
 }
@@ -45,7 +53,6 @@ pub fn set_random_params(exe: &mut Executable, g: &Graph, seed: u64) -> Result<(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rlx_ir::DType;
 
     #[test]
     fn values_are_deterministic_and_in_range() {
@@ -64,5 +71,23 @@ mod tests {
         assert!(gamma.iter().all(|v| (0.9..1.1).contains(v)));
         let bias = param_value("x.dense.bias", &TensorType::new([8], DType::F32), 1);
         assert!(bias.iter().all(|v| v.abs() <= 0.05));
+    }
+
+    #[test]
+    fn f16_params_get_f16_values() {
+        let mut g = Graph::new("p");
+        let x = g.input("x", &[2], DType::F32).unwrap();
+        let w = g.param("w", &[2], DType::F16).unwrap();
+        let w = g.cast(w, DType::F32).unwrap();
+        let y = g.add(x, w).unwrap();
+        g.set_outputs(&[y]).unwrap();
+        let mut exe = rlx_runtime::Session::new(rlx_runtime::Device::Cpu).unwrap().compile(&g).unwrap();
+        set_random_params(&mut exe, &g, 5).unwrap();
+        let out = exe.run(&[("x", &[0.0f32, 0.0])]).unwrap();
+        let want: Vec<f32> = param_value("w", &TensorType::new([2], DType::F16), 5)
+            .iter()
+            .map(|&v| f16::from_f32(v).to_f32())
+            .collect();
+        assert_eq!(out[0].to_f32_vec(), want);
     }
 }

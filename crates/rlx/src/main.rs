@@ -57,12 +57,21 @@ enum Command {
         /// M×K×N of the matmul workload instead of n³, e.g. 512x14336x4096.
         #[arg(long, value_parser = cli::bench::parse_dims::<3>)]
         matmul_shape: Option<[usize; 3]>,
+        /// Store the matmul workload's b as [N, K], as a linear layer's weight.
+        #[arg(long)]
+        matmul_transpose_b: bool,
         /// Batch×heads×sequence×head-dim of the attention workload.
         #[arg(long, value_parser = cli::bench::parse_dims::<4>, default_value = "32x12x128x64")]
         attn_shape: [usize; 4],
         /// Make the attention workload causal.
         #[arg(long)]
         attn_causal: bool,
+        /// Decoder shape of the prefill workload.
+        #[arg(long, value_enum, default_value = "qwen2.5-0.5b")]
+        decoder: cli::bench_decoder::DecoderShape,
+        /// Prompt length of the prefill workload.
+        #[arg(long, default_value_t = 512)]
+        prefill_tokens: usize,
         /// Encoder layers of the bert workload (BERT-base has 12).
         #[arg(long, default_value_t = 12)]
         bert_layers: usize,
@@ -163,8 +172,11 @@ fn main() -> ExitCode {
             warmup,
             matmul_size,
             matmul_shape,
+            matmul_transpose_b,
             attn_shape,
             attn_causal,
+            decoder,
+            prefill_tokens,
             bert_layers,
             bert_batch,
             precision,
@@ -195,8 +207,11 @@ fn main() -> ExitCode {
                 warmup,
                 matmul_size,
                 matmul_shape,
+                matmul_transpose_b,
                 attn_shape,
                 attn_causal,
+                decoder,
+                prefill_tokens,
                 bert_layers,
                 bert_batch,
                 precision,

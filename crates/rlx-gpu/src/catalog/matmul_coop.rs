@@ -63,8 +63,6 @@ const fn coop_defines(wide: bool, epilogue: Defines) -> CoopDefines {
 
 /// [narrow, wide] × [no bias, bias] × [no activation, then `Epilogue::index`].
 static COOP_DEFINES: [[[CoopDefines; 7]; 2]; 2] = {
-    const ACTS: [&str; 7] =
-        ["ACT_NONE", "ACT_GELU", "ACT_GELU_TANH", "ACT_RELU", "ACT_SILU", "ACT_SIGMOID", "ACT_TANH"];
     let mut table = [[[coop_defines(false, matmul_defines(false, "ACT_NONE")); 7]; 2]; 2];
     let mut w = 0;
     while w < 2 {
@@ -72,7 +70,7 @@ static COOP_DEFINES: [[[CoopDefines; 7]; 2]; 2] = {
         while b < 2 {
             let mut a = 0;
             while a < 7 {
-                table[w][b][a] = coop_defines(w == 1, matmul_defines(b == 1, ACTS[a]));
+                table[w][b][a] = coop_defines(w == 1, matmul_defines(b == 1, super::ACT_NAMES[a]));
                 a += 1;
             }
             b += 1;
@@ -83,48 +81,8 @@ static COOP_DEFINES: [[[CoopDefines; 7]; 2]; 2] = {
 };
 
 /// Same layout as [`COOP_DEFINES`].
-static COOP_NAMES: [[[&str; 7]; 2]; 2] = [
-    [
-        [
-            "matmul_coop64_f32",
-            "matmul_coop64_gelu_f32",
-            "matmul_coop64_gelu_tanh_f32",
-            "matmul_coop64_relu_f32",
-            "matmul_coop64_silu_f32",
-            "matmul_coop64_sigmoid_f32",
-            "matmul_coop64_tanh_f32",
-        ],
-        [
-            "matmul_coop64_bias_f32",
-            "matmul_coop64_bias_gelu_f32",
-            "matmul_coop64_bias_gelu_tanh_f32",
-            "matmul_coop64_bias_relu_f32",
-            "matmul_coop64_bias_silu_f32",
-            "matmul_coop64_bias_sigmoid_f32",
-            "matmul_coop64_bias_tanh_f32",
-        ],
-    ],
-    [
-        [
-            "matmul_coop128_f32",
-            "matmul_coop128_gelu_f32",
-            "matmul_coop128_gelu_tanh_f32",
-            "matmul_coop128_relu_f32",
-            "matmul_coop128_silu_f32",
-            "matmul_coop128_sigmoid_f32",
-            "matmul_coop128_tanh_f32",
-        ],
-        [
-            "matmul_coop128_bias_f32",
-            "matmul_coop128_bias_gelu_f32",
-            "matmul_coop128_bias_gelu_tanh_f32",
-            "matmul_coop128_bias_relu_f32",
-            "matmul_coop128_bias_silu_f32",
-            "matmul_coop128_bias_sigmoid_f32",
-            "matmul_coop128_bias_tanh_f32",
-        ],
-    ],
-];
+static COOP_NAMES: [[[&str; 7]; 2]; 2] =
+    [super::epilogue_names!("matmul_coop64"), super::epilogue_names!("matmul_coop128")];
 
 /// The coop matmul with the wide (128) or narrow (64) tile, a bias or not and activation `act`
 /// (an `Epilogue::index`, 0 = none).

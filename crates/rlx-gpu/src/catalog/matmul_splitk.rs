@@ -97,13 +97,11 @@ pub fn partial_params(p: &MatmulParams, splits: u32) -> MatmulParams {
 type SplitKDefines = [(&'static str, &'static str); 5];
 
 static SPLITK_DEFINES: [[SplitKDefines; 7]; 2] = {
-    const ACTS: [&str; 7] =
-        ["ACT_NONE", "ACT_GELU", "ACT_GELU_TANH", "ACT_RELU", "ACT_SILU", "ACT_SIGMOID", "ACT_TANH"];
     let mut table = [[splitk_defines(false, "ACT_NONE"); 7]; 2];
     let mut i = 0;
     while i < 7 {
-        table[0][i] = splitk_defines(false, ACTS[i]);
-        table[1][i] = splitk_defines(true, ACTS[i]);
+        table[0][i] = splitk_defines(false, super::ACT_NAMES[i]);
+        table[1][i] = splitk_defines(true, super::ACT_NAMES[i]);
         i += 1;
     }
     table
@@ -129,26 +127,7 @@ const fn splitk_defines(bias: bool, act: &'static str) -> SplitKDefines {
     }
 }
 
-static SPLITK_NAMES: [[&str; 7]; 2] = [
-    [
-        "matmul_splitk_f32",
-        "matmul_splitk_gelu_f32",
-        "matmul_splitk_gelu_tanh_f32",
-        "matmul_splitk_relu_f32",
-        "matmul_splitk_silu_f32",
-        "matmul_splitk_sigmoid_f32",
-        "matmul_splitk_tanh_f32",
-    ],
-    [
-        "matmul_splitk_bias_f32",
-        "matmul_splitk_bias_gelu_f32",
-        "matmul_splitk_bias_gelu_tanh_f32",
-        "matmul_splitk_bias_relu_f32",
-        "matmul_splitk_bias_silu_f32",
-        "matmul_splitk_bias_sigmoid_f32",
-        "matmul_splitk_bias_tanh_f32",
-    ],
-];
+static SPLITK_NAMES: [[&str; 7]; 2] = super::epilogue_names!("matmul_splitk");
 
 /// The split-K reduction with a bias or not and activation `act` (an `Epilogue::index`).
 pub(super) fn splitk_spec(bias: bool, act: usize) -> Spec {

@@ -18,12 +18,15 @@ mod matmul_params;
 mod matmul_rung;
 #[path = "matmul_splitk.rs"]
 mod matmul_splitk;
+#[path = "matmul_vec.rs"]
+mod matmul_vec;
 #[path = "nn_params.rs"]
 mod params;
 pub use attention_coop::{CoopHead, COOP_ATTN_ROWS};
 pub use matmul_params::{MatmulParams, MATMUL_TILE};
 pub use matmul_rung::MatmulRung;
 pub use matmul_splitk::{partial_params, split_count, SplitKParams};
+pub use matmul_vec::{vec_fits, vec_grid, VEC_MAX_ROWS};
 pub use params::{
     attention_launches, matmul_launches, AttentionParams, MatmulLaunch, NormParams, RopeParams, SoftmaxParams,
 };
@@ -173,6 +176,9 @@ pub enum NnKernel {
     /// tensor cores, f16 operands, f32 accumulation, the same epilogues ([`MatmulParams`]).
     /// Bindings a, b, [bias,] c.
     MatmulCoop { wide: bool, bias: bool, act: Option<Epilogue> },
+    /// `matmul_vec.wgsl`: few rows times a transposed B, one weight row read once per output
+    /// column, the same epilogues ([`MatmulParams`]). Bindings a, b, [bias,] c.
+    MatmulVec { bias: bool, act: Option<Epilogue> },
     /// Split-K's second step (`matmul_splitk.wgsl`): the sum of a matmul's partial products
     /// over slices of K, then the bias and activation ([`SplitKParams`]). Bindings parts,
     /// [bias,] c.
@@ -191,6 +197,38 @@ pub enum NnKernel {
 }
 
 pub(super) type Defines = [(&'static str, &'static str); 6];
+
+/// The ACT define of each epilogue column: no activation, then [`Epilogue::index`] order.
+pub(super) const ACT_NAMES: [&str; 7] =
+    ["ACT_NONE", "ACT_GELU", "ACT_GELU_TANH", "ACT_RELU", "ACT_SILU", "ACT_SIGMOID", "ACT_TANH"];
+
+/// The variant names of a matmul-family kernel `stem` with every epilogue: [no bias, bias] ×
+/// [no activation, then [`Epilogue::index`]], e.g. `stem_bias_gelu_tanh_f32`.
+macro_rules! epilogue_names {
+    ($stem:literal) => {
+        [
+            [
+                concat!($stem, "_f32"),
+                concat!($stem, "_gelu_f32"),
+                concat!($stem, "_gelu_tanh_f32"),
+                concat!($stem, "_relu_f32"),
+                concat!($stem, "_silu_f32"),
+                concat!($stem, "_sigmoid_f32"),
+                concat!($stem, "_tanh_f32"),
+            ],
+            [
+                concat!($stem, "_bias_f32"),
+                concat!($stem, "_bias_gelu_f32"),
+                concat!($stem, "_bias_gelu_tanh_f32"),
+                concat!($stem, "_bias_relu_f32"),
+                concat!($stem, "_bias_silu_f32"),
+                concat!($stem, "_bias_sigmoid_f32"),
+                concat!($stem, "_bias_tanh_f32"),
+            ],
+        ]
+    };
+}
+pub(super) use epilogue_names;
 
 /// The epilogue defines of `matmul_tiled.wgsl` (see that file).
 pub(super) const fn matmul_defines(bias: bool, act: &'static str) -> Defines {
@@ -217,13 +255,11 @@ pub(super) const fn matmul_defines(bias: bool, act: &'static str) -> Defines {
 
 /// Rows: no bias, then bias. Columns: no activation, then [`Epilogue::index`].
 static MATMUL_DEFINES: [[Defines; 7]; 2] = {
-    const ACTS: [&str; 7] =
-        ["ACT_NONE", "ACT_GELU", "ACT_GELU_TANH", "ACT_RELU", "ACT_SILU", "ACT_SIGMOID", "ACT_TANH"];
     let mut table = [[matmul_defines(false, "ACT_NONE"); 7]; 2];
     let mut i = 0;
     while i < 7 {
-        table[0][i] = matmul_defines(false, ACTS[i]);
-        table[1][i] = matmul_defines(true, ACTS[i]);
+        table[0][i] = matmul_defines(false, ACT_NAMES[i]);
+        table[1][i] = matmul_defines(true, ACT_NAMES[i]);
         i += 1;
     }
     table
@@ -231,48 +267,7 @@ static MATMUL_DEFINES: [[Defines; 7]; 2] = {
 
 /// Per rung ([`MatmulRung::ALL`] order), rows: no bias, then bias. Columns: no activation, then
 /// [`Epilogue::index`].
-static MATMUL_NAMES: [[[&str; 7]; 2]; 2] = [
-    [
-        [
-            "matmul_tiled_f32",
-            "matmul_tiled_gelu_f32",
-            "matmul_tiled_gelu_tanh_f32",
-            "matmul_tiled_relu_f32",
-            "matmul_tiled_silu_f32",
-            "matmul_tiled_sigmoid_f32",
-            "matmul_tiled_tanh_f32",
-        ],
-        [
-            "matmul_tiled_bias_f32",
-            "matmul_tiled_bias_gelu_f32",
-            "matmul_tiled_bias_gelu_tanh_f32",
-            "matmul_tiled_bias_relu_f32",
-            "matmul_tiled_bias_silu_f32",
-            "matmul_tiled_bias_sigmoid_f32",
-            "matmul_tiled_bias_tanh_f32",
-        ],
-    ],
-    [
-        [
-            "matmul_reg_f32",
-            "matmul_reg_gelu_f32",
-            "matmul_reg_gelu_tanh_f32",
-            "matmul_reg_relu_f32",
-            "matmul_reg_silu_f32",
-            "matmul_reg_sigmoid_f32",
-            "matmul_reg_tanh_f32",
-        ],
-        [
-            "matmul_reg_bias_f32",
-            "matmul_reg_bias_gelu_f32",
-            "matmul_reg_bias_gelu_tanh_f32",
-            "matmul_reg_bias_relu_f32",
-            "matmul_reg_bias_silu_f32",
-            "matmul_reg_bias_sigmoid_f32",
-            "matmul_reg_bias_tanh_f32",
-        ],
-    ],
-];
+static MATMUL_NAMES: [[[&str; 7]; 2]; 2] = [epilogue_names!("matmul_tiled"), epilogue_names!("matmul_reg")];
 
 const RES_DECL: &str = "@group(0) @binding(1) var<storage, read> residual: array<f32>;";
 
@@ -405,6 +400,7 @@ pub(crate) fn spec(k: NnKernel) -> Spec {
         NnKernel::MatmulCoop { wide, bias, act } => {
             matmul_coop::coop_spec(wide, bias, act.map_or(0, Epilogue::index))
         }
+        NnKernel::MatmulVec { bias, act } => matmul_vec::vec_spec(bias, act.map_or(0, Epilogue::index)),
         NnKernel::MatmulSplitK { bias, act } => {
             matmul_splitk::splitk_spec(bias, act.map_or(0, Epilogue::index))
         }
@@ -443,6 +439,10 @@ pub(crate) fn keys() -> Vec<NnKernel> {
         }
     }
     for bias in [false, true] {
+        keys.push(NnKernel::MatmulVec { bias, act: None });
+        keys.extend(Epilogue::ALL.map(|a| NnKernel::MatmulVec { bias, act: Some(a) }));
+    }
+    for bias in [false, true] {
         keys.push(NnKernel::MatmulSplitK { bias, act: None });
         keys.extend(Epilogue::ALL.map(|a| NnKernel::MatmulSplitK { bias, act: Some(a) }));
     }
@@ -461,7 +461,7 @@ mod tests {
     #[test]
     fn every_epilogue_has_its_own_variant() {
         let names: Vec<&str> = keys().into_iter().map(|k| spec(k).name).collect();
-        assert_eq!(names.len(), 7 + 6 + 14 + 28 + 14 + 1 + 4 + 3 + 2 + 1);
+        assert_eq!(names.len(), 7 + 6 + 14 + 28 + 14 + 14 + 1 + 4 + 3 + 2 + 1);
         assert!(names.contains(&"matmul_reg_f32") && names.contains(&"matmul_reg_bias_tanh_f32"));
         assert!(names.contains(&"matmul_tiled_bias_gelu_tanh_f32"));
         assert!(names.contains(&"matmul_tiled_silu_f32"));

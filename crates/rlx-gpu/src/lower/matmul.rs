@@ -6,6 +6,8 @@
 //!   ([`matmul_launches`]).
 //! - K = 0 with a non-empty output: the kernel's K loop runs zero times and it writes
 //!   act(0 + bias); the empty a and b are bound to a 4-byte dummy, never read.
+//! - A single matmul of at most 8 rows times a transposed B (a linear layer at decode) runs the
+//!   matrix-vector kernel, unless a rung is forced.
 //! - A single matmul with few output tiles and a long K (small M) is split along K
 //!   ([`split_count`]): its slices run as a batch of partial products into a scratch buffer,
 //!   then `matmul_splitk.wgsl` adds them and applies the bias and activation. A forced rung
@@ -15,7 +17,8 @@
 
 use super::LowerCtx;
 use crate::catalog::nn::{
-    matmul_launches, partial_params, split_count, Epilogue, MatmulRung, NnKernel, SplitKParams,
+    matmul_launches, partial_params, split_count, vec_fits, vec_grid, Epilogue, MatmulRung, NnKernel,
+    SplitKParams,
 };
 use crate::schedule::{Dispatch, Operand};
 use crate::{GpuError, KernelKey, UnaryParams};
@@ -68,6 +71,18 @@ pub(super) fn lower(
         None => None,
     };
     let label = cx.label(id);
+    if let [(p, _)] = launches.as_slice() {
+        if cx.options.matmul.is_none() && vec_fits(p) {
+            let grid = vec_grid(p).map_err(|e| named(cx, id, e))?;
+            let key = KernelKey::Nn(NnKernel::MatmulVec { bias: bias_op.is_some(), act });
+            let operands = [Some(a_op), Some(b_op), bias_op, Some(target)].into_iter().flatten().collect();
+            out.push(Dispatch::new(key, label, operands, p, grid));
+            if let Some(op) = unary_after {
+                push_unary(cx, id, op, target, result, out)?;
+            }
+            return Ok(());
+        }
+    }
     let split = match launches.as_slice() {
         [(p, _)] => split_count(p, rung).map(|s| (*p, s)),
         _ => None,

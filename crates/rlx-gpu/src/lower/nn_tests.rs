@@ -223,8 +223,9 @@ fn big_matmuls_take_the_register_tile_with_its_grid() {
 
 #[test]
 fn a_small_m_matmul_with_a_long_k_is_split_along_k() {
+    // Nine rows: past the matrix-vector kernel's eight.
     let mut g = Graph::new("splitk");
-    let a = g.input("a", &[7, 512], DType::F32).unwrap();
+    let a = g.input("a", &[9, 512], DType::F32).unwrap();
     let b = g.input("b", &[100, 512], DType::F32).unwrap();
     let bias = g.input("bias", &[100], DType::F32).unwrap();
     let op = Op::FusedMatMul {
@@ -241,13 +242,30 @@ fn a_small_m_matmul_with_a_long_k_is_split_along_k() {
         keys(&s),
         [KernelKey::MatmulTiledF32, KernelKey::Nn(NnKernel::MatmulSplitK { bias: true, act: gelu })]
     );
-    // Four slices of 128: a batch of 4 partial products into a scratch [4][7][100].
+    // Four slices of 128: a batch of 4 partial products into a scratch [4][9][100].
     let p = matmul_params(&s.steps[0].params);
     assert_eq!((p.k, p.batch, p.a_batch_inner, p.b_batch_inner), (128, 4, 128, 128));
     let parts = s.steps[0].operands[2];
-    assert!(matches!(parts.buffer, BufferId::Scratch(_)) && parts.size == 4 * 7 * 100 * 4);
+    assert!(matches!(parts.buffer, BufferId::Scratch(_)) && parts.size == 4 * 9 * 100 * 4);
     assert_eq!(s.steps[0].workgroups, [2, 1, 4]);
     // The sum reads the parts and the bias and writes the result.
     assert_eq!(s.steps[1].operands[0], parts);
     assert_eq!(s.steps[1].operands.len(), 3);
+}
+
+#[test]
+fn a_decode_row_times_a_linear_weight_takes_the_vector_kernel() {
+    let mut g = Graph::new("decode");
+    let a = g.input("a", &[1, 64], DType::F32).unwrap();
+    let w = g.input("w", &[10, 64], DType::F32).unwrap();
+    let c = g.matmul_t(a, w, false, true).unwrap();
+    g.set_outputs(&[c]).unwrap();
+    let s = schedule(&g);
+    assert_eq!(keys(&s), [KernelKey::Nn(NnKernel::MatmulVec { bias: false, act: None })]);
+    assert_eq!(s.steps[0].workgroups, [3, 1, 1]);
+    // A forced rung keeps its own kernel.
+    let forced =
+        rlx_backend::KernelOptions { matmul: Some(rlx_backend::MatmulKernel::Tiled64), ..Default::default() };
+    let s = lower(&g, &limits(32 * 1024), &forced).unwrap().into_inner();
+    assert_eq!(keys(&s), [KernelKey::MatmulTiledF32]);
 }

@@ -12,6 +12,30 @@ pub(super) fn cases(out: &mut Vec<Case>) {
     batched(out);
     linear(out);
     reg_tile(out);
+    vector(out);
+}
+
+/// At most 8 rows times a transposed b (a linear layer at decode): the matrix-vector kernel,
+/// on its 16-byte path (K a multiple of 4) and its element path, with and without the fused
+/// epilogue, a transposed a (strided rows), and K = 0.
+fn vector(out: &mut Vec<Case>) {
+    let shapes: [(usize, usize, usize, bool); 7] = [
+        (1, 4864, 896, false),
+        (8, 1024, 130, false),
+        (3, 37, 50, false),
+        (1, 1, 1, false),
+        (5, 2, 3, false),
+        (4, 260, 17, true),
+        (2, 0, 9, false),
+    ];
+    for (m, k, n, ta) in shapes {
+        let tag = if k == 0 { "_empty_k" } else { "" };
+        out.push(Case::new(format!("matmul_vec_{m}x{k}x{n}_ta{}{tag}", ta as u8), move |c| {
+            let (a, b) = operands(c, &[], &[], (m, k, n), (ta, true))?;
+            Ok(vec![c.matmul_t(a, b, ta, true)?])
+        }));
+    }
+    super::nn_edges::epilogue_cases(out, "matmul_vec_fused", [6, 200], 33);
 }
 
 /// a [.., M, K] (or [.., K, M]) times b [.., K, N] (or [.., N, K]).

@@ -25,6 +25,9 @@ pub enum Workload {
     Bert,
     /// One attention op, q, k, v [batch, seq, heads, head dim] (--attn-shape).
     Attention,
+    /// A random-init decoder LLM of a real shape (--decoder) over one prompt of
+    /// --prefill-tokens, logits of the last position.
+    Prefill,
 }
 
 impl Workload {
@@ -34,6 +37,7 @@ impl Workload {
             Workload::Matmul => "matmul",
             Workload::Bert => "bert",
             Workload::Attention => "attention",
+            Workload::Prefill => "prefill",
         }
     }
 }
@@ -51,10 +55,15 @@ pub struct BenchOptions {
     pub matmul_size: usize,
     /// M, K, N of the matmul workload when not n³.
     pub matmul_shape: Option<[usize; 3]>,
+    /// Store the matmul workload's b as [N, K] (a linear layer's weight).
+    pub matmul_transpose_b: bool,
     /// Batch, heads, sequence and head dim of the attention workload.
     pub attn_shape: [usize; 4],
     /// Whether the attention workload is causal.
     pub attn_causal: bool,
+    /// Shape and prompt length of the prefill workload.
+    pub decoder: super::bench_decoder::DecoderShape,
+    pub prefill_tokens: usize,
     pub bert_layers: usize,
     pub bert_batch: usize,
     /// Precision of every compile (the CPU computes in f32 whatever it says).
@@ -91,6 +100,7 @@ struct Prepared {
     label: String,
     graph: Graph,
     inputs: Vec<(String, Vec<f32>)>,
+    int_inputs: Vec<(String, Vec<i32>)>,
     flops: f64,
     iters: usize,
 }
@@ -100,7 +110,7 @@ fn progress(msg: &str) {
     let _ = writeln!(std::io::stderr(), "bench: {msg}");
 }
 
-fn prepare(w: Workload, o: &BenchOptions) -> Result<Prepared, rlx::Error> {
+fn prepare(w: Workload, o: &BenchOptions) -> Result<Prepared, Box<dyn std::error::Error>> {
     match w {
         Workload::Tiny => {
             let mut g = Graph::new("tiny");
@@ -109,21 +119,25 @@ fn prepare(w: Workload, o: &BenchOptions) -> Result<Prepared, rlx::Error> {
             let y = g.add(x, one)?;
             g.set_outputs(&[y])?;
             let inputs = vec![("x".to_string(), vec![1.0, 2.0, 3.0, 4.0])];
-            Ok(Prepared { label: "tiny x[4]+1".into(), graph: g, inputs, flops: 4.0, iters: o.tiny_iters })
+            let label = "tiny x[4]+1".into();
+            Ok(Prepared { label, graph: g, inputs, int_inputs: vec![], flops: 4.0, iters: o.tiny_iters })
         }
         Workload::Matmul => {
             let n = o.matmul_size;
             let [m, k, n] = o.matmul_shape.unwrap_or([n, n, n]);
             let mut g = Graph::new("matmul");
             let a = g.input("a", &[m, k], DType::F32)?;
-            let b = g.param("b", &[k, n], DType::F32)?;
-            let c = g.matmul(a, b)?;
+            // A linear layer's weight is stored [N, K].
+            let b_dims = if o.matmul_transpose_b { [n, k] } else { [k, n] };
+            let b = g.param("b", &b_dims, DType::F32)?;
+            let c = g.matmul_t(a, b, false, o.matmul_transpose_b)?;
             g.set_outputs(&[c])?;
             let inputs = vec![("a".to_string(), uniform(m * k, 7, 1.0))];
             let flops = 2.0 * m as f64 * k as f64 * n as f64;
             let dims = if m == k && k == n { format!("{n}³") } else { format!("{m}×{k}×{n}") };
-            let label = format!("matmul {dims} {}{}", o.precision, kernel_tag(o));
-            Ok(Prepared { label, graph: g, inputs, flops, iters: o.iters })
+            let tb = if o.matmul_transpose_b { " bᵀ" } else { "" };
+            let label = format!("matmul {dims}{tb} {}{}", o.precision, kernel_tag(o));
+            Ok(Prepared { label, graph: g, inputs, int_inputs: vec![], flops, iters: o.iters })
         }
         Workload::Attention => {
             let [b, h, s, d] = o.attn_shape;
@@ -147,7 +161,7 @@ fn prepare(w: Workload, o: &BenchOptions) -> Result<Prepared, rlx::Error> {
             let flops = if o.attn_causal { full / 2.0 } else { full };
             let tag = if o.attn_causal { " causal" } else { "" };
             let label = format!("attn b{b}h{h}s{s}d{d}{tag} {}", o.precision);
-            Ok(Prepared { label, graph: g, inputs, flops, iters: o.iters })
+            Ok(Prepared { label, graph: g, inputs, int_inputs: vec![], flops, iters: o.iters })
         }
         Workload::Bert => {
             let cfg = BertConfig { num_hidden_layers: o.bert_layers, ..BertConfig::base() };
@@ -158,7 +172,19 @@ fn prepare(w: Workload, o: &BenchOptions) -> Result<Prepared, rlx::Error> {
                 format!("bert {}L b{batch}×s{seq} {}{}", cfg.num_hidden_layers, o.precision, kernel_tag(o));
             let flops = cfg.encoder_flops(batch, seq);
             let inputs = vec![(rlx_models::graph::ENCODER_INPUT.into(), x)];
-            Ok(Prepared { label, graph, inputs, flops, iters: o.iters })
+            Ok(Prepared { label, graph, inputs, int_inputs: vec![], flops, iters: o.iters })
+        }
+        Workload::Prefill => {
+            let p = super::bench_decoder::prefill(o.decoder, o.prefill_tokens, o.precision)?;
+            let label = format!("prefill {} {} tok {}", o.decoder.name(), o.prefill_tokens, o.precision);
+            Ok(Prepared {
+                label,
+                graph: p.graph,
+                inputs: p.f32_inputs,
+                int_inputs: p.i32_inputs,
+                flops: p.flops,
+                iters: o.iters,
+            })
         }
     }
 }
@@ -223,8 +249,12 @@ fn measure(p: &Prepared, device: Device, o: &BenchOptions) -> Result<(Row, Vec<f
     let mut exe = session.compile_with(&p.graph, &opts)?;
     let compile = t.elapsed();
     set_params(&mut exe, &p.graph)?;
-    let feeds: Vec<(&str, &dyn HostData)> =
-        p.inputs.iter().map(|(n, v)| (n.as_str(), v as &dyn HostData)).collect();
+    let feeds: Vec<(&str, &dyn HostData)> = p
+        .inputs
+        .iter()
+        .map(|(n, v)| (n.as_str(), v as &dyn HostData))
+        .chain(p.int_inputs.iter().map(|(n, v)| (n.as_str(), v as &dyn HostData)))
+        .collect();
     progress(&format!(
         "{} on {name}: compiled in {:.1} ms; {} warm-up run(s)",
         p.label,

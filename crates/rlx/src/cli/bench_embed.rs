@@ -153,6 +153,8 @@ pub enum BenchWorkload {
     Bert,
     /// One attention op (--attn-shape, --attn-causal).
     Attention,
+    /// A random-init decoder LLM of a real shape (--decoder) over one prompt (--prefill-tokens).
+    Prefill,
     /// all-MiniLM-L6-v2 sentences/s at batch 1 and 64, tokens/s for one 128- and one
     /// 512-token sequence (fetches the model when needed).
     Embed,
@@ -167,6 +169,7 @@ impl BenchWorkload {
             BenchWorkload::Matmul => Some(Workload::Matmul),
             BenchWorkload::Bert => Some(Workload::Bert),
             BenchWorkload::Attention => Some(Workload::Attention),
+            BenchWorkload::Prefill => Some(Workload::Prefill),
             BenchWorkload::Embed => None,
         }
     }
