@@ -79,7 +79,7 @@ fn rope_scaling(file: &GgufFile, g: &GgufDecoderConfig) -> Result<RopeScaling> {
     match (g.rope_scaling_type.as_deref(), factor) {
         (Some(t), _) if NO_SCALING.contains(&t) => Ok(RopeScaling::None),
         (None, None) => Ok(RopeScaling::None),
-        (None, Some(f)) if f == 1.0 => Ok(RopeScaling::None),
+        (None, Some(1.0)) => Ok(RopeScaling::None),
         (Some("linear") | None, Some(factor)) => Ok(RopeScaling::Linear { factor }),
         (Some("linear"), None) => {
             let key = format!("{}.rope.scaling.factor", g.architecture);
