@@ -231,3 +231,28 @@ fn tokenizers_match_hf() {
         eprintln!("{arch}: {} strings tokenize as HF's tokenizer.json", texts.len());
     }
 }
+
+/// A pre-tokenizer or tokenizer model rlx does not know is refused, naming the key and value.
+#[test]
+fn unknown_tokenizers_are_refused() {
+    let tokenizer_err = |path: &Path| match gguf_tokenizer(&GgufFile::open(path).unwrap()) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("{} gave a tokenizer", path.display()),
+    };
+    // tokenizer.ggml.pre = "qwen2" → "qwen9" (the architecture keeps its name).
+    let path = edited(&file("qwen2", "f16"), "pre", |b| {
+        let at = find(b, "tokenizer.ggml.pre") + "tokenizer.ggml.pre".len() + 4 + 8;
+        assert_eq!(&b[at..at + 5], b"qwen2");
+        b[at + 4] = b'9';
+    });
+    let msg = tokenizer_err(&path);
+    assert!(msg.contains("tokenizer.ggml.pre") && msg.contains("'qwen9' is not supported"), "{msg}");
+    // tokenizer.ggml.model = "llama" → "llamb".
+    let path = edited(&file("llama", "f16"), "model", |b| {
+        let at = find(b, "tokenizer.ggml.model") + "tokenizer.ggml.model".len() + 4 + 8;
+        assert_eq!(&b[at..at + 5], b"llama");
+        b[at + 4] = b'b';
+    });
+    let msg = tokenizer_err(&path);
+    assert!(msg.contains("tokenizer model 'llamb' is not supported (gpt2, llama)"), "{msg}");
+}
