@@ -45,7 +45,7 @@ pub use decoder::{
 pub use embedder::{cosine, missing_files, Embedder, EmbedderOptions, REQUIRED_FILES};
 pub use error::{ModelError, Result};
 pub use fetch::{fetch, Fetched, KnownModel, DEFAULT_MODEL, KNOWN_MODELS};
-pub use gguf::{gguf_config, GgufDecoderConfig, GgufFile};
+pub use gguf::{gguf_config, gguf_tokenizer, GgufDecoderConfig, GgufFile};
 pub use graph::{build_graph, encoder_graph, encoder_layers};
 pub use rlx_runtime::Device;
 pub use tokenize::{SentenceTokenizer, TokenBatch};

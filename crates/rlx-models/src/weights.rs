@@ -117,7 +117,7 @@ impl SafetensorsFile {
 
 /// Little-endian bytes of F32/F16/BF16 into the asked precision (the mapping may be unaligned,
 /// so values are assembled from bytes rather than cast in place).
-fn decode(dtype: Dtype, bytes: &[u8], precision: Precision) -> WeightData {
+pub(crate) fn decode(dtype: Dtype, bytes: &[u8], precision: Precision) -> WeightData {
     let halves = || bytes.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]]));
     match (dtype, f16_weights(precision)) {
         (Dtype::F16, true) => WeightData::F16(halves().map(f16::from_bits).collect()),

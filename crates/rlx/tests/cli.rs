@@ -219,3 +219,40 @@ fn generate_refuses_bad_prompts_with_the_reason() {
         assert!(text(&out.stderr).contains(says), "{}", text(&out.stderr));
     }
 }
+
+/// `rlx generate` on a GGUF file (the llama fixture converted as llama.cpp does, default rope)
+/// gives the greedy tokens transformers gives for the same weights.
+#[test]
+fn generate_runs_a_gguf_file() {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../rlx-models/tests/fixtures/gguf_decoders");
+    let reference: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("llama.reference.json")).unwrap()).unwrap();
+    let ids: Vec<String> = reference["prompt"].as_array().unwrap().iter().map(|v| v.to_string()).collect();
+    let want: Vec<String> = reference["greedy"].as_array().unwrap().iter().map(|v| v.to_string()).collect();
+    let model = dir.join("llama.f32.gguf");
+    let model = model.to_str().unwrap();
+    let out = rlx(
+        &[
+            "generate",
+            "--model",
+            model,
+            "--device",
+            "cpu",
+            "--max-tokens",
+            "8",
+            "--prompt-ids",
+            &ids.join(","),
+        ],
+        &[],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), want.join(" "));
+    // A text prompt is tokenized with the file's own tokenizer.
+    let out = rlx(
+        &["generate", "--model", model, "--device", "cpu", "--max-tokens", "2", "the quick brown fox"],
+        &[],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("2 generated"), "{}", text(&out.stderr));
+}

@@ -10,9 +10,11 @@
 
 use super::checkpoint::Checkpoint;
 use super::config::DecoderConfig;
+use super::gguf::{decoder_config, GgufWeights};
 use super::graph::{decoder_graph_with, LogitRows, INPUT_IDS, LOGIT_ROWS, ROPE_COS, ROPE_SIN};
 use super::rope::{rope_tables, RopeTables};
 use crate::error::{ModelError, Result};
+use crate::gguf::GgufFile;
 use crate::weights::{Precision, WeightData};
 use rlx_runtime::{CompileOptions, Device, Executable, HostData, Session};
 use std::path::Path;
@@ -61,33 +63,58 @@ impl std::fmt::Debug for Decoder {
     }
 }
 
+/// Where the weights come from.
+enum Source {
+    Hf(Checkpoint),
+    Gguf(GgufWeights),
+}
+
+/// True when `path` names a GGUF file: a file (not a directory) whose extension is `gguf`
+/// (any case).
+pub fn is_gguf(path: &Path) -> bool {
+    !path.is_dir() && path.extension().is_some_and(|e| e.eq_ignore_ascii_case("gguf"))
+}
+
 fn invalid(reason: String) -> ModelError {
     ModelError::InvalidInput { reason }
 }
 
 impl Decoder {
-    /// Opens `device` and loads the checkpoint in `dir` (config.json and model.safetensors or
-    /// a sharded model.safetensors.index.json) at `precision`.
-    pub fn load(dir: &Path, device: Device, precision: Precision) -> Result<Decoder> {
-        Decoder::with_options(dir, device, DecoderOptions { precision, ..Default::default() })
+    /// Opens `device` and loads the model at `path` at `precision`: a Hugging Face checkpoint
+    /// directory (config.json and model.safetensors or a sharded
+    /// model.safetensors.index.json), or a `.gguf` file ([`is_gguf`]; see [`super::gguf`]).
+    pub fn load(path: &Path, device: Device, precision: Precision) -> Result<Decoder> {
+        Decoder::with_options(path, device, DecoderOptions { precision, ..Default::default() })
     }
 
-    pub fn with_options(dir: &Path, device: Device, opts: DecoderOptions) -> Result<Decoder> {
-        Decoder::with_session(dir, Session::new(device)?, opts)
+    pub fn with_options(path: &Path, device: Device, opts: DecoderOptions) -> Result<Decoder> {
+        Decoder::with_session(path, Session::new(device)?, opts)
     }
 
-    /// Loads the checkpoint in `dir` onto an opened session. Every weight is read and checked
-    /// against the config here, so a bad file fails now rather than at the first run.
-    pub fn with_session(dir: &Path, session: Session, opts: DecoderOptions) -> Result<Decoder> {
-        let config = DecoderConfig::from_file(&dir.join("config.json"))?;
-        let checkpoint = Checkpoint::open(dir)?;
+    /// Loads the model at `path` (as [`Decoder::load`]) onto an opened session. Every weight
+    /// is read and checked against the config here, so a bad file fails now rather than at
+    /// the first run.
+    pub fn with_session(path: &Path, session: Session, opts: DecoderOptions) -> Result<Decoder> {
+        let (config, source) = if is_gguf(path) {
+            let file = GgufFile::open(path)?;
+            let config = decoder_config(&file)?;
+            let weights = GgufWeights::new(file, &config);
+            (config, Source::Gguf(weights))
+        } else {
+            (DecoderConfig::from_file(&path.join("config.json"))?, Source::Hf(Checkpoint::open(path)?))
+        };
         // The params are the same for every shape; a one-token graph lists them.
         let probe = decoder_graph_with(&config, 1, 1, opts.precision, LogitRows::All)?;
         let weights = probe
             .params()
             .iter()
             .map(|(name, _, ty)| {
-                Ok((name.to_string(), checkpoint.load(name, ty.shape.dims(), opts.precision)?))
+                let dims = ty.shape.dims();
+                let data = match &source {
+                    Source::Hf(c) => c.load(name, dims, opts.precision)?,
+                    Source::Gguf(g) => g.load(name, dims, opts.precision)?,
+                };
+                Ok((name.to_string(), data))
             })
             .collect::<Result<Vec<_>>>()?;
         let opts =

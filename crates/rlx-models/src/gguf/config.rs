@@ -42,6 +42,20 @@ pub struct GgufDecoderConfig {
     pub vocab_size: usize,
     /// True when the file has no `output.weight`: the output projection is the token embedding.
     pub tied_embeddings: bool,
+    /// Bias on the q, k and v projections: always for qwen2 (llama.cpp's qwen2 requires
+    /// `attn_q.bias`, …), else when the file has `blk.0.attn_q.bias`.
+    pub qkv_bias: bool,
+    /// Bias on the attention output projection: when the file has `blk.0.attn_output.bias`.
+    pub o_bias: bool,
+    /// Per-head RMSNorm on q and k before rope (`attn_q_norm`, `attn_k_norm`): qwen3.
+    pub qk_norm: bool,
+    /// `{arch}.rope.scaling.type` (`none`, `linear`, `yarn`, …) when set.
+    pub rope_scaling_type: Option<String>,
+    /// `{arch}.rope.scaling.factor` when set (finite and positive).
+    pub rope_scaling_factor: Option<f32>,
+    /// True when the file has `rope_freqs.weight`: llama.cpp's per-frequency rope factors, which
+    /// its converter writes for Llama 3.1's `llama3` rope scaling.
+    pub rope_freqs: bool,
 }
 
 /// Reads a [`GgufDecoderConfig`] from `file`'s metadata. A missing required key, a value of the
@@ -105,7 +119,22 @@ pub fn gguf_config(file: &GgufFile) -> Result<GgufDecoderConfig> {
     if vocab_size == 0 {
         return Err(bad("tokenizer.ggml.tokens", "must hold at least one token".into()));
     }
+    let rope_scaling_type = match file.metadata(&key("rope.scaling.type")) {
+        Some(_) => Some(file.get_str(&key("rope.scaling.type"))?.to_string()),
+        None => None,
+    };
+    let rope_scaling_factor = match file.metadata(&key("rope.scaling.factor")) {
+        Some(_) => Some(positive("rope.scaling.factor", None)?),
+        None => None,
+    };
+    let has = |name: &str| file.tensor_info(name).is_some();
     Ok(GgufDecoderConfig {
+        qkv_bias: arch == "qwen2" || has("blk.0.attn_q.bias"),
+        o_bias: has("blk.0.attn_output.bias"),
+        qk_norm: arch == "qwen3",
+        rope_scaling_type,
+        rope_scaling_factor,
+        rope_freqs: has("rope_freqs.weight"),
         architecture: arch.to_string(),
         hidden_size,
         num_layers: count("block_count")?,

@@ -70,6 +70,34 @@ pub enum GgufError {
     DataLength { tensor: String, ty: GgmlType, shape: Vec<usize>, need: usize, got: usize },
     #[error("tensor '{tensor}': {source}")]
     Decode { tensor: String, source: DecodeError },
+    /// A decoder weight the config needs is not in the file.
+    #[error(
+        "no tensor '{name}' (the decoder's '{hf_name}', shape {expected:?}) in the file (it has {count})"
+    )]
+    MissingWeight { name: String, hf_name: String, expected: Vec<usize>, count: usize },
+    #[error(
+        "tensor '{name}' (the decoder's '{hf_name}') has shape {got:?}, but the config needs {expected:?}"
+    )]
+    WeightShape { name: String, hf_name: String, expected: Vec<usize>, got: Vec<usize> },
+    /// A block-quantized weight: refused until the dequantizing matmul runs it on the device.
+    #[error(
+        "tensor '{tensor}' is {ty}; rlx runs quantized GGUF weights once its dequantizing matmul \
+         lands; use an F16/BF16/F32 GGUF"
+    )]
+    Quantized { tensor: String, ty: GgmlType },
+    /// llama.cpp's per-frequency rope factors (Llama 3.1's `llama3` scaling).
+    #[error(
+        "tensor 'rope_freqs.weight' is present: per-frequency rope factors (llama3 rope scaling) \
+         are not supported for GGUF files yet; load the Hugging Face checkpoint instead"
+    )]
+    RopeFreqs,
+    #[error("metadata key '{key}' = \"{kind}\": this rope scaling is not supported (none, linear)")]
+    RopeScaling { key: String, kind: String },
+    #[error(
+        "metadata key '{key}' = {rope_dims}: rope on part of each head (head dim {head_dim}) is not \
+         supported"
+    )]
+    PartialRope { key: String, rope_dims: usize, head_dim: usize },
 }
 
 /// ggml's name of a tensor type id (for messages about types rlx does not read).

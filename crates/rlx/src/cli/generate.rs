@@ -2,13 +2,16 @@
 //! Mistral checkpoints from safetensors), streamed to stdout token by token; load time, prompt
 //! length and tokens/s go to stderr.
 //!
-//! The prompt is text (tokenized with the checkpoint's tokenizer.json) or token ids
+//! The model is a Hugging Face checkpoint directory or a `.gguf` file (F32/F16/BF16 tensors).
+//! The prompt is text (tokenized with the checkpoint's tokenizer.json, or a GGUF file's own
+//! tokenizer) or token ids
 //! (`--prompt-ids`, for checkpoints without a tokenizer). Decoding is greedy and, until the
 //! device-resident KV cache lands, every step recomputes the whole sequence (see
 //! `rlx_models::Decoder`).
 
 use rlx::prelude::{Device, Precision};
-use rlx_models::decoder::{argmax, Decoder};
+use rlx_models::decoder::{argmax, is_gguf, Decoder};
+use rlx_models::{gguf_tokenizer, GgufFile};
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -26,15 +29,21 @@ pub struct GenerateOptions {
     pub prompt: Option<String>,
 }
 
-fn tokenizer(dir: &std::path::Path) -> Result<Tokenizer, String> {
-    let path = dir.join("tokenizer.json");
-    if !path.exists() {
-        return Err(format!(
-            "{} has no tokenizer.json: give the prompt as token ids with --prompt-ids 1,2,3",
-            dir.display()
-        ));
+/// The model's tokenizer: a GGUF file's own (`tokenizer.ggml.*`), else the checkpoint
+/// directory's tokenizer.json.
+fn tokenizer(model: &std::path::Path) -> Result<Tokenizer, Box<dyn std::error::Error>> {
+    if is_gguf(model) {
+        return Ok(gguf_tokenizer(&GgufFile::open(model)?)?);
     }
-    Tokenizer::from_file(&path).map_err(|e| format!("tokenizer {}: {e}", path.display()))
+    let path = model.join("tokenizer.json");
+    if !path.exists() {
+        let why = format!(
+            "{} has no tokenizer.json: give the prompt as token ids with --prompt-ids 1,2,3",
+            model.display()
+        );
+        return Err(why.into());
+    }
+    Ok(Tokenizer::from_file(&path).map_err(|e| format!("tokenizer {}: {e}", path.display()))?)
 }
 
 pub fn run(o: &GenerateOptions) -> Result<(), Box<dyn std::error::Error>> {
