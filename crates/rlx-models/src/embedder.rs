@@ -152,6 +152,16 @@ impl Embedder {
                 reason: format!("token id {bad} is outside the model's vocabulary of {vocab}: tokenizer.json does not match config.json"),
             });
         }
+        let positions = self.config.bert.max_position_embeddings;
+        if tokens.seq > positions {
+            return Err(ModelError::InvalidInput {
+                reason: format!(
+                    "a sequence of {} tokens is longer than the model's max_position_embeddings \
+                     {positions}; truncate it",
+                    tokens.seq
+                ),
+            });
+        }
         let types = self.config.bert.type_vocab_size;
         if tokens.token_type_ids.iter().any(|&t| t < 0 || t as usize >= types) {
             return Err(ModelError::Tokenize { reason: format!("a token type id is outside 0..{types}") });
