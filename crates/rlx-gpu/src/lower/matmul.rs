@@ -71,23 +71,17 @@ pub(super) fn lower(
         None => None,
     };
     let label = cx.label(id);
-    if let [(p, _)] = launches.as_slice() {
-        if cx.options.matmul.is_none() && vec_fits(p) {
-            let grid = vec_grid(p).map_err(|e| named(cx, id, e))?;
-            let key = KernelKey::Nn(NnKernel::MatmulVec { bias: bias_op.is_some(), act });
-            let operands = [Some(a_op), Some(b_op), bias_op, Some(target)].into_iter().flatten().collect();
-            out.push(Dispatch::new(key, label, operands, p, grid));
-            if let Some(op) = unary_after {
-                push_unary(cx, id, op, target, result, out)?;
-            }
-            return Ok(());
-        }
-    }
-    let split = match launches.as_slice() {
-        [(p, _)] => split_count(p, rung).map(|s| (*p, s)),
+    let single = match launches.as_slice() {
+        [(p, _)] => Some(*p),
         _ => None,
     };
-    if let Some((p, splits)) = split {
+    let split = single.and_then(|p| split_count(&p, rung).map(|s| (p, s)));
+    if let Some(p) = single.filter(|p| cx.options.matmul.is_none() && vec_fits(p)) {
+        let grid = vec_grid(&p).map_err(|e| named(cx, id, e))?;
+        let key = KernelKey::Nn(NnKernel::MatmulVec { bias: bias_op.is_some(), act });
+        let operands = [Some(a_op), Some(b_op), bias_op, Some(target)].into_iter().flatten().collect();
+        out.push(Dispatch::new(key, label, operands, &p, grid));
+    } else if let Some((p, splits)) = split {
         let partial = partial_params(&p, splits);
         let parts = cx.scratch(4 * u64::from(p.m) * u64::from(p.n) * u64::from(splits));
         let grid = rung.grid(&partial, splits);
@@ -97,17 +91,14 @@ pub(super) fn lower(
         let key = KernelKey::Nn(NnKernel::MatmulSplitK { bias: bias_op.is_some(), act });
         let operands = [Some(parts), bias_op, Some(target)].into_iter().flatten().collect();
         out.push(Dispatch::new(key, label, operands, &sum, grid));
-        if let Some(op) = unary_after {
-            push_unary(cx, id, op, target, result, out)?;
+    } else {
+        let key = matmul_key(rung, bias_op.is_some(), act);
+        let operands: Vec<Operand> =
+            [Some(a_op), Some(b_op), bias_op, Some(target)].into_iter().flatten().collect();
+        for (params, grid) in launches {
+            let grid = rung.grid(&params, grid[2]);
+            out.push(Dispatch::new(key, label.clone(), operands.clone(), &params, grid));
         }
-        return Ok(());
-    }
-    let key = matmul_key(rung, bias_op.is_some(), act);
-    let operands: Vec<Operand> =
-        [Some(a_op), Some(b_op), bias_op, Some(target)].into_iter().flatten().collect();
-    for (params, grid) in launches {
-        let grid = rung.grid(&params, grid[2]);
-        out.push(Dispatch::new(key, label.clone(), operands.clone(), &params, grid));
     }
     if let Some(op) = unary_after {
         push_unary(cx, id, op, target, result, out)?;
