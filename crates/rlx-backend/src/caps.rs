@@ -44,6 +44,8 @@ impl Capabilities {
             Input,
             Param,
             Constant,
+            State,
+            WriteRows,
             Unary,
             Binary,
             Compare,

@@ -9,6 +9,10 @@
 //! - [`Executable::set_param`] and [`Executable::run`] receive values already checked by
 //!   rlx-runtime (known name, matching dtype and shape). Backends return errors only for what the
 //!   caller could not foresee: device loss, out of memory, driver refusal, limits.
+//! - State (`Op::State`) lives in the executable across runs: zeros at compile time, written
+//!   in place by `WriteRows`, set with `set_param` like a param. [`Backend::compile_group`]
+//!   compiles graphs whose params and states of the same name and type are one value on the
+//!   device (a prefill and a decode graph sharing weights and a KV cache).
 
 mod caps;
 mod error;
@@ -41,12 +45,35 @@ pub trait Backend: Send + Sync {
     /// Lowers an optimized graph into something that runs, with the precision and kernel
     /// choices of `options`.
     fn compile(&self, graph: &Graph, options: &KernelOptions) -> Result<Box<dyn Executable>, BackendError>;
+
+    /// Compiles `graphs` (each as [`Backend::compile`] would) so that params and states with the
+    /// same name and type are one value: set through any executable of the group, it is set for
+    /// all; a state one of them writes is what the next run of any of them reads. Runs of the
+    /// group must not overlap (each executable is used through `&mut`, one at a time). The
+    /// default serves a single graph and refuses more; every backend of this workspace shares.
+    fn compile_group(
+        &self,
+        graphs: &[&Graph],
+        options: &KernelOptions,
+    ) -> Result<Vec<Box<dyn Executable>>, BackendError> {
+        match graphs {
+            [g] => Ok(vec![self.compile(g, options)?]),
+            _ => Err(BackendError::Unsupported {
+                op: "compile_group".into(),
+                device: self.name().into(),
+                reason: format!(
+                    "this backend compiles one graph at a time, not {} sharing params and states",
+                    graphs.len()
+                ),
+            }),
+        }
+    }
 }
 
 /// A compiled graph, bound to one device.
 pub trait Executable: Send {
-    /// Stores a parameter. `id` is a `Param` node of the compiled graph and `value` matches its
-    /// type.
+    /// Stores a parameter or the value of a state. `id` is a `Param` or `State` node of the
+    /// compiled graph and `value` matches its type.
     fn set_param(&mut self, id: NodeId, value: &Tensor) -> Result<(), BackendError>;
 
     /// Runs the graph once. `inputs` holds one tensor for every `Input` node, each matching its

@@ -21,7 +21,7 @@ pub fn eval(op: &Op, inputs: &[&Tensor], out: &TensorType) -> Result<Tensor, Bac
         }
         return Ok(t.clone());
     }
-    if let Op::Input { name } | Op::Param { name } = op {
+    if let Op::Input { name } | Op::Param { name } | Op::State { name } = op {
         return Err(invalid(
             op.name(),
             format!("'{name}' is supplied at run time; eval computes only non-leaf ops"),
@@ -53,7 +53,7 @@ pub(crate) fn compute(op: &Op, inputs: &[&Tensor], out: &TensorType) -> Result<T
             .ok_or_else(|| invalid(name, format!("operand {i} is missing ({} given)", inputs.len())))
     };
     match op {
-        Op::Input { name: n } | Op::Param { name: n } => {
+        Op::Input { name: n } | Op::Param { name: n } | Op::State { name: n } => {
             Err(invalid(name, format!("'{n}' has no value: it is supplied at run time")))
         }
         Op::Constant(t) => Ok(t.clone()),
@@ -73,6 +73,8 @@ pub(crate) fn compute(op: &Op, inputs: &[&Tensor], out: &TensorType) -> Result<T
         Op::Concat { axis } => shape::concat(*axis, inputs, out),
         Op::Expand(_) => shape::expand(arg(0)?, out),
         Op::Gather { axis } => shape::gather(*axis, arg(0)?, arg(1)?, out),
+        // Evaluated functionally here (a new tensor); the executable stores it back in place.
+        Op::WriteRows { axis } => shape::write_rows(*axis, arg(0)?, arg(1)?, arg(2)?),
         Op::Pad { pads, value } => shape::pad(pads, *value, arg(0)?, out),
         Op::Reverse { axes } => shape::reverse(axes, arg(0)?, out),
         Op::Upsample2x => shape::upsample2x(arg(0)?, out),

@@ -72,8 +72,29 @@ impl Backend for CpuBackend {
     /// Keeps a copy of the graph. The graph is re-verified first (cheap next to running it):
     /// the kernels index by the recorded shapes, so they must agree with the operands. The
     /// options do not apply: the reference computes in f32 whatever precision is asked for.
-    fn compile(&self, graph: &Graph, _options: &KernelOptions) -> Result<Box<dyn Executable>, BackendError> {
-        rlx_ir::verify(graph)?;
-        Ok(Box::new(CpuExecutable::new(graph.clone())))
+    fn compile(&self, graph: &Graph, options: &KernelOptions) -> Result<Box<dyn Executable>, BackendError> {
+        let mut group = self.compile_group(&[graph], options)?;
+        group.pop().ok_or_else(|| BackendError::Driver {
+            device: "cpu".into(),
+            scope: "compile".into(),
+            reason: "compiling one graph gave no executable".into(),
+        })
+    }
+
+    /// One store of params and states for the whole group: a value set or written through one
+    /// executable is the value the others read.
+    fn compile_group(
+        &self,
+        graphs: &[&Graph],
+        _options: &KernelOptions,
+    ) -> Result<Vec<Box<dyn Executable>>, BackendError> {
+        let store = exec::Store::default();
+        graphs
+            .iter()
+            .map(|g| {
+                rlx_ir::verify(g)?;
+                Ok(Box::new(CpuExecutable::new((*g).clone(), store.clone())?) as Box<dyn Executable>)
+            })
+            .collect()
     }
 }

@@ -4,7 +4,12 @@
 //
 // Bindings: 0 = q, 1 = k, 2 = v, 3 = mask (read; 32-bit words: the [B, Sk] padding mask as
 // Bool/I32/F32 words, or the F32 bias; any buffer when the mask kind reads none), 4 = out
-// (read_write). Params: AttentionParams (rlx-gpu's catalog::nn::AttentionParams).
+// (read_write), 5 = kv lengths (read; I32 [B] when has_lens, any buffer otherwise). Params:
+// AttentionParams (rlx-gpu's catalog::nn::AttentionParams).
+//
+// With kv lengths, batch b has len = clamp(lens[b], 0, sk) valid keys and query row i sits at
+// position i + len − sq; without, len = sk. Positions are compared as (position + sq), so that a
+// row at a negative position (len < sq) wraps nothing: it sees no key.
 
 const MASK_NONE: u32 = 0u;
 const MASK_CAUSAL: u32 = 1u;
@@ -43,6 +48,10 @@ struct AttentionParams {
     softcap: f32,
     mask_float: u32,
     bh_offset: u32,
+    has_lens: u32,
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
 }
 
 @group(0) @binding(0) var<storage, read> q: array<f32>;
@@ -50,24 +59,36 @@ struct AttentionParams {
 @group(0) @binding(2) var<storage, read> v: array<f32>;
 @group(0) @binding(3) var<storage, read> mask: array<u32>;
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;
+@group(0) @binding(5) var<storage, read> lens: array<i32>;
 {{PARAMS}} p: AttentionParams;
 
 fn is_neg_inf(v: f32) -> bool {
     return bitcast<u32>(v) == NEG_INF_BITS;
 }
 
+// The number of valid keys of batch b.
+fn kv_len(b: u32) -> u32 {
+    if (p.has_lens == 0u) {
+        return p.sk;
+    }
+    return min(u32(max(lens[b], 0)), p.sk);
+}
+
 // Whether query row i (a live row) of batch b may see key j.
 fn visible(b: u32, i: u32, j: u32) -> bool {
-    if (j >= p.sk) {
+    let len = kv_len(b);
+    if (j >= len) {
         return false;
     }
-    let pos = i + (p.sk - p.sq);
+    // (position of row i) + sq, and j + sq: no negative numbers.
+    let pos_sq = i + len;
+    let j_sq = j + p.sq;
     if (p.mask_kind == MASK_CAUSAL) {
-        return j <= pos;
+        return j_sq <= pos_sq;
     }
     if (p.mask_kind == MASK_SLIDING) {
         // pos − j < window, written so that nothing wraps for a huge window.
-        return j <= pos && pos - j < p.window;
+        return j_sq <= pos_sq && pos_sq - j_sq < p.window;
     }
     if (p.mask_kind == MASK_PADDING) {
         let w = mask[b * p.m_sb + j * p.m_sj];
@@ -78,21 +99,24 @@ fn visible(b: u32, i: u32, j: u32) -> bool {
     return true;
 }
 
-// Keys [x, y) that some row of the query block q0 .. q0 + bq may see: all of them unless a
-// causal or sliding-window mask cuts the range. The grid has one block per bq rows, so q0 < sq.
-fn key_range(q0: u32, bq: u32) -> vec2<u32> {
+// Keys [x, y) that some row of the query block q0 .. q0 + bq of batch b may see: the valid
+// ones, cut further by a causal or sliding-window mask. The grid has one block per bq rows, so
+// q0 < sq.
+fn key_range(b: u32, q0: u32, bq: u32) -> vec2<u32> {
+    let len = kv_len(b);
     var lo = 0u;
-    var hi = p.sk;
+    var hi = len;
     if (p.mask_kind == MASK_CAUSAL || p.mask_kind == MASK_SLIDING) {
-        let shift = p.sk - p.sq;
-        let last_row = min(q0 + bq, p.sq) - 1u;
-        hi = min(p.sk, last_row + shift + 1u);
-        let first_pos1 = q0 + shift + 1u;
-        if (p.mask_kind == MASK_SLIDING && first_pos1 > p.window) {
-            lo = first_pos1 - p.window;
+        // Last row's position + 1 = last_row + 1 + len − sq, and 0 when that is negative.
+        let end_sq = min(q0 + bq, p.sq) + len;
+        hi = select(0u, min(len, end_sq - p.sq), end_sq > p.sq);
+        // First row's position + 1, when positive.
+        let first_sq = q0 + 1u + len;
+        if (p.mask_kind == MASK_SLIDING && first_sq > p.sq && first_sq - p.sq > p.window) {
+            lo = first_sq - p.sq - p.window;
         }
     }
-    return vec2<u32>(lo, hi);
+    return vec2<u32>(lo, max(lo, hi));
 }
 
 // The score q·k of query row i (head h, batch b) and key j as the softmax sees it: scaled,

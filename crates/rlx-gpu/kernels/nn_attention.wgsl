@@ -64,7 +64,7 @@ fn main(
     let k_base = b * p.k_sb + kh * p.k_sh;
     let v_base = b * p.v_sb + kh * p.v_sh;
 
-    let range = key_range(q0, BQ);
+    let range = key_range(b, q0, BQ);
     let lo = range.x;
     let hi = range.y;
 

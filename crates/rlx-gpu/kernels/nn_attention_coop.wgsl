@@ -85,7 +85,7 @@ fn main(
     let q_base = b * p.q_sb + h * p.q_sh;
     let k_base = b * p.k_sb + kh * p.k_sh;
     let v_base = b * p.v_sb + kh * p.v_sh;
-    let range = key_range(q0, BQ);
+    let range = key_range(b, q0, BQ);
     let lo = range.x;
     let hi = range.y;
 
@@ -179,9 +179,10 @@ fn main(
     }
 }
 
-// Whether no query row can see key j whatever its position: a zero in the padding mask.
+// Whether no query row can see key j whatever its position: a key past the valid length, or a
+// zero in the padding mask. Its v row is never read (a NaN there would reach rows as p·v).
 fn hidden_to_all(b: u32, j: u32) -> bool {
-    return p.mask_kind == MASK_PADDING && !visible(b, 0u, j);
+    return j >= kv_len(b) || (p.mask_kind == MASK_PADDING && !visible(b, 0u, j));
 }
 
 // The K tile of keys j0 .. j0 + BKV - 1 as f16 rows [key][d] (zero past Sk and d).

@@ -4,9 +4,24 @@
 //! A driver allocates one buffer per [`crate::Schedule::buffers`] entry into a [`Buffers`]
 //! table, then asks it for the buffer behind each operand.
 
-use crate::schedule::{BufferId, BufferSpec, Operand, Schedule};
+use crate::schedule::{BufferId, BufferSpec, LeafKind, Operand, Schedule};
 use crate::GpuError;
-use rlx_ir::NodeId;
+use rlx_ir::{NodeId, TensorType};
+use std::collections::HashMap;
+
+/// The params and states of one compile group, by name: the buffer holding each and its type.
+/// Every executable of the group binds these buffers, so a value set or written through one
+/// is what the others read.
+#[derive(Debug)]
+pub struct SharedLeaves<B> {
+    map: HashMap<String, (B, TensorType)>,
+}
+
+impl<B> Default for SharedLeaves<B> {
+    fn default() -> Self {
+        SharedLeaves { map: HashMap::new() }
+    }
+}
 
 /// The driver's buffers (`B`: a wgpu::Buffer, a Vulkan buffer handle, …) by [`BufferId`].
 #[derive(Debug)]
@@ -32,6 +47,50 @@ impl<B> Buffers<B> {
             }
         }
         Ok(table)
+    }
+
+    /// [`Self::allocate`] for one executable of a compile group: a param or state leaf whose
+    /// name `shared` already holds takes that buffer (same name, same type, else `mismatch`
+    /// gives the error), and the ones it does not hold are allocated and added. Returns the
+    /// table and, per leaf, whether its buffer is new (a new state buffer must be zeroed; a
+    /// shared one keeps what the group wrote).
+    pub fn allocate_shared<E>(
+        schedule: &Schedule,
+        shared: &mut SharedLeaves<B>,
+        mut alloc: impl FnMut(&BufferSpec) -> Result<B, E>,
+        mismatch: impl Fn(&str, &TensorType, &TensorType) -> E,
+    ) -> Result<(Self, Vec<bool>), E>
+    where
+        B: Clone,
+    {
+        let mut fresh = Vec::new();
+        let table = Self::allocate(schedule, |spec| {
+            let BufferId::Leaf(i) = spec.id else {
+                return alloc(spec);
+            };
+            let Some(leaf) = schedule.leaves.get(i) else {
+                return alloc(spec);
+            };
+            let name = match &leaf.kind {
+                LeafKind::Param(n) | LeafKind::State(n) => n,
+                LeafKind::Input(_) | LeafKind::Constant(_) => {
+                    fresh.push(true);
+                    return alloc(spec);
+                }
+            };
+            if let Some((b, ty)) = shared.map.get(name) {
+                if *ty != leaf.ty {
+                    return Err(mismatch(name, ty, &leaf.ty));
+                }
+                fresh.push(false);
+                return Ok(b.clone());
+            }
+            let b = alloc(spec)?;
+            shared.map.insert(name.clone(), (b.clone(), leaf.ty.clone()));
+            fresh.push(true);
+            Ok(b)
+        })?;
+        Ok((table, fresh))
     }
 
     /// The buffer behind `id`.

@@ -127,6 +127,9 @@ pub enum LeafKind {
     Input(String),
     /// Uploaded by `set_param`.
     Param(String),
+    /// Zeros when the executable is built, then written in place by the steps and by
+    /// `set_param`; kept across runs (and shared within a compile group).
+    State(String),
     /// Uploaded once at compile time.
     Constant(Tensor),
 }
@@ -145,7 +148,7 @@ impl Leaf {
     /// The input or param name, or "%3 constant": labels its buffer and names it in errors.
     pub fn label(&self) -> String {
         match &self.kind {
-            LeafKind::Input(n) | LeafKind::Param(n) => n.clone(),
+            LeafKind::Input(n) | LeafKind::Param(n) | LeafKind::State(n) => n.clone(),
             LeafKind::Constant(_) => format!("{} constant", self.node),
         }
     }

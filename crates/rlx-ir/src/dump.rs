@@ -15,7 +15,7 @@ pub fn dump(g: &Graph) -> String {
     for (i, n) in g.nodes().iter().enumerate() {
         let _ = write!(s, "%{i} = {}", n.op.name());
         match &n.op {
-            Op::Input { name } | Op::Param { name } => {
+            Op::Input { name } | Op::Param { name } | Op::State { name } => {
                 let _ = write!(s, " \"{name}\"");
             }
             Op::Constant(t) => {
@@ -71,7 +71,9 @@ fn attrs(op: &Op) -> String {
         Op::Cast(d) => a.push(format!("to={d}")),
         Op::Reduce { axes, keepdim, .. } => a.push(format!("axes={axes:?} keepdim={keepdim}")),
         Op::ArgReduce { axis, keepdim, .. } => a.push(format!("axis={axis} keepdim={keepdim}")),
-        Op::Cumsum { axis } | Op::Concat { axis } | Op::Gather { axis } => a.push(format!("axis={axis}")),
+        Op::Cumsum { axis } | Op::Concat { axis } | Op::Gather { axis } | Op::WriteRows { axis } => {
+            a.push(format!("axis={axis}"))
+        }
         Op::TopK { k, axis, largest, output } => {
             let out = match output {
                 TopKOutput::Values => "values",
@@ -111,6 +113,9 @@ fn attrs(op: &Op) -> String {
             }
             if let Some(c) = spec.softcap {
                 a.push(format!("softcap={c:?}"));
+            }
+            if spec.kv_lengths {
+                a.push("kv_lengths=true".into());
             }
         }
         Op::Rope { style, layout: l, rotary_dims } => {

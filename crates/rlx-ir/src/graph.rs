@@ -85,10 +85,13 @@ impl Graph {
     pub fn push(&mut self, op: Op, inputs: &[NodeId]) -> Result<NodeId, IrError> {
         let op_name = op.name();
         let tys = inputs.iter().map(|&i| self.ty_for(op_name, i)).collect::<Result<Vec<_>, _>>()?;
-        if let Op::Input { name } | Op::Param { name } = &op {
+        if let Some(name) = op.leaf_name() {
             if let Some(existing) = self.find_leaf(name) {
-                let kind = if matches!(op, Op::Input { .. }) { "input" } else { "param" };
-                return Err(IrError::DuplicateName { kind, name: name.clone(), existing });
+                return Err(IrError::DuplicateName {
+                    kind: leaf_kind(&op),
+                    name: name.to_string(),
+                    existing,
+                });
             }
         }
         // `infer` also checks the result's element count and byte size.
@@ -98,24 +101,21 @@ impl Graph {
         Ok(id)
     }
 
-    /// Appends an `Input` or `Param` leaf of type `ty` (the only ops whose type is not inferred
-    /// from operands). Names must be unique across inputs and params. Other ops go through
-    /// [`Graph::push`].
+    /// Appends an `Input`, `Param` or `State` leaf of type `ty` (the only ops whose type is not
+    /// inferred from operands). Names must be unique across inputs, params and states. Other
+    /// ops go through [`Graph::push`].
     pub fn push_leaf(&mut self, op: Op, ty: TensorType) -> Result<NodeId, IrError> {
-        let (kind, name) = match &op {
-            Op::Input { name } => ("input", name),
-            Op::Param { name } => ("param", name),
-            other => {
-                return Err(IrError::Attribute {
-                    op: other.name(),
-                    attr: "op",
-                    shape: ty.shape,
-                    reason: "push_leaf takes only Input or Param; use Graph::push for other ops".into(),
-                })
-            }
+        let kind = leaf_kind(&op);
+        let Some(name) = op.leaf_name() else {
+            return Err(IrError::Attribute {
+                op: op.name(),
+                attr: "op",
+                shape: ty.shape,
+                reason: "push_leaf takes only Input, Param or State; use Graph::push for other ops".into(),
+            });
         };
         if let Some(existing) = self.find_leaf(name) {
-            return Err(IrError::DuplicateName { kind, name: name.clone(), existing });
+            return Err(IrError::DuplicateName { kind, name: name.to_string(), existing });
         }
         ty.check_size(kind)?;
         let id = NodeId(self.nodes.len() as u32);
@@ -157,10 +157,7 @@ impl Graph {
     }
 
     fn find_leaf(&self, name: &str) -> Option<NodeId> {
-        self.nodes
-            .iter()
-            .position(|n| matches!(&n.op, Op::Input { name: m } | Op::Param { name: m } if m == name))
-            .map(|i| NodeId(i as u32))
+        self.nodes.iter().position(|n| n.op.leaf_name() == Some(name)).map(|i| NodeId(i as u32))
     }
 
     /// `(name, id, type)` of every `Input`, in creation order.
@@ -175,6 +172,14 @@ impl Graph {
     pub fn params(&self) -> Vec<(&str, NodeId, &TensorType)> {
         self.leaves(|op| match op {
             Op::Param { name } => Some(name),
+            _ => None,
+        })
+    }
+
+    /// `(name, id, type)` of every `State`, in creation order.
+    pub fn states(&self) -> Vec<(&str, NodeId, &TensorType)> {
+        self.leaves(|op| match op {
+            Op::State { name } => Some(name),
             _ => None,
         })
     }
@@ -207,5 +212,14 @@ impl Graph {
             }
         }
         c
+    }
+}
+
+/// "input", "param" or "state": how errors name a leaf's kind.
+pub(crate) fn leaf_kind(op: &Op) -> &'static str {
+    match op {
+        Op::Input { .. } => "input",
+        Op::State { .. } => "state",
+        _ => "param",
     }
 }

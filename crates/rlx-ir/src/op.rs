@@ -208,6 +208,12 @@ pub struct AttentionSpec {
     pub scale: Option<f32>,
     /// Logit soft-cap: scores become `cap · tanh(scores / cap)` (after scale, before mask).
     pub softcap: Option<f32>,
+    /// A last input, I32 [B], holds each sequence's number of valid keys `len` (read at run
+    /// time): keys `j ≥ len` are invisible and never read, and query row `i` sits at position
+    /// `i + (len − Sq)` for the causal masks (rows at negative positions see nothing and give
+    /// zeros). `len` is clamped to [0, Sk]. With a KV cache of capacity Sk this is what makes
+    /// attention work follow the valid length, not the capacity.
+    pub kv_lengths: bool,
 }
 
 /// How RoPE pairs dimensions.
@@ -261,6 +267,16 @@ pub enum Op {
     Param { name: String },
     /// Data baked into the graph (a scalar is rank 0). inputs: none.
     Constant(Tensor),
+    /// Device-resident state that outlives a run (a KV cache, a recurrent state): zeros at
+    /// compile time, settable with `set_state`, and updated in place by [`Op::WriteRows`]; a
+    /// run sees what the previous run of any executable sharing it left there. inputs: none.
+    State { name: String },
+    /// Writes `rows` into a [`Op::State`] at run-time offset `offset[0]` along `axis`, in
+    /// place, and yields the updated state. inputs: state (a `State` node, read by nothing
+    /// else), rows (the state's dtype and dims except `axis`, where it has at most as many),
+    /// offset (I32 [1]). Rows that land at or past the state's extent along `axis`, or at a
+    /// negative position, are dropped. The write persists after the run.
+    WriteRows { axis: usize },
 
     /// inputs: x
     Unary(UnaryOp),
@@ -342,6 +358,8 @@ pub enum OpKind {
     Input,
     Param,
     Constant,
+    State,
+    WriteRows,
     Unary,
     Binary,
     Compare,
@@ -380,6 +398,8 @@ impl Op {
             Op::Input { .. } => OpKind::Input,
             Op::Param { .. } => OpKind::Param,
             Op::Constant(_) => OpKind::Constant,
+            Op::State { .. } => OpKind::State,
+            Op::WriteRows { .. } => OpKind::WriteRows,
             Op::Unary(_) => OpKind::Unary,
             Op::Binary(_) => OpKind::Binary,
             Op::Compare(_) => OpKind::Compare,
@@ -426,9 +446,24 @@ impl Op {
         }
     }
 
-    /// True for ops with no inputs (input, param, constant).
+    /// True for ops with no inputs (input, param, constant, state).
     pub fn is_leaf(&self) -> bool {
-        matches!(self, Op::Input { .. } | Op::Param { .. } | Op::Constant(_))
+        matches!(self, Op::Input { .. } | Op::Param { .. } | Op::Constant(_) | Op::State { .. })
+    }
+
+    /// The name of an input, param or state leaf.
+    pub fn leaf_name(&self) -> Option<&str> {
+        match self {
+            Op::Input { name } | Op::Param { name } | Op::State { name } => Some(name),
+            _ => None,
+        }
+    }
+
+    /// True for ops whose result is their first operand's storage, written in place
+    /// ([`Op::WriteRows`]): the memory planner aliases them like views, and dead-code
+    /// elimination keeps them, since the write outlives the run.
+    pub fn writes_in_place(&self) -> bool {
+        matches!(self, Op::WriteRows { .. })
     }
 
     /// True for ops that only reinterpret their input's memory (reshape): the memory planner
@@ -453,6 +488,8 @@ impl OpKind {
             OpKind::Input => "input",
             OpKind::Param => "param",
             OpKind::Constant => "constant",
+            OpKind::State => "state",
+            OpKind::WriteRows => "write_rows",
             OpKind::Unary => "unary",
             OpKind::Binary => "binary",
             OpKind::Compare => "compare",

@@ -6,7 +6,8 @@ use std::collections::HashMap;
 
 /// Checks that `g` has outputs that exist, that every node reads only earlier nodes (no
 /// dangling ids, no cycles), that every recorded type equals the type inferred from the node's
-/// inputs, and that input/param names are unique.
+/// inputs, that input/param/state names are unique, and that every `WriteRows` writes a
+/// `State` that nothing else reads (see [`check_state_write`]).
 pub fn verify(g: &Graph) -> Result<(), IrError> {
     if g.outputs().is_empty() {
         return Err(IrError::NoOutputs { graph: g.name().to_string() });
@@ -41,8 +42,8 @@ pub fn verify(g: &Graph) -> Result<(), IrError> {
             }
         }
         let inferred = match &node.op {
-            Op::Input { name } | Op::Param { name } => {
-                let kind = if matches!(node.op, Op::Input { .. }) { "input" } else { "param" };
+            Op::Input { name } | Op::Param { name } | Op::State { name } => {
+                let kind = crate::graph::leaf_kind(&node.op);
                 if let Some(&existing) = names.get(name.as_str()) {
                     return Err(IrError::DuplicateName { kind, name: name.clone(), existing });
                 }
@@ -55,6 +56,10 @@ pub fn verify(g: &Graph) -> Result<(), IrError> {
                 node.ty.check_size(kind)?;
                 node.ty.clone()
             }
+            Op::WriteRows { .. } => {
+                check_state_write(g, id, node)?;
+                infer(&node.op, &tys)?
+            }
             op => infer(op, &tys)?,
         };
         if inferred != node.ty {
@@ -66,6 +71,41 @@ pub fn verify(g: &Graph) -> Result<(), IrError> {
                 inferred: inferred.to_string(),
             });
         }
+    }
+    Ok(())
+}
+
+/// A `WriteRows` must write a `State` leaf, and that state must have no other reader and not be
+/// an output: every read of a state goes through its write, so no step can see it half-updated
+/// and the order of reads and the in-place write never matters.
+pub(crate) fn check_state_write(g: &Graph, id: NodeId, node: &crate::Node) -> Result<(), IrError> {
+    let bad = |reason: String| IrError::Attribute {
+        op: "write_rows",
+        attr: "state",
+        shape: node.ty.shape.clone(),
+        reason,
+    };
+    let Some(&target) = node.inputs.first() else {
+        return Err(IrError::Arity { op: "write_rows", expected: "3".into(), got: 0 });
+    };
+    let name = match g.node(target).map(|n| &n.op) {
+        Ok(Op::State { name }) => name,
+        Ok(other) => {
+            return Err(bad(format!(
+                "{id} writes into {target}, a {} node; write_rows writes only into a state \
+                 (Graph::state)",
+                other.name()
+            )))
+        }
+        Err(e) => return Err(e),
+    };
+    let readers = g.nodes().iter().filter(|n| n.inputs.contains(&target)).count()
+        + g.outputs().iter().filter(|&&o| o == target).count();
+    if readers != 1 {
+        return Err(bad(format!(
+            "state '{name}' ({target}) is read {readers} times; a written state must be read only \
+             by its one write_rows — read the write's result instead"
+        )));
     }
     Ok(())
 }

@@ -7,6 +7,7 @@
 //!   own, owned by the executable.
 //! - A Reshape is a view: it shares its input's buffer (and extends its lifetime to the view's
 //!   last reader). A reshape of an unplanned node is unplanned too; `view_of` names its storage.
+//!   A state write (`WriteRows`) is planned the same way: its result is the state it wrote.
 //! - Buffers whose lifetimes do not overlap reuse memory: each new buffer takes the smallest gap
 //!   between live buffers that fits (best fit), else the top of the live region.
 //! - Sizes are numel × bytes per element, with Bool counted as 4 bytes because GPUs store it as
@@ -86,7 +87,7 @@ pub fn plan(g: &Graph, alignment: usize) -> Result<MemoryPlan, OptError> {
         if node.op.is_leaf() {
             continue;
         }
-        if node.op.is_view() {
+        if node.op.is_view() || node.op.writes_in_place() {
             if let Some(src) = node.inputs.first().and_then(|s| root.get(s.index()).copied()) {
                 root[i] = src;
                 view_of[i] = Some(NodeId(src as u32));

@@ -15,6 +15,8 @@ pub enum PortKind {
     Input,
     /// Set once with `set_param`.
     Param,
+    /// Device-resident state: zeros at compile time, written by runs, set with `set_state`.
+    State,
 }
 
 impl fmt::Display for PortKind {
@@ -22,6 +24,7 @@ impl fmt::Display for PortKind {
         f.write_str(match self {
             PortKind::Input => "input",
             PortKind::Param => "param",
+            PortKind::State => "state",
         })
     }
 }

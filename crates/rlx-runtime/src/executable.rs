@@ -5,6 +5,12 @@ use crate::error::{Error, NameList, PortKind};
 use crate::host::{self, HostData};
 use rlx_ir::{Graph, NodeId, Tensor, TensorType};
 use std::borrow::Cow;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
+/// Names of the params set so far, shared by the executables of one compile group (a param
+/// set through one is set for all).
+pub(crate) type ParamsSet = Arc<Mutex<HashSet<String>>>;
 
 /// A named input or param of a compiled graph.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -22,7 +28,9 @@ pub struct Executable {
     input_ids: Vec<NodeId>,
     params: Vec<Port>,
     param_ids: Vec<NodeId>,
-    param_set: Vec<bool>,
+    params_set: ParamsSet,
+    states: Vec<Port>,
+    state_ids: Vec<NodeId>,
     outputs: Vec<TensorType>,
 }
 
@@ -33,6 +41,7 @@ impl std::fmt::Debug for Executable {
             .field("graph", &self.graph.name())
             .field("inputs", &self.inputs)
             .field("params", &self.params)
+            .field("states", &self.states)
             .field("outputs", &self.outputs)
             .finish()
     }
@@ -46,12 +55,13 @@ impl Executable {
         optimized: Graph,
         inner: Box<dyn rlx_backend::Executable>,
         backend: &'static str,
+        params_set: ParamsSet,
     ) -> Result<Executable, Error> {
         let (inputs, input_ids) = ports(PortKind::Input, original.inputs(), &optimized.inputs())?;
         let (params, param_ids) = ports(PortKind::Param, original.params(), &optimized.params())?;
+        let (states, state_ids) = ports(PortKind::State, original.states(), &optimized.states())?;
         let outputs =
             original.outputs().iter().map(|&o| original.ty(o).cloned()).collect::<Result<Vec<_>, _>>()?;
-        let param_set = vec![false; params.len()];
         Ok(Executable {
             inner,
             backend,
@@ -60,7 +70,9 @@ impl Executable {
             input_ids,
             params,
             param_ids,
-            param_set,
+            params_set,
+            states,
+            state_ids,
             outputs,
         })
     }
@@ -73,6 +85,12 @@ impl Executable {
     /// The graph's params, in creation order: set each once with `set_param`.
     pub fn params(&self) -> &[Port] {
         &self.params
+    }
+
+    /// The graph's states, in creation order: zeros after compiling, kept across runs, shared
+    /// with the other executables of a compile group ([`crate::Session::compile_group`]).
+    pub fn states(&self) -> &[Port] {
+        &self.states
     }
 
     /// Types of the values `run` returns, in order.
@@ -96,14 +114,13 @@ impl Executable {
         self.backend
     }
 
-    /// Names of params not yet set.
+    /// Names of params not yet set (through this executable or another of its group).
     pub fn unset_params(&self) -> Vec<&str> {
-        self.params
-            .iter()
-            .zip(&self.param_set)
-            .filter(|(_, set)| !**set)
-            .map(|(p, _)| p.name.as_str())
-            .collect()
+        let Ok(set) = self.params_set.lock() else {
+            // A thread panicked while marking a param: nothing can be trusted to be set.
+            return self.params.iter().map(|p| p.name.as_str()).collect();
+        };
+        self.params.iter().filter(|p| !set.contains(&p.name)).map(|p| p.name.as_str()).collect()
     }
 
     /// Stores the value of param `name`. Checks the name, the dtype, and the element count (flat
@@ -115,7 +132,29 @@ impl Executable {
         let (port, id) = (&self.params[i], self.param_ids[i]);
         let t = host::to_tensor(PortKind::Param, name, &port.ty, value)?;
         self.inner.set_param(id, &t)?;
-        self.param_set[i] = true;
+        if let Ok(mut set) = self.params_set.lock() {
+            set.insert(name.to_string());
+        }
+        Ok(())
+    }
+
+    /// Overwrites state `name` (for every executable of the group). Checks the name, the dtype
+    /// and the element count (flat data) or the exact shape (a `Tensor`).
+    pub fn set_state(&mut self, name: &str, value: &dyn HostData) -> Result<(), Error> {
+        let Some(i) = self.states.iter().position(|p| p.name == name) else {
+            return Err(self.unknown(PortKind::State, name));
+        };
+        let (port, id) = (&self.states[i], self.state_ids[i]);
+        let t = host::to_tensor(PortKind::State, name, &port.ty, value)?;
+        self.inner.set_param(id, &t)?;
+        Ok(())
+    }
+
+    /// Sets every state back to zeros, as after compiling (a new sequence for a KV cache).
+    pub fn reset_states(&mut self) -> Result<(), Error> {
+        for (port, &id) in self.states.iter().zip(&self.state_ids) {
+            self.inner.set_param(id, &Tensor::zeros(port.ty.shape.clone(), port.ty.dtype))?;
+        }
         Ok(())
     }
 
@@ -190,6 +229,7 @@ impl Executable {
         let (known, other, other_kind, fix) = match kind {
             PortKind::Input => (&self.inputs, &self.params, "a param", "set it with set_param"),
             PortKind::Param => (&self.params, &self.inputs, "an input", "pass it to run"),
+            PortKind::State => (&self.states, &self.params, "a param", "set it with set_param"),
         };
         let hint = if other.iter().any(|p| p.name == name) {
             format!("; '{name}' is {other_kind} of this graph: {fix}")

@@ -41,7 +41,7 @@ impl GraphStats {
         let mut stats = GraphStats { flops: 0.0, bytes: 0.0, steps: 0 };
         for node in g.nodes() {
             stats.bytes += node.ty.size_bytes() as f64;
-            if matches!(node.op, Op::Input { .. } | Op::Param { .. } | Op::Constant(_)) {
+            if node.op.is_leaf() {
                 continue;
             }
             stats.steps += 1;
@@ -180,8 +180,13 @@ mod tests {
         let q = g.input("q", &[2, 8, 3, 4], DType::F32).unwrap();
         let k = g.input("k", &[2, 8, 3, 4], DType::F32).unwrap();
         let v = g.input("v", &[2, 8, 3, 4], DType::F32).unwrap();
-        let spec =
-            AttentionSpec { layout: AttnLayout::Bshd, mask: MaskKind::None, scale: None, softcap: None };
+        let spec = AttentionSpec {
+            layout: AttnLayout::Bshd,
+            mask: MaskKind::None,
+            scale: None,
+            softcap: None,
+            kv_lengths: false,
+        };
         let o = g.attention(q, k, v, None, spec).unwrap();
         g.set_outputs(&[o]).unwrap();
         let s = GraphStats::of(&g);

@@ -127,6 +127,32 @@ impl Session {
         let fold = |op: &Op, inputs: &[&Tensor], out: &TensorType| rlx_cpu::eval(op, inputs, out).ok();
         let optimized = rlx_opt::optimize(g, self.backend.capabilities(), &opts.passes, Some(&fold))?;
         let compiled = self.backend.compile(&optimized, &opts.kernel_options())?;
-        Executable::new(g, optimized, compiled, self.backend.name())
+        Executable::new(g, optimized, compiled, self.backend.name(), Default::default())
+    }
+
+    /// Compiles `graphs` together: params and states with the same name and type are one value
+    /// on the device. A param set through any of the executables is set for all, and a state
+    /// one of them writes (a KV cache filled by a prefill graph) is what the next run of any
+    /// of them reads (the decode graph). A shared name with another type in another graph is an
+    /// error. Each graph is optimized as [`Session::compile_with`] does.
+    pub fn compile_group(&self, graphs: &[&Graph], opts: &CompileOptions) -> Result<Vec<Executable>, Error> {
+        let mut optimized = Vec::with_capacity(graphs.len());
+        for g in graphs {
+            if g.outputs().is_empty() {
+                return Err(IrError::NoOutputs { graph: g.name().to_string() }.into());
+            }
+            rlx_ir::verify(g)?;
+            let fold = |op: &Op, inputs: &[&Tensor], out: &TensorType| rlx_cpu::eval(op, inputs, out).ok();
+            optimized.push(rlx_opt::optimize(g, self.backend.capabilities(), &opts.passes, Some(&fold))?);
+        }
+        let refs: Vec<&Graph> = optimized.iter().collect();
+        let compiled = self.backend.compile_group(&refs, &opts.kernel_options())?;
+        let set = crate::executable::ParamsSet::default();
+        graphs
+            .iter()
+            .zip(optimized)
+            .zip(compiled)
+            .map(|((g, o), c)| Executable::new(g, o, c, self.backend.name(), set.clone()))
+            .collect()
     }
 }

@@ -96,4 +96,23 @@ impl Backend for VulkanBackend {
             .map_err(|e| rlx_gpu::backend_error(&self.caps.device_name, e))?;
         Ok(Box::new(VulkanExecutable::build(self.ctx.clone(), &schedule)?))
     }
+
+    /// Each graph gets its own buffers and command buffer; params and states of the same name
+    /// are one device buffer bound by all of them.
+    fn compile_group(
+        &self,
+        graphs: &[&Graph],
+        options: &KernelOptions,
+    ) -> Result<Vec<Box<dyn Executable>>, BackendError> {
+        let mut shared = rlx_gpu::SharedLeaves::default();
+        graphs
+            .iter()
+            .map(|g| {
+                let schedule = rlx_gpu::lower(g, &self.limits, options)
+                    .map_err(|e| rlx_gpu::backend_error(&self.caps.device_name, e))?;
+                let exe = VulkanExecutable::build_shared(self.ctx.clone(), &schedule, &mut shared)?;
+                Ok(Box::new(exe) as Box<dyn Executable>)
+            })
+            .collect()
+    }
 }

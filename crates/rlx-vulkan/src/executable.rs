@@ -20,7 +20,7 @@ use crate::context::{Context, MemoryStrategy};
 use crate::record::{Copy, Recording};
 use rlx_backend::{BackendError, Executable, RunProfile};
 use rlx_gpu::convert::{from_device, to_device};
-use rlx_gpu::{Buffers, IoPlan, LeafKind, Place, ValidSchedule};
+use rlx_gpu::{Buffers, IoPlan, LeafKind, Place, SharedLeaves, ValidSchedule};
 use rlx_ir::{NodeId, Tensor, TensorType};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -61,15 +61,40 @@ impl VulkanExecutable {
     /// Allocates, uploads constants and records `schedule` (validated by rlx-gpu: this driver
     /// does not check it again).
     pub fn build(ctx: Arc<Context>, schedule: &ValidSchedule) -> Result<Self, BackendError> {
-        let buffers = Buffers::allocate(schedule, |spec| ctx.create_buffer(&spec.label, spec.bytes))?;
+        Self::build_shared(ctx, schedule, &mut SharedLeaves::default())
+    }
+
+    /// [`Self::build`] for one executable of a compile group: params and states already in
+    /// `shared` (by name) are bound, not allocated; new ones are added to it.
+    pub fn build_shared(
+        ctx: Arc<Context>,
+        schedule: &ValidSchedule,
+        shared: &mut SharedLeaves<Arc<GpuBuffer>>,
+    ) -> Result<Self, BackendError> {
         let device = ctx.info().name.clone();
+        let mismatch =
+            |name: &str, had: &rlx_ir::TensorType, now: &rlx_ir::TensorType| BackendError::Driver {
+                device: device.clone(),
+                scope: format!("compiling graph '{}' into a group", schedule.name),
+                reason: format!("'{name}' is {now} here but {had} in another graph of the group"),
+            };
+        let (buffers, fresh) = Buffers::allocate_shared(
+            schedule,
+            shared,
+            |spec| ctx.create_buffer(&spec.label, spec.bytes),
+            mismatch,
+        )?;
         let gpu = |e| rlx_gpu::backend_error(&device, e);
         let mut leaves = HashMap::new();
         for (i, leaf) in schedule.leaves.iter().enumerate() {
             let buffer = buffers.get(rlx_gpu::BufferId::Leaf(i)).map_err(gpu)?;
             match &leaf.kind {
                 LeafKind::Constant(t) => ctx.write(buffer, 0, &to_device(t, &device, &leaf.label())?)?,
-                LeafKind::Input(_) | LeafKind::Param(_) => {
+                LeafKind::State(_) if fresh.get(i).copied().unwrap_or(true) => {
+                    ctx.write(buffer, 0, &vec![0u8; rlx_gpu::device_bytes(&leaf.ty) as usize])?;
+                    leaves.insert(leaf.node, (i, leaf.ty.clone(), leaf.label()));
+                }
+                LeafKind::Input(_) | LeafKind::Param(_) | LeafKind::State(_) => {
                     leaves.insert(leaf.node, (i, leaf.ty.clone(), leaf.label()));
                 }
             }

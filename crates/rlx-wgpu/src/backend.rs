@@ -80,7 +80,26 @@ impl Backend for WgpuBackend {
     fn compile(&self, graph: &Graph, options: &KernelOptions) -> Result<Box<dyn Executable>, BackendError> {
         let schedule = rlx_gpu::lower(graph, &self.ctx.limits, options)
             .map_err(|e| rlx_gpu::backend_error(&self.caps.device_name, e))?;
-        Ok(Box::new(WgpuExecutable::build(self.ctx.clone(), &schedule)?))
+        Ok(Box::new(WgpuExecutable::build(self.ctx.clone(), &schedule, &mut Default::default())?))
+    }
+
+    /// Each graph gets its own buffers and bind groups; params and states of the same name are
+    /// one buffer bound by all of them.
+    fn compile_group(
+        &self,
+        graphs: &[&Graph],
+        options: &KernelOptions,
+    ) -> Result<Vec<Box<dyn Executable>>, BackendError> {
+        let mut shared = rlx_gpu::SharedLeaves::default();
+        graphs
+            .iter()
+            .map(|g| {
+                let schedule = rlx_gpu::lower(g, &self.ctx.limits, options)
+                    .map_err(|e| rlx_gpu::backend_error(&self.caps.device_name, e))?;
+                let exe = WgpuExecutable::build(self.ctx.clone(), &schedule, &mut shared)?;
+                Ok(Box::new(exe) as Box<dyn Executable>)
+            })
+            .collect()
     }
 }
 

@@ -11,7 +11,7 @@ use crate::context::Context;
 use crate::pipeline::Pipeline;
 use rlx_backend::{BackendError, Executable, RunProfile};
 use rlx_gpu::convert::{from_device, to_device};
-use rlx_gpu::{BufferId, Buffers, LeafKind, Operand, Place, ValidSchedule};
+use rlx_gpu::{BufferId, Buffers, LeafKind, Operand, Place, SharedLeaves, ValidSchedule};
 use rlx_ir::{NodeId, Tensor, TensorType};
 use std::collections::HashMap;
 use std::num::NonZeroU64;
@@ -60,11 +60,17 @@ pub(crate) struct WgpuExecutable {
 impl WgpuExecutable {
     /// Allocates, uploads and binds everything `s` needs (validated by rlx-gpu: not checked
     /// again here), inside the device's error scopes.
-    pub(crate) fn build(ctx: Arc<Context>, s: &ValidSchedule) -> Result<Self, BackendError> {
+    /// Params and states already in `shared` (by name, from other executables of the compile
+    /// group) are bound, not allocated; new ones are added to it.
+    pub(crate) fn build(
+        ctx: Arc<Context>,
+        s: &ValidSchedule,
+        shared: &mut SharedLeaves<wgpu::Buffer>,
+    ) -> Result<Self, BackendError> {
         check_sizes(&ctx, s)?;
         let scope = format!("compiling graph '{}' ({} steps)", s.name, s.steps.len());
         let c = ctx.clone();
-        let exe = c.guarded(&scope, s.total_bytes(), || build(ctx, s))?;
+        let exe = c.guarded(&scope, s.total_bytes(), || build(ctx, s, shared))?;
         // New pipelines reach the disk now, not only when the backend drops (a crash or an
         // abort skips drops).
         c.save_pipeline_cache();
@@ -211,12 +217,26 @@ fn check_sizes(ctx: &Context, s: &ValidSchedule) -> Result<(), BackendError> {
 }
 
 /// Allocates, uploads and binds everything a schedule needs.
-fn build(ctx: Arc<Context>, s: &ValidSchedule) -> Result<WgpuExecutable, BackendError> {
+fn build(
+    ctx: Arc<Context>,
+    s: &ValidSchedule,
+    shared: &mut SharedLeaves<wgpu::Buffer>,
+) -> Result<WgpuExecutable, BackendError> {
     let device = &ctx.device;
     let name = ctx.name().to_string();
     let gpu = |e| rlx_gpu::backend_error(&name, e);
-    let buffers =
-        Buffers::allocate(s, |spec| Ok::<_, BackendError>(buffer::storage(device, &spec.label, spec.bytes)))?;
+    let mismatch = |leaf: &str, had: &TensorType, now: &TensorType| BackendError::Driver {
+        device: name.clone(),
+        scope: format!("compiling graph '{}' into a group", s.name),
+        reason: format!("'{leaf}' is {now} here but {had} in another graph of the group"),
+    };
+    // wgpu zero-fills new buffers, so a new state starts at zeros with no write.
+    let (buffers, _fresh) = Buffers::allocate_shared(
+        s,
+        shared,
+        |spec| Ok::<_, BackendError>(buffer::storage(device, &spec.label, spec.bytes)),
+        mismatch,
+    )?;
     let mut leaves = HashMap::new();
     for (i, leaf) in s.leaves.iter().enumerate() {
         match &leaf.kind {
@@ -226,7 +246,7 @@ fn build(ctx: Arc<Context>, s: &ValidSchedule) -> Result<WgpuExecutable, Backend
                     ctx.queue.write_buffer(buffers.get(BufferId::Leaf(i)).map_err(gpu)?, 0, &bytes);
                 }
             }
-            LeafKind::Input(_) | LeafKind::Param(_) => {
+            LeafKind::Input(_) | LeafKind::Param(_) | LeafKind::State(_) => {
                 leaves.insert(leaf.node, (i, leaf.ty.clone(), leaf.label()));
             }
         }

@@ -332,6 +332,7 @@ fn causal_attention() -> Case {
         mask: rlx_ir::MaskKind::Causal,
         scale: None,
         softcap: None,
+        kv_lengths: false,
     };
     let o = g.attention(q, k, v, None, spec).unwrap();
     g.set_outputs(&[o]).unwrap();

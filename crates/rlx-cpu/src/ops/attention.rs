@@ -77,6 +77,18 @@ pub fn attention(spec: &AttentionSpec, inputs: &[&Tensor], out: &TensorType) -> 
         _ if hq == 0 => 1,
         _ => return Err(invalid(OP, format!("{hq} query heads are not a multiple of {hkv} kv heads"))),
     };
+    let (rest, lens) = match (spec.kv_lengths, rest.split_last()) {
+        (true, Some((l, rest))) => {
+            // Clamped to [0, Sk], as the GPU kernels clamp it.
+            let lens = l.to_f64_vec().iter().map(|&x| x.clamp(0.0, sk as f64) as usize).collect::<Vec<_>>();
+            if lens.len() != b {
+                return Err(invalid(OP, format!("kv lengths {:?} are not [batch = {b}]", l.dims())));
+            }
+            (rest, lens)
+        }
+        (true, None) => return Err(invalid(OP, "kv_lengths is set but the lengths operand is missing")),
+        (false, _) => (rest, vec![sk; b]),
+    };
     let mask = match (spec.mask, rest.first()) {
         (MaskKind::Padding, Some(m)) if m.dims() == [b, sk] => Mask::Padding(m.to_f64_vec()),
         (MaskKind::Bias, Some(m)) => {
@@ -97,7 +109,7 @@ pub fn attention(spec: &AttentionSpec, inputs: &[&Tensor], out: &TensorType) -> 
         v: (vv, &vd),
         mask,
         scale: spec.scale.map_or(1.0 / (dh as f64).sqrt(), |s| s as f64),
-        shift: sk as isize - sq as isize,
+        lens,
         group,
     };
     // Each (batch, head) yields its [Sq, Dv] block; blocks are scattered by layout afterwards.
@@ -121,8 +133,9 @@ struct Heads<'a> {
     v: (View, &'a [f32]),
     mask: Mask,
     scale: f64,
-    /// Sk − Sq: query row i sits at absolute position i + shift.
-    shift: isize,
+    /// Valid keys per batch (Sk without `kv_lengths`): query row i sits at absolute position
+    /// i + (len − Sq), and keys at or past len are invisible.
+    lens: Vec<usize>,
     /// Query heads per kv head.
     group: usize,
 }
@@ -167,7 +180,11 @@ impl Heads<'_> {
 
     /// Whether query `i` of batch `b` may see key `j` (causal, sliding window, padding).
     fn visible(&self, b: usize, i: usize, j: usize) -> bool {
-        let (pos, j_) = (i as isize + self.shift, j as isize);
+        let len = self.lens.get(b).copied().unwrap_or(0);
+        if j >= len {
+            return false;
+        }
+        let (pos, j_) = (i as isize + len as isize - self.q.0.s as isize, j as isize);
         match (&self.mask, self.spec.mask) {
             (_, MaskKind::Causal) => j_ <= pos,
             // Windows wider than isize::MAX (usize::MAX included) are saturated, not wrapped to

@@ -5,7 +5,7 @@
 //! with the kernel's constants (BQ 64, 128 invocations), which a unit test checks.
 
 use super::matmul_rung::{coop_available, MIN_WIDE_WORKGROUPS};
-use super::{AttentionParams, Spec, IN4_OUT};
+use super::{AttentionParams, Spec};
 use crate::catalog::size_of;
 use crate::GpuLimits;
 use rlx_backend::{KernelOptions, MatmulKernel, Precision};
@@ -146,7 +146,7 @@ pub(super) fn spec(head: CoopHead) -> Spec {
         source: COOP_SRC,
         defines,
         workgroup_size: [COOP_ATTN_THREADS, 1, 1],
-        bindings: IN4_OUT,
+        bindings: super::super::ATTENTION_BINDINGS,
         params_size: size_of::<AttentionParams>(),
     }
 }

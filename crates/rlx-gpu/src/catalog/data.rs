@@ -12,7 +12,9 @@ pub mod params;
 
 pub use super::WordType;
 use super::{size_of, Defines, Spec, IN2_OUT, IN3_OUT, IN_OUT, OUT};
-use params::{AxisParams, CopyParams, FillParams, GatherParams, ReduceParams, TopKParams, WhereParams};
+use params::{
+    AxisParams, CopyParams, FillParams, GatherParams, ReduceParams, TopKParams, WhereParams, WriteRowsParams,
+};
 use rlx_ir::{ArgReduceOp, ReduceOp, TopKOutput};
 
 /// The integer word types.
@@ -62,6 +64,9 @@ pub enum DataKernel {
     Cumsum(WordType),
     /// `data_topk.wgsl`, [`TopKParams`]: the k largest or smallest along an axis, sorted.
     TopK(WordType, TopKOutput),
+    /// `data_write_rows.wgsl`, [`WriteRowsParams`]: rows written into a state in place at a
+    /// run-time offset.
+    WriteRows,
 }
 
 const WHERE_SRC: &str = include_str!("../../kernels/data_where.wgsl");
@@ -72,6 +77,7 @@ const REDUCE_SRC: &str = include_str!("../../kernels/data_reduce.wgsl");
 const ARG_REDUCE_SRC: &str = include_str!("../../kernels/data_arg_reduce.wgsl");
 const CUMSUM_SRC: &str = include_str!("../../kernels/data_cumsum.wgsl");
 const TOPK_SRC: &str = include_str!("../../kernels/data_topk.wgsl");
+const WRITE_ROWS_SRC: &str = include_str!("../../kernels/data_write_rows.wgsl");
 
 /// Name and defines of a variant whose defines are `OP` and `T` (`<kernel>_<op>_<dtype>`).
 macro_rules! op_t {
@@ -202,12 +208,25 @@ pub(crate) fn spec(k: DataKernel) -> Spec {
             IN_OUT,
             size_of::<TopKParams>(),
         ),
+        DataKernel::WriteRows => Spec::wg256(
+            ("data_write_rows_word", &[]),
+            "kernels/data_write_rows.wgsl",
+            WRITE_ROWS_SRC,
+            IN2_OUT,
+            size_of::<WriteRowsParams>(),
+        ),
     }
 }
 
 /// Every key of this family, in a fixed order.
 pub(crate) fn keys() -> Vec<DataKernel> {
-    let mut keys = vec![DataKernel::Where, DataKernel::Copy, DataKernel::Fill, DataKernel::Gather];
+    let mut keys = vec![
+        DataKernel::Where,
+        DataKernel::Copy,
+        DataKernel::Fill,
+        DataKernel::Gather,
+        DataKernel::WriteRows,
+    ];
     for op in [ReduceOp::Sum, ReduceOp::Mean, ReduceOp::Max, ReduceOp::Min, ReduceOp::Prod] {
         keys.push(DataKernel::ReduceF32(op));
     }
@@ -231,8 +250,8 @@ mod tests {
     #[test]
     fn family_has_every_combination_once() {
         let keys = keys();
-        // 4 movement, 5 + 8 reduce, 6 arg, 3 cumsum, 6 topk.
-        assert_eq!(keys.len(), 4 + 13 + 6 + 3 + 6);
+        // 5 movement, 5 + 8 reduce, 6 arg, 3 cumsum, 6 topk.
+        assert_eq!(keys.len(), 5 + 13 + 6 + 3 + 6);
         let names: std::collections::HashSet<_> = keys.iter().map(|&k| spec(k).name).collect();
         assert_eq!(names.len(), keys.len());
         assert_eq!(spec(DataKernel::ReduceInt(IntReduceOp::Max, IntType::I32)).name, "data_reduce_max_i32");

@@ -73,6 +73,9 @@ pub(crate) const OUT: &[Access] = &[Access::ReadWrite];
 pub(crate) const IN_OUT: &[Access] = &[Access::Read, Access::ReadWrite];
 pub(crate) const IN2_OUT: &[Access] = &[Access::Read, Access::Read, Access::ReadWrite];
 pub(crate) const IN3_OUT: &[Access] = &[Access::Read, Access::Read, Access::Read, Access::ReadWrite];
+/// The attention kernels: q, k, v, mask (read), out (read_write), kv lengths (read).
+pub(crate) const ATTENTION_BINDINGS: &[Access] =
+    &[Access::Read, Access::Read, Access::Read, Access::Read, Access::ReadWrite, Access::Read];
 pub(crate) const IN4_OUT: &[Access] =
     &[Access::Read, Access::Read, Access::Read, Access::Read, Access::ReadWrite];
 

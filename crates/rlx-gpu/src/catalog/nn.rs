@@ -187,10 +187,12 @@ pub enum NnKernel {
     LogSoftmaxRow,
     /// A row norm, one workgroup per row ([`NormParams`]).
     Norm(NormRow),
-    /// Attention with online softmax ([`AttentionParams`]). Bindings q, k, v, mask, out.
+    /// Attention with online softmax ([`AttentionParams`]). Bindings q, k, v, mask, out, kv
+    /// lengths.
     Attention(AttnBlock),
     /// Flash attention on cooperative matrices (`nn_attention_coop.wgsl`): f16 operands, f32
-    /// accumulation and statistics ([`AttentionParams`]). Bindings q, k, v, mask, out.
+    /// accumulation and statistics ([`AttentionParams`]). Bindings q, k, v, mask, out, kv
+    /// lengths.
     AttentionCoop(CoopHead),
     /// RoPE ([`RopeParams`]). Bindings x, cos, sin, out.
     Rope,
@@ -413,7 +415,7 @@ pub(crate) fn spec(k: NnKernel) -> Spec {
                 AttnBlock::D256 => ("nn_attention_d256_f32", &[("DMAX", "256u")]),
             };
             let size = size_of::<AttentionParams>();
-            Spec::wg256(parts, "kernels/nn_attention.wgsl", ATTENTION_SRC, IN4_OUT, size)
+            Spec::wg256(parts, "kernels/nn_attention.wgsl", ATTENTION_SRC, super::ATTENTION_BINDINGS, size)
         }
         NnKernel::AttentionCoop(head) => attention_coop::spec(head),
         NnKernel::Rope => {

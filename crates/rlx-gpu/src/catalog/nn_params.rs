@@ -147,6 +147,10 @@ pub struct AttentionParams {
     pub mask_float: u32,
     /// First (batch, head) pair of this launch (see [`attention_launches`]).
     pub bh_offset: u32,
+    /// 1 when binding 5 holds each batch's valid key count ([`AttentionSpec::kv_lengths`]).
+    pub has_lens: u32,
+    /// Pads the struct to 128 bytes (push-constant blocks come in 16-byte units).
+    pub pad: [u32; 3],
 }
 
 /// (batch, seq, head) element strides of a contiguous rank-4 operand with head dim `d`.
@@ -271,6 +275,8 @@ impl AttentionParams {
             softcap: spec.softcap.unwrap_or(0.0),
             mask_float,
             bh_offset: 0,
+            has_lens: u32::from(spec.kv_lengths),
+            pad: [0; 3],
         };
         Ok((p, block, [gx, gy, gz]))
     }

@@ -4,7 +4,7 @@ use super::*;
 const SHARED: u32 = 32 * 1024;
 
 fn spec(layout: AttnLayout, mask: MaskKind) -> AttentionSpec {
-    AttentionSpec { layout, mask, scale: None, softcap: None }
+    AttentionSpec { layout, mask, scale: None, softcap: None, kv_lengths: false }
 }
 
 #[test]
@@ -19,8 +19,9 @@ fn params_sizes_match_the_wgsl_structs() {
     assert_eq!(std::mem::size_of::<SoftmaxParams>(), 16);
     assert_eq!(std::mem::size_of::<NormParams>(), 16);
     assert_eq!(std::mem::size_of::<RopeParams>(), 32);
-    // 28 words: 8 sizes, 4 × 3 operand strides, 4 mask strides, scale, softcap, flag, pad.
-    assert_eq!(std::mem::size_of::<AttentionParams>(), 112);
+    // 32 words: 8 sizes, 4 × 3 operand strides, 4 mask strides, scale, softcap, flag,
+    // offset, lengths flag, 3 pad: the 128 bytes every device takes as push constants.
+    assert_eq!(std::mem::size_of::<AttentionParams>(), 128);
 }
 
 #[test]

@@ -4,7 +4,8 @@
 //! Empty operands still need bindings: with Sk = 0 (k and v empty) every row is fully masked
 //! and the kernel writes zeros without reading them; with D = 0 (q and k empty) every score is
 //! 0 · scale. Those bind a 4-byte dummy. Mask kinds without a mask operand bind q (or the
-//! dummy) as the mask, which the kernel then never reads.
+//! dummy) as the mask, which the kernel then never reads; so does attention without kv
+//! lengths for the lengths binding.
 
 use super::matmul::{named, operand_or_dummy};
 use super::LowerCtx;
@@ -22,13 +23,17 @@ pub(super) fn lower(
     let Op::Attention(spec) = &node.op else {
         return Err(GpuError::Lowering { node: cx.label(id), reason: "not an attention op".into() });
     };
-    let (q, k, v, mask) = match *node.inputs.as_slice() {
+    let (operands, lens) = match (spec.kv_lengths, node.inputs.split_last()) {
+        (true, Some((&lens, rest))) => (rest, Some(lens)),
+        _ => (node.inputs.as_slice(), None),
+    };
+    let (q, k, v, mask) = match *operands {
         [q, k, v] => (q, k, v, None),
         [q, k, v, m] => (q, k, v, Some(m)),
         _ => {
             return Err(GpuError::Lowering {
                 node: cx.label(id),
-                reason: "attention needs 3 or 4 operands".into(),
+                reason: "attention needs q, k, v, an optional mask and optional kv lengths".into(),
             })
         }
     };
@@ -52,6 +57,10 @@ pub(super) fn lower(
         Some(m) => operand_or_dummy(cx, m)?,
         None => q_op,
     };
+    let len_op = match lens {
+        Some(l) => operand_or_dummy(cx, l)?,
+        None => q_op,
+    };
     let result = cx.operand_nonempty(id)?;
     // Tensor cores where the device and the precision allow them, the head dims fit and the
     // launch fills the GPU (or a forced coop matmul says so); the f32 kernel otherwise (it
@@ -67,7 +76,7 @@ pub(super) fn lower(
         out.push(Dispatch::new(
             KernelKey::Nn(key),
             cx.label(id),
-            vec![q_op, k_op, v_op, m_op, result],
+            vec![q_op, k_op, v_op, m_op, result, len_op],
             &params,
             grid,
         ));

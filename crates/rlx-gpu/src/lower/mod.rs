@@ -22,6 +22,7 @@ mod matmul;
 mod norm;
 mod reduce;
 mod rope;
+mod state;
 
 use crate::convert::device_bytes;
 use crate::schedule::{
@@ -122,6 +123,7 @@ pub fn lower(graph: &Graph, limits: &GpuLimits, options: &KernelOptions) -> Resu
         let kind = match &node.op {
             Op::Input { name } => LeafKind::Input(name.clone()),
             Op::Param { name } => LeafKind::Param(name.clone()),
+            Op::State { name } => LeafKind::State(name.clone()),
             Op::Constant(t) => LeafKind::Constant(t.clone()),
             _ => continue,
         };
@@ -190,7 +192,10 @@ fn whole_units(bytes: u64) -> u64 {
 
 fn lower_node(cx: &mut LowerCtx, id: NodeId, node: &Node, out: &mut Vec<Dispatch>) -> Result<(), GpuError> {
     let kind = node.op.kind();
-    if !matches!(kind, OpKind::Input | OpKind::Param | OpKind::Constant | OpKind::Cast | OpKind::Reshape) {
+    if !matches!(
+        kind,
+        OpKind::Input | OpKind::Param | OpKind::Constant | OpKind::State | OpKind::Cast | OpKind::Reshape
+    ) {
         for &i in node.inputs.iter().chain([&id]) {
             let dtype = cx.ty(i)?.dtype;
             if crate::convert::stored_size(dtype) != 4 {
@@ -199,7 +204,8 @@ fn lower_node(cx: &mut LowerCtx, id: NodeId, node: &Node, out: &mut Vec<Dispatch
         }
     }
     match kind {
-        OpKind::Input | OpKind::Param | OpKind::Constant => Ok(()),
+        OpKind::Input | OpKind::Param | OpKind::Constant | OpKind::State => Ok(()),
+        OpKind::WriteRows => state::lower(cx, id, node, out),
         OpKind::Unary | OpKind::Binary | OpKind::Compare | OpKind::Where => {
             elementwise::lower(cx, id, node, out)
         }

@@ -112,7 +112,13 @@ fn attention_bindings_for_missing_operands() {
     let q = g.input("q", &[1, 5, 2, 8], DType::F32).unwrap();
     let k = g.input("k", &[1, 0, 2, 8], DType::F32).unwrap();
     let v = g.input("v", &[1, 0, 2, 300], DType::F32).unwrap();
-    let spec = AttentionSpec { layout: AttnLayout::Bshd, mask: MaskKind::None, scale: None, softcap: None };
+    let spec = AttentionSpec {
+        layout: AttnLayout::Bshd,
+        mask: MaskKind::None,
+        scale: None,
+        softcap: None,
+        kv_lengths: false,
+    };
     let o = g.attention(q, k, v, None, spec).unwrap();
     g.set_outputs(&[o]).unwrap();
     let s = schedule(&g);

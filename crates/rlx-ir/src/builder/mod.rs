@@ -5,6 +5,7 @@
 mod composite;
 mod nn;
 mod shape_ops;
+mod state;
 
 use crate::{BinaryOp, CompareOp, DType, Graph, IrError, NodeId, Op, Shape, Tensor, TensorType, UnaryOp};
 

@@ -4,6 +4,7 @@
 
 mod nn;
 mod shape_ops;
+mod state;
 
 use crate::{DType, IrError, Op, Shape, ShapeList, TensorType, UnaryOp};
 
@@ -19,12 +20,12 @@ pub fn infer(op: &Op, inputs: &[&TensorType]) -> Result<TensorType, IrError> {
 fn infer_type(op: &Op, inputs: &[&TensorType]) -> Result<TensorType, IrError> {
     let name = op.name();
     match op {
-        Op::Input { .. } | Op::Param { .. } => Err(IrError::Attribute {
+        Op::Input { .. } | Op::Param { .. } | Op::State { .. } => Err(IrError::Attribute {
             op: name,
             attr: "type",
             shape: Shape::scalar(),
-            reason: "inputs and params carry their own type; create them with Graph::input / \
-                     Graph::param (or Graph::push_leaf)"
+            reason: "inputs, params and states carry their own type; create them with \
+                     Graph::input / Graph::param / Graph::state (or Graph::push_leaf)"
                 .into(),
         }),
         Op::Constant(t) => {
@@ -59,6 +60,7 @@ fn infer_type(op: &Op, inputs: &[&TensorType]) -> Result<TensorType, IrError> {
             })?;
             Ok(TensorType::new(s, inputs[1].dtype))
         }
+        Op::WriteRows { axis } => state::write_rows(name, *axis, inputs),
         Op::Cast(d) => {
             arity(name, inputs, 1)?;
             Ok(TensorType::new(inputs[0].shape.clone(), *d))

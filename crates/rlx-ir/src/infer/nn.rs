@@ -248,7 +248,7 @@ fn attention(
     inputs: &[&TensorType],
 ) -> Result<TensorType, IrError> {
     let has_mask = matches!(spec.mask, MaskKind::Padding | MaskKind::Bias);
-    arity(name, inputs, if has_mask { 4 } else { 3 })?;
+    arity(name, inputs, 3 + has_mask as usize + spec.kv_lengths as usize)?;
     let (q, k, v) = (inputs[0], inputs[1], inputs[2]);
     float(name, 0, q.dtype)?;
     same_dtype(name, inputs, 0, 1)?;
@@ -322,6 +322,14 @@ fn attention(
             }
         }
         _ => {}
+    }
+    if spec.kv_lengths {
+        let at = inputs.len() - 1;
+        let lens = inputs[at];
+        want_dtype(name, at, lens.dtype, DType::I32)?;
+        if lens.shape.dims() != [bq] {
+            return bad(format!("the kv lengths must be I32 [batch] = [{bq}], one count per sequence"));
+        }
     }
     let out = match spec.layout {
         AttnLayout::Bshd => [bq, sq, hq, dv],

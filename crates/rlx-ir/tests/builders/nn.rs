@@ -93,7 +93,7 @@ fn rms_norm_and_softmax() {
 }
 
 fn spec(layout: AttnLayout, mask: MaskKind) -> AttentionSpec {
-    AttentionSpec { layout, mask, scale: None, softcap: None }
+    AttentionSpec { layout, mask, scale: None, softcap: None, kv_lengths: false }
 }
 
 #[test]

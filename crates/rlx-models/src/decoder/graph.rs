@@ -184,7 +184,8 @@ impl<'a> DecoderBuilder<'a> {
             Some(w) => MaskKind::SlidingWindow(w),
             None => MaskKind::Causal,
         };
-        let spec = AttentionSpec { layout: AttnLayout::Bshd, mask, scale: None, softcap: None };
+        let spec =
+            AttentionSpec { layout: AttnLayout::Bshd, mask, scale: None, softcap: None, kv_lengths: false };
         let a = self.g.attention(q, k, v, None, spec)?;
         let a = self.g.reshape(a, &[batch * seq, cfg.q_dim()])?;
         let o = self.linear(&p("self_attn.o_proj"), a, cfg.q_dim(), h, cfg.o_bias)?;

@@ -4,8 +4,9 @@ use super::Rewriter;
 use crate::OptError;
 use rlx_ir::{Graph, NodeId, Op};
 
-/// Drops every node that no output depends on. Input and Param nodes stay even when unused, so
-/// the runtime still knows (and validates) every name the user declared.
+/// Drops every node that no output depends on. Input, Param and State nodes stay even when
+/// unused, so the runtime still knows (and validates) every name the user declared, and so do
+/// state writes ([`Op::writes_in_place`]): their effect outlives the run.
 pub fn dce(g: &Graph) -> Result<Graph, OptError> {
     dce_mapped(g).map(|(g, _)| g)
 }
@@ -15,8 +16,8 @@ pub(crate) fn dce_mapped(g: &Graph) -> Result<(Graph, Vec<Option<NodeId>>), OptE
     let live = live_nodes(g);
     let mut rw = Rewriter::new(g, "dce");
     for (i, node) in g.nodes().iter().enumerate() {
-        let keep =
-            live.get(i).copied().unwrap_or(false) || matches!(node.op, Op::Input { .. } | Op::Param { .. });
+        let keep = live.get(i).copied().unwrap_or(false)
+            || matches!(node.op, Op::Input { .. } | Op::Param { .. } | Op::State { .. });
         if keep {
             rw.copy(NodeId(i as u32))?;
         }
@@ -27,7 +28,7 @@ pub(crate) fn dce_mapped(g: &Graph) -> Result<(Graph, Vec<Option<NodeId>>), OptE
 /// Per node, whether an output depends on it. One backward sweep suffices because every node
 /// reads only earlier nodes.
 fn live_nodes(g: &Graph) -> Vec<bool> {
-    let mut live = vec![false; g.len()];
+    let mut live: Vec<bool> = g.nodes().iter().map(|n| n.op.writes_in_place()).collect();
     for o in g.outputs() {
         if let Some(l) = live.get_mut(o.index()) {
             *l = true;

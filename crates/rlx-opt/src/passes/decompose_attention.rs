@@ -22,6 +22,14 @@ pub(crate) fn attention(
     spec: &AttentionSpec,
     inputs: &[NodeId],
 ) -> Result<NodeId, OptError> {
+    if spec.kv_lengths {
+        return Err(em.unsupported(
+            "attention",
+            "attention with run-time kv lengths has no decomposition; run it on a device with \
+             native attention (every rlx backend has it)"
+                .into(),
+        ));
+    }
     let (q, k, v, mask) = match inputs {
         [q, k, v] => (*q, *k, *v, None),
         [q, k, v, m] => (*q, *k, *v, Some(*m)),

@@ -37,7 +37,9 @@ pub(crate) fn legalize_with_origin(
         let id = NodeId(i as u32);
         em.node = origin(id);
         let new = match &node.op {
-            Op::Input { .. } | Op::Param { .. } => em.leaf(node.op.clone(), node.ty.clone())?,
+            Op::Input { .. } | Op::Param { .. } | Op::State { .. } => {
+                em.leaf(node.op.clone(), node.ty.clone())?
+            }
             op => {
                 let inputs = rw.inputs_of(node)?;
                 em.emit(op.clone(), &inputs)?
@@ -156,7 +158,7 @@ impl Emitter<'_> {
     }
 
     /// The error for `op`, told in terms of the user's op when it arose inside a decomposition.
-    fn unsupported(&self, op: &'static str, reason: String) -> OptError {
+    pub(crate) fn unsupported(&self, op: &'static str, reason: String) -> OptError {
         let device = self.caps.device_name.clone();
         match self.stack.first() {
             None => OptError::Unsupported { op: op.into(), node: self.node, device, reason },

@@ -50,6 +50,20 @@ pub(crate) fn legalize_dtypes_with_origin(
     for (i, node) in g.nodes().iter().enumerate() {
         let id = NodeId(i as u32);
         let computed = |d: DType| caps.compute_dtypes.contains(&d);
+        if node.op.writes_in_place() && !computed(node.ty.dtype) {
+            // Widening would write a copy, not the state.
+            return Err(OptError::Unsupported {
+                op: node.op.name().to_string(),
+                node: origin(id),
+                device: caps.device_name.clone(),
+                reason: format!(
+                    "states are written in place in a dtype the device computes ({}); this state \
+                     is {}: declare it as one of those",
+                    names(caps),
+                    node.ty.dtype
+                ),
+            });
+        }
         let keep = node.op.is_leaf()
             || node.op.is_view()
             || matches!(node.op, Op::Cast(_))

@@ -66,7 +66,9 @@ impl<'g> Rewriter<'g> {
         let node = self.old.node(id)?;
         let new = match &node.op {
             // Inputs and params carry their type; there are no operands to infer it from.
-            Op::Input { .. } | Op::Param { .. } => self.new.push_leaf(node.op.clone(), node.ty.clone())?,
+            Op::Input { .. } | Op::Param { .. } | Op::State { .. } => {
+                self.new.push_leaf(node.op.clone(), node.ty.clone())?
+            }
             op => {
                 let inputs = self.inputs_of(node)?;
                 self.new.push(op.clone(), &inputs)?

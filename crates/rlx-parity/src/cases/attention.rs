@@ -49,7 +49,7 @@ pub(super) fn qkv(
 }
 
 pub(super) fn spec(layout: AttnLayout, mask: MaskKind) -> AttentionSpec {
-    AttentionSpec { layout, mask, scale: None, softcap: None }
+    AttentionSpec { layout, mask, scale: None, softcap: None, kv_lengths: false }
 }
 
 /// An attention case without a mask tensor.

@@ -54,6 +54,7 @@ fn rows(out: &mut Vec<Case>) {
             mask: rlx_ir::MaskKind::Causal,
             scale: None,
             softcap: None,
+            kv_lengths: false,
         };
         Ok(vec![c.attention(q, k, v, None, spec)?])
     }));
@@ -96,6 +97,7 @@ fn tiles(out: &mut Vec<Case>) {
             mask: rlx_ir::MaskKind::Padding,
             scale: None,
             softcap: None,
+            kv_lengths: false,
         };
         Ok(vec![c.attention(q, k, v, Some(m), spec)?])
     }));
@@ -113,6 +115,7 @@ fn tiles(out: &mut Vec<Case>) {
             mask: rlx_ir::MaskKind::Bias,
             scale: None,
             softcap: None,
+            kv_lengths: false,
         };
         Ok(vec![c.attention(q, k, v, Some(m), spec)?])
     }));
@@ -125,6 +128,7 @@ fn tiles(out: &mut Vec<Case>) {
             mask: rlx_ir::MaskKind::None,
             scale: None,
             softcap: None,
+            kv_lengths: false,
         };
         Ok(vec![c.attention(q, k, v, None, spec)?])
     }));

@@ -7,6 +7,7 @@ mod cast_dtypes;
 mod elementwise;
 mod elementwise_edges;
 mod grid;
+mod kv_cache;
 mod matmul;
 mod matmul_rungs;
 mod models;
@@ -37,6 +38,7 @@ pub fn cases() -> Vec<Case> {
     norm::cases(&mut out);
     attention::cases(&mut out);
     attention_rungs::cases(&mut out);
+    kv_cache::cases(&mut out);
     vision::cases(&mut out);
     models::cases(&mut out);
     boundaries::cases(&mut out);

@@ -199,7 +199,7 @@ fn dims4(layout: AttnLayout, b: usize, s: usize, h: usize, d: usize) -> Vec<usiz
 }
 
 fn spec(layout: AttnLayout, mask: MaskKind) -> AttentionSpec {
-    AttentionSpec { layout, mask, scale: None, softcap: None }
+    AttentionSpec { layout, mask, scale: None, softcap: None, kv_lengths: false }
 }
 
 /// Builds a mask tensor (drawing from the case's data stream if it wants).

@@ -147,7 +147,13 @@ fn prepare(w: Workload, o: &BenchOptions) -> Result<Prepared, Box<dyn std::error
             let k = g.input("k", &shape, DType::F32)?;
             let v = g.input("v", &shape, DType::F32)?;
             let mask = if o.attn_causal { MaskKind::Causal } else { MaskKind::None };
-            let spec = AttentionSpec { layout: AttnLayout::Bshd, mask, scale: None, softcap: None };
+            let spec = AttentionSpec {
+                layout: AttnLayout::Bshd,
+                mask,
+                scale: None,
+                softcap: None,
+                kv_lengths: false,
+            };
             let y = g.attention(q, k, v, None, spec)?;
             g.set_outputs(&[y])?;
             let n = b * s * h * d;

@@ -1,0 +1,33 @@
+//! Lowering of state writes: `WriteRows` becomes one `data_write_rows` launch that writes the
+//! rows into the state's own leaf buffer. The node's value *is* that buffer (the memory plan
+//! aliases it, like a view), so every later reader sees the write, and the dependency analysis
+//! orders them after it because they read the range it wrote.
+
+use super::data::split_at_axis;
+use super::LowerCtx;
+use crate::catalog::data::params::WriteRowsParams;
+use crate::catalog::data::DataKernel;
+use crate::schedule::Dispatch;
+use crate::{GpuError, KernelKey};
+use rlx_ir::{Node, NodeId, Op};
+
+pub(super) fn lower(
+    cx: &mut LowerCtx,
+    id: NodeId,
+    node: &Node,
+    out: &mut Vec<Dispatch>,
+) -> Result<(), GpuError> {
+    let (Op::WriteRows { axis }, &[state, rows, offset]) = (&node.op, node.inputs.as_slice()) else {
+        return Err(GpuError::Lowering { node: cx.label(id), reason: "not a 3-operand write_rows".into() });
+    };
+    let dims = cx.ty(state)?.shape.dims();
+    let (outer, cap, inner) = split_at_axis(dims, *axis);
+    let n = cx.ty(rows)?.shape.dims().get(*axis).copied().unwrap_or(0);
+    let Some(rows_op) = cx.operand(rows)? else {
+        return Ok(()); // nothing to write
+    };
+    let (params, grid) = WriteRowsParams::new(outer, cap, inner, n)?;
+    let operands = vec![rows_op, cx.operand_nonempty(offset)?, cx.operand_nonempty(id)?];
+    out.push(Dispatch::new(KernelKey::Data(DataKernel::WriteRows), cx.label(id), operands, &params, grid));
+    Ok(())
+}

@@ -1,0 +1,36 @@
+//! Inference for the state-writing op, [`Op::WriteRows`]. That its first operand is a `State`
+//! nobody else reads is a whole-graph fact, checked by the verifier (`check_state_write`).
+
+use super::shape_ops::check_axis;
+use super::{arity, mismatch, want_dtype};
+use crate::{DType, IrError, TensorType};
+
+/// `write_rows(state, rows, offset)` along `axis`: the state's type.
+pub(super) fn write_rows(
+    name: &'static str,
+    axis: usize,
+    inputs: &[&TensorType],
+) -> Result<TensorType, IrError> {
+    arity(name, inputs, 3)?;
+    let (state, rows, offset) = (inputs[0], inputs[1], inputs[2]);
+    check_axis(name, &state.shape, axis)?;
+    want_dtype(name, 1, rows.dtype, state.dtype)?;
+    want_dtype(name, 2, offset.dtype, DType::I32)?;
+    if offset.numel() != 1 || offset.shape.rank() != 1 {
+        return Err(mismatch(name, inputs, "the offset must be I32 [1], the first row to write"));
+    }
+    let (s, r) = (state.shape.dims(), rows.shape.dims());
+    let fits = s.len() == r.len()
+        && s.iter().zip(r).enumerate().all(|(i, (&a, &b))| if i == axis { b <= a } else { a == b });
+    if !fits {
+        return Err(mismatch(
+            name,
+            inputs,
+            format!(
+                "rows must match the state in every dim but axis {axis}, and have at most {} there",
+                s.get(axis).copied().unwrap_or(0)
+            ),
+        ));
+    }
+    Ok(state.clone())
+}

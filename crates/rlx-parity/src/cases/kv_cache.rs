@@ -1,0 +1,160 @@
+//! Device-resident state: `write_rows` into a state (offsets inside, past the end, negative,
+//! huge; word dtypes; both cache layouts' axes) and attention over a cache whose valid length is
+//! a run-time input (`attention_with_lengths`): every mask kind, both layouts, grouped heads,
+//! lengths of 0, clamped past the capacity, negative, and a NaN tail past the length that must
+//! stay unread. Each case writes this run's rows into a zeroed state, so one run compares.
+
+use super::attention::{dims, padding_mask, spec, Dims};
+use crate::{Case, CaseCtx};
+use rlx_ir::{AttnLayout, DType, IrError, MaskKind, NodeId, Tensor};
+
+pub(super) fn cases(out: &mut Vec<Case>) {
+    writes(out);
+    attention(out);
+}
+
+fn writes(out: &mut Vec<Case>) {
+    // (tag, state dims, rows along axis, axis, offset, dtype)
+    type W = (&'static str, [usize; 3], usize, usize, i32, DType);
+    let list: [W; 7] = [
+        ("middle_f32", [2, 7, 3], 3, 1, 2, DType::F32),
+        ("past_end_f32", [2, 7, 3], 4, 1, 5, DType::F32),
+        ("negative_f32", [2, 7, 3], 3, 1, -1, DType::F32),
+        ("huge_offset_i32", [2, 7, 3], 2, 1, i32::MAX, DType::I32),
+        ("axis0_u32", [5, 2, 3], 2, 0, 3, DType::U32),
+        ("axis2_full_f32", [2, 3, 4], 4, 2, 0, DType::F32),
+        ("one_row_bool", [1, 9, 2], 1, 1, 8, DType::Bool),
+    ];
+    for (tag, sd, n, axis, at, dtype) in list {
+        out.push(Case::new(format!("write_rows_{tag}"), move |c| {
+            let state = c.state("s", &sd, dtype)?;
+            let mut rd = sd;
+            rd[axis] = n;
+            let rows = c.input_of("rows", &rd, dtype)?;
+            let offset = c.input_tensor("offset", Tensor::from_i32([1], vec![at])?)?;
+            Ok(vec![c.write_rows(state, rows, offset, axis as isize)?])
+        }));
+    }
+}
+
+/// q [b, sq, ·] against k/v caches of capacity `x.sk` holding `t` rows written at offset
+/// `at`, with run-time lengths `lens`.
+struct Cached {
+    layout: AttnLayout,
+    mask: MaskKind,
+    x: Dims,
+    t: usize,
+    at: i32,
+    lens: &'static [i32],
+}
+
+fn shape(layout: AttnLayout, b: usize, s: usize, h: usize, d: usize) -> [usize; 4] {
+    match layout {
+        AttnLayout::Bshd => [b, s, h, d],
+        AttnLayout::Bhsd => [b, h, s, d],
+    }
+}
+
+/// The cache-attention graph of `p`; `nan_tail` puts NaN into every row from `nan_tail` on.
+fn cached(c: &mut CaseCtx, p: &Cached, nan_tail: Option<usize>) -> Result<Vec<NodeId>, IrError> {
+    let (x, l) = (p.x, p.layout);
+    let axis = match l {
+        AttnLayout::Bshd => 1,
+        AttnLayout::Bhsd => 2,
+    };
+    let q = c.input_f32("q", &shape(l, x.b, x.sq, x.hq, x.d), -1.5, 1.5)?;
+    let rows = |c: &mut CaseCtx, name: &str, d: usize| -> Result<NodeId, IrError> {
+        let dims = shape(l, x.b, p.t, x.hkv, d);
+        let mut v = c.uniform(dims.iter().product(), -1.0, 1.0);
+        if let Some(from) = nan_tail {
+            // Row r of the seq axis, whatever the layout: NaN from `from` on.
+            let strides = [dims[1] * dims[2] * dims[3], dims[2] * dims[3], dims[3], 1];
+            for (i, e) in v.iter_mut().enumerate() {
+                if (i / strides[axis]) % dims[axis] >= from {
+                    *e = f32::NAN;
+                }
+            }
+        }
+        c.input_tensor(name, Tensor::from_f32(dims, v)?)
+    };
+    let (k_rows, v_rows) = (rows(c, "k_rows", x.d)?, rows(c, "v_rows", x.dv)?);
+    let offset = c.input_tensor("offset", Tensor::from_i32([1], vec![p.at])?)?;
+    let k_state = c.state("k_cache", &shape(l, x.b, x.sk, x.hkv, x.d), DType::F32)?;
+    let v_state = c.state("v_cache", &shape(l, x.b, x.sk, x.hkv, x.dv), DType::F32)?;
+    let k = c.write_rows(k_state, k_rows, offset, axis as isize)?;
+    let v = c.write_rows(v_state, v_rows, offset, axis as isize)?;
+    let lens = c.input_tensor("lens", Tensor::from_i32([x.b], p.lens.to_vec())?)?;
+    let mask = match p.mask {
+        MaskKind::Padding => Some(c.input_tensor("mask", padding_mask(DType::Bool, x.sk, &[0, 2])?)?),
+        _ => None,
+    };
+    Ok(vec![c.attention_with_lengths(q, k, v, mask, lens, spec(l, p.mask))?])
+}
+
+pub(super) fn attention(out: &mut Vec<Case>) {
+    use AttnLayout::{Bhsd, Bshd};
+    use MaskKind::{Causal, SlidingWindow};
+    let none = MaskKind::None;
+    let list: [(&str, Cached); 9] = [
+        // A decode step: one query at the newest position, lengths per batch.
+        (
+            "decode_causal_bshd",
+            Cached { layout: Bshd, mask: Causal, x: dims(2, 1, 9, 4, 2, 8), t: 6, at: 0, lens: &[6, 4] },
+        ),
+        (
+            "decode_none_bhsd",
+            Cached { layout: Bhsd, mask: none, x: dims(2, 1, 9, 2, 2, 8), t: 5, at: 2, lens: &[7, 3] },
+        ),
+        // A prefill chunk after earlier tokens: queries at positions len − sq ….
+        (
+            "chunk_causal_gqa_bshd",
+            Cached { layout: Bshd, mask: Causal, x: dims(2, 3, 10, 4, 2, 8), t: 7, at: 0, lens: &[7, 5] },
+        ),
+        (
+            "chunk_window2_bhsd",
+            Cached {
+                layout: Bhsd,
+                mask: SlidingWindow(2),
+                x: dims(2, 3, 10, 2, 2, 8),
+                t: 8,
+                at: 1,
+                lens: &[9, 4],
+            },
+        ),
+        (
+            "padding_bshd",
+            Cached {
+                layout: Bshd,
+                mask: MaskKind::Padding,
+                x: dims(2, 2, 8, 2, 2, 8),
+                t: 8,
+                at: 0,
+                lens: &[8, 6],
+            },
+        ),
+        // Length 0 sees nothing (zeros); past the capacity clamps; negative is 0.
+        (
+            "zero_and_clamped",
+            Cached { layout: Bshd, mask: none, x: dims(2, 2, 6, 2, 2, 4), t: 6, at: 0, lens: &[0, 99] },
+        ),
+        (
+            "negative_length",
+            Cached { layout: Bshd, mask: Causal, x: dims(2, 2, 6, 2, 2, 4), t: 6, at: 0, lens: &[-3, 6] },
+        ),
+        // Fewer keys than queries: rows at negative positions give zeros.
+        (
+            "short_causal",
+            Cached { layout: Bhsd, mask: Causal, x: dims(1, 4, 8, 2, 2, 8), t: 8, at: 0, lens: &[2] },
+        ),
+        (
+            "d64_long",
+            Cached { layout: Bshd, mask: Causal, x: dims(1, 1, 300, 8, 2, 64), t: 300, at: 0, lens: &[257] },
+        ),
+    ];
+    for (tag, p) in list {
+        out.push(Case::new(format!("attention_kv_lengths_{tag}"), move |c| cached(c, &p, None)));
+    }
+    // NaN keys and values past the valid length must never be read.
+    let p = Cached { layout: Bshd, mask: none, x: dims(2, 2, 8, 2, 2, 8), t: 8, at: 0, lens: &[5, 5] };
+    out.push(Case::new("attention_kv_lengths_nan_tail_unread", move |c| cached(c, &p, Some(5))));
+}
