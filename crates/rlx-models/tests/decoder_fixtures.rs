@@ -72,7 +72,22 @@ fn check(device: Device) {
         assert!(last_err <= 1e-4, "{device} {name}: last-row logits relative error {last_err:e}");
 
         let greedy = dec.generate_greedy(&r.prompt, r.greedy.len()).unwrap();
-        assert_eq!(greedy, r.greedy, "{device} {name}: greedy tokens differ from transformers'");
+        assert_eq!(greedy, r.greedy, "{device} {name}: greedy tokens (KV cache) differ from transformers'");
+        let recomputed = dec.generate_greedy_recompute(&r.prompt, r.greedy.len()).unwrap();
+        assert_eq!(recomputed, r.greedy, "{device} {name}: greedy tokens (recompute) differ");
+        // Streaming: the callback sees every token in order and can stop early.
+        let mut seen = Vec::new();
+        let stopped = dec
+            .generate(&r.prompt, r.greedy.len(), |t| {
+                seen.push(t);
+                seen.len() < 3
+            })
+            .unwrap();
+        assert_eq!(
+            (stopped.as_slice(), seen.as_slice()),
+            (&r.greedy[..3], &r.greedy[..3]),
+            "{device} {name}"
+        );
         eprintln!(
             "{device} {name}: logits rel err {err:.2e}, last row {last_err:.2e}, greedy {greedy:?} match"
         );
@@ -111,4 +126,32 @@ fn prefixes_give_the_reference_rows() {
     // 64 = max_position_embeddings caps the bucket.
     assert_eq!(dec.bucket(40), 64);
     assert_eq!(dec.compiled(), [(16, LogitRows::All)]);
+}
+
+/// A prompt that goes through the cache in several chunks (3 rows each, the last one padded)
+/// gives transformers' tokens, and a long cached generation (past the sliding window of the
+/// mistral fixture, across 20 decode steps) gives the tokens of the recomputing path.
+#[test]
+fn chunked_prefill_and_long_generations_match() {
+    use rlx_models::decoder::DecoderOptions;
+    for device in [Device::Cpu, Device::Vulkan, Device::Gpu] {
+        for name in ["mistral", "qwen3"] {
+            let r = reference(name);
+            let opts = DecoderOptions { prefill_chunk: 3, ..Default::default() };
+            let mut dec = match Decoder::with_options(&dir(name), device, opts) {
+                Ok(d) => d,
+                Err(ModelError::Runtime(e @ rlx_runtime::Error::DeviceUnavailable { .. })) => {
+                    rlx_test_support::unavailable(device, "chunked prefill", &e);
+                    continue;
+                }
+                Err(e) => panic!("{device} {name}: {e}"),
+            };
+            let greedy = dec.generate_greedy(&r.prompt, r.greedy.len()).unwrap();
+            assert_eq!(greedy, r.greedy, "{device} {name}: chunked prefill");
+            let long = dec.generate_greedy(&r.prompt, 20).unwrap();
+            let slow = dec.generate_greedy_recompute(&r.prompt, 20).unwrap();
+            assert_eq!(long, slow, "{device} {name}: 20 cached steps against recomputing");
+            assert_eq!(dec.generator_capacity(), Some(64), "{device} {name}");
+        }
+    }
 }

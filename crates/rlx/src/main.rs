@@ -69,9 +69,12 @@ enum Command {
         /// Decoder shape of the prefill workload.
         #[arg(long, value_enum, default_value = "qwen2.5-0.5b")]
         decoder: cli::bench_decoder::DecoderShape,
-        /// Prompt length of the prefill workload.
+        /// Prompt length of the prefill and generate workloads.
         #[arg(long, default_value_t = 512)]
         prefill_tokens: usize,
+        /// New tokens of the generate workload.
+        #[arg(long, default_value_t = 128)]
+        decode_tokens: usize,
         /// Encoder layers of the bert workload (BERT-base has 12).
         #[arg(long, default_value_t = 12)]
         bert_layers: usize,
@@ -177,6 +180,7 @@ fn main() -> ExitCode {
             attn_causal,
             decoder,
             prefill_tokens,
+            decode_tokens,
             bert_layers,
             bert_batch,
             precision,
@@ -185,6 +189,15 @@ fn main() -> ExitCode {
         } => {
             use cli::bench::{BenchOptions, Workload};
             let embed = workloads.contains(&cli::bench_embed::BenchWorkload::Embed);
+            let generate = workloads.contains(&cli::bench_embed::BenchWorkload::Generate);
+            let generate_options = cli::bench_generate::BenchGenerateOptions {
+                devices: devices.clone(),
+                decoder,
+                prefill_tokens,
+                decode_tokens,
+                iters,
+                precision,
+            };
             let workloads = if workloads.is_empty() {
                 vec![Workload::Tiny, Workload::Matmul, Workload::Bert, Workload::Attention]
             } else {
@@ -218,7 +231,9 @@ fn main() -> ExitCode {
                 matmul_kernel,
             };
             let graphs = if run_graphs { cli::bench::run(&options) } else { Ok(()) };
-            graphs.and_then(|()| if embed { cli::bench_embed::run(&embed_options) } else { Ok(()) })
+            graphs
+                .and_then(|()| if embed { cli::bench_embed::run(&embed_options) } else { Ok(()) })
+                .and_then(|()| if generate { cli::bench_generate::run(&generate_options) } else { Ok(()) })
         }
         Command::Fetch { model } => cli::fetch::run(&model),
         Command::Generate { model, device, precision, max_tokens, prompt_ids, prompt } => {

@@ -51,6 +51,12 @@ pub(crate) trait KvHook {
         k: NodeId,
         v: NodeId,
     ) -> Result<(NodeId, NodeId), IrError>;
+
+    /// I32 [batch]: how many of the returned keys are valid (attention reads no further); `None`
+    /// when all are.
+    fn lengths(&self) -> Option<NodeId> {
+        None
+    }
 }
 
 /// No cache: every layer attends to the keys and values of this graph's own tokens.
@@ -186,7 +192,10 @@ impl<'a> DecoderBuilder<'a> {
         };
         let spec =
             AttentionSpec { layout: AttnLayout::Bshd, mask, scale: None, softcap: None, kv_lengths: false };
-        let a = self.g.attention(q, k, v, None, spec)?;
+        let a = match kv.lengths() {
+            Some(lens) => self.g.attention_with_lengths(q, k, v, None, lens, spec)?,
+            None => self.g.attention(q, k, v, None, spec)?,
+        };
         let a = self.g.reshape(a, &[batch * seq, cfg.q_dim()])?;
         let o = self.linear(&p("self_attn.o_proj"), a, cfg.q_dim(), h, cfg.o_bias)?;
         let x = self.g.add(x, o)?;
@@ -264,7 +273,7 @@ pub fn decoder_graph_with(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     // Test helpers unwrap and panic: a failure is the point.
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

@@ -13,8 +13,10 @@
 //!   continuations of one sequence ([`model`]). It loads a GGUF file (llama, qwen2, qwen3 with
 //!   F32/F16/BF16 tensors) as well as a Hugging Face directory ([`gguf`]).
 
+pub mod cached;
 pub mod checkpoint;
 pub mod config;
+pub mod generate;
 pub mod gguf;
 pub mod graph;
 pub mod model;

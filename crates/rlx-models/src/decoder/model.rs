@@ -29,11 +29,15 @@ pub struct DecoderOptions {
     pub max_cached: usize,
     /// Shortest bucket a sequence is padded to.
     pub min_bucket: usize,
+    /// Prompt tokens per prefill run of a KV-cache generation: a prompt goes through the
+    /// cache in chunks of this many (the last one padded); a smaller chunk compiles a smaller
+    /// graph, a larger one fills the GPU better.
+    pub prefill_chunk: usize,
 }
 
 impl Default for DecoderOptions {
     fn default() -> Self {
-        DecoderOptions { precision: Precision::F32, max_cached: 4, min_bucket: 16 }
+        DecoderOptions { precision: Precision::F32, max_cached: 4, min_bucket: 16, prefill_chunk: 512 }
     }
 }
 
@@ -46,11 +50,13 @@ struct Compiled {
 
 /// A decoder LLM on one device.
 pub struct Decoder {
-    session: Session,
-    config: DecoderConfig,
-    weights: Vec<(String, WeightData)>,
+    pub(super) session: Session,
+    pub(super) config: DecoderConfig,
+    pub(super) weights: Vec<(String, WeightData)>,
     cache: Vec<Compiled>,
-    opts: DecoderOptions,
+    pub(super) opts: DecoderOptions,
+    /// The KV-cache executables of the last capacity generated at ([`super::generate`]).
+    pub(super) generator: Option<super::generate::Generator>,
 }
 
 impl std::fmt::Debug for Decoder {
@@ -117,9 +123,77 @@ impl Decoder {
                 Ok((name.to_string(), data))
             })
             .collect::<Result<Vec<_>>>()?;
-        let opts =
-            DecoderOptions { max_cached: opts.max_cached.max(1), min_bucket: opts.min_bucket.max(1), ..opts };
-        Ok(Decoder { session, config, weights, cache: Vec::new(), opts })
+        let opts = DecoderOptions {
+            max_cached: opts.max_cached.max(1),
+            min_bucket: opts.min_bucket.max(1),
+            prefill_chunk: opts.prefill_chunk.max(1),
+            ..opts
+        };
+        Ok(Decoder { session, config, weights, cache: Vec::new(), opts, generator: None })
+    }
+
+    /// A decoder of `config` with weights given by name (the params of [`decoder_graph_with`]
+    /// at `opts.precision`: f16 data under [`Precision::F16`], f32 otherwise). A missing
+    /// weight, or one of the wrong size or dtype, is an error naming it.
+    pub fn from_weights(
+        session: Session,
+        config: DecoderConfig,
+        mut given: Vec<(String, WeightData)>,
+        opts: DecoderOptions,
+    ) -> Result<Decoder> {
+        let probe = decoder_graph_with(&config, 1, 1, opts.precision, LogitRows::All)?;
+        let mut weights = Vec::with_capacity(given.len());
+        for (name, _, ty) in probe.params() {
+            let Some(pos) = given.iter().position(|(n, _)| n == name) else {
+                return Err(invalid(format!("weight '{name}' ({ty}) is missing")));
+            };
+            let (n, data) = given.swap_remove(pos);
+            let (len, f16) = match &data {
+                WeightData::F32(v) => (v.len(), false),
+                WeightData::F16(v) => (v.len(), true),
+            };
+            if len != ty.numel() || f16 != (ty.dtype == rlx_ir::DType::F16) {
+                let got = if f16 { "f16" } else { "f32" };
+                return Err(invalid(format!("weight '{name}' must be {ty}; got {len} {got} values")));
+            }
+            weights.push((n, data));
+        }
+        if let Some((extra, _)) = given.first() {
+            return Err(invalid(format!("weight '{extra}' is not a param of this decoder")));
+        }
+        let opts = DecoderOptions {
+            max_cached: opts.max_cached.max(1),
+            min_bucket: opts.min_bucket.max(1),
+            prefill_chunk: opts.prefill_chunk.max(1),
+            ..opts
+        };
+        Ok(Decoder { session, config, weights, cache: Vec::new(), opts, generator: None })
+    }
+
+    /// A decoder of `config` with random weights (`rlx_models::random::param_value`, the i-th
+    /// param seeded `seed + i`): a real model's shape without its file, for benchmarks.
+    pub fn random(
+        session: Session,
+        config: DecoderConfig,
+        opts: DecoderOptions,
+        seed: u64,
+    ) -> Result<Decoder> {
+        let probe = decoder_graph_with(&config, 1, 1, opts.precision, LogitRows::All)?;
+        let weights = probe
+            .params()
+            .iter()
+            .enumerate()
+            .map(|(i, (name, _, ty))| {
+                let v = crate::random::param_value(name, ty, seed.wrapping_add(i as u64));
+                let data = if ty.dtype == rlx_ir::DType::F16 {
+                    WeightData::F16(v.into_iter().map(half::f16::from_f32).collect())
+                } else {
+                    WeightData::F32(v)
+                };
+                (name.to_string(), data)
+            })
+            .collect();
+        Decoder::from_weights(session, config, weights, opts)
     }
 
     pub fn config(&self) -> &DecoderConfig {
@@ -146,7 +220,7 @@ impl Decoder {
 
     /// Refuses an empty sequence, ids outside the vocabulary and sequences longer than
     /// `max_position_embeddings`.
-    fn check(&self, ids: &[i32]) -> Result<()> {
+    pub(super) fn check(&self, ids: &[i32]) -> Result<()> {
         if ids.is_empty() {
             return Err(invalid("the token sequence is empty; give at least one token id".into()));
         }
@@ -184,8 +258,15 @@ impl Decoder {
 
     /// Greedy continuation: `n` new tokens, each the argmax of the logits after the prompt and
     /// the tokens chosen so far (the first index on ties, as torch.argmax). Returns the new
-    /// tokens only. No end-of-sequence stop. Every step recomputes the whole sequence.
+    /// tokens only. No end-of-sequence stop. Runs over the device-resident KV cache
+    /// ([`Decoder::generate`]).
     pub fn generate_greedy(&mut self, prompt: &[i32], n: usize) -> Result<Vec<i32>> {
+        self.generate(prompt, n, |_| true)
+    }
+
+    /// [`Decoder::generate_greedy`] without the cache: every step recomputes the whole
+    /// sequence through the full forward. Slow; a reference for the cached path.
+    pub fn generate_greedy_recompute(&mut self, prompt: &[i32], n: usize) -> Result<Vec<i32>> {
         self.check(prompt)?;
         let max = self.config.max_position_embeddings;
         // The last step runs on prompt + n − 1 tokens.

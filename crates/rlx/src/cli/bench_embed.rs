@@ -158,6 +158,9 @@ pub enum BenchWorkload {
     /// all-MiniLM-L6-v2 sentences/s at batch 1 and 64, tokens/s for one 128- and one
     /// 512-token sequence (fetches the model when needed).
     Embed,
+    /// A random-init decoder (--decoder) generating over the KV cache: prefill tokens/s for
+    /// --prefill-tokens, decode tokens/s over --decode-tokens greedy steps.
+    Generate,
 }
 
 impl BenchWorkload {
@@ -170,7 +173,7 @@ impl BenchWorkload {
             BenchWorkload::Bert => Some(Workload::Bert),
             BenchWorkload::Attention => Some(Workload::Attention),
             BenchWorkload::Prefill => Some(Workload::Prefill),
-            BenchWorkload::Embed => None,
+            BenchWorkload::Embed | BenchWorkload::Generate => None,
         }
     }
 }

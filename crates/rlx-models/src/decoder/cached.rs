@@ -1,0 +1,154 @@
+//! The decoder forward over a KV cache held on the device: one graph per (steps, capacity).
+//!
+//! Each layer's keys and values live in [`rlx_ir::Graph::state`]s of shape
+//! [1, capacity, kv_heads, head_dim] (f32), named by [`cache_names`]. A run writes this run's
+//! `steps` rows at the run-time `offset` (`write_rows`), then attends over the cache with
+//! `offset + steps` valid keys (`attention_with_lengths`), so query row i sits at position
+//! `offset + i` under the causal (or sliding-window) mask. The same graph therefore serves every
+//! position: a decode step is `steps = 1`; a prompt goes through a `steps = chunk` graph once
+//! per chunk, the last chunk padded on the right (the padded rows land after every real
+//! position, where the causal mask hides them, and the next step overwrites them).
+//!
+//! Inputs, all I32: [`INPUT_IDS`] [1, steps], [`POSITIONS`] [steps] (the rotary tables are
+//! constants of the graph, gathered on the device), [`OFFSET`] [1] and [`LOGIT_ROW`] [1], the
+//! row whose logits the step returns. A step moves these few words in and one token (or one
+//! row of logits) out.
+
+use super::config::DecoderConfig;
+use super::graph::{DecoderBuilder, KvHook, RopeInputs, INPUT_IDS};
+use super::rope::rope_tables;
+use crate::weights::Precision;
+use rlx_ir::{DType, Graph, IrError, NodeId, Tensor};
+
+/// I32 [steps]: the position of each row (offset, offset + 1, …).
+pub const POSITIONS: &str = "positions";
+/// I32 [1]: where this run's rows go in the cache (the position of its first row).
+pub const OFFSET: &str = "offset";
+/// I32 [1]: the row (0..steps) whose logits the run returns.
+pub const LOGIT_ROW: &str = "logit_row";
+
+/// What a cached step returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StepOutput {
+    /// The greedy token, I32 [1]: the argmax of the logits on the device (the first index on
+    /// ties; NaN counts as the largest, as torch.argmax).
+    Token,
+    /// The f32 logits of the chosen row, [1, vocab].
+    Logits,
+}
+
+/// The state names of layer `i`'s keys and values.
+pub fn cache_names(i: usize) -> (String, String) {
+    (format!("kv_cache.{i}.keys"), format!("kv_cache.{i}.values"))
+}
+
+/// Writes each layer's new keys and values into its cache states.
+struct CacheHook {
+    offset: NodeId,
+    lens: NodeId,
+    capacity: usize,
+    kv_heads: usize,
+    head_dim: usize,
+}
+
+impl KvHook for CacheHook {
+    fn keys_values(
+        &mut self,
+        g: &mut Graph,
+        layer: usize,
+        k: NodeId,
+        v: NodeId,
+    ) -> Result<(NodeId, NodeId), IrError> {
+        let (kn, vn) = cache_names(layer);
+        let dims = [1, self.capacity, self.kv_heads, self.head_dim];
+        let ks = g.state(&kn, &dims, DType::F32)?;
+        let vs = g.state(&vn, &dims, DType::F32)?;
+        let k = g.write_rows(ks, k, self.offset, 1)?;
+        let v = g.write_rows(vs, v, self.offset, 1)?;
+        Ok((k, v))
+    }
+
+    fn lengths(&self) -> Option<NodeId> {
+        Some(self.lens)
+    }
+}
+
+/// The cached forward of `steps` tokens over a cache of `capacity` positions (see the module
+/// doc); weights stored as `precision` says, like [`super::decoder_graph_with`].
+pub fn cached_decoder_graph(
+    cfg: &DecoderConfig,
+    steps: usize,
+    capacity: usize,
+    precision: Precision,
+    output: StepOutput,
+) -> Result<Graph, IrError> {
+    let tag = match output {
+        StepOutput::Token => "token",
+        StepOutput::Logits => "logits",
+    };
+    let name = format!("{}_cached_t{steps}_c{capacity}_{tag}", cfg.architecture.model_type());
+    let mut g = Graph::new(name);
+    let ids = g.input(INPUT_IDS, &[1, steps], DType::I32)?;
+    let positions = g.input(POSITIONS, &[steps], DType::I32)?;
+    let offset = g.input(OFFSET, &[1], DType::I32)?;
+    let row = g.input(LOGIT_ROW, &[1], DType::I32)?;
+    let steps_i32 = i32::try_from(steps).unwrap_or(i32::MAX);
+    let width = g.constant(Tensor::from_i32([1], vec![steps_i32])?)?;
+    let lens = g.add(offset, width)?;
+    // Positions past the capacity (padding of a last chunk) gather zeros: those rows are
+    // dropped by the cache write and never reach a real row.
+    let all: Vec<usize> = (0..capacity).collect();
+    let tables = rope_tables(cfg, &all);
+    let cos_table = g.constant(Tensor::from_f32([capacity, tables.half], tables.cos)?)?;
+    let sin_table = g.constant(Tensor::from_f32([capacity, tables.half], tables.sin)?)?;
+    let cos = g.gather(cos_table, positions, 0)?;
+    let sin = g.gather(sin_table, positions, 0)?;
+
+    let mut hook =
+        CacheHook { offset, lens, capacity, kv_heads: cfg.num_key_value_heads, head_dim: cfg.head_dim };
+    let mut b = DecoderBuilder::new(&mut g, cfg, precision);
+    let rope = RopeInputs { cos, sin };
+    let mut x = b.embed(ids, steps)?;
+    for i in 0..cfg.num_hidden_layers {
+        x = b.layer(i, x, 1, steps, rope, &mut hook)?;
+    }
+    let x = b.g.gather(x, row, 0)?;
+    let logits = b.head(x)?;
+    let out = match output {
+        StepOutput::Token => b.g.argmax(logits, 1, false)?,
+        StepOutput::Logits => logits,
+    };
+    g.set_outputs(&[out])?;
+    Ok(g)
+}
+
+#[cfg(test)]
+mod tests {
+    // Test helpers unwrap and panic: a failure is the point.
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use super::*;
+    use crate::decoder::config::Architecture;
+    use crate::decoder::graph::tests::tiny;
+
+    #[test]
+    fn one_cache_state_pair_per_layer_and_a_token_out() {
+        let cfg = tiny(Architecture::Qwen2);
+        let g = cached_decoder_graph(&cfg, 4, 16, Precision::F32, StepOutput::Token).unwrap();
+        let states: Vec<String> = g.states().iter().map(|(n, _, _)| n.to_string()).collect();
+        assert_eq!(states, ["kv_cache.0.keys", "kv_cache.0.values", "kv_cache.1.keys", "kv_cache.1.values"]);
+        let (_, _, ty) = g.states()[0];
+        assert_eq!(ty.shape.dims(), [1, 16, 2, 4]);
+        let out = g.ty(g.outputs()[0]).unwrap();
+        assert_eq!((out.shape.dims(), out.dtype), (&[1usize][..], DType::I32));
+        let inputs: Vec<&str> = g.inputs().iter().map(|(n, _, _)| *n).collect();
+        assert_eq!(inputs, [INPUT_IDS, POSITIONS, OFFSET, LOGIT_ROW]);
+        let logits = cached_decoder_graph(&cfg, 1, 16, Precision::F32, StepOutput::Logits).unwrap();
+        let out = logits.ty(logits.outputs()[0]).unwrap();
+        assert_eq!(out.shape.dims(), [1, 11]);
+        // Same params as the full forward: one set of weights serves both.
+        let full = crate::decoder::decoder_graph(&cfg, 1, 3).unwrap();
+        let names = |g: &Graph| g.params().iter().map(|(n, _, _)| n.to_string()).collect::<Vec<_>>();
+        assert_eq!(names(&g), names(&full));
+    }
+}

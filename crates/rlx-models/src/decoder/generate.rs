@@ -1,0 +1,140 @@
+//! Generation over the device-resident KV cache ([`super::cached`]).
+//!
+//! A [`Generator`] is two executables compiled as one group (`Session::compile_group`), so
+//! they share the weights and the cache states: a prefill graph of `chunk` rows and a decode
+//! graph of one row, both over a cache of `capacity` positions. A prompt goes through the
+//! prefill graph chunk by chunk; then every new token is one decode run that uploads its id,
+//! its position and the offset, and reads back one token. Nothing recompiles as the sequence
+//! grows; the decoder keeps the generator of the last capacity and compiles a larger one only
+//! when a generation needs more room.
+
+use super::cached::{cached_decoder_graph, StepOutput, LOGIT_ROW, OFFSET, POSITIONS};
+use super::graph::INPUT_IDS;
+use super::model::Decoder;
+use crate::error::{ModelError, Result};
+use crate::weights::WeightData;
+use rlx_runtime::{CompileOptions, Executable, HostData};
+
+/// Smallest cache a generation compiles (positions); capacities are powers of two from here.
+pub const MIN_CAPACITY: usize = 256;
+
+/// The prefill and decode executables over one cache capacity.
+pub struct Generator {
+    capacity: usize,
+    chunk: usize,
+    prefill: Executable,
+    decode: Executable,
+}
+
+impl std::fmt::Debug for Generator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Generator").field("capacity", &self.capacity).field("chunk", &self.chunk).finish()
+    }
+}
+
+fn invalid(reason: String) -> ModelError {
+    ModelError::InvalidInput { reason }
+}
+
+/// One run of a cached step: `ids` (padded to the graph's rows) at positions `offset..`, the
+/// token of row `row` out.
+fn step(exe: &mut Executable, ids: &[i32], offset: usize, row: usize) -> Result<i32> {
+    let positions: Vec<i32> = (offset..offset + ids.len()).map(|p| p as i32).collect();
+    let off = [offset as i32];
+    let row = [row as i32];
+    let inputs: [(&str, &dyn HostData); 4] =
+        [(INPUT_IDS, &ids), (POSITIONS, &positions), (OFFSET, &off), (LOGIT_ROW, &row)];
+    let out = exe.run(&inputs)?;
+    let token = out.first().and_then(|t| t.to_f64_vec().first().copied());
+    token.map(|t| t as i32).ok_or_else(|| ModelError::OutputSize {
+        batch: 1,
+        dim: 1,
+        got: out.first().map_or(0, |t| t.numel()),
+    })
+}
+
+impl Decoder {
+    /// The cache capacity a generation of `total` positions compiles: a power of two of at
+    /// least [`MIN_CAPACITY`], at most `max_position_embeddings`, at least `total`.
+    pub fn capacity_for(&self, total: usize) -> usize {
+        total.max(MIN_CAPACITY).next_power_of_two().min(self.config.max_position_embeddings).max(total)
+    }
+
+    /// The capacity of the compiled generator, if one is.
+    pub fn generator_capacity(&self) -> Option<usize> {
+        self.generator.as_ref().map(|g| g.capacity)
+    }
+
+    /// The generator for at least `total` positions: the current one when it is large enough,
+    /// else a new one (the old one is dropped first, so two never hold the weights at once).
+    fn generator_for(&mut self, total: usize) -> Result<&mut Generator> {
+        if self.generator.as_ref().is_none_or(|g| g.capacity < total) {
+            self.generator = None;
+            let capacity = self.capacity_for(total);
+            let chunk = self.opts.prefill_chunk.min(capacity);
+            let p = self.opts.precision;
+            let prefill = cached_decoder_graph(&self.config, chunk, capacity, p, StepOutput::Token)?;
+            let decode = cached_decoder_graph(&self.config, 1, capacity, p, StepOutput::Token)?;
+            let opts = CompileOptions { precision: p, ..Default::default() };
+            let mut exes = self.session.compile_group(&[&prefill, &decode], &opts)?.into_iter();
+            let (Some(mut prefill), Some(decode)) = (exes.next(), exes.next()) else {
+                return Err(invalid(
+                    "internal: compiling the generator gave fewer than 2 executables".into(),
+                ));
+            };
+            // The group shares params: setting them once sets them for both.
+            for (name, data) in &self.weights {
+                match data {
+                    WeightData::F32(v) => prefill.set_param(name, v)?,
+                    WeightData::F16(v) => prefill.set_param(name, v)?,
+                }
+            }
+            self.generator = Some(Generator { capacity, chunk, prefill, decode });
+        }
+        self.generator.as_mut().ok_or_else(|| invalid("internal: no generator after compiling one".into()))
+    }
+
+    /// Greedy generation over the KV cache: `n` new tokens, each the argmax (computed on the
+    /// device; the first index on ties, NaN the largest) of the logits after the prompt and the
+    /// tokens so far. `on_token` sees each token as it comes and may stop the generation by
+    /// returning `false`. Returns the new tokens. No end-of-sequence stop of its own.
+    pub fn generate(
+        &mut self,
+        prompt: &[i32],
+        n: usize,
+        mut on_token: impl FnMut(i32) -> bool,
+    ) -> Result<Vec<i32>> {
+        self.check(prompt)?;
+        let max = self.config.max_position_embeddings;
+        // The last token is never fed back, so prompt + n − 1 positions are used.
+        let used = prompt.len() + n.saturating_sub(1);
+        if used > max {
+            return Err(invalid(format!(
+                "a prompt of {} tokens leaves room for {} new ones within max_position_embeddings {max}, not {n}",
+                prompt.len(),
+                max + 1 - prompt.len()
+            )));
+        }
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        let g = self.generator_for(used)?;
+        let mut token = 0;
+        for (i, part) in prompt.chunks(g.chunk).enumerate() {
+            let mut ids = part.to_vec();
+            ids.resize(g.chunk, 0);
+            token = step(&mut g.prefill, &ids, i * g.chunk, part.len() - 1)?;
+        }
+        let mut out = Vec::with_capacity(n);
+        let mut pos = prompt.len();
+        loop {
+            out.push(token);
+            let go_on = on_token(token);
+            if out.len() == n || !go_on {
+                return Ok(out);
+            }
+            token = step(&mut g.decode, &[token], pos, 0)?;
+            pos += 1;
+        }
+    }
+}

@@ -1,0 +1,130 @@
+//! `rlx bench generate`: a random-init decoder LLM of a real shape (`--decoder`) generating
+//! over the device-resident KV cache, batch 1: prefill tokens/s for a prompt of
+//! `--prefill-tokens` (time to the first token: the prompt through the cache in one chunk, and
+//! the first token read back) and decode tokens/s over `--decode-tokens` greedy steps (each one
+//! uploads a token id and its position, reads back one token). A first, untimed generation
+//! compiles the graphs and warms the device; each figure is the median over `--iters`
+//! generations.
+
+use super::bench_decoder::DecoderShape;
+use rlx::prelude::{Device, Precision, Session};
+use rlx_models::decoder::{Decoder, DecoderOptions};
+use std::io::Write as _;
+use std::time::{Duration, Instant};
+
+/// Options of the generate workload.
+#[derive(Clone, Debug)]
+pub struct BenchGenerateOptions {
+    pub devices: Vec<Device>,
+    pub decoder: DecoderShape,
+    pub prefill_tokens: usize,
+    pub decode_tokens: usize,
+    pub iters: usize,
+    pub precision: Precision,
+}
+
+fn progress(msg: &str) {
+    let _ = writeln!(std::io::stderr(), "bench: {msg}");
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v.get(v.len() / 2).copied().unwrap_or_default()
+}
+
+/// One device's figures.
+struct Row {
+    device: String,
+    load: Duration,
+    first: Duration,
+    prefill: Duration,
+    decode_step: Duration,
+    tokens: Vec<i32>,
+}
+
+fn measure(o: &BenchGenerateOptions, device: Device) -> Result<Row, Box<dyn std::error::Error>> {
+    let cfg = o.decoder.config()?;
+    let vocab = cfg.vocab_size as i32;
+    let t = Instant::now();
+    let opts = DecoderOptions {
+        precision: o.precision,
+        prefill_chunk: o.prefill_tokens.max(1),
+        ..Default::default()
+    };
+    let mut dec = Decoder::random(Session::new(device)?, cfg, opts, 7)?;
+    let load = t.elapsed();
+    // Token ids spread over the vocabulary (the values do not change the work).
+    let prompt: Vec<i32> = (0..o.prefill_tokens as i32).map(|i| (i * 7919 + 11) % vocab).collect();
+    let n = o.decode_tokens.max(2);
+    let t = Instant::now();
+    let tokens = dec.generate(&prompt, n, |_| true)?;
+    let first = t.elapsed();
+    progress(&format!(
+        "generate {} on {device}: loaded in {:.1} s, first generation (compile + run) {:.1} s",
+        o.decoder.name(),
+        load.as_secs_f64(),
+        first.as_secs_f64()
+    ));
+    let (mut prefill, mut step) = (Vec::new(), Vec::new());
+    for _ in 0..o.iters.max(1) {
+        let start = Instant::now();
+        let mut first_at = None;
+        let again = dec.generate(&prompt, n, |_| {
+            first_at.get_or_insert_with(|| start.elapsed());
+            true
+        })?;
+        let total = start.elapsed();
+        let first_at = first_at.unwrap_or(total);
+        if again != tokens {
+            return Err(format!("{device}: a repeated greedy generation gave other tokens").into());
+        }
+        prefill.push(first_at);
+        step.push((total - first_at) / (n as u32 - 1));
+    }
+    Ok(Row {
+        device: device.to_string(),
+        load,
+        first,
+        prefill: median(prefill),
+        decode_step: median(step),
+        tokens,
+    })
+}
+
+pub fn run(o: &BenchGenerateOptions) -> Result<(), Box<dyn std::error::Error>> {
+    let mut rows = Vec::new();
+    for &d in &o.devices {
+        match measure(o, d) {
+            Ok(r) => rows.push(r),
+            Err(e) => progress(&format!("generate on {d}: skipped: {e}")),
+        }
+    }
+    println!(
+        "{:<34} {:<8} {:>9} {:>11} {:>14} {:>12} {:>13}  same tokens",
+        "workload", "device", "load s", "prefill ms", "prefill tok/s", "decode ms", "decode tok/s"
+    );
+    let reference = rows.first().map(|r| r.tokens.clone());
+    for r in &rows {
+        let label =
+            format!("generate {} {}+{} {}", o.decoder.name(), o.prefill_tokens, o.decode_tokens, o.precision);
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        let same = match &reference {
+            Some(t) if *t == r.tokens => "yes".to_string(),
+            Some(t) => {
+                let agree = t.iter().zip(&r.tokens).take_while(|(a, b)| a == b).count();
+                format!("first {agree}")
+            }
+            None => "-".into(),
+        };
+        println!(
+            "{label:<34} {:<8} {:>9.1} {:>11.2} {:>14.0} {:>12.3} {:>13.1}  {same}",
+            r.device,
+            r.load.as_secs_f64() + r.first.as_secs_f64(),
+            ms(r.prefill),
+            o.prefill_tokens as f64 / r.prefill.as_secs_f64().max(1e-12),
+            ms(r.decode_step),
+            1.0 / r.decode_step.as_secs_f64().max(1e-12),
+        );
+    }
+    Ok(())
+}
