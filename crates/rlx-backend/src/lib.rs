@@ -85,4 +85,10 @@ pub trait Executable: Send {
     fn last_profile(&self) -> Option<RunProfile> {
         None
     }
+
+    /// Each kernel launch of the last run, in order: the kernel's name and its GPU time.
+    /// Empty unless the backend was asked to time launches (`RLX_PROFILE=1` on Vulkan).
+    fn kernel_times(&self) -> Vec<(&'static str, Duration)> {
+        Vec::new()
+    }
 }

@@ -109,6 +109,12 @@ impl Executable {
         self.inner.last_profile()
     }
 
+    /// Every kernel launch of the last run with its GPU time, in order, where the backend times
+    /// launches (Vulkan with `RLX_PROFILE=1`); empty otherwise.
+    pub fn kernel_times(&self) -> Vec<(&'static str, std::time::Duration)> {
+        self.inner.kernel_times()
+    }
+
     /// Short name of the backend that compiled this ("cpu", "vulkan").
     pub fn backend_name(&self) -> &'static str {
         self.backend

@@ -247,4 +247,8 @@ impl Executable for VulkanExecutable {
     fn last_profile(&self) -> Option<RunProfile> {
         self.profile
     }
+
+    fn kernel_times(&self) -> Vec<(&'static str, std::time::Duration)> {
+        self.recording.kernel_times.clone()
+    }
 }

@@ -30,6 +30,10 @@ pub(crate) struct Recording {
     fence: vk::Fence,
     /// Nanoseconds per timestamp tick when `query_pool` is live.
     period: Option<f64>,
+    /// With `RLX_PROFILE=1`: each launch's kernel name, and its time in the last run (the
+    /// time from the previous launch's end to its own, read from a timestamp after each).
+    profiled: Option<Vec<&'static str>>,
+    pub kernel_times: Vec<(&'static str, Duration)>,
     _pipelines: Vec<Arc<Pipeline>>,
     pub dispatches: usize,
     pub barriers: usize,
@@ -138,6 +142,8 @@ impl Recording {
             cmd: vk::CommandBuffer::null(),
             fence: vk::Fence::null(),
             period: None,
+            profiled: None,
+            kernel_times: Vec::new(),
             _pipelines: pipelines.clone(),
             dispatches: 0,
             barriers: 0,
@@ -205,8 +211,12 @@ impl Recording {
             rec.fence =
                 dev.create_fence(&vk::FenceCreateInfo::default(), None).map_err(err("creating the fence"))?;
             if let Some(period) = shared.timestamp_period {
-                let info =
-                    vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(2);
+                if profiling() {
+                    rec.profiled = Some(pipelines.iter().map(|p| p.variant().name).collect());
+                }
+                let info = vk::QueryPoolCreateInfo::default()
+                    .query_type(vk::QueryType::TIMESTAMP)
+                    .query_count(rec.queries());
                 rec.query_pool =
                     dev.create_query_pool(&info, None).map_err(err("creating the timestamp queries"))?;
                 rec.period = Some(period);
@@ -238,7 +248,7 @@ impl Recording {
                 );
             }
             if rec.period.is_some() {
-                dev.cmd_reset_query_pool(cmd, rec.query_pool, 0, 2);
+                dev.cmd_reset_query_pool(cmd, rec.query_pool, 0, rec.queries());
                 dev.cmd_write_timestamp(cmd, S::BOTTOM_OF_PIPE, rec.query_pool, 0);
             }
             for ((step, pipeline), (&set, barrier)) in
@@ -266,8 +276,11 @@ impl Recording {
                 let [x, y, z] = step.workgroups;
                 dev.cmd_dispatch(cmd, x, y, z);
                 rec.dispatches += 1;
+                if rec.profiled.is_some() {
+                    dev.cmd_write_timestamp(cmd, S::BOTTOM_OF_PIPE, rec.query_pool, rec.dispatches as u32);
+                }
             }
-            if rec.period.is_some() {
+            if rec.period.is_some() && rec.profiled.is_none() {
                 dev.cmd_write_timestamp(cmd, S::BOTTOM_OF_PIPE, rec.query_pool, 1);
             }
             // Kernel results are visible to the readback copies, and everything to the host.
@@ -295,8 +308,8 @@ impl Recording {
         let scope = format!("running {} kernel launches", self.dispatches);
         submit_and_wait(&self.shared, self.cmd, self.fence, &scope)?;
         let Some(period) = self.period else { return Ok(None) };
-        let mut ticks = [0u64; 2];
-        // SAFETY: both queries were written by the submission just waited for.
+        let mut ticks = vec![0u64; self.queries() as usize];
+        // SAFETY: every query was written by the submission just waited for.
         let read = unsafe {
             self.shared.device.get_query_pool_results(
                 self.query_pool,
@@ -305,8 +318,28 @@ impl Recording {
                 vk::QueryResultFlags::TYPE_64,
             )
         };
-        Ok(read
-            .ok()
-            .map(|()| Duration::from_nanos((ticks[1].saturating_sub(ticks[0]) as f64 * period) as u64)))
+        if read.is_err() {
+            return Ok(None);
+        }
+        let span = |a: u64, b: u64| Duration::from_nanos((b.saturating_sub(a) as f64 * period) as u64);
+        if let Some(names) = &self.profiled {
+            self.kernel_times =
+                names.iter().zip(ticks.windows(2)).map(|(&n, w)| (n, span(w[0], w[1]))).collect();
+        }
+        Ok(Some(span(ticks.first().copied().unwrap_or(0), ticks.last().copied().unwrap_or(0))))
     }
+
+    /// Timestamp queries: start and end, or start and one after every launch when profiling.
+    fn queries(&self) -> u32 {
+        match &self.profiled {
+            Some(names) => names.len() as u32 + 1,
+            None => 2,
+        }
+    }
+}
+
+/// `RLX_PROFILE=1`: time every kernel launch (a timestamp after each; see
+/// `Executable::kernel_times`).
+fn profiling() -> bool {
+    std::env::var("RLX_PROFILE").is_ok_and(|v| v == "1")
 }

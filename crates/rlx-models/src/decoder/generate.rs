@@ -60,6 +60,12 @@ impl Decoder {
         total.max(MIN_CAPACITY).next_power_of_two().min(self.config.max_position_embeddings).max(total)
     }
 
+    /// The kernel times of the generator's last decode step (see
+    /// `rlx_runtime::Executable::kernel_times`; empty unless the backend times launches).
+    pub fn decode_kernel_times(&self) -> Vec<(&'static str, std::time::Duration)> {
+        self.generator.as_ref().map(|g| g.decode.kernel_times()).unwrap_or_default()
+    }
+
     /// The capacity of the compiled generator, if one is.
     pub fn generator_capacity(&self) -> Option<usize> {
         self.generator.as_ref().map(|g| g.capacity)

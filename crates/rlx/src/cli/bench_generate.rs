@@ -65,6 +65,7 @@ fn measure(o: &BenchGenerateOptions, device: Device) -> Result<Row, Box<dyn std:
         load.as_secs_f64(),
         first.as_secs_f64()
     ));
+    print_kernel_times(&format!("decode step on {device}"), &dec.decode_kernel_times());
     let (mut prefill, mut step) = (Vec::new(), Vec::new());
     for _ in 0..o.iters.max(1) {
         let start = Instant::now();
@@ -89,6 +90,29 @@ fn measure(o: &BenchGenerateOptions, device: Device) -> Result<Row, Box<dyn std:
         decode_step: median(step),
         tokens,
     })
+}
+
+/// With `RLX_PROFILE=1`: the GPU time of a run by kernel, largest first (to stderr).
+pub fn print_kernel_times(what: &str, times: &[(&'static str, Duration)]) {
+    if times.is_empty() {
+        return;
+    }
+    let mut by: Vec<(&str, Duration, usize)> = Vec::new();
+    for &(name, t) in times {
+        match by.iter_mut().find(|(n, _, _)| *n == name) {
+            Some(e) => {
+                e.1 += t;
+                e.2 += 1;
+            }
+            None => by.push((name, t, 1)),
+        }
+    }
+    by.sort_by_key(|e| std::cmp::Reverse(e.1));
+    let total: Duration = times.iter().map(|(_, t)| *t).sum();
+    progress(&format!("{what}: {} launches, {:.3} ms of GPU time", times.len(), total.as_secs_f64() * 1e3));
+    for (name, t, n) in by.iter().take(16) {
+        progress(&format!("  {:>8.3} ms {n:>5} × {name}", t.as_secs_f64() * 1e3));
+    }
 }
 
 pub fn run(o: &BenchGenerateOptions) -> Result<(), Box<dyn std::error::Error>> {
