@@ -10,6 +10,8 @@ use rlx_ir::UnaryOp;
 
 #[path = "attention_coop.rs"]
 mod attention_coop;
+#[path = "attention_split.rs"]
+mod attention_split;
 #[path = "matmul_coop.rs"]
 mod matmul_coop;
 #[path = "matmul_params.rs"]
@@ -23,6 +25,9 @@ mod matmul_vec;
 #[path = "nn_params.rs"]
 mod params;
 pub use attention_coop::{CoopHead, COOP_ATTN_ROWS};
+pub use attention_split::{
+    combine_launches, partial_bytes, split_chunks, split_fits, AttnCombineParams, SPLIT_CHUNK,
+};
 pub use matmul_params::{MatmulParams, MATMUL_TILE};
 pub use matmul_rung::MatmulRung;
 pub use matmul_splitk::{partial_params, split_count, SplitKParams};
@@ -194,6 +199,12 @@ pub enum NnKernel {
     /// accumulation and statistics ([`AttentionParams`]). Bindings q, k, v, mask, out, kv
     /// lengths.
     AttentionCoop(CoopHead),
+    /// Split-key attention for few query rows, first launch: per-chunk partials
+    /// ([`AttentionParams`]). Bindings q, k, v, mask, out, kv lengths, partials.
+    AttentionSplit,
+    /// Split-key attention, second launch: merges the partials ([`AttnCombineParams`]).
+    /// Bindings partials, out.
+    AttentionCombine,
     /// RoPE ([`RopeParams`]). Bindings x, cos, sin, out.
     Rope,
 }
@@ -418,6 +429,8 @@ pub(crate) fn spec(k: NnKernel) -> Spec {
             Spec::wg256(parts, "kernels/nn_attention.wgsl", ATTENTION_SRC, super::ATTENTION_BINDINGS, size)
         }
         NnKernel::AttentionCoop(head) => attention_coop::spec(head),
+        NnKernel::AttentionSplit => attention_split::split_spec(),
+        NnKernel::AttentionCombine => attention_split::combine_spec(),
         NnKernel::Rope => {
             let size = size_of::<RopeParams>();
             Spec::wg256(("nn_rope_f32", &[]), "kernels/nn_rope.wgsl", ROPE_SRC, IN3_OUT, size)
@@ -452,6 +465,8 @@ pub(crate) fn keys() -> Vec<NnKernel> {
     keys.extend(NormRow::ALL.map(NnKernel::Norm));
     keys.extend(AttnBlock::ALL.map(NnKernel::Attention));
     keys.extend(CoopHead::ALL.map(NnKernel::AttentionCoop));
+    keys.push(NnKernel::AttentionSplit);
+    keys.push(NnKernel::AttentionCombine);
     keys.push(NnKernel::Rope);
     keys
 }

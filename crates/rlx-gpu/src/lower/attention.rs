@@ -9,9 +9,14 @@
 
 use super::matmul::{named, operand_or_dummy};
 use super::LowerCtx;
-use crate::catalog::nn::{attention_launches, AttentionParams, CoopHead, NnKernel};
+use crate::catalog::nn::{
+    attention_launches, combine_launches, partial_bytes, split_chunks, split_fits, AttentionParams,
+    AttnCombineParams, CoopHead, NnKernel,
+};
 use crate::schedule::Dispatch;
+use crate::schedule::Operand;
 use crate::{GpuError, KernelKey};
+use rlx_backend::{KernelOptions, MatmulKernel};
 use rlx_ir::{Node, NodeId, Op};
 
 pub(super) fn lower(
@@ -68,6 +73,9 @@ pub(super) fn lower(
     let (d, dv) = (params.d as usize, params.dv as usize);
     let coop = CoopHead::select(d, dv, params.sq, grid, cx.limits, &cx.options)
         .map_err(|reason| GpuError::Lowering { node: cx.label(id), reason })?;
+    if coop.is_none() && split_kernel(&cx.options) && split_fits(params.sq, d) {
+        return split(cx, id, params, grid[1], [q_op, k_op, v_op, m_op, result, len_op], out);
+    }
     let (key, grid) = match coop {
         Some(head) => (NnKernel::AttentionCoop(head), CoopHead::grid(params.sq, grid)),
         None => (NnKernel::Attention(block), grid),
@@ -80,6 +88,54 @@ pub(super) fn lower(
             &params,
             grid,
         ));
+    }
+    Ok(())
+}
+
+/// Whether the split-key kernel may run: unless a forced matmul kernel picks the row-blocked
+/// attention kernels (so that the parity table still reaches them with one query row).
+fn split_kernel(options: &KernelOptions) -> bool {
+    !matches!(options.matmul, Some(MatmulKernel::Tiled64 | MatmulKernel::Reg128 | MatmulKernel::Coop))
+}
+
+/// The split-key kernel's two launches: partials per (chunk, row) into a scratch buffer, then
+/// the merge into the output.
+fn split(
+    cx: &mut LowerCtx,
+    id: NodeId,
+    params: AttentionParams,
+    batch_heads: u32,
+    operands: [Operand; 6],
+    out: &mut Vec<Dispatch>,
+) -> Result<(), GpuError> {
+    let chunks = split_chunks(params.sk as usize);
+    // sq ≤ SPLIT_MAX_ROWS, so this is at most 4 × a grid dimension the params accepted.
+    let rows = batch_heads.checked_mul(params.sq).ok_or_else(|| GpuError::TooLarge {
+        kernel: "nn_attention_split_f32",
+        what: "query rows",
+        value: u64::from(batch_heads) * u64::from(params.sq),
+        limit: u64::from(u32::MAX),
+    })?;
+    let partials = cx.scratch(partial_bytes(u64::from(rows), chunks, params.dv as usize));
+    let [q, k, v, m, result, lens] = operands;
+    for (p, grid) in attention_launches(params, [chunks, rows, 1]) {
+        let ops = vec![q, k, v, m, result, lens, partials];
+        out.push(Dispatch::new(KernelKey::Nn(NnKernel::AttentionSplit), cx.label(id), ops, &p, grid));
+    }
+    let [o_sb, o_ss, o_sh] = params.o_strides;
+    let combine = AttnCombineParams {
+        chunks,
+        dv: params.dv,
+        hq: params.hq,
+        sq: params.sq,
+        o_sb,
+        o_ss,
+        o_sh,
+        row_offset: 0,
+    };
+    for (p, grid) in combine_launches(combine, rows) {
+        let ops = vec![partials, result];
+        out.push(Dispatch::new(KernelKey::Nn(NnKernel::AttentionCombine), cx.label(id), ops, &p, grid));
     }
     Ok(())
 }

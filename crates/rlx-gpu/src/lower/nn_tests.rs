@@ -275,3 +275,36 @@ fn a_decode_row_times_a_linear_weight_takes_the_vector_kernel() {
     let s = lower(&g, &limits(32 * 1024), &forced).unwrap().into_inner();
     assert_eq!(keys(&s), [KernelKey::MatmulTiledF32]);
 }
+
+#[test]
+fn few_query_rows_take_the_split_kernel_unless_forced() {
+    // A decode step: 1 query row, 600 cached keys, 8 query heads over 2 kv heads.
+    let mut g = Graph::new("decode");
+    let q = g.input("q", &[2, 1, 8, 64], DType::F32).unwrap();
+    let k = g.input("k", &[2, 600, 2, 64], DType::F32).unwrap();
+    let v = g.input("v", &[2, 600, 2, 64], DType::F32).unwrap();
+    let spec = AttentionSpec {
+        layout: AttnLayout::Bshd,
+        mask: MaskKind::Causal,
+        scale: None,
+        softcap: None,
+        kv_lengths: false,
+    };
+    let o = g.attention(q, k, v, None, spec).unwrap();
+    g.set_outputs(&[o]).unwrap();
+    let s = schedule(&g);
+    assert_eq!(
+        keys(&s),
+        [KernelKey::Nn(NnKernel::AttentionSplit), KernelKey::Nn(NnKernel::AttentionCombine)]
+    );
+    // 3 chunks of 256 keys × 16 rows (2 batches × 8 heads × 1 query); one combine group per row.
+    assert_eq!((s.steps[0].workgroups, s.steps[1].workgroups), ([3, 16, 1], [1, 16, 1]));
+    let partials = s.steps[0].operands[6];
+    assert_eq!((partials.size, s.steps[1].operands[0]), (16 * 3 * 66 * 4, partials));
+    assert_eq!(s.steps[1].waits_for, [0]);
+    // A forced row-blocked kernel keeps the parity table on it.
+    let forced =
+        rlx_backend::KernelOptions { matmul: Some(rlx_backend::MatmulKernel::Tiled64), ..Default::default() };
+    let s = lower(&g, &limits(48 * 1024), &forced).unwrap();
+    assert_eq!(keys(&s), [KernelKey::Nn(NnKernel::Attention(AttnBlock::D64))]);
+}

@@ -80,6 +80,9 @@ pub(super) fn attention(out: &mut Vec<Case>) {
     // Long key rows: the online softmax must carry its running max across key blocks.
     out.push(plain("long_sk300", Bhsd, none, dims(1, 4, 300, 2, 2, 16)));
     out.push(plain("single_key", Bshd, none, dims(2, 1, 1, 2, 2, 4)));
+    // Few query rows take the split-key kernel: three chunks of keys, merged.
+    out.push(plain("split_three_chunks_gqa", Bshd, Causal, dims(2, 2, 600, 8, 2, 64)));
+    out.push(plain("split_sq4_dv_differs", Bhsd, none, Dims { dv: 80, ..dims(1, 4, 513, 2, 1, 32) }));
     out.push(plain("value_dim_differs", Bshd, Causal, Dims { dv: 12, ..dims(1, 4, 6, 2, 2, 8) }));
     out.push(Case::new("attention_explicit_scale", |c| {
         let x = dims(1, 4, 6, 2, 2, 8);
