@@ -10,6 +10,12 @@
 // bases multiples of 4) or element by element otherwise, keeping one partial sum per row of A;
 // the column's 64 partial sums then add up in shared memory (a tree: fixed order, so the result
 // does not depend on timing). The grid is 1-D over ⌈N / COLS⌉ workgroups (x, then y).
+//
+// Variant define B_LOAD: the functions b4_at (four weights from one B element) and b1_at (one
+// weight by element index). B is vec4<f32> (f32 weights) or vec2<u32> holding four f16 weights
+// (f16 weights, read as they are stored: half the bytes of f32 and no cast launch before).
+
+{{B_LOAD}}
 
 const COLS: u32 = 4u;
 const T: u32 = 64u;
@@ -43,10 +49,10 @@ fn main(
             // Four 16-byte weight loads in flight per invocation, then the tail one at a time.
             var q = j;
             for (; q + 3u * T < k4; q += 4u * T) {
-                let w0 = b[b4 + q];
-                let w1 = b[b4 + q + T];
-                let w2 = b[b4 + q + 2u * T];
-                let w3 = b[b4 + q + 3u * T];
+                let w0 = b4_at(b4 + q);
+                let w1 = b4_at(b4 + q + T);
+                let w2 = b4_at(b4 + q + 2u * T);
+                let w3 = b4_at(b4 + q + 3u * T);
                 for (var m = 0u; m < MMAX; m++) {
                     if (m < p.m) {
                         let ar = (a_base + m * p.a_stride_m) >> 2u;
@@ -56,7 +62,7 @@ fn main(
                 }
             }
             for (; q < k4; q += T) {
-                let w = b[b4 + q];
+                let w = b4_at(b4 + q);
                 for (var m = 0u; m < MMAX; m++) {
                     if (m < p.m) {
                         acc[m] += dot(w, a[((a_base + m * p.a_stride_m) >> 2u) + q]);
@@ -66,7 +72,7 @@ fn main(
         } else {
             for (var k = j; k < p.k; k += T) {
                 let bi = row + k;
-                let w = b[bi >> 2u][bi & 3u];
+                let w = b1_at(bi);
                 for (var m = 0u; m < MMAX; m++) {
                     if (m < p.m) {
                         let ai = a_base + m * p.a_stride_m + k * p.a_stride_k;

@@ -248,3 +248,26 @@ fn workgroup_max_nan(lid: u32, v: f32) -> f32 {
     workgroupBarrier();
     return m;
 }
+
+// The f32 bits of the f16 in the low 16 bits of h, exactly (NaN stays NaN, quieted; subnormals
+// widen to normal f32). Integer arithmetic: no shader-f16 support needed.
+fn f16_to_f32_bits(h: u32) -> u32 {
+    let sign = (h & 0x8000u) << 16u;
+    let e = (h >> 10u) & 0x1fu;
+    let m = h & 0x3ffu;
+    if (e == 0x1fu) {
+        if (m == 0u) {
+            return sign | 0x7f800000u;
+        }
+        return sign | 0x7fc00000u | (m << 13u);
+    }
+    if (e == 0u) {
+        if (m == 0u) {
+            return sign;
+        }
+        // Subnormal m · 2^-24: its top bit (position t) becomes the implicit one.
+        let t = 31u - countLeadingZeros(m);
+        return sign | ((t + 103u) << 23u) | ((m << (23u - t)) & 0x7fffffu);
+    }
+    return sign | ((e + 112u) << 23u) | (m << 13u);
+}

@@ -16,7 +16,7 @@ const COOP_SRC: &str = concat!(
     include_str!("../../kernels/matmul_epilogue.wgsl")
 );
 
-type CoopDefines = [(&'static str, &'static str); 13];
+type CoopDefines = [(&'static str, &'static str); 14];
 
 /// The tile defines of one coop rung: TILE, SG_ROWS, SG_COLS, THREADS, STAGE, STAGES2, C_SHARED.
 const fn tile_defines(wide: bool) -> [(&'static str, &'static str); 7] {
@@ -46,16 +46,17 @@ const fn tile_defines(wide: bool) -> [(&'static str, &'static str); 7] {
 /// The epilogue defines of the f32 rungs but the operands viewed as vec4, then the tile.
 const fn coop_defines(wide: bool, epilogue: Defines) -> CoopDefines {
     let tile = tile_defines(wide);
-    let mut out = [("", ""); 13];
+    let mut out = [("", ""); 14];
     let mut i = 0;
     while i < 5 {
         out[i] = epilogue[i];
         i += 1;
     }
     out[5] = ("AB_ELEM", "vec4<f32>");
-    i = 6;
-    while i < 13 {
-        out[i] = tile[i - 6];
+    out[6] = ("B_ELEM", "vec4<f32>");
+    i = 7;
+    while i < 14 {
+        out[i] = tile[i - 7];
         i += 1;
     }
     out

@@ -31,34 +31,57 @@ pub fn vec_grid(p: &MatmulParams) -> Result<[u32; 3], GpuError> {
     grid::linear("matmul_vec", u64::from(p.n).div_ceil(VEC_COLS), 256)
 }
 
-type VecDefines = [(&'static str, &'static str); 6];
+type VecDefines = [(&'static str, &'static str); 8];
 
-const fn vec_defines(bias: bool, act: &'static str) -> VecDefines {
-    let mut d = super::matmul_defines(bias, act);
-    // Operands as vec4 (16-byte loads); bindings come in whole 16-byte units.
-    d[5] = ("AB_ELEM", "vec4<f32>");
-    d
-}
+// Defines are one line each.
+const B_F32: &str =
+    "fn b4_at(i: u32) -> vec4<f32> { return b[i]; } fn b1_at(i: u32) -> f32 { return b[i >> 2u][i & 3u]; }";
+const B_F16: &str =
+    "fn h2(w: u32) -> vec2<f32> { return vec2<f32>(bitcast<f32>(f16_to_f32_bits(w & 0xffffu)), \
+     bitcast<f32>(f16_to_f32_bits(w >> 16u))); } fn b4_at(i: u32) -> vec4<f32> { let u = b[i]; \
+     return vec4<f32>(h2(u.x), h2(u.y)); } fn b1_at(i: u32) -> f32 { let u = b[i >> 2u]; \
+     return h2(select(u.y, u.x, (i & 2u) == 0u))[i & 1u]; }";
 
-/// [no bias, bias] × [no activation, then `Epilogue::index`].
-static VEC_DEFINES: [[VecDefines; 7]; 2] = {
-    let mut table = [[vec_defines(false, "ACT_NONE"); 7]; 2];
+const fn vec_defines(bias: bool, act: &'static str, f16_b: bool) -> VecDefines {
+    let d = super::matmul_defines(bias, act);
+    let mut out = [("", ""); 8];
     let mut i = 0;
     while i < 7 {
-        table[0][i] = vec_defines(false, super::ACT_NAMES[i]);
-        table[1][i] = vec_defines(true, super::ACT_NAMES[i]);
+        out[i] = d[i];
         i += 1;
+    }
+    // Operands as vec4 (16-byte loads); bindings come in whole 16-byte units.
+    out[5] = ("AB_ELEM", "vec4<f32>");
+    out[6] = if f16_b { ("B_ELEM", "vec2<u32>") } else { ("B_ELEM", "vec4<f32>") };
+    out[7] = ("B_LOAD", if f16_b { B_F16 } else { B_F32 });
+    out
+}
+
+/// [f32 weights, f16 weights] × [no bias, bias] × [no activation, then `Epilogue::index`].
+static VEC_DEFINES: [[[VecDefines; 7]; 2]; 2] = {
+    let mut table = [[[vec_defines(false, "ACT_NONE", false); 7]; 2]; 2];
+    let mut h = 0;
+    while h < 2 {
+        let mut i = 0;
+        while i < 7 {
+            table[h][0][i] = vec_defines(false, super::ACT_NAMES[i], h == 1);
+            table[h][1][i] = vec_defines(true, super::ACT_NAMES[i], h == 1);
+            i += 1;
+        }
+        h += 1;
     }
     table
 };
 
-static VEC_NAMES: [[&str; 7]; 2] = super::epilogue_names!("matmul_vec");
+static VEC_NAMES: [[[&str; 7]; 2]; 2] =
+    [super::epilogue_names!("matmul_vec"), super::epilogue_names!("matmul_vec_f16w")];
 
-/// The matrix-vector matmul with a bias or not and activation `act` (an `Epilogue::index`).
-pub(super) fn vec_spec(bias: bool, act: usize) -> Spec {
-    let b = usize::from(bias);
+/// The matrix-vector matmul with a bias or not, activation `act` (an `Epilogue::index`), and
+/// B read as f32 or as the f16 it is stored in (`f16_b`).
+pub(super) fn vec_spec(bias: bool, act: usize, f16_b: bool) -> Spec {
+    let (b, h) = (usize::from(bias), usize::from(f16_b));
     Spec::wg256(
-        (VEC_NAMES[b][act], &VEC_DEFINES[b][act]),
+        (VEC_NAMES[h][b][act], &VEC_DEFINES[h][b][act]),
         "kernels/matmul_vec.wgsl",
         VEC_SRC,
         if bias { IN3_OUT } else { IN2_OUT },
@@ -82,7 +105,9 @@ mod tests {
         assert!(!vec_fits(&params(9, 896, 4864, true)));
         assert!(!vec_fits(&params(1, 896, 4864, false)));
         assert_eq!(vec_grid(&params(1, 896, 4864, true)).unwrap(), [224, 1, 1]);
-        assert_eq!(vec_spec(true, 4).name, "matmul_vec_bias_silu_f32");
-        assert!(vec_spec(false, 0).defines.contains(&("AB_ELEM", "vec4<f32>")));
+        assert_eq!(vec_spec(true, 4, false).name, "matmul_vec_bias_silu_f32");
+        assert_eq!(vec_spec(false, 0, true).name, "matmul_vec_f16w_f32");
+        assert!(vec_spec(false, 0, false).defines.contains(&("AB_ELEM", "vec4<f32>")));
+        assert!(vec_spec(false, 0, true).defines.contains(&("B_ELEM", "vec2<u32>")));
     }
 }

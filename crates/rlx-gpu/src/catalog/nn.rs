@@ -183,7 +183,7 @@ pub enum NnKernel {
     MatmulCoop { wide: bool, bias: bool, act: Option<Epilogue> },
     /// `matmul_vec.wgsl`: few rows times a transposed B, one weight row read once per output
     /// column, the same epilogues ([`MatmulParams`]). Bindings a, b, [bias,] c.
-    MatmulVec { bias: bool, act: Option<Epilogue> },
+    MatmulVec { bias: bool, act: Option<Epilogue>, f16_b: bool },
     /// Split-K's second step (`matmul_splitk.wgsl`): the sum of a matmul's partial products
     /// over slices of K, then the bias and activation ([`SplitKParams`]). Bindings parts,
     /// [bias,] c.
@@ -209,7 +209,7 @@ pub enum NnKernel {
     Rope,
 }
 
-pub(super) type Defines = [(&'static str, &'static str); 6];
+pub(super) type Defines = [(&'static str, &'static str); 7];
 
 /// The ACT define of each epilogue column: no activation, then [`Epilogue::index`] order.
 pub(super) const ACT_NAMES: [&str; 7] =
@@ -253,6 +253,7 @@ pub(super) const fn matmul_defines(bias: bool, act: &'static str) -> Defines {
             ("BIAS_AT", "return bias[col];"),
             ("C_BINDING", "3"),
             ("AB_ELEM", "f32"),
+            ("B_ELEM", "f32"),
         ]
     } else {
         [
@@ -262,6 +263,7 @@ pub(super) const fn matmul_defines(bias: bool, act: &'static str) -> Defines {
             ("BIAS_AT", "return 0.0;"),
             ("C_BINDING", "2"),
             ("AB_ELEM", "f32"),
+            ("B_ELEM", "f32"),
         ]
     }
 }
@@ -413,7 +415,9 @@ pub(crate) fn spec(k: NnKernel) -> Spec {
         NnKernel::MatmulCoop { wide, bias, act } => {
             matmul_coop::coop_spec(wide, bias, act.map_or(0, Epilogue::index))
         }
-        NnKernel::MatmulVec { bias, act } => matmul_vec::vec_spec(bias, act.map_or(0, Epilogue::index)),
+        NnKernel::MatmulVec { bias, act, f16_b } => {
+            matmul_vec::vec_spec(bias, act.map_or(0, Epilogue::index), f16_b)
+        }
         NnKernel::MatmulSplitK { bias, act } => {
             matmul_splitk::splitk_spec(bias, act.map_or(0, Epilogue::index))
         }
@@ -454,8 +458,10 @@ pub(crate) fn keys() -> Vec<NnKernel> {
         }
     }
     for bias in [false, true] {
-        keys.push(NnKernel::MatmulVec { bias, act: None });
-        keys.extend(Epilogue::ALL.map(|a| NnKernel::MatmulVec { bias, act: Some(a) }));
+        for f16_b in [false, true] {
+            keys.push(NnKernel::MatmulVec { bias, act: None, f16_b });
+            keys.extend(Epilogue::ALL.map(|a| NnKernel::MatmulVec { bias, act: Some(a), f16_b }));
+        }
     }
     for bias in [false, true] {
         keys.push(NnKernel::MatmulSplitK { bias, act: None });
@@ -478,7 +484,8 @@ mod tests {
     #[test]
     fn every_epilogue_has_its_own_variant() {
         let names: Vec<&str> = keys().into_iter().map(|k| spec(k).name).collect();
-        assert_eq!(names.len(), 7 + 6 + 14 + 28 + 14 + 14 + 1 + 4 + 3 + 2 + 1);
+        // Then 14 matrix-vector variants on f16 weights and the two split-key attention launches.
+        assert_eq!(names.len(), 7 + 6 + 14 + 28 + 14 + 14 + 1 + 4 + 3 + 2 + 1 + 14 + 2);
         assert!(names.contains(&"matmul_reg_f32") && names.contains(&"matmul_reg_bias_tanh_f32"));
         assert!(names.contains(&"matmul_tiled_bias_gelu_tanh_f32"));
         assert!(names.contains(&"matmul_tiled_silu_f32"));

@@ -12,6 +12,9 @@
 //!   ([`split_count`]): its slices run as a batch of partial products into a scratch buffer,
 //!   then `matmul_splitk.wgsl` adds them and applies the bias and activation. A forced rung
 //!   still decides the kernel of the partial products.
+//! - An f16 weight widened by a cast that only matrix-vector matmuls read (a decode step's
+//!   weights under `Precision::F16`) is read by them as f16 ([`absorbed_casts`]): the cast
+//!   launches nothing, and the weight streams at half the bytes.
 //! - An activation without an epilogue variant (rlx-opt fuses only those that have one, but the
 //!   op allows any) runs as a unary step over a scratch copy of the matmul's result.
 
@@ -22,7 +25,9 @@ use crate::catalog::nn::{
 };
 use crate::schedule::{Dispatch, Operand};
 use crate::{GpuError, KernelKey, UnaryParams};
-use rlx_ir::{Node, NodeId, Op, UnaryOp};
+use rlx_backend::KernelOptions;
+use rlx_ir::{DType, Graph, Node, NodeId, Op, UnaryOp};
+use std::collections::HashSet;
 
 pub(super) fn lower(
     cx: &mut LowerCtx,
@@ -78,7 +83,13 @@ pub(super) fn lower(
     let split = single.and_then(|p| split_count(&p, rung).map(|s| (p, s)));
     if let Some(p) = single.filter(|p| cx.options.matmul.is_none() && vec_fits(p)) {
         let grid = vec_grid(&p).map_err(|e| named(cx, id, e))?;
-        let key = KernelKey::Nn(NnKernel::MatmulVec { bias: bias_op.is_some(), act });
+        // An absorbed cast: bind the f16 value it would have widened.
+        let f16_source = cx.absorbed.contains(&b).then(|| cx.node(b).map(|n| n.inputs.first().copied()));
+        let (b_op, f16_b) = match f16_source.transpose()?.flatten() {
+            Some(src) => (cx.operand_nonempty(src)?, true),
+            None => (b_op, false),
+        };
+        let key = KernelKey::Nn(NnKernel::MatmulVec { bias: bias_op.is_some(), act, f16_b });
         let operands = [Some(a_op), Some(b_op), bias_op, Some(target)].into_iter().flatten().collect();
         out.push(Dispatch::new(key, label, operands, &p, grid));
     } else if let Some((p, splits)) = split {
@@ -152,6 +163,45 @@ pub(super) fn named(cx: &LowerCtx, id: NodeId, e: GpuError) -> GpuError {
         GpuError::TooLarge { .. } | GpuError::Lowering { .. } => e,
         other => GpuError::Lowering { node: cx.label(id), reason: other.to_string() },
     }
+}
+
+/// The casts f16 → f32 whose every reader is a matmul that takes the matrix-vector kernel with
+/// the cast as its B (a transposed weight): those matmuls read the f16 value directly, and the
+/// cast itself launches nothing. Its planned buffer stays allocated but unwritten.
+pub(super) fn absorbed_casts(g: &Graph, options: &KernelOptions) -> HashSet<NodeId> {
+    if options.matmul.is_some() {
+        return HashSet::new();
+    }
+    let uses = g.use_counts();
+    let mut vec_reads = vec![0usize; g.len()];
+    for node in g.nodes() {
+        let (ta, tb) = match node.op {
+            Op::MatMul { transpose_a, transpose_b } | Op::FusedMatMul { transpose_a, transpose_b, .. } => {
+                (transpose_a, transpose_b)
+            }
+            _ => continue,
+        };
+        let (Some(&a), Some(&b)) = (node.inputs.first(), node.inputs.get(1)) else { continue };
+        let widened = match g.node(b) {
+            Ok(n) => {
+                matches!(n.op, Op::Cast(DType::F32))
+                    && n.inputs.first().and_then(|&s| g.ty(s).ok()).is_some_and(|t| t.dtype == DType::F16)
+            }
+            Err(_) => false,
+        };
+        let (Ok(at), Ok(bt)) = (g.ty(a), g.ty(b)) else { continue };
+        let vec = match matmul_launches(at.shape.dims(), bt.shape.dims(), ta, tb) {
+            Ok((launches, _)) => matches!(launches.as_slice(), [(p, _)] if vec_fits(p)),
+            Err(_) => false,
+        };
+        // A matmul reading the cast as A too would see it twice; it is not counted.
+        if widened && vec && a != b {
+            if let Some(c) = vec_reads.get_mut(b.index()) {
+                *c += 1;
+            }
+        }
+    }
+    (0..g.len()).filter(|&i| vec_reads[i] > 0 && vec_reads[i] == uses[i]).map(|i| NodeId(i as u32)).collect()
 }
 
 #[cfg(test)]

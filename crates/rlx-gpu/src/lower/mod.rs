@@ -46,6 +46,9 @@ pub struct LowerCtx<'a> {
     pool_of: Vec<Option<usize>>,
     /// Temporary buffers requested so far (bytes).
     scratch: Vec<u64>,
+    /// Casts whose readers read their f16 input directly ([`matmul::absorbed_casts`]): they
+    /// launch nothing.
+    pub absorbed: std::collections::HashSet<NodeId>,
 }
 
 impl<'a> LowerCtx<'a> {
@@ -132,12 +135,21 @@ pub fn lower(graph: &Graph, limits: &GpuLimits, options: &KernelOptions) -> Resu
         leaves.push(Leaf { node: id, kind, ty: node.ty.clone(), bytes: whole_units(device_bytes(&node.ty)) });
     }
     let (pool_of, pools) = assign_pools(&plan);
-    let mut cx =
-        LowerCtx { graph, plan, limits, options: *options, leaf_index, pool_of, scratch: Vec::new() };
+    let absorbed = matmul::absorbed_casts(graph, options);
+    let mut cx = LowerCtx {
+        graph,
+        plan,
+        limits,
+        options: *options,
+        leaf_index,
+        pool_of,
+        scratch: Vec::new(),
+        absorbed,
+    };
     let mut steps = Vec::new();
     for (i, node) in graph.nodes().iter().enumerate() {
         let id = NodeId(i as u32);
-        if node.ty.numel() == 0 {
+        if node.ty.numel() == 0 || cx.absorbed.contains(&id) {
             continue;
         }
         lower_node(&mut cx, id, node, &mut steps)?;

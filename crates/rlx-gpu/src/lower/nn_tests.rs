@@ -267,7 +267,7 @@ fn a_decode_row_times_a_linear_weight_takes_the_vector_kernel() {
     let c = g.matmul_t(a, w, false, true).unwrap();
     g.set_outputs(&[c]).unwrap();
     let s = schedule(&g);
-    assert_eq!(keys(&s), [KernelKey::Nn(NnKernel::MatmulVec { bias: false, act: None })]);
+    assert_eq!(keys(&s), [KernelKey::Nn(NnKernel::MatmulVec { bias: false, act: None, f16_b: false })]);
     assert_eq!(s.steps[0].workgroups, [3, 1, 1]);
     // A forced rung keeps its own kernel.
     let forced =
@@ -307,4 +307,30 @@ fn few_query_rows_take_the_split_kernel_unless_forced() {
         rlx_backend::KernelOptions { matmul: Some(rlx_backend::MatmulKernel::Tiled64), ..Default::default() };
     let s = lower(&g, &limits(48 * 1024), &forced).unwrap();
     assert_eq!(keys(&s), [KernelKey::Nn(NnKernel::Attention(AttnBlock::D64))]);
+}
+
+#[test]
+fn an_f16_weight_widened_only_for_decode_rows_is_read_as_f16() {
+    let build = |extra_reader: bool| {
+        let mut g = Graph::new("decode_f16");
+        let a = g.input("a", &[1, 64], DType::F32).unwrap();
+        let w = g.param("w", &[10, 64], DType::F16).unwrap();
+        let wide = g.cast(w, DType::F32).unwrap();
+        let c = g.matmul_t(a, wide, false, true).unwrap();
+        let out = if extra_reader { vec![c, g.neg(wide).unwrap()] } else { vec![c] };
+        g.set_outputs(&out).unwrap();
+        schedule(&g)
+    };
+    let s = build(false);
+    assert_eq!(keys(&s), [KernelKey::Nn(NnKernel::MatmulVec { bias: false, act: None, f16_b: true })]);
+    // The weight's own (f16) buffer is bound as B.
+    assert_eq!(s.steps[0].operands[1].buffer, BufferId::Leaf(1));
+    assert_eq!(s.steps[0].operands[1].size, 10 * 64 * 2);
+    // Another reader needs the f32 copy: the cast stays and the matmul reads it.
+    let s = build(true);
+    assert!(s.steps.iter().any(|d| matches!(d.key, KernelKey::Cast(_))), "{:?}", keys(&s));
+    assert!(s
+        .steps
+        .iter()
+        .any(|d| d.key == KernelKey::Nn(NnKernel::MatmulVec { bias: false, act: None, f16_b: false })));
 }

@@ -36,6 +36,23 @@ fn vector(out: &mut Vec<Case>) {
         }));
     }
     super::nn_edges::epilogue_cases(out, "matmul_vec_fused", [6, 200], 33);
+    // f16 weights widened by a cast: the kernel reads the f16 words (both load paths, and the
+    // bias + activation epilogue once fused). The CPU widens exactly, so the f32 tolerance holds.
+    for (m, k, n, bias) in [(1, 4864, 130, false), (3, 37, 50, false), (2, 256, 77, true)] {
+        out.push(Case::new(format!("matmul_vec_f16_weight_{m}x{k}x{n}_b{}", bias as u8), move |c| {
+            let a = c.input_f32("a", &[m, k], -1.0, 1.0)?;
+            let v: Vec<f64> = c.uniform(n * k, -1.0, 1.0).into_iter().map(f64::from).collect();
+            let w = c.param_tensor("w", rlx_ir::Tensor::from_f64([n, k], rlx_ir::DType::F16, &v)?)?;
+            let wide = c.cast(w, rlx_ir::DType::F32)?;
+            let y = c.matmul_t(a, wide, false, true)?;
+            if !bias {
+                return Ok(vec![y]);
+            }
+            let b = c.param_f32("bias", &[n], -0.5, 0.5)?;
+            let y = c.add(y, b)?;
+            Ok(vec![c.silu(y)?])
+        }));
+    }
 }
 
 /// a [.., M, K] (or [.., K, M]) times b [.., K, N] (or [.., N, K]).
