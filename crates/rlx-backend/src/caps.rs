@@ -71,6 +71,7 @@ impl Capabilities {
             Conv2d,
             Pool2d,
             Upsample2x,
+            Random,
             FusedMatMul,
             AddNorm,
             FusedElementwise,

@@ -4,7 +4,11 @@
 
 mod composite;
 mod nn;
+mod random;
+mod sample;
 mod shape_ops;
+
+pub use sample::{SamplingSpec, DEFAULT_TOP_K};
 
 use crate::{BinaryOp, CompareOp, DType, Graph, IrError, NodeId, Op, Shape, Tensor, TensorType, UnaryOp};
 
