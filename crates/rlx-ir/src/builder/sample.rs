@@ -181,7 +181,8 @@ impl Graph {
                 vals = g.penalise(vals, idx, p, [b, c, n], spec.repetition_penalty)?;
                 if spec.is_greedy() {
                     let pos = g.argmax(vals, 1, true)?;
-                    return g.take_rows(idx, pos, b, c);
+                    let tok = g.take_rows(idx, pos, b, c)?;
+                    return g.reshape(tok, &[b]);
                 }
                 let (v2, pos) = g.topk(vals, keep, 1, true)?;
                 idx = g.take_rows(idx, pos, b, c)?;
@@ -255,20 +256,13 @@ impl Graph {
         self.where_(seen, pen, vals)
     }
 
-    /// Row-wise take: `data` [B, C], `pos` I32 [B, K] (positions within each row) → [B, K],
-    /// or [B] when K = 1.
+    /// Row-wise take: `data` [B, C], `pos` I32 [B, K] (positions within each row) → [B, K].
     fn take_rows(&mut self, data: NodeId, pos: NodeId, b: usize, c: usize) -> Result<NodeId, IrError> {
-        let k = self.shape_of(OP, pos)?.dims().get(1).copied().unwrap_or(1);
         let base: Vec<i32> = (0..b).map(|r| (r * c) as i32).collect();
         let base = self.constant(Tensor::from_i32([b, 1], base)?)?;
         let flat_pos = self.add(pos, base)?;
         let flat = self.reshape(data, &[b * c])?;
-        let out = self.gather(flat, flat_pos, 0)?;
-        if k == 1 {
-            self.reshape(out, &[b])
-        } else {
-            Ok(out)
-        }
+        self.gather(flat, flat_pos, 0)
     }
 
     /// Steps 4 and 5 of [`Graph::sample_tokens`] on sorted candidates `vals` / `idx` [B, K].
@@ -316,6 +310,7 @@ impl Graph {
         let last = self.constant(Tensor::from_i32(Shape::scalar(), vec![(k - 1) as i32])?)?;
         let pos = self.minimum(count, last)?;
         let picked = self.take_rows(idx, pos, b, k)?;
+        let picked = self.reshape(picked, &[b])?;
         let first = self.slice(idx, 1, 0, 1, 1)?;
         let first = self.reshape(first, &[b])?;
         let finite = self.reshape(finite, &[b])?;
