@@ -58,6 +58,8 @@ fn sampling(out: &mut Vec<Case>) {
                 let x = c.input_f32("logits", &[b, v], -4.0, 4.0)?;
                 let key = c.input_tensor("key", Tensor::from_u32([2], vec![1234, 5])?)?;
                 let prev = if with_prev { Some(c.input_i32("prev", &[b, 4], -1, v as i32)?) } else { None };
+                // top_k past the vocabulary is an error by design; V = 1 keeps its one token.
+                let spec = SamplingSpec { top_k: spec.top_k.map(|k| k.min(v)), ..spec };
                 Ok(vec![c.sample_tokens(x, key, &spec, prev)?])
             }));
         }
