@@ -364,8 +364,9 @@ pub enum Op {
     ///   `u1 = ((a >> 8) + 1) · 2⁻²⁴` in (0, 1], `u2 = (c >> 8) · 2⁻²⁴`, `r = sqrt(−2 ln u1)`,
     ///   `θ = 2π · u2`; the even lane is `r · cos θ`, the odd lane `r · sin θ`, computed in f32.
     ///   The bits feeding it are identical everywhere, but `ln`, `cos` and `sin` are the device's
-    ///   own: GPU and CPU results may differ in the last few ulp (Vulkan's precision rules),
-    ///   never in anything larger.
+    ///   own (Vulkan bounds their error, it does not make them exact), so GPU and CPU normals may
+    ///   differ in the last ulp or so; the parity table holds them to 1e-5 relative. Only
+    ///   `Uniform` is promised bit for bit.
     Random { dist: RandomDist, shape: Shape },
 
     // ---- fused forms, created by rlx-opt, never by users ----
