@@ -73,6 +73,7 @@ impl Capabilities {
             Conv2d,
             Pool2d,
             Upsample2x,
+            Random,
             FusedMatMul,
             AddNorm,
             FusedElementwise,

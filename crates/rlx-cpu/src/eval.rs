@@ -1,7 +1,7 @@
 //! One op on host tensors: operand checking ([`eval`]) and dispatch to the kernels.
 
 use crate::elem::invalid;
-use crate::ops::{attention, conv, elementwise as ew, matmul, norm, reduce, rope, shape};
+use crate::ops::{attention, conv, elementwise as ew, matmul, norm, random, reduce, rope, shape};
 use crate::widen;
 use rlx_backend::BackendError;
 use rlx_ir::{Op, Tensor, TensorType};
@@ -78,6 +78,7 @@ pub(crate) fn compute(op: &Op, inputs: &[&Tensor], out: &TensorType) -> Result<T
         Op::Pad { pads, value } => shape::pad(pads, *value, arg(0)?, out),
         Op::Reverse { axes } => shape::reverse(axes, arg(0)?, out),
         Op::Upsample2x => shape::upsample2x(arg(0)?, out),
+        Op::Random { dist, .. } => random::random(*dist, arg(0)?, out),
         Op::MatMul { transpose_a, transpose_b } => {
             matmul::matmul(*transpose_a, *transpose_b, arg(0)?, arg(1)?, out)
         }

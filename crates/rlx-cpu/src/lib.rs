@@ -32,6 +32,7 @@ mod widen;
 pub use eval::eval;
 pub use exec::CpuExecutable;
 pub use memory::host_memory_bytes;
+pub use ops::random::{philox4x32_10, philox_block, uniform_from_word};
 
 use rlx_backend::{Backend, BackendError, Capabilities, Executable, KernelOptions};
 use rlx_ir::Graph;

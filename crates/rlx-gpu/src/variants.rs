@@ -8,10 +8,10 @@
 
 use crate::catalog::cast::{self, CastFn};
 use crate::catalog::elementwise::{self, BinaryFn, UnaryFn};
-use crate::catalog::{data, nn, Spec, WordType, PRELUDE};
+use crate::catalog::{data, nn, random, Spec, WordType, PRELUDE};
 use crate::preprocess::{preprocess, ParamsBinding};
 use crate::GpuError;
-use rlx_ir::{BinaryOp, UnaryOp};
+use rlx_ir::{BinaryOp, RandomDist, UnaryOp};
 
 pub use crate::catalog::Access;
 
@@ -35,6 +35,8 @@ pub enum KernelKey {
     Data(data::DataKernel),
     /// Matmul epilogues, log-softmax, norms, attention, rope ([`crate::catalog::nn`]).
     Nn(nn::NnKernel),
+    /// Philox4x32-10 random numbers of one distribution ([`crate::catalog::random`]).
+    Random(RandomDist),
 }
 
 impl KernelKey {
@@ -88,6 +90,7 @@ pub fn variant(key: KernelKey) -> KernelVariant {
         KernelKey::SoftmaxRowF32 => nn::softmax_row(),
         KernelKey::Data(k) => data::spec(k),
         KernelKey::Nn(k) => nn::spec(k),
+        KernelKey::Random(d) => random::spec(d),
     };
     let Spec { name, file, source, defines, workgroup_size, bindings, params_size } = spec;
     KernelVariant { key, name, file, source, defines, workgroup_size, bindings, params_size }
@@ -103,6 +106,7 @@ pub fn keys() -> Vec<KernelKey> {
     keys.push(KernelKey::SoftmaxRowF32);
     keys.extend(data::keys().into_iter().map(KernelKey::Data));
     keys.extend(nn::keys().into_iter().map(KernelKey::Nn));
+    keys.extend(random::keys().into_iter().map(KernelKey::Random));
     keys
 }
 

@@ -135,6 +135,7 @@ fn attrs(op: &Op) -> String {
             };
             a.push(format!("kind={k} kernel={kernel:?} stride={stride:?} padding={padding:?}"));
         }
+        Op::Random { dist, shape } => a.push(format!("dist={} shape={shape}", dist.name())),
         Op::FusedElementwise(p) => {
             let steps = p
                 .steps

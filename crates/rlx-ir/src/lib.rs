@@ -20,6 +20,7 @@ mod shape;
 mod tensor;
 mod verify;
 
+pub use builder::{SamplingSpec, DEFAULT_TOP_K};
 pub use dtype::DType;
 pub use dump::dump;
 pub use error::{IrError, ShapeList};

@@ -172,6 +172,26 @@ pub enum TopKOutput {
     Indices,
 }
 
+/// Distribution of an [`Op::Random`] draw. See [`Op::Random`] for the exact bit recipe.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RandomDist {
+    /// Uniform on [0, 1): the top 24 bits of a Philox word times 2⁻²⁴ (exact in f32).
+    Uniform,
+    /// Standard normal (mean 0, variance 1) by the Box–Muller transform.
+    Normal,
+}
+
+impl RandomDist {
+    pub const ALL: [RandomDist; 2] = [RandomDist::Uniform, RandomDist::Normal];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            RandomDist::Uniform => "uniform",
+            RandomDist::Normal => "normal",
+        }
+    }
+}
+
 /// Memory layout of attention and RoPE operands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AttnLayout {
@@ -343,6 +363,28 @@ pub enum Op {
     /// inputs: x [N, C, H, W] → [N, C, 2H, 2W], nearest neighbour.
     Upsample2x,
 
+    /// inputs: key (U32 [2] = `[seed, offset]`, normally an `Input` so that every run, e.g. every
+    /// decode step, can pass a new offset without recompiling). Output: F32 of `shape`, counter-
+    /// based random numbers that every backend computes bit for bit alike (uniform) or within
+    /// f32 rounding of the math library (normal).
+    ///
+    /// The recipe. Philox4x32-10 (Salmon, Moraes, Dror, Shaw, "Parallel random numbers: as easy
+    /// as 1, 2, 3", SC 2011): multipliers `0xD2511F53`, `0xCD9E8D57`, Weyl key increments
+    /// `0x9E3779B9`, `0xBB67AE85`, 10 rounds. Element `i` (row-major flat index) belongs to
+    /// block `b = i / 4`, lane `l = i % 4`; the block's four words are
+    /// `philox4x32_10(counter = [b mod 2³², b / 2³², offset, 0], key = [seed, 0])`. So element
+    /// `i` depends only on `(seed, offset, i)`, not on the shape, the device or the thread
+    /// layout, and the streams of two offsets never overlap.
+    /// - `Uniform`: `(word[l] >> 8) · 2⁻²⁴`, in [0, 1), exact in f32.
+    /// - `Normal`: lanes pair up, (0, 1) and (2, 3). With the pair's words `a`, `c`:
+    ///   `u1 = ((a >> 8) + 1) · 2⁻²⁴` in (0, 1], `u2 = (c >> 8) · 2⁻²⁴`, `r = sqrt(−2 ln u1)`,
+    ///   `θ = 2π · u2`; the even lane is `r · cos θ`, the odd lane `r · sin θ`, computed in f32.
+    ///   The bits feeding it are identical everywhere, but `ln`, `cos` and `sin` are the device's
+    ///   own (Vulkan bounds their error, it does not make them exact), so GPU and CPU normals may
+    ///   differ in the last ulp or so; the parity table holds them to 1e-5 relative. Only
+    ///   `Uniform` is promised bit for bit.
+    Random { dist: RandomDist, shape: Shape },
+
     // ---- fused forms, created by rlx-opt, never by users ----
     /// inputs: a, b [, bias [N]] then `activation` on the result (if any).
     FusedMatMul { transpose_a: bool, transpose_b: bool, bias: bool, activation: Option<UnaryOp> },
@@ -387,6 +429,7 @@ pub enum OpKind {
     Conv2d,
     Pool2d,
     Upsample2x,
+    Random,
     FusedMatMul,
     AddNorm,
     FusedElementwise,
@@ -427,6 +470,7 @@ impl Op {
             Op::Conv2d { .. } => OpKind::Conv2d,
             Op::Pool2d { .. } => OpKind::Pool2d,
             Op::Upsample2x => OpKind::Upsample2x,
+            Op::Random { .. } => OpKind::Random,
             Op::FusedMatMul { .. } => OpKind::FusedMatMul,
             Op::AddNorm { .. } => OpKind::AddNorm,
             Op::FusedElementwise(_) => OpKind::FusedElementwise,
@@ -442,6 +486,8 @@ impl Op {
             Op::Reduce { op, .. } => op.name(),
             Op::ArgReduce { op: ArgReduceOp::ArgMax, .. } => "argmax",
             Op::ArgReduce { op: ArgReduceOp::ArgMin, .. } => "argmin",
+            Op::Random { dist: RandomDist::Uniform, .. } => "random_uniform",
+            Op::Random { dist: RandomDist::Normal, .. } => "random_normal",
             _ => self.kind().name(),
         }
     }
@@ -517,6 +563,7 @@ impl OpKind {
             OpKind::Conv2d => "conv2d",
             OpKind::Pool2d => "pool2d",
             OpKind::Upsample2x => "upsample2x",
+            OpKind::Random => "random",
             OpKind::FusedMatMul => "fused_matmul",
             OpKind::AddNorm => "add_norm",
             OpKind::FusedElementwise => "fused_elementwise",

@@ -125,7 +125,9 @@ fn every_case_reference_is_non_degenerate() {
     let all_zero_by_design = ["log_softmax_f32_single_col_3x1"];
     let mut degenerate = Vec::new();
     for case in cases() {
-        if case.name.contains("empty") || all_zero_by_design.contains(&case.name.as_str()) {
+        // A vocabulary of one has only token 0 to sample.
+        let one_token = case.name.starts_with("sample_tokens_") && case.name.ends_with("_v1");
+        if case.name.contains("empty") || all_zero_by_design.contains(&case.name.as_str()) || one_token {
             continue;
         }
         let built = case.instantiate().unwrap();

@@ -4,8 +4,12 @@
 
 mod composite;
 mod nn;
+mod random;
+mod sample;
 mod shape_ops;
 mod state;
+
+pub use sample::{SamplingSpec, DEFAULT_TOP_K};
 
 use crate::{BinaryOp, CompareOp, DType, Graph, IrError, NodeId, Op, Shape, Tensor, TensorType, UnaryOp};
 

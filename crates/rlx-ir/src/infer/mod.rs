@@ -3,6 +3,7 @@
 //! node, builders and passes alike; the verifier calls it again to detect type drift.
 
 mod nn;
+mod random;
 mod shape_ops;
 mod state;
 
@@ -90,6 +91,7 @@ fn infer_type(op: &Op, inputs: &[&TensorType]) -> Result<TensorType, IrError> {
         | Op::FusedMatMul { .. }
         | Op::AddNorm { .. }
         | Op::FusedElementwise(_) => nn::infer_nn_op(op, inputs),
+        Op::Random { shape, .. } => random::infer_random(name, shape, inputs),
     }
 }
 

@@ -7,6 +7,7 @@ mod composite;
 mod elementwise;
 mod fused;
 mod nn;
+mod sample;
 mod shape_ops;
 mod sizes;
 

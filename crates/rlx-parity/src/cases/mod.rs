@@ -13,6 +13,7 @@ mod matmul_rungs;
 mod models;
 mod nn_edges;
 mod norm;
+mod random;
 mod reduce;
 mod reduce_edges;
 mod shape;
@@ -27,7 +28,7 @@ pub use matmul_rungs::F16_OPERANDS_TOL;
 /// Every case, in family order: elementwise, reduce, shape, matmul, norm, attention and rope,
 /// vision, whole layers, size and rank boundaries, special values and dtype edges per family,
 /// graph wiring, launch-grid edges, typed storage (casts between every dtype, f16/bf16/u8
-/// graphs).
+/// graphs), random numbers and token sampling.
 pub fn cases() -> Vec<Case> {
     let mut out = Vec::new();
     elementwise::cases(&mut out);
@@ -49,6 +50,7 @@ pub fn cases() -> Vec<Case> {
     wiring::cases(&mut out);
     grid::cases(&mut out);
     cast_dtypes::cases(&mut out);
+    random::cases(&mut out);
     out
 }
 

@@ -1,0 +1,21 @@
+//! Inference for the random-number op: one U32 [2] key in, F32 of the requested shape out.
+
+use super::{arity, mismatch, want_dtype};
+use crate::{DType, IrError, Shape, TensorType};
+
+pub(super) fn infer_random(
+    name: &'static str,
+    shape: &Shape,
+    inputs: &[&TensorType],
+) -> Result<TensorType, IrError> {
+    arity(name, inputs, 1)?;
+    want_dtype(name, 0, inputs[0].dtype, DType::U32)?;
+    if inputs[0].shape.dims() != [2] {
+        return Err(mismatch(
+            name,
+            inputs,
+            "the key must be U32 [2] = [seed, offset]; pass a new offset per run for a new draw",
+        ));
+    }
+    Ok(TensorType::new(shape.clone(), DType::F32))
+}
