@@ -155,3 +155,29 @@ fn chunked_prefill_and_long_generations_match() {
         }
     }
 }
+
+/// Tokens drawn on the device (temperature, top-k, top-p, repetition penalty) are the same on
+/// every device for one seed; top-k 1 is greedy; an invalid spec is an error naming the field.
+#[test]
+fn sampled_tokens_agree_across_devices() {
+    use rlx_ir::SamplingSpec;
+    let r = reference("qwen2");
+    let spec = SamplingSpec { temperature: 0.8, top_k: Some(20), top_p: 0.9, repetition_penalty: 1.3 };
+    let mut runs = Vec::new();
+    for device in [Device::Cpu, Device::Vulkan, Device::Gpu] {
+        let Some(mut dec) = open("qwen2", device) else { continue };
+        let a = dec.sample(&r.prompt, 12, &spec, 42, |_| true).unwrap();
+        let b = dec.sample(&r.prompt, 12, &spec, 43, |_| true).unwrap();
+        assert_ne!(a, b, "{device}: two seeds gave the same 12 tokens");
+        let one = SamplingSpec { temperature: 1.0, top_k: Some(1), ..SamplingSpec::greedy() };
+        let greedy = dec.sample(&r.prompt, r.greedy.len(), &one, 7, |_| true).unwrap();
+        assert_eq!(greedy, r.greedy, "{device}: top-k 1 is greedy");
+        let bad = SamplingSpec { top_p: 0.0, ..spec };
+        let err = dec.sample(&r.prompt, 2, &bad, 1, |_| true).unwrap_err().to_string();
+        assert!(err.contains("top_p"), "{device}: {err}");
+        runs.push((device, a));
+    }
+    for (device, tokens) in &runs[1..] {
+        assert_eq!(tokens, &runs[0].1, "{device} drew other tokens than {}", runs[0].0);
+    }
+}

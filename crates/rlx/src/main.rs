@@ -140,6 +140,21 @@ enum Command {
         /// Tokens to generate.
         #[arg(long, default_value_t = 32)]
         max_tokens: usize,
+        /// Sampling temperature; 0 is greedy (the argmax).
+        #[arg(long, default_value_t = 0.0)]
+        temperature: f32,
+        /// Sample among the k most likely tokens (default 50 when sampling).
+        #[arg(long)]
+        top_k: Option<usize>,
+        /// Nucleus sampling: the smallest set of likeliest tokens whose probability reaches p.
+        #[arg(long, default_value_t = 1.0)]
+        top_p: f32,
+        /// transformers' repetition penalty over the prompt and the tokens so far (1 is off).
+        #[arg(long, default_value_t = 1.0)]
+        repetition_penalty: f32,
+        /// Seed of the random draws: one seed gives the same tokens on every device.
+        #[arg(long, default_value_t = 0)]
+        seed: u32,
         /// The prompt as comma-separated token ids instead of text.
         #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
         prompt_ids: Option<Vec<i32>>,
@@ -236,16 +251,28 @@ fn main() -> ExitCode {
                 .and_then(|()| if generate { cli::bench_generate::run(&generate_options) } else { Ok(()) })
         }
         Command::Fetch { model } => cli::fetch::run(&model),
-        Command::Generate { model, device, precision, max_tokens, prompt_ids, prompt } => {
-            cli::generate::run(&cli::generate::GenerateOptions {
-                model,
-                device,
-                precision,
-                max_tokens,
-                prompt_ids,
-                prompt,
-            })
-        }
+        Command::Generate {
+            model,
+            device,
+            precision,
+            max_tokens,
+            temperature,
+            top_k,
+            top_p,
+            repetition_penalty,
+            seed,
+            prompt_ids,
+            prompt,
+        } => cli::generate::run(&cli::generate::GenerateOptions {
+            model,
+            device,
+            precision,
+            max_tokens,
+            sampling: rlx::prelude::SamplingSpec { temperature, top_k, top_p, repetition_penalty },
+            seed,
+            prompt_ids,
+            prompt,
+        }),
         Command::Embed { device, format, batch, precision, model_dir, file, sentences } => {
             cli::embed::run(cli::embed::EmbedOptions {
                 device,

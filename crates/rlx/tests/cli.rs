@@ -204,10 +204,29 @@ fn generate_streams_the_greedy_tokens_transformers_gives() {
 }
 
 #[test]
+fn generate_samples_reproducibly_with_a_seed() {
+    let (dir, _) = llama_fixture();
+    let args = ["generate", "--model", dir.to_str().unwrap(), "--device", "cpu", "--max-tokens", "10"];
+    let sampled = |seed: &str| {
+        let mut all = args.to_vec();
+        all.extend(["--prompt-ids", "5,9,2", "--temperature", "0.9", "--top-k", "40", "--seed", seed]);
+        let out = rlx(&all, &[]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        assert!(text(&out.stderr).contains(&format!("sampled, seed {seed}")), "{}", text(&out.stderr));
+        text(&out.stdout).trim().to_string()
+    };
+    let (a, b, c) = (sampled("1"), sampled("1"), sampled("2"));
+    assert_eq!(a.split(' ').count(), 10, "{a}");
+    assert_eq!(a, b, "one seed, one continuation");
+    assert_ne!(a, c, "another seed, another continuation");
+}
+
+#[test]
 fn generate_refuses_bad_prompts_with_the_reason() {
     let (dir, _) = llama_fixture();
     let model = dir.to_str().unwrap();
     for (args, says) in [
+        (vec!["--prompt-ids", "1,2", "--temperature", "0.7", "--top-p", "0"], "top_p"),
         (vec!["--prompt-ids", "1,999"], "outside the vocabulary"),
         (vec!["some text"], "--prompt-ids"),
         (vec![], "either a text prompt or --prompt-ids"),

@@ -26,15 +26,30 @@ pub const POSITIONS: &str = "positions";
 pub const OFFSET: &str = "offset";
 /// I32 [1]: the row (0..steps) whose logits the run returns.
 pub const LOGIT_ROW: &str = "logit_row";
+/// U32 [2] of a [`StepOutput::Sample`] graph: `[seed, offset]` of the random draw
+/// (`Graph::rng_key`); a generation passes its seed and the index of the token being drawn.
+pub const RNG_KEY: &str = "rng_key";
+/// I32 [1, capacity] of a sampling graph with a repetition penalty: the tokens so far (prompt
+/// and generated), −1 past them.
+pub const PREV_TOKENS: &str = "prev_tokens";
 
 /// What a cached step returns.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum StepOutput {
     /// The greedy token, I32 [1]: the argmax of the logits on the device (the first index on
     /// ties; NaN counts as the largest, as torch.argmax).
     Token,
     /// The f32 logits of the chosen row, [1, vocab].
     Logits,
+    /// A token drawn on the device by `Graph::sample_tokens` with this spec, I32 [1].
+    Sample(rlx_ir::SamplingSpec),
+}
+
+impl StepOutput {
+    /// Whether the graph takes [`PREV_TOKENS`].
+    pub fn penalised(&self) -> bool {
+        matches!(self, StepOutput::Sample(s) if s.repetition_penalty != 1.0)
+    }
 }
 
 /// The state names of layer `i`'s keys and values.
@@ -85,6 +100,7 @@ pub fn cached_decoder_graph(
     let tag = match output {
         StepOutput::Token => "token",
         StepOutput::Logits => "logits",
+        StepOutput::Sample(_) => "sample",
     };
     let name = format!("{}_cached_t{steps}_c{capacity}_{tag}", cfg.architecture.model_type());
     let mut g = Graph::new(name);
@@ -117,6 +133,14 @@ pub fn cached_decoder_graph(
     let out = match output {
         StepOutput::Token => b.g.argmax(logits, 1, false)?,
         StepOutput::Logits => logits,
+        StepOutput::Sample(spec) => {
+            let key = b.g.rng_key(RNG_KEY)?;
+            let prev = match output.penalised() {
+                true => Some(b.g.input(PREV_TOKENS, &[1, capacity], DType::I32)?),
+                false => None,
+            };
+            b.g.sample_tokens(logits, key, &spec, prev)?
+        }
     };
     g.set_outputs(&[out])?;
     Ok(g)

@@ -8,11 +8,12 @@
 //! grows; the decoder keeps the generator of the last capacity and compiles a larger one only
 //! when a generation needs more room.
 
-use super::cached::{cached_decoder_graph, StepOutput, LOGIT_ROW, OFFSET, POSITIONS};
+use super::cached::{cached_decoder_graph, StepOutput, LOGIT_ROW, OFFSET, POSITIONS, PREV_TOKENS, RNG_KEY};
 use super::graph::INPUT_IDS;
 use super::model::Decoder;
 use crate::error::{ModelError, Result};
 use crate::weights::WeightData;
+use rlx_ir::SamplingSpec;
 use rlx_runtime::{CompileOptions, Executable, HostData};
 
 /// Smallest cache a generation compiles (positions); capacities are powers of two from here.
@@ -22,6 +23,7 @@ pub const MIN_CAPACITY: usize = 256;
 pub struct Generator {
     capacity: usize,
     chunk: usize,
+    output: StepOutput,
     prefill: Executable,
     decode: Executable,
 }
@@ -36,14 +38,27 @@ fn invalid(reason: String) -> ModelError {
     ModelError::InvalidInput { reason }
 }
 
+/// The inputs of a sampling step beyond the tokens: the random key and, with a repetition
+/// penalty, the tokens so far (padded with −1 to the capacity).
+struct Draw<'a> {
+    key: Option<[u32; 2]>,
+    prev: Option<&'a [i32]>,
+}
+
 /// One run of a cached step: `ids` (padded to the graph's rows) at positions `offset..`, the
 /// token of row `row` out.
-fn step(exe: &mut Executable, ids: &[i32], offset: usize, row: usize) -> Result<i32> {
+fn step(exe: &mut Executable, ids: &[i32], offset: usize, row: usize, draw: &Draw<'_>) -> Result<i32> {
     let positions: Vec<i32> = (offset..offset + ids.len()).map(|p| p as i32).collect();
     let off = [offset as i32];
     let row = [row as i32];
-    let inputs: [(&str, &dyn HostData); 4] =
-        [(INPUT_IDS, &ids), (POSITIONS, &positions), (OFFSET, &off), (LOGIT_ROW, &row)];
+    let mut inputs: Vec<(&str, &dyn HostData)> =
+        vec![(INPUT_IDS, &ids), (POSITIONS, &positions), (OFFSET, &off), (LOGIT_ROW, &row)];
+    if let Some(key) = &draw.key {
+        inputs.push((RNG_KEY, key));
+    }
+    if let Some(prev) = &draw.prev {
+        inputs.push((PREV_TOKENS, prev));
+    }
     let out = exe.run(&inputs)?;
     let token = out.first().and_then(|t| t.to_f64_vec().first().copied());
     token.map(|t| t as i32).ok_or_else(|| ModelError::OutputSize {
@@ -71,16 +86,17 @@ impl Decoder {
         self.generator.as_ref().map(|g| g.capacity)
     }
 
-    /// The generator for at least `total` positions: the current one when it is large enough,
-    /// else a new one (the old one is dropped first, so two never hold the weights at once).
-    fn generator_for(&mut self, total: usize) -> Result<&mut Generator> {
-        if self.generator.as_ref().is_none_or(|g| g.capacity < total) {
+    /// The generator for at least `total` positions and this output: the current one when it
+    /// fits, else a new one (the old one is dropped first, so two never hold the weights at
+    /// once).
+    fn generator_for(&mut self, total: usize, output: StepOutput) -> Result<&mut Generator> {
+        if self.generator.as_ref().is_none_or(|g| g.capacity < total || g.output != output) {
             self.generator = None;
             let capacity = self.capacity_for(total);
             let chunk = self.opts.prefill_chunk.min(capacity);
             let p = self.opts.precision;
-            let prefill = cached_decoder_graph(&self.config, chunk, capacity, p, StepOutput::Token)?;
-            let decode = cached_decoder_graph(&self.config, 1, capacity, p, StepOutput::Token)?;
+            let prefill = cached_decoder_graph(&self.config, chunk, capacity, p, output)?;
+            let decode = cached_decoder_graph(&self.config, 1, capacity, p, output)?;
             let opts = CompileOptions { precision: p, ..Default::default() };
             let mut exes = self.session.compile_group(&[&prefill, &decode], &opts)?.into_iter();
             let (Some(mut prefill), Some(decode)) = (exes.next(), exes.next()) else {
@@ -95,7 +111,7 @@ impl Decoder {
                     WeightData::F16(v) => prefill.set_param(name, v)?,
                 }
             }
-            self.generator = Some(Generator { capacity, chunk, prefill, decode });
+            self.generator = Some(Generator { capacity, chunk, output, prefill, decode });
         }
         self.generator.as_mut().ok_or_else(|| invalid("internal: no generator after compiling one".into()))
     }
@@ -108,6 +124,22 @@ impl Decoder {
         &mut self,
         prompt: &[i32],
         n: usize,
+        on_token: impl FnMut(i32) -> bool,
+    ) -> Result<Vec<i32>> {
+        self.sample(prompt, n, &SamplingSpec::greedy(), 0, on_token)
+    }
+
+    /// Generation over the KV cache with tokens drawn on the device by `spec` (temperature,
+    /// top-k, top-p, repetition penalty over the prompt and the tokens so far; see
+    /// `rlx_ir::Graph::sample_tokens`). Token `t` (0 for the first) draws with the key
+    /// `[seed, t]`, so a seed gives the same tokens on every device. A greedy spec without a
+    /// penalty is [`Decoder::generate`]. An invalid spec is an error naming the field.
+    pub fn sample(
+        &mut self,
+        prompt: &[i32],
+        n: usize,
+        spec: &SamplingSpec,
+        seed: u32,
         mut on_token: impl FnMut(i32) -> bool,
     ) -> Result<Vec<i32>> {
         self.check(prompt)?;
@@ -124,22 +156,42 @@ impl Decoder {
         if n == 0 {
             return Ok(Vec::new());
         }
-        let g = self.generator_for(used)?;
+        let output = if spec.is_greedy() && spec.repetition_penalty == 1.0 {
+            StepOutput::Token
+        } else {
+            StepOutput::Sample(*spec)
+        };
+        let g = self.generator_for(used, output)?;
+        let sampled = matches!(output, StepOutput::Sample(_));
+        let penalised = output.penalised();
+        // The tokens so far, −1 past them: what the repetition penalty looks at.
+        let mut history = vec![-1i32; if penalised { g.capacity } else { 0 }];
+        for (h, &t) in history.iter_mut().zip(prompt) {
+            *h = t;
+        }
         let mut token = 0;
         for (i, part) in prompt.chunks(g.chunk).enumerate() {
             let mut ids = part.to_vec();
             ids.resize(g.chunk, 0);
-            token = step(&mut g.prefill, &ids, i * g.chunk, part.len() - 1)?;
+            let d = Draw { key: sampled.then_some([seed, 0]), prev: penalised.then_some(&history[..]) };
+            token = step(&mut g.prefill, &ids, i * g.chunk, part.len() - 1, &d)?;
         }
         let mut out = Vec::with_capacity(n);
         let mut pos = prompt.len();
         loop {
             out.push(token);
+            if let Some(h) = history.get_mut(pos) {
+                *h = token;
+            }
             let go_on = on_token(token);
             if out.len() == n || !go_on {
                 return Ok(out);
             }
-            token = step(&mut g.decode, &[token], pos, 0)?;
+            let d = Draw {
+                key: sampled.then_some([seed, out.len() as u32]),
+                prev: penalised.then_some(&history[..]),
+            };
+            token = step(&mut g.decode, &[token], pos, 0, &d)?;
             pos += 1;
         }
     }

@@ -24,6 +24,10 @@ pub struct GenerateOptions {
     pub device: Device,
     pub precision: Precision,
     pub max_tokens: usize,
+    /// How each token is picked (greedy by default).
+    pub sampling: rlx::prelude::SamplingSpec,
+    /// Seed of the random draws.
+    pub seed: u32,
     /// Token ids instead of text (comma-separated on the command line).
     pub prompt_ids: Option<Vec<i32>>,
     pub prompt: Option<String>,
@@ -92,7 +96,7 @@ pub fn run(o: &GenerateOptions) -> Result<(), Box<dyn std::error::Error>> {
         out.flush()?;
         Ok(())
     };
-    let generated = dec.generate(&prompt, o.max_tokens, |next| {
+    let generated = dec.sample(&prompt, o.max_tokens, &o.sampling, o.seed, |next| {
         first_token.get_or_insert_with(|| start.elapsed());
         match emit(next) {
             Ok(()) => true,
@@ -113,8 +117,9 @@ pub fn run(o: &GenerateOptions) -> Result<(), Box<dyn std::error::Error>> {
     let decode_rate = (n.saturating_sub(1)) as f64 / (secs - first).max(1e-9);
     eprintln!(
         "generate: prompt {prompt_len} tokens, {n} generated in {secs:.2} s (first after {:.1} ms, then \
-         {decode_rate:.1} tokens/s; greedy over the KV cache)",
-        first * 1e3
+         {decode_rate:.1} tokens/s; {} over the KV cache)",
+        first * 1e3,
+        if o.sampling.is_greedy() { "greedy".to_string() } else { format!("sampled, seed {}", o.seed) }
     );
     Ok(())
 }
