@@ -112,7 +112,12 @@ impl<'a> DecoderBuilder<'a> {
     }
 
     /// A weight param, cast to f32 where used when weights are stored f16.
+    /// Vectors (norm weights, biases) stay f32 whatever the storage: they are a few KiB, and
+    /// an f16 copy would cost a cast launch per vector per run.
     fn weight(&mut self, name: &str, dims: &[usize]) -> Result<NodeId, IrError> {
+        if dims.len() == 1 {
+            return self.g.param(name, dims, DType::F32);
+        }
         let dtype = self.storage();
         let p = self.g.param(name, dims, dtype)?;
         self.widen(p)
@@ -342,7 +347,11 @@ pub(crate) mod tests {
         let g = decoder_graph_with(&cfg, 3, 4, Precision::F16, LogitRows::Selected).unwrap();
         let out = g.ty(g.outputs()[0]).unwrap();
         assert_eq!((out.shape.dims(), out.dtype), (&[3usize, 11][..], DType::F32));
-        assert!(g.params().iter().all(|(_, _, t)| t.dtype == DType::F16));
+        // Matrices f16, vectors (norms, biases) f32.
+        assert!(g
+            .params()
+            .iter()
+            .all(|(_, _, t)| t.dtype == if t.shape.rank() == 1 { DType::F32 } else { DType::F16 }));
         assert_eq!(g.inputs().len(), 4);
     }
 }

@@ -116,9 +116,11 @@ impl Decoder {
             .iter()
             .map(|(name, _, ty)| {
                 let dims = ty.shape.dims();
+                // The graph decides each weight's storage (vectors stay f32).
+                let precision = if ty.dtype == rlx_ir::DType::F16 { opts.precision } else { Precision::F32 };
                 let data = match &source {
-                    Source::Hf(c) => c.load(name, dims, opts.precision)?,
-                    Source::Gguf(g) => g.load(name, dims, opts.precision)?,
+                    Source::Hf(c) => c.load(name, dims, precision)?,
+                    Source::Gguf(g) => g.load(name, dims, precision)?,
                 };
                 Ok((name.to_string(), data))
             })

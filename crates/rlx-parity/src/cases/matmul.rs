@@ -52,7 +52,20 @@ fn vector(out: &mut Vec<Case>) {
             let y = c.add(y, b)?;
             Ok(vec![c.silu(y)?])
         }));
-    }
+    } // Subnormal, largest-finite, infinite and NaN f16 weights widen exactly in the kernel.
+    out.push(Case::new("matmul_vec_f16_weight_special_values", |c| {
+        let (m, k, n) = (2, 64, 9);
+        let a = c.input_f32("a", &[m, k], -1.0, 1.0)?;
+        let mut v: Vec<f64> = c.uniform(n * k, -1.0, 1.0).into_iter().map(f64::from).collect();
+        for (i, x) in [3e-7, -5e-6, 6e-8, 65504.0, -65504.0].into_iter().enumerate() {
+            v[i * 7] = x;
+        }
+        v[5 * k + 3] = f64::INFINITY;
+        v[7 * k + 1] = f64::NAN;
+        let w = c.param_tensor("w", rlx_ir::Tensor::from_f64([n, k], rlx_ir::DType::F16, &v)?)?;
+        let wide = c.cast(w, rlx_ir::DType::F32)?;
+        Ok(vec![c.matmul_t(a, wide, false, true)?])
+    }));
 }
 
 /// a [.., M, K] (or [.., K, M]) times b [.., K, N] (or [.., N, K]).
