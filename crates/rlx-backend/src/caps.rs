@@ -24,6 +24,11 @@ pub struct Capabilities {
     /// for them, with that feature's name (f16 on a GPU without shaderFloat16: "f16 storage
     /// (shaderFloat16 / storageBuffer16BitAccess)"). Errors about such a dtype name the feature.
     pub missing_dtype_features: BTreeMap<DType, String>,
+    /// Gathers rows of 2-byte elements (f16, bf16) as they are stored, when a row (the elements
+    /// after the gather axis) holds an even count of them: 32-bit words then move whole, and
+    /// rlx-opt leaves the gather unwidened (an embedding lookup in an f16 table no longer widens
+    /// the table). [`Capabilities::is_packed_row_gather`] is the rule.
+    pub packed_row_gather: bool,
     /// Binary/compare/where ops broadcast their operands themselves. When false, legalize makes
     /// every broadcast an explicit `Expand`.
     pub native_broadcast: bool,
@@ -92,10 +97,20 @@ impl Capabilities {
             dtypes: DType::ALL.into_iter().collect(),
             compute_dtypes: DType::ALL.into_iter().collect(),
             missing_dtype_features: BTreeMap::new(),
+            // A device that computes every dtype never needs it.
+            packed_row_gather: false,
             native_broadcast: true,
             buffer_alignment: 64,
             max_tensor_bytes: u64::MAX,
         }
+    }
+
+    /// Whether this device runs the gather `op` with data of type `data` on its stored words
+    /// (see [`Capabilities::packed_row_gather`]).
+    pub fn is_packed_row_gather(&self, op: &rlx_ir::Op, data: &rlx_ir::TensorType) -> bool {
+        let rlx_ir::Op::Gather { axis } = op else { return false };
+        let inner: usize = data.shape.dims().iter().skip(axis + 1).product();
+        self.packed_row_gather && data.dtype.storage_bytes() == 2 && inner.is_multiple_of(2)
     }
 
     pub fn supports(&self, kind: OpKind) -> bool {

@@ -39,6 +39,7 @@ pub fn capabilities(device_name: &str, limits: &GpuLimits) -> Capabilities {
         dtypes: STORED_DTYPES.into_iter().filter(stored).collect(),
         compute_dtypes: COMPUTE_DTYPES.into_iter().collect(),
         missing_dtype_features: missing.into_iter().collect(),
+        packed_row_gather: true,
         native_broadcast: true,
         buffer_alignment: usize::try_from(limits.alignment()).unwrap_or(usize::MAX),
         max_tensor_bytes: limits.max_binding_bytes,

@@ -109,7 +109,9 @@ fn check_native(g: &Graph, caps: &Capabilities) -> Result<(), OptError> {
                 caps.device_name
             )));
         }
-        if matches!(n.op, Op::Cast(_)) || n.op.is_view() {
+        let packed_gather =
+            n.inputs.first().and_then(|&d| g.ty(d).ok()).is_some_and(|d| caps.is_packed_row_gather(&n.op, d));
+        if matches!(n.op, Op::Cast(_)) || n.op.is_view() || packed_gather {
             continue;
         }
         let operands = n.inputs.iter().map(|&i| g.ty(i).map(|t| t.dtype)).collect::<Result<Vec<_>, _>>()?;

@@ -24,6 +24,16 @@ pub(super) fn word_type(dtype: DType, label: &str) -> Result<WordType, GpuError>
 /// The error for a kernel other than a cast meeting a packed dtype: rlx-opt's dtype
 /// legalization wraps every such op in casts, so this is a pipeline bug, reported instead of
 /// running a word kernel on 2- or 1-byte elements.
+/// Whether `node` is a gather of rows of an even count of 2-byte elements, which the word
+/// gather kernel moves as they are stored ([`crate::capabilities`] sets `packed_row_gather`).
+pub(super) fn packed_row_gather(cx: &LowerCtx, node: &Node) -> Result<bool, GpuError> {
+    let Op::Gather { axis } = node.op else { return Ok(false) };
+    let Some(&data) = node.inputs.first() else { return Ok(false) };
+    let ty = cx.ty(data)?;
+    let inner: usize = ty.shape.dims().iter().skip(axis + 1).product();
+    Ok(crate::convert::stored_size(ty.dtype) == 2 && inner.is_multiple_of(2))
+}
+
 pub(super) fn packed_refused(label: &str, dtype: DType) -> GpuError {
     GpuError::Lowering {
         node: label.to_string(),
@@ -189,8 +199,14 @@ pub(super) fn lower(
         }
         Op::Gather { axis } => {
             let idx = *node.inputs.get(1).ok_or_else(|| bad("gather needs indices".into()))?;
-            let (outer, len, inner) = split_at_axis(x_dims, *axis);
+            let (outer, len, mut inner) = split_at_axis(x_dims, *axis);
             let nidx = cx.ty(idx)?.numel();
+            let mut n = n;
+            // Rows of an even count of 2-byte elements move as words (packed_row_gather).
+            if packed_row_gather(cx, node)? {
+                inner /= 2;
+                n /= 2;
+            }
             match cx.operand(x)? {
                 Some(data) => {
                     let (p, grid) = GatherParams::new(outer, len, inner, nidx)?;

@@ -205,10 +205,13 @@ fn whole_units(bytes: u64) -> u64 {
 
 fn lower_node(cx: &mut LowerCtx, id: NodeId, node: &Node, out: &mut Vec<Dispatch>) -> Result<(), GpuError> {
     let kind = node.op.kind();
-    if !matches!(
-        kind,
-        OpKind::Input | OpKind::Param | OpKind::Constant | OpKind::State | OpKind::Cast | OpKind::Reshape
-    ) {
+    let packed_gather = data::packed_row_gather(cx, node)?;
+    if !packed_gather
+        && !matches!(
+            kind,
+            OpKind::Input | OpKind::Param | OpKind::Constant | OpKind::State | OpKind::Cast | OpKind::Reshape
+        )
+    {
         for &i in node.inputs.iter().chain([&id]) {
             let dtype = cx.ty(i)?.dtype;
             if crate::convert::stored_size(dtype) != 4 {

@@ -11,8 +11,9 @@
 //! keep their declared dtypes and storage.
 //!
 //! Left as they are: leaves (storage, no kernel), casts (the device's cast kernels convert
-//! between every stored dtype) and views (a reshape shares its input's bytes, whatever their
-//! width). Everything else is wrapped, data movement included: the data kernels move whole
+//! between every stored dtype), views (a reshape shares its input's bytes, whatever their
+//! width) and, where the device has `packed_row_gather`, gathers of rows of an even count of
+//! 2-byte elements (whole words move). Everything else is wrapped, data movement included: the data kernels move whole
 //! 32-bit words, so a 2- or 1-byte element must be widened before they touch it. A value read
 //! by several ops is widened once; a constant operand is converted here instead of by a cast
 //! at run time.
@@ -64,8 +65,14 @@ pub(crate) fn legalize_dtypes_with_origin(
                 ),
             });
         }
+        let packed_gather = node
+            .inputs
+            .first()
+            .and_then(|&d| g.ty(d).ok())
+            .is_some_and(|d| caps.is_packed_row_gather(&node.op, d));
         let keep = node.op.is_leaf()
             || node.op.is_view()
+            || packed_gather
             || matches!(node.op, Op::Cast(_))
             || (computed(node.ty.dtype)
                 && node.inputs.iter().all(|&i| g.ty(i).is_ok_and(|t| computed(t.dtype))));

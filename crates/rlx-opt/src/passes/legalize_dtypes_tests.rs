@@ -122,3 +122,24 @@ fn no_wide_dtype_is_unsupported_naming_the_users_node() {
     }
     assert!(err.to_string().contains("u8"), "{err}");
 }
+
+#[test]
+fn packed_row_gathers_stay_unwidened_where_the_device_moves_words() {
+    let build = |cols: usize| {
+        let mut g = Graph::new("embed");
+        let table = g.input("table", &[10, cols], DType::F16).unwrap();
+        let ids = g.input("ids", &[3], DType::I32).unwrap();
+        let rows = g.gather(table, ids, 0).unwrap();
+        g.set_outputs(&[rows]).unwrap();
+        g
+    };
+    let caps = Capabilities { packed_row_gather: true, ..words_only() };
+    // Even rows: the gather moves the f16 words as they are, no cast at all.
+    let out = legalize_dtypes(&build(6), &caps).unwrap();
+    assert!(!kinds(&out).contains(&OpKind::Cast), "{:?}", kinds(&out));
+    // Odd rows, or a device without the ability: widened, gathered, rounded back.
+    for (g, c) in [(build(5), caps.clone()), (build(6), words_only())] {
+        let out = legalize_dtypes(&g, &c).unwrap();
+        assert_eq!(kinds(&out).iter().filter(|k| **k == OpKind::Cast).count(), 2, "{:?}", kinds(&out));
+    }
+}

@@ -258,4 +258,23 @@ fn graphs(out: &mut Vec<Case>) {
         })
         .exact(),
     );
+    // Embedding lookups in 2-byte tables: rows of an even length move as stored words (no
+    // widened copy of the table); an odd row length goes through the widening path. Ids past
+    // either end give zero rows.
+    for (tag, dtype, dims, axis) in [
+        ("f16_rows", DType::F16, vec![11usize, 6], 0usize),
+        ("bf16_rows", DType::BF16, vec![7, 4], 0),
+        ("f16_odd_rows", DType::F16, vec![5, 3], 0),
+        ("f16_axis1_pairs", DType::F16, vec![3, 5, 2], 1),
+    ] {
+        out.push(
+            Case::new(format!("typed_gather_{tag}"), move |c| {
+                let table = values(c, dtype, dims.iter().product(), 0)?.reshape(dims.clone())?;
+                let t = c.input_tensor("table", table)?;
+                let ids = c.input_tensor("ids", Tensor::from_i32([2, 3], vec![0, 2, -1, 1, 99, 2])?)?;
+                Ok(vec![c.gather(t, ids, axis as isize)?])
+            })
+            .exact(),
+        );
+    }
 }
