@@ -62,6 +62,8 @@ impl Capabilities {
             Pad,
             Reverse,
             MatMul,
+            QuantMatMul,
+            QuantGather,
             LayerNorm,
             RmsNorm,
             Softmax,

@@ -6,6 +6,7 @@ pub(crate) mod conv;
 pub(crate) mod elementwise;
 pub(crate) mod matmul;
 pub(crate) mod norm;
+pub(crate) mod quant;
 pub(crate) mod reduce;
 pub(crate) mod rope;
 pub(crate) mod shape;

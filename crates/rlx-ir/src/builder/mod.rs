@@ -4,6 +4,7 @@
 
 mod composite;
 mod nn;
+mod quant;
 mod shape_ops;
 
 use crate::{BinaryOp, CompareOp, DType, Graph, IrError, NodeId, Op, Shape, Tensor, TensorType, UnaryOp};

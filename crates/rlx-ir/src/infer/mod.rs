@@ -3,6 +3,7 @@
 //! node, builders and passes alike; the verifier calls it again to detect type drift.
 
 mod nn;
+mod quant;
 mod shape_ops;
 
 use crate::{DType, IrError, Op, Shape, ShapeList, TensorType, UnaryOp};
@@ -75,6 +76,8 @@ fn infer_type(op: &Op, inputs: &[&TensorType]) -> Result<TensorType, IrError> {
         | Op::Gather { .. }
         | Op::Pad { .. }
         | Op::Reverse { .. } => shape_ops::infer_shape_op(op, inputs),
+        Op::QuantMatMul { quant } => quant::quant_matmul(name, *quant, inputs),
+        Op::QuantGather { quant } => quant::quant_gather(name, *quant, inputs),
         Op::MatMul { .. }
         | Op::LayerNorm { .. }
         | Op::RmsNorm { .. }

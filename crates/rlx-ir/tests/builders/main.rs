@@ -7,6 +7,7 @@ mod composite;
 mod elementwise;
 mod fused;
 mod nn;
+mod quant;
 mod shape_ops;
 mod sizes;
 
