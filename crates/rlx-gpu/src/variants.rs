@@ -8,6 +8,7 @@
 
 use crate::catalog::cast::{self, CastFn};
 use crate::catalog::elementwise::{self, BinaryFn, UnaryFn};
+use crate::catalog::quant::{self, QuantKernel};
 use crate::catalog::{data, nn, Spec, WordType, PRELUDE};
 use crate::preprocess::{preprocess, ParamsBinding};
 use crate::GpuError;
@@ -35,6 +36,8 @@ pub enum KernelKey {
     Data(data::DataKernel),
     /// Matmul epilogues, log-softmax, norms, attention, rope ([`crate::catalog::nn`]).
     Nn(nn::NnKernel),
+    /// Matmuls and row lookups on packed quantized weights ([`crate::catalog::quant`]).
+    Quant(QuantKernel),
 }
 
 impl KernelKey {
@@ -51,7 +54,11 @@ impl KernelKey {
     /// Whether the kernel uses cooperative matrices (and f16), which only devices with
     /// [`crate::GpuLimits::cooperative_matrix`] can build; the lowering gives them no other.
     pub const fn needs_cooperative_matrix(self) -> bool {
-        matches!(self, KernelKey::Nn(nn::NnKernel::MatmulCoop { .. } | nn::NnKernel::AttentionCoop(_)))
+        matches!(
+            self,
+            KernelKey::Nn(nn::NnKernel::MatmulCoop { .. } | nn::NnKernel::AttentionCoop(_))
+                | KernelKey::Quant(QuantKernel::Coop(_))
+        )
     }
 }
 
@@ -88,6 +95,7 @@ pub fn variant(key: KernelKey) -> KernelVariant {
         KernelKey::SoftmaxRowF32 => nn::softmax_row(),
         KernelKey::Data(k) => data::spec(k),
         KernelKey::Nn(k) => nn::spec(k),
+        KernelKey::Quant(k) => quant::spec(k),
     };
     let Spec { name, file, source, defines, workgroup_size, bindings, params_size } = spec;
     KernelVariant { key, name, file, source, defines, workgroup_size, bindings, params_size }
@@ -103,6 +111,7 @@ pub fn keys() -> Vec<KernelKey> {
     keys.push(KernelKey::SoftmaxRowF32);
     keys.extend(data::keys().into_iter().map(KernelKey::Data));
     keys.extend(nn::keys().into_iter().map(KernelKey::Nn));
+    keys.extend(QuantKernel::all().into_iter().map(KernelKey::Quant));
     keys
 }
 

@@ -7,6 +7,7 @@
 //! - [`cast`]: casts from or to the packed dtypes (f16, bf16, u8).
 //! - [`data`]: where, data movement and reductions on 32-bit words.
 //! - [`nn`]: matmul (plain and with fused epilogues), softmax, row norms, attention, RoPE.
+//! - [`quant`]: matmuls and row lookups on block-quantized weights kept packed.
 //!
 //! Every variant's WGSL is its kernel file followed by the prelude ([`PRELUDE`]).
 
@@ -14,6 +15,7 @@ pub mod cast;
 pub mod data;
 pub mod elementwise;
 pub mod nn;
+pub mod quant;
 
 /// Shared helpers every kernel may call (`kernels/prelude.wgsl`), appended to every variant.
 pub const PRELUDE: &str = include_str!("../../kernels/prelude.wgsl");

@@ -24,6 +24,7 @@ mod matmul_vec;
 mod params;
 pub use attention_coop::{CoopHead, COOP_ATTN_ROWS};
 pub use matmul_params::{MatmulParams, MATMUL_TILE};
+pub(crate) use matmul_rung::coop_available;
 pub use matmul_rung::MatmulRung;
 pub use matmul_splitk::{partial_params, split_count, SplitKParams};
 pub use matmul_vec::{vec_fits, vec_grid, VEC_MAX_ROWS};
