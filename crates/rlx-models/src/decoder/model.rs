@@ -12,6 +12,7 @@ use super::checkpoint::Checkpoint;
 use super::config::DecoderConfig;
 use super::gguf::{decoder_config, GgufWeights};
 use super::graph::{decoder_graph_with, LogitRows, INPUT_IDS, LOGIT_ROWS, ROPE_COS, ROPE_SIN};
+use super::params::{quantized_weights, ParamData, QuantizedWeights};
 use super::rope::{rope_tables, RopeTables};
 use crate::error::{ModelError, Result};
 use crate::gguf::GgufFile;
@@ -48,7 +49,9 @@ struct Compiled {
 pub struct Decoder {
     session: Session,
     config: DecoderConfig,
-    weights: Vec<(String, WeightData)>,
+    weights: Vec<(String, ParamData)>,
+    /// The params among `weights` kept block-quantized.
+    quant: QuantizedWeights,
     cache: Vec<Compiled>,
     opts: DecoderOptions,
 }
@@ -104,14 +107,16 @@ impl Decoder {
             (DecoderConfig::from_file(&path.join("config.json"))?, Source::Hf(Checkpoint::open(path)?))
         };
         // The params are the same for every shape; a one-token graph lists them.
-        let probe = decoder_graph_with(&config, 1, 1, opts.precision, LogitRows::All)?;
+        // Every param is listed dense here; the loaded data says which stay quantized.
+        let probe =
+            decoder_graph_with(&config, 1, 1, opts.precision, LogitRows::All, &QuantizedWeights::new())?;
         let weights = probe
             .params()
             .iter()
             .map(|(name, _, ty)| {
                 let dims = ty.shape.dims();
                 let data = match &source {
-                    Source::Hf(c) => c.load(name, dims, opts.precision)?,
+                    Source::Hf(c) => ParamData::Dense(c.load(name, dims, opts.precision)?),
                     Source::Gguf(g) => g.load(name, dims, opts.precision)?,
                 };
                 Ok((name.to_string(), data))
@@ -119,7 +124,8 @@ impl Decoder {
             .collect::<Result<Vec<_>>>()?;
         let opts =
             DecoderOptions { max_cached: opts.max_cached.max(1), min_bucket: opts.min_bucket.max(1), ..opts };
-        Ok(Decoder { session, config, weights, cache: Vec::new(), opts })
+        let quant = quantized_weights(&weights);
+        Ok(Decoder { session, config, weights, quant, cache: Vec::new(), opts })
     }
 
     pub fn config(&self) -> &DecoderConfig {
@@ -237,13 +243,14 @@ impl Decoder {
             let entry = self.cache.remove(pos);
             self.cache.push(entry);
         } else {
-            let g = decoder_graph_with(&self.config, 1, bucket, self.opts.precision, rows)?;
+            let g = decoder_graph_with(&self.config, 1, bucket, self.opts.precision, rows, &self.quant)?;
             let opts = CompileOptions { precision: self.opts.precision, ..Default::default() };
             let mut exe = self.session.compile_with(&g, &opts)?;
             for (name, data) in &self.weights {
                 match data {
-                    WeightData::F32(v) => exe.set_param(name, v)?,
-                    WeightData::F16(v) => exe.set_param(name, v)?,
+                    ParamData::Dense(WeightData::F32(v)) => exe.set_param(name, v)?,
+                    ParamData::Dense(WeightData::F16(v)) => exe.set_param(name, v)?,
+                    ParamData::Quant { bytes, .. } => exe.set_param(name, bytes)?,
                 }
             }
             let positions: Vec<usize> = (0..bucket).collect();

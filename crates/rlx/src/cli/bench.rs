@@ -70,6 +70,9 @@ pub struct BenchOptions {
     pub precision: Precision,
     /// A forced matmul kernel, for comparing rungs.
     pub matmul_kernel: Option<MatmulKernel>,
+    /// Run the matmul workload as `QuantMatMul` on a weight [N, K] of these blocks (random
+    /// valid ones), reporting GB/s of weight bytes.
+    pub quant: Option<rlx_ir::QuantType>,
 }
 
 /// One measured (workload, device) pair.
@@ -79,6 +82,8 @@ struct Row {
     device: String,
     adapter: String,
     flops: f64,
+    /// Weight bytes one run streams (the quantized matmul's), else 0.
+    weight_bytes: f64,
     iters: usize,
     compile: Duration,
     compute: Duration,
@@ -103,6 +108,9 @@ struct Prepared {
     int_inputs: Vec<(String, Vec<i32>)>,
     flops: f64,
     iters: usize,
+    /// A packed U8 param set after the random ones (the quantized matmul's weight), and its
+    /// byte count per run.
+    packed: Option<(String, Vec<u8>)>,
 }
 
 fn progress(msg: &str) {
@@ -120,8 +128,17 @@ fn prepare(w: Workload, o: &BenchOptions) -> Result<Prepared, Box<dyn std::error
             g.set_outputs(&[y])?;
             let inputs = vec![("x".to_string(), vec![1.0, 2.0, 3.0, 4.0])];
             let label = "tiny x[4]+1".into();
-            Ok(Prepared { label, graph: g, inputs, int_inputs: vec![], flops: 4.0, iters: o.tiny_iters })
+            Ok(Prepared {
+                label,
+                graph: g,
+                inputs,
+                int_inputs: vec![],
+                flops: 4.0,
+                iters: o.tiny_iters,
+                packed: None,
+            })
         }
+        Workload::Matmul if o.quant.is_some() => quant_matmul(o),
         Workload::Matmul => {
             let n = o.matmul_size;
             let [m, k, n] = o.matmul_shape.unwrap_or([n, n, n]);
@@ -137,7 +154,7 @@ fn prepare(w: Workload, o: &BenchOptions) -> Result<Prepared, Box<dyn std::error
             let dims = if m == k && k == n { format!("{n}³") } else { format!("{m}×{k}×{n}") };
             let tb = if o.matmul_transpose_b { " bᵀ" } else { "" };
             let label = format!("matmul {dims}{tb} {}{}", o.precision, kernel_tag(o));
-            Ok(Prepared { label, graph: g, inputs, int_inputs: vec![], flops, iters: o.iters })
+            Ok(Prepared { label, graph: g, inputs, int_inputs: vec![], flops, iters: o.iters, packed: None })
         }
         Workload::Attention => {
             let [b, h, s, d] = o.attn_shape;
@@ -161,7 +178,7 @@ fn prepare(w: Workload, o: &BenchOptions) -> Result<Prepared, Box<dyn std::error
             let flops = if o.attn_causal { full / 2.0 } else { full };
             let tag = if o.attn_causal { " causal" } else { "" };
             let label = format!("attn b{b}h{h}s{s}d{d}{tag} {}", o.precision);
-            Ok(Prepared { label, graph: g, inputs, int_inputs: vec![], flops, iters: o.iters })
+            Ok(Prepared { label, graph: g, inputs, int_inputs: vec![], flops, iters: o.iters, packed: None })
         }
         Workload::Bert => {
             let cfg = BertConfig { num_hidden_layers: o.bert_layers, ..BertConfig::base() };
@@ -172,7 +189,7 @@ fn prepare(w: Workload, o: &BenchOptions) -> Result<Prepared, Box<dyn std::error
                 format!("bert {}L b{batch}×s{seq} {}{}", cfg.num_hidden_layers, o.precision, kernel_tag(o));
             let flops = cfg.encoder_flops(batch, seq);
             let inputs = vec![(rlx_models::graph::ENCODER_INPUT.into(), x)];
-            Ok(Prepared { label, graph, inputs, int_inputs: vec![], flops, iters: o.iters })
+            Ok(Prepared { label, graph, inputs, int_inputs: vec![], flops, iters: o.iters, packed: None })
         }
         Workload::Prefill => {
             let p = super::bench_decoder::prefill(o.decoder, o.prefill_tokens, o.precision)?;
@@ -184,9 +201,56 @@ fn prepare(w: Workload, o: &BenchOptions) -> Result<Prepared, Box<dyn std::error
                 int_inputs: p.i32_inputs,
                 flops: p.flops,
                 iters: o.iters,
+                packed: None,
             })
         }
     }
+}
+
+/// The matmul workload on a quantized weight: x [M, K] (input) · dequant(w)ᵀ, w [N, K] of
+/// random valid blocks (finite f16 scales of 0.01).
+fn quant_matmul(o: &BenchOptions) -> Result<Prepared, Box<dyn std::error::Error>> {
+    let q = o.quant.ok_or("quant_matmul needs --quant")?;
+    let n = o.matmul_size;
+    let [m, k, n] = o.matmul_shape.unwrap_or([1, n, n]);
+    let row_bytes = q.byte_len(k).map_err(|e| format!("--matmul-shape: K = {k}: {e}"))?;
+    let mut g = Graph::new("quant_matmul");
+    let a = g.input("a", &[m, k], DType::F32)?;
+    let w = g.param("b", &[n, row_bytes], DType::U8)?;
+    let c = g.quant_matmul(a, w, q)?;
+    g.set_outputs(&[c])?;
+    let inputs = vec![("a".to_string(), uniform(m * k, 7, 1.0))];
+    let blocks = quant_blocks(q, n * row_bytes, 17);
+    let label = format!("matmul {m}×{k}×{n} {q}{}", kernel_tag(o));
+    Ok(Prepared {
+        label,
+        graph: g,
+        inputs,
+        int_inputs: vec![],
+        flops: 2.0 * m as f64 * k as f64 * n as f64,
+        iters: o.iters,
+        packed: Some(("b".into(), blocks)),
+    })
+}
+
+/// `bytes` bytes of random `q` blocks with every f16 scale set to ±0.01 (splitmix64 bytes).
+fn quant_blocks(q: rlx_ir::QuantType, bytes: usize, seed: u64) -> Vec<u8> {
+    let mut state = seed;
+    let mut next = move || {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let z = (state ^ (state >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        let z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    let mut out: Vec<u8> = (0..bytes).map(|_| next() as u8).collect();
+    let d = half::f16::from_f32(0.01).to_bits();
+    for block in out.chunks_exact_mut(q.block_bytes()) {
+        for &at in q.f16_offsets() {
+            let sign = if next() & 1 == 1 { 0x8000 } else { 0 };
+            block[at..at + 2].copy_from_slice(&(d | sign).to_le_bytes());
+        }
+    }
+    out
 }
 
 /// `N` positive sizes separated by `x`, e.g. "512x14336x4096".
@@ -249,6 +313,9 @@ fn measure(p: &Prepared, device: Device, o: &BenchOptions) -> Result<(Row, Vec<f
     let mut exe = session.compile_with(&p.graph, &opts)?;
     let compile = t.elapsed();
     set_params(&mut exe, &p.graph)?;
+    if let Some((name, bytes)) = &p.packed {
+        exe.set_param(name, bytes)?;
+    }
     let feeds: Vec<(&str, &dyn HostData)> = p
         .inputs
         .iter()
@@ -299,6 +366,7 @@ fn measure(p: &Prepared, device: Device, o: &BenchOptions) -> Result<(Row, Vec<f
         device: name,
         adapter: session.capabilities().device_name.clone(),
         flops: p.flops,
+        weight_bytes: p.packed.as_ref().map_or(0.0, |(_, b)| b.len() as f64),
         iters: e2e.len(),
         compile,
         compute: median(compute),
@@ -361,8 +429,16 @@ pub fn run(o: &BenchOptions) -> Result<(), Box<dyn std::error::Error>> {
 
 fn print_table(rows: &[Row], failures: &[(String, String, String)]) {
     println!(
-        "{:<22} {:<8} {:>12} {:>12} {:>10} {:>10} {:>10} {:>10}",
-        "workload", "device", "compute ms", "e2e ms", "TFLOP/s", "vs cpu", "rel err", "compile ms"
+        "{:<22} {:<8} {:>12} {:>12} {:>10} {:>10} {:>10} {:>10} {:>10}",
+        "workload",
+        "device",
+        "compute ms",
+        "e2e ms",
+        "TFLOP/s",
+        "weight GB/s",
+        "vs cpu",
+        "rel err",
+        "compile ms"
     );
     for r in rows {
         let tflops = if r.flops > 1e6 {
@@ -372,14 +448,16 @@ fn print_table(rows: &[Row], failures: &[(String, String, String)]) {
         };
         let vs = r.vs_cpu.map_or("-".to_string(), |v| format!("{v:.2}x"));
         let err = r.rel_err.map_or("-".to_string(), |e| format!("{e:.1e}"));
+        let gbs = weight_gbps(r).map_or("-".to_string(), |g| format!("{g:.1}"));
         let compute = format!("{:.3}{}", ms(r.compute), if r.compute_profiled { "" } else { "*" });
         println!(
-            "{:<22} {:<8} {:>12} {:>12.3} {:>10} {:>10} {:>10} {:>10.1}",
+            "{:<22} {:<8} {:>12} {:>12.3} {:>10} {:>10} {:>10} {:>10} {:>10.1}",
             r.workload,
             r.device,
             compute,
             ms(r.e2e),
             tflops,
+            gbs,
             vs,
             err,
             ms(r.compile)
@@ -389,6 +467,7 @@ fn print_table(rows: &[Row], failures: &[(String, String, String)]) {
     println!("medians; * = no separate device time (the CPU): compute is the end-to-end time");
     println!("vs cpu = cpu compute time / this compute time (the JSON also has the end-to-end ratio)");
     println!("rel err = ‖out − first device's out‖ / ‖first device's out‖");
+    println!("weight GB/s = bytes of the quantized weight / compute time (quantized matmul only)");
     let mut adapters: Vec<(&str, &str)> = Vec::new();
     for r in rows {
         if !adapters.contains(&(r.device.as_str(), r.adapter.as_str())) {
@@ -401,6 +480,11 @@ fn print_table(rows: &[Row], failures: &[(String, String, String)]) {
     for (w, d, e) in failures {
         println!("skipped {w} on {d}: {e}");
     }
+}
+
+/// Weight bytes streamed per second of compute, in GB/s (the quantized matmul's rows only).
+fn weight_gbps(r: &Row) -> Option<f64> {
+    (r.weight_bytes > 0.0).then(|| r.weight_bytes / r.compute.as_secs_f64().max(1e-12) / 1e9)
 }
 
 /// A JSON string literal.
@@ -437,7 +521,7 @@ fn to_json(rows: &[Row], failures: &[(String, String, String)], o: &BenchOptions
                 "    {{\"workload\": {}, \"device\": {}, \"adapter\": {}, \"iters\": {}, \"flops\": {}, \
                  \"compile_ms\": {}, \"compute_ms\": {}, \"compute_profiled\": {}, \"e2e_ms\": {}, \
                  \"upload_ms\": {}, \"readback_ms\": {}, \"tflops\": {}, \"vs_cpu_compute\": {}, \
-                 \"vs_cpu_e2e\": {}, \"rel_err\": {}}}",
+                 \"vs_cpu_e2e\": {}, \"rel_err\": {}, \"weight_gbps\": {}}}",
                 js(&r.workload),
                 js(&r.device),
                 js(&r.adapter),
@@ -452,7 +536,8 @@ fn to_json(rows: &[Row], failures: &[(String, String, String)], o: &BenchOptions
                 jn(tflops),
                 jn(r.vs_cpu),
                 jn(r.vs_cpu_e2e),
-                jn(r.rel_err)
+                jn(r.rel_err),
+                jn(weight_gbps(r))
             )
         })
         .collect();
