@@ -50,7 +50,7 @@ pub(super) fn cases(out: &mut Vec<Case>) {
         let w = c.param_quant("w", q, 9, 256, SCALE)?;
         Ok(vec![c.quant_matmul(h, w, q)?])
     }));
-    out.push(Case::new("quant_matmul_k0_is_zeros", |c| {
+    out.push(Case::new("quant_matmul_k0_empty_is_zeros", |c| {
         let x = c.input_f32("x", &[3, 0], -1.0, 1.0)?;
         let w = c.param_tensor("w", Tensor::from_u8([5, 0], vec![])?)?;
         Ok(vec![c.quant_matmul(x, w, QuantType::Q8_0)?])

@@ -312,9 +312,10 @@ fn measure(p: &Prepared, device: Device, o: &BenchOptions) -> Result<(Row, Vec<f
     let opts = CompileOptions { precision: o.precision, matmul: o.matmul_kernel, ..Default::default() };
     let mut exe = session.compile_with(&p.graph, &opts)?;
     let compile = t.elapsed();
-    set_params(&mut exe, &p.graph)?;
-    if let Some((name, bytes)) = &p.packed {
-        exe.set_param(name, bytes)?;
+    match &p.packed {
+        // The quantized matmul's only param is its packed weight.
+        Some((name, bytes)) => exe.set_param(name, bytes)?,
+        None => set_params(&mut exe, &p.graph)?,
     }
     let feeds: Vec<(&str, &dyn HostData)> = p
         .inputs
