@@ -71,3 +71,7 @@ pub(super) fn lower(
 fn kernel_name(kernel: QuantKernel) -> &'static str {
     crate::catalog::quant::spec_name(kernel)
 }
+
+#[cfg(test)]
+#[path = "quant_tests.rs"]
+mod tests;
