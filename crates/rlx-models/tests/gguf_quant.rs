@@ -71,7 +71,7 @@ fn quantized_gguf_decoder_matches_the_reference_on_wgpu() {
 
 #[test]
 fn quantized_weights_stay_packed_in_the_graph() {
-    let file = rlx_models::GgufFile::open(&fixture("llama.quant.gguf")).unwrap();
+    let file = rlx_models::GgufFile::open(fixture("llama.quant.gguf")).unwrap();
     let cfg = rlx_models::decoder::gguf::decoder_config(&file).unwrap();
     let weights = rlx_models::decoder::gguf::GgufWeights::new(file, &cfg);
     let names = [

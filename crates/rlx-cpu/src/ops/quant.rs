@@ -29,6 +29,17 @@ pub fn quant_matmul(
     w: &Tensor,
     out: &TensorType,
 ) -> Result<Tensor, BackendError> {
+    quant_matmul_in_slabs(quant, x, w, out, SLAB_ELEMS)
+}
+
+/// [`quant_matmul`] decoding at most `slab_elems` weights (at least one row) at a time.
+fn quant_matmul_in_slabs(
+    quant: QuantType,
+    x: &Tensor,
+    w: &Tensor,
+    out: &TensorType,
+    slab_elems: usize,
+) -> Result<Tensor, BackendError> {
     const OP: &str = "quant_matmul";
     let (n, row_bytes, k) = packed_geometry(OP, quant, w)?;
     let bytes: &[u8] = elems(w, OP)?;
@@ -42,7 +53,7 @@ pub fn quant_matmul(
         // An empty contraction: every output is 0.
         return float_tensor(&out.shape, DType::F32, res);
     }
-    let slab_rows = (SLAB_ELEMS / k).clamp(1, n.max(1));
+    let slab_rows = (slab_elems / k).clamp(1, n.max(1));
     let mut decoded = vec![0f32; slab_rows * k];
     for r0 in (0..n).step_by(slab_rows) {
         let rows = slab_rows.min(n - r0);
@@ -82,4 +93,33 @@ pub fn quant_gather(
         dequantize(quant, src, dst).map_err(|e| invalid(OP, e.to_string()))?;
     }
     float_tensor(&out.shape, DType::F32, res)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn slabs_of_any_size_give_the_same_product() {
+        let q = QuantType::Q8_0;
+        let (m, n, k) = (3, 7, 64);
+        let mut bytes: Vec<u8> = (0..n * 68).map(|i| (i * 37 % 251) as u8).collect();
+        for block in bytes.chunks_exact_mut(34) {
+            block[..2].copy_from_slice(&half::f16::from_f32(0.01).to_le_bytes());
+        }
+        let w = Tensor::from_u8([n, 68], bytes).unwrap();
+        let x = Tensor::from_f32([m, k], (0..m * k).map(|i| (i % 13) as f32 - 6.0).collect()).unwrap();
+        let out = TensorType::new([m, n], DType::F32);
+        let whole = quant_matmul_in_slabs(q, &x, &w, &out, SLAB_ELEMS).unwrap().to_f32_vec();
+        assert!(whole.iter().any(|&v| v != 0.0));
+        for slab in [1, k, 2 * k, 5 * k] {
+            let sliced = quant_matmul_in_slabs(q, &x, &w, &out, slab).unwrap().to_f32_vec();
+            // gemm may order a dot's terms by its tile shape: equal to f32 rounding.
+            for (a, b) in sliced.iter().zip(&whole) {
+                assert!((a - b).abs() <= 1e-5 * (1.0 + b.abs()), "slab of {slab} weights: {a} vs {b}");
+            }
+        }
+    }
 }

@@ -196,7 +196,7 @@ impl GgufWeights {
         // Rows are permuted as whole rows of bytes: [rows, row bytes] of 1-byte elements (a
         // quantized row is whole blocks, so this moves blocks intact).
         let rows = expected.first().copied().unwrap_or(0);
-        let row_bytes = if rows == 0 { 0 } else { view.bytes.len() / rows };
+        let row_bytes = view.bytes.len().checked_div(rows).unwrap_or(0);
         let bytes = match heads {
             Some(heads) => std::borrow::Cow::Owned(
                 unpermute_rows(view.bytes, &[rows, row_bytes], heads, self.head_dim, 1)

@@ -101,16 +101,16 @@ struct Row {
 }
 
 /// A workload ready to compile: the graph, its input values and how to name it.
-struct Prepared {
-    label: String,
-    graph: Graph,
-    inputs: Vec<(String, Vec<f32>)>,
-    int_inputs: Vec<(String, Vec<i32>)>,
-    flops: f64,
-    iters: usize,
-    /// A packed U8 param set after the random ones (the quantized matmul's weight), and its
-    /// byte count per run.
-    packed: Option<(String, Vec<u8>)>,
+pub(super) struct Prepared {
+    pub label: String,
+    pub graph: Graph,
+    pub inputs: Vec<(String, Vec<f32>)>,
+    pub int_inputs: Vec<(String, Vec<i32>)>,
+    pub flops: f64,
+    pub iters: usize,
+    /// The packed U8 param of the quantized matmul (its only param), set instead of random
+    /// ones; its length is the weight bytes one run streams.
+    pub packed: Option<(String, Vec<u8>)>,
 }
 
 fn progress(msg: &str) {
@@ -138,7 +138,7 @@ fn prepare(w: Workload, o: &BenchOptions) -> Result<Prepared, Box<dyn std::error
                 packed: None,
             })
         }
-        Workload::Matmul if o.quant.is_some() => quant_matmul(o),
+        Workload::Matmul if o.quant.is_some() => super::bench_quant::quant_matmul(o),
         Workload::Matmul => {
             let n = o.matmul_size;
             let [m, k, n] = o.matmul_shape.unwrap_or([n, n, n]);
@@ -207,52 +207,6 @@ fn prepare(w: Workload, o: &BenchOptions) -> Result<Prepared, Box<dyn std::error
     }
 }
 
-/// The matmul workload on a quantized weight: x [M, K] (input) · dequant(w)ᵀ, w [N, K] of
-/// random valid blocks (finite f16 scales of 0.01).
-fn quant_matmul(o: &BenchOptions) -> Result<Prepared, Box<dyn std::error::Error>> {
-    let q = o.quant.ok_or("quant_matmul needs --quant")?;
-    let n = o.matmul_size;
-    let [m, k, n] = o.matmul_shape.unwrap_or([1, n, n]);
-    let row_bytes = q.byte_len(k).map_err(|e| format!("--matmul-shape: K = {k}: {e}"))?;
-    let mut g = Graph::new("quant_matmul");
-    let a = g.input("a", &[m, k], DType::F32)?;
-    let w = g.param("b", &[n, row_bytes], DType::U8)?;
-    let c = g.quant_matmul(a, w, q)?;
-    g.set_outputs(&[c])?;
-    let inputs = vec![("a".to_string(), uniform(m * k, 7, 1.0))];
-    let blocks = quant_blocks(q, n * row_bytes, 17);
-    let label = format!("matmul {m}×{k}×{n} {q}{}", kernel_tag(o));
-    Ok(Prepared {
-        label,
-        graph: g,
-        inputs,
-        int_inputs: vec![],
-        flops: 2.0 * m as f64 * k as f64 * n as f64,
-        iters: o.iters,
-        packed: Some(("b".into(), blocks)),
-    })
-}
-
-/// `bytes` bytes of random `q` blocks with every f16 scale set to ±0.01 (splitmix64 bytes).
-fn quant_blocks(q: rlx_ir::QuantType, bytes: usize, seed: u64) -> Vec<u8> {
-    let mut state = seed;
-    let mut next = move || {
-        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let z = (state ^ (state >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        let z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    };
-    let mut out: Vec<u8> = (0..bytes).map(|_| next() as u8).collect();
-    let d = half::f16::from_f32(0.01).to_bits();
-    for block in out.chunks_exact_mut(q.block_bytes()) {
-        for &at in q.f16_offsets() {
-            let sign = if next() & 1 == 1 { 0x8000 } else { 0 };
-            block[at..at + 2].copy_from_slice(&(d | sign).to_le_bytes());
-        }
-    }
-    out
-}
-
 /// `N` positive sizes separated by `x`, e.g. "512x14336x4096".
 pub fn parse_dims<const N: usize>(s: &str) -> Result<[usize; N], String> {
     let parts: Vec<&str> = s.split(['x', 'X', '×']).collect();
@@ -270,7 +224,7 @@ pub fn parse_dims<const N: usize>(s: &str) -> Result<[usize; N], String> {
 }
 
 /// " [coop]" when a matmul kernel is forced, else "".
-fn kernel_tag(o: &BenchOptions) -> String {
+pub(super) fn kernel_tag(o: &BenchOptions) -> String {
     o.matmul_kernel.map(|k| format!(" [{k}]")).unwrap_or_default()
 }
 

@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod bench_decoder;
 pub mod bench_embed;
+pub mod bench_quant;
 pub mod demo;
 pub mod devices;
 pub mod embed;
