@@ -69,6 +69,8 @@ impl Capabilities {
             Pad,
             Reverse,
             MatMul,
+            QuantMatMul,
+            QuantGather,
             LayerNorm,
             RmsNorm,
             Softmax,

@@ -1,7 +1,7 @@
 //! One op on host tensors: operand checking ([`eval`]) and dispatch to the kernels.
 
 use crate::elem::invalid;
-use crate::ops::{attention, conv, elementwise as ew, matmul, norm, random, reduce, rope, shape};
+use crate::ops::{attention, conv, elementwise as ew, matmul, norm, quant, random, reduce, rope, shape};
 use crate::widen;
 use rlx_backend::BackendError;
 use rlx_ir::{Op, Tensor, TensorType};
@@ -86,6 +86,8 @@ pub(crate) fn compute(op: &Op, inputs: &[&Tensor], out: &TensorType) -> Result<T
             let b = if *bias { Some(arg(2)?) } else { None };
             matmul::fused_matmul(*transpose_a, *transpose_b, *activation, arg(0)?, arg(1)?, b, out)
         }
+        Op::QuantMatMul { quant: q } => quant::quant_matmul(*q, arg(0)?, arg(1)?, out),
+        Op::QuantGather { quant: q } => quant::quant_gather(*q, arg(0)?, arg(1)?, out),
         Op::LayerNorm { eps } => norm::layer_norm(*eps, arg(0)?, arg(1)?, arg(2)?, out),
         Op::RmsNorm { eps } => norm::rms_norm(*eps, arg(0)?, arg(1)?, out),
         Op::Softmax => norm::softmax(arg(0)?, out),

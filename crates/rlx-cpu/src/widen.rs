@@ -37,7 +37,11 @@ pub(crate) fn through_i32(op: &Op, inputs: &[&Tensor], out: &TensorType) -> bool
                 | Op::ArgReduce { .. }
                 | Op::TopK { .. }
         );
-    !moves_values && (out.dtype == DType::U8 || inputs.iter().any(|t| t.dtype() == DType::U8))
+    // Packed quantized blocks (U8) are decoded by the op itself, never widened.
+    let packed = op.packed_operand();
+    !moves_values
+        && (out.dtype == DType::U8
+            || inputs.iter().enumerate().any(|(j, t)| Some(j) != packed && t.dtype() == DType::U8))
 }
 
 /// `op` computed with every u8 operand widened to i32 and a u8 result cast back.

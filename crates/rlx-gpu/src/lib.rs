@@ -39,6 +39,11 @@
 //!   precision allows f16 operands, a 128×128 register tile and a 64×64 tile in f32; any rung can
 //!   be forced through `KernelOptions::matmul`.
 //!
+//! - Quantized weights ([`catalog::quant`]): GGUF blocks (Q8_0, Q4_0, Q4_K, Q5_K, Q6_K) stay U8
+//!   in device memory and are decoded inside the kernels: a dequantizing matrix-vector kernel
+//!   for few rows, a tiled one (f32, or cooperative matrices where the matmul ladder allows
+//!   them) for more, and a quantized row gather. `lower_node` lets their packed operand through.
+//!
 //! Not here yet: subgroup-tuned f32 rungs, split-K for small M, attention on tensor cores.
 
 pub mod bind;

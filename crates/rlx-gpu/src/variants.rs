@@ -8,6 +8,7 @@
 
 use crate::catalog::cast::{self, CastFn};
 use crate::catalog::elementwise::{self, BinaryFn, UnaryFn};
+use crate::catalog::quant::{self, QuantKernel};
 use crate::catalog::{data, nn, random, Spec, WordType, PRELUDE};
 use crate::preprocess::{preprocess, ParamsBinding};
 use crate::GpuError;
@@ -37,6 +38,8 @@ pub enum KernelKey {
     Nn(nn::NnKernel),
     /// Philox4x32-10 random numbers of one distribution ([`crate::catalog::random`]).
     Random(RandomDist),
+    /// Matmuls and row lookups on packed quantized weights ([`crate::catalog::quant`]).
+    Quant(QuantKernel),
 }
 
 impl KernelKey {
@@ -53,7 +56,11 @@ impl KernelKey {
     /// Whether the kernel uses cooperative matrices (and f16), which only devices with
     /// [`crate::GpuLimits::cooperative_matrix`] can build; the lowering gives them no other.
     pub const fn needs_cooperative_matrix(self) -> bool {
-        matches!(self, KernelKey::Nn(nn::NnKernel::MatmulCoop { .. } | nn::NnKernel::AttentionCoop(_)))
+        matches!(
+            self,
+            KernelKey::Nn(nn::NnKernel::MatmulCoop { .. } | nn::NnKernel::AttentionCoop(_))
+                | KernelKey::Quant(QuantKernel::Coop(_))
+        )
     }
 }
 
@@ -91,6 +98,7 @@ pub fn variant(key: KernelKey) -> KernelVariant {
         KernelKey::Data(k) => data::spec(k),
         KernelKey::Nn(k) => nn::spec(k),
         KernelKey::Random(d) => random::spec(d),
+        KernelKey::Quant(k) => quant::spec(k),
     };
     let Spec { name, file, source, defines, workgroup_size, bindings, params_size } = spec;
     KernelVariant { key, name, file, source, defines, workgroup_size, bindings, params_size }
@@ -107,6 +115,7 @@ pub fn keys() -> Vec<KernelKey> {
     keys.extend(data::keys().into_iter().map(KernelKey::Data));
     keys.extend(nn::keys().into_iter().map(KernelKey::Nn));
     keys.extend(random::keys().into_iter().map(KernelKey::Random));
+    keys.extend(QuantKernel::all().into_iter().map(KernelKey::Quant));
     keys
 }
 

@@ -2,7 +2,7 @@
 //! backend's business. Attribute checks happen in the builder (see `builder.rs`); a node that is
 //! in a graph has passed them.
 
-use crate::{DType, Shape, Tensor};
+use crate::{DType, QuantType, Shape, Tensor};
 
 /// Elementwise functions of one operand. Output dtype = input dtype (floats only, except `Neg`
 /// and `Abs`, which also take I32).
@@ -341,6 +341,16 @@ pub enum Op {
     /// [..., N, K] when `transpose_b`); batch dims broadcast; both rank ≥ 2.
     MatMul { transpose_a: bool, transpose_b: bool },
 
+    /// inputs: x (F32, F16 or BF16, [..., K]), w (U8 [N, K / block_elems · block_bytes]: each of
+    /// the N rows is K elements of `quant` blocks back to back, GGUF's layout of a [N, K] linear
+    /// weight). Output F32 [..., N] = x · dequant(w)ᵀ. The weight stays packed: backends decode
+    /// its blocks where they compute.
+    QuantMatMul { quant: QuantType },
+    /// inputs: table (U8 [V, K / block_elems · block_bytes], rows of `quant` blocks), ids (I32,
+    /// any shape). Output F32 [ids.shape..., K]: the decoded rows (an embedding lookup). An id
+    /// outside [0, V) gives a row of zeros, as `Gather` does.
+    QuantGather { quant: QuantType },
+
     /// inputs: x, gamma, beta (gamma and beta: [last dim]). Normalises over the last axis.
     LayerNorm { eps: f32 },
     /// inputs: x, gamma ([last dim]). Normalises over the last axis.
@@ -420,6 +430,8 @@ pub enum OpKind {
     Pad,
     Reverse,
     MatMul,
+    QuantMatMul,
+    QuantGather,
     LayerNorm,
     RmsNorm,
     Softmax,
@@ -461,6 +473,8 @@ impl Op {
             Op::Pad { .. } => OpKind::Pad,
             Op::Reverse { .. } => OpKind::Reverse,
             Op::MatMul { .. } => OpKind::MatMul,
+            Op::QuantMatMul { .. } => OpKind::QuantMatMul,
+            Op::QuantGather { .. } => OpKind::QuantGather,
             Op::LayerNorm { .. } => OpKind::LayerNorm,
             Op::RmsNorm { .. } => OpKind::RmsNorm,
             Op::Softmax => OpKind::Softmax,
@@ -518,6 +532,16 @@ impl Op {
         matches!(self, Op::Reshape(_))
     }
 
+    /// The operand an op reads as packed quantized blocks (U8 bytes it decodes itself), if any:
+    /// dtype legalization must leave that operand's bytes as they are instead of widening them.
+    pub fn packed_operand(&self) -> Option<usize> {
+        match self {
+            Op::QuantMatMul { .. } => Some(1),
+            Op::QuantGather { .. } => Some(0),
+            _ => None,
+        }
+    }
+
     /// True for pointwise ops (each output element depends on the same-index, broadcast input
     /// elements only).
     pub fn is_elementwise(&self) -> bool {
@@ -554,6 +578,8 @@ impl OpKind {
             OpKind::Pad => "pad",
             OpKind::Reverse => "reverse",
             OpKind::MatMul => "matmul",
+            OpKind::QuantMatMul => "quant_matmul",
+            OpKind::QuantGather => "quant_gather",
             OpKind::LayerNorm => "layer_norm",
             OpKind::RmsNorm => "rms_norm",
             OpKind::Softmax => "softmax",

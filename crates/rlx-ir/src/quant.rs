@@ -56,6 +56,16 @@ impl QuantType {
         }
     }
 
+    /// Byte offsets, within one block, of its f16 scales (`d`, and `dmin` for Q4_K / Q5_K). All
+    /// are even, so no scale straddles a 32-bit word of a row whose blocks start at even bytes.
+    pub fn f16_offsets(self) -> &'static [usize] {
+        match self {
+            QuantType::Q8_0 | QuantType::Q4_0 => &[0],
+            QuantType::Q4K | QuantType::Q5K => &[0, 2],
+            QuantType::Q6K => &[208],
+        }
+    }
+
     /// The ggml name: `Q8_0`, `Q4_0`, `Q4_K`, `Q5_K`, `Q6_K`.
     pub fn name(self) -> &'static str {
         match self {

@@ -3,7 +3,7 @@
 //! available device: the logits of the prompt match transformers' (the HF fixtures'
 //! reference.json; llama.reference.json for the llama file, whose rope is the default one)
 //! within 1e-4 relative for F32 files and 3e-3 for F16 files, with the same greedy tokens.
-//! Then the refusals (quantized weights, a missing tensor, an unknown architecture, llama3
+//! Then the refusals (a quantized norm, a missing tensor, an unknown architecture, llama3
 //! rope factors) and the GGUF tokenizers against HF tokenizer.json files of the same
 //! vocabularies, on the CPU.
 //!
@@ -134,20 +134,24 @@ fn gguf_err(path: &Path) -> (GgufError, String) {
 }
 
 #[test]
-fn a_quantized_weight_is_refused_clearly() {
-    // Retype blk.0.attn_q.weight from F32 (0) to Q8_0 (8): its 64-wide rows are whole Q8_0
-    // blocks and the smaller data still fits its slot, so the file opens.
+fn a_quantized_norm_is_refused_clearly() {
+    // Retype blk.0.attn_norm.weight from F32 (0) to Q8_0 (8): its 64 values are whole Q8_0
+    // blocks and the smaller data still fits its slot, so the file opens. Quantized blocks
+    // stay packed only for 2-D weights, so this 1-D one is refused by name.
     let path = edited(&file("qwen2", "f32"), "q8", |b| {
-        let name = "blk.0.attn_q.weight";
-        let at = find(b, name) + name.len() + 4 + 2 * 8;
+        let name = "blk.0.attn_norm.weight";
+        let at = find(b, name) + name.len() + 4 + 8;
         b[at..at + 4].copy_from_slice(&8u32.to_le_bytes());
     });
     let (e, msg) = gguf_err(&path);
-    assert!(matches!(e, GgufError::Quantized { ref tensor, .. } if tensor == "blk.0.attn_q.weight"), "{e}");
+    assert!(
+        matches!(e, GgufError::Quantized { ref tensor, .. } if tensor == "blk.0.attn_norm.weight"),
+        "{e}"
+    );
     assert!(
         msg.contains(
-            "tensor 'blk.0.attn_q.weight' is Q8_0; rlx runs quantized GGUF weights once its \
-                      dequantizing matmul lands; use an F16/BF16/F32 GGUF"
+            "tensor 'blk.0.attn_norm.weight' is Q8_0, but rlx keeps quantized blocks only for 2-D \
+             weights (linear layers and the token embedding); store this tensor as F32, F16 or BF16"
         ) && msg.contains(&path.display().to_string()),
         "{msg}"
     );

@@ -114,7 +114,15 @@ fn check_native(g: &Graph, caps: &Capabilities) -> Result<(), OptError> {
         if matches!(n.op, Op::Cast(_)) || n.op.is_view() || packed_gather {
             continue;
         }
-        let operands = n.inputs.iter().map(|&i| g.ty(i).map(|t| t.dtype)).collect::<Result<Vec<_>, _>>()?;
+        // A packed quantized operand is bytes the op decodes itself, not a value it computes on.
+        let packed = n.op.packed_operand();
+        let operands = n
+            .inputs
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| Some(*j) != packed)
+            .map(|(_, &i)| g.ty(i).map(|t| t.dtype))
+            .collect::<Result<Vec<_>, _>>()?;
         if let Some(d) = operands.into_iter().chain([n.ty.dtype]).find(|d| !caps.compute_dtypes.contains(d)) {
             return Err(broken(format!(
                 "{} on {d} left in a graph for {}, which only stores {d}",

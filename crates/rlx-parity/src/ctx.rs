@@ -1,7 +1,7 @@
 //! The context a case builds on: a graph plus the data of its inputs and params, drawn from a
 //! pseudo-random stream seeded by the case name.
 
-use rlx_ir::{DType, Graph, IrError, NodeId, Tensor, TensorType};
+use rlx_ir::{DType, Graph, IrError, NodeId, QuantType, Tensor, TensorType};
 use rlx_test_support::Rng;
 use std::ops::{Deref, DerefMut};
 
@@ -105,6 +105,27 @@ impl CaseCtx {
         let id = self.graph.input(name, t.dims(), t.dtype())?;
         self.inputs.push((name.to_string(), t));
         Ok(id)
+    }
+
+    /// A U8 param [rows, row_bytes] of random valid `quant` blocks (finite f16 scales of
+    /// magnitude below `scale`), each row `k` elements: a packed quantized weight.
+    pub fn param_quant(
+        &mut self,
+        name: &str,
+        quant: QuantType,
+        rows: usize,
+        k: usize,
+        scale: f32,
+    ) -> Result<NodeId, IrError> {
+        let row_bytes = quant.byte_len(k).map_err(|e| IrError::Attribute {
+            op: "param_quant",
+            attr: "k",
+            shape: rlx_ir::Shape::new(&[rows, k]),
+            reason: e.to_string(),
+        })?;
+        let bytes =
+            rlx_test_support::quant_blocks(&mut self.rng, quant, rows * k / quant.block_elems(), scale);
+        self.param_tensor(name, Tensor::from_u8([rows, row_bytes], bytes)?)
     }
 
     /// An F32 param of uniform values in [lo, hi).

@@ -75,6 +75,8 @@ fn op_flops(op: &Op, out: usize, a: &[usize], b: &[usize], c: &[usize]) -> f64 {
             let k = if *transpose_a { a.len().checked_sub(2) } else { a.len().checked_sub(1) };
             2.0 * out * k.and_then(|i| a.get(i)).copied().unwrap_or(0) as f64
         }
+        // x [..., K] times a weight of N rows: each output element is one dot of K.
+        Op::QuantMatMul { .. } => 2.0 * out * a.last().copied().unwrap_or(0) as f64,
         Op::Attention(spec) => {
             // q·kᵀ then p·v: out is [B, Sq, Hq, Dv] (or Bhsd); each output row needs Sk·(D+Dv)
             // multiply-adds, per output element Sk·(D+Dv)/Dv.

@@ -1,6 +1,6 @@
 //! Seeded test data: one generator for every suite.
 
-use rlx_ir::{DType, IrError, Tensor, TensorType};
+use rlx_ir::{f16_from_f64, DType, IrError, QuantType, Tensor, TensorType};
 
 /// splitmix64: tiny, dependency-free, and good enough for test data. The same seed gives the
 /// same stream everywhere.
@@ -82,6 +82,21 @@ pub fn random_tensor(rng: &mut Rng, ty: &TensorType) -> Result<Tensor, IrError> 
     Tensor::from_f64(ty.shape.clone(), ty.dtype, &v)
 }
 
+/// `blocks` random but valid blocks of `ty`, back to back: every byte uniform except the f16
+/// scales ([`QuantType::f16_offsets`]), which are finite, of either sign, with magnitudes in
+/// [scale / 4, scale) (so decoded values stay in a range f32 sums handle without overflow).
+pub fn quant_blocks(rng: &mut Rng, ty: QuantType, blocks: usize, scale: f32) -> Vec<u8> {
+    let mut bytes: Vec<u8> = (0..blocks * ty.block_bytes()).map(|_| rng.next_u64() as u8).collect();
+    for block in bytes.chunks_exact_mut(ty.block_bytes()) {
+        for &at in ty.f16_offsets() {
+            let sign = if rng.bool() { -1.0 } else { 1.0 };
+            let d = f16_from_f64(f64::from(sign * rng.range(scale / 4.0, scale)));
+            block[at..at + 2].copy_from_slice(&d.to_bits().to_le_bytes());
+        }
+    }
+    bytes
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -118,6 +133,22 @@ mod tests {
             assert_eq!((t.dtype(), t.dims()), (dtype, &[3usize, 4][..]));
             let v = t.data().to_f64_vec();
             assert!(v.iter().any(|&x| x != v[0]), "{dtype}: all equal {v:?}");
+        }
+    }
+
+    #[test]
+    fn quant_blocks_have_finite_scales_where_the_format_keeps_them() {
+        let mut r = Rng::new(9);
+        for ty in QuantType::ALL {
+            let b = quant_blocks(&mut r, ty, 3, 0.5);
+            assert_eq!(b.len(), 3 * ty.block_bytes());
+            for block in b.chunks_exact(ty.block_bytes()) {
+                for &at in ty.f16_offsets() {
+                    let bits = u16::from_le_bytes([block[at], block[at + 1]]);
+                    assert!(bits & 0x7c00 != 0x7c00, "{ty}: non-finite scale {bits:#x}");
+                    assert!(bits & 0x7fff != 0, "{ty}: zero scale");
+                }
+            }
         }
     }
 }

@@ -25,7 +25,7 @@ pub mod data;
 pub mod devices;
 pub mod require;
 
-pub use data::{random_tensor, seed_of, uniform, Rng};
+pub use data::{quant_blocks, random_tensor, seed_of, uniform, Rng};
 #[cfg(feature = "devices")]
 pub use devices::{open, sessions, unavailable, GPU_DEVICES};
 pub use require::{gpu_required, no_gpu, rel_err, skip};

@@ -89,6 +89,11 @@ enum Command {
         /// backend picks per shape and device).
         #[arg(long)]
         matmul_kernel: Option<MatmulKernel>,
+        /// Run the matmul workload on a weight of these quantized blocks (q8_0, q4_0, q4_k,
+        /// q5_k, q6_k) kept packed on the device, reporting GB/s of weight bytes; M×K×N from
+        /// --matmul-shape (default 1×n×n, a decode step).
+        #[arg(long)]
+        quant: Option<rlx_ir::QuantType>,
         /// Workloads to run (default: all).
         #[arg(value_enum)]
         workloads: Vec<cli::bench_embed::BenchWorkload>,
@@ -200,6 +205,7 @@ fn main() -> ExitCode {
             bert_batch,
             precision,
             matmul_kernel,
+            quant,
             workloads,
         } => {
             use cli::bench::{BenchOptions, Workload};
@@ -244,6 +250,7 @@ fn main() -> ExitCode {
                 bert_batch,
                 precision,
                 matmul_kernel,
+                quant,
             };
             let graphs = if run_graphs { cli::bench::run(&options) } else { Ok(()) };
             graphs

@@ -160,6 +160,31 @@ fn bench_prints_a_table_and_writes_json() {
 }
 
 #[test]
+fn bench_runs_a_quantized_matmul_and_reports_weight_bandwidth() {
+    let json = std::env::temp_dir().join(format!("rlx-bench-quant-{}.json", std::process::id()));
+    let path = json.to_str().unwrap();
+    let args = ["bench", "--device", "cpu", "--iters", "2", "--warmup", "1", "--quant", "q4_k"];
+    let out = rlx(&[&args[..], &["--matmul-shape", "2x512x8", "--json", path, "matmul"]].concat(), &[]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "stderr: {stderr}");
+    let row =
+        stdout.lines().find(|l| l.starts_with("matmul 2×512×8 Q4_K")).unwrap_or_else(|| panic!("{stdout}"));
+    assert!(row.contains("cpu") && stdout.contains("weight GB/s"), "{stdout}");
+    let written = std::fs::read_to_string(&json).unwrap();
+    let _ = std::fs::remove_file(&json);
+    let doc: serde_json::Value = serde_json::from_str(&written).unwrap();
+    let gbps = doc["rows"][0]["weight_gbps"].as_f64().unwrap_or_else(|| panic!("{written}"));
+    assert!(gbps > 0.0, "{written}");
+    let out = rlx(&["bench", "--device", "cpu", "--quant", "q3_k", "matmul"], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("'q3_k'"), "{}", text(&out.stderr));
+    let out =
+        rlx(&["bench", "--device", "cpu", "--quant", "q4_k", "--matmul-shape", "1x100x8", "matmul"], &[]);
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("K = 100"), "{}", text(&out.stderr));
+}
+
+#[test]
 fn bench_reports_a_device_it_cannot_use_and_goes_on() {
     let out = rlx(
         &["bench", "--device", "gpu", "--device", "cpu", "--iters", "1", "--tiny-iters", "1", "tiny"],
@@ -257,4 +282,15 @@ fn generate_runs_a_gguf_file() {
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("2 generated"), "{}", text(&out.stderr));
+}
+
+/// `rlx generate` on a GGUF file whose weights are block-quantized (every format rlx keeps
+/// packed) gives the greedy tokens of the numpy reference on gguf-py's dequantization.
+#[test]
+fn generate_runs_a_quantized_gguf_file() {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../rlx-models/tests/fixtures/gguf_decoders");
+    let text = std::fs::read_to_string(dir.join("llama.quant.reference.json")).unwrap();
+    let reference: serde_json::Value = serde_json::from_str(&text).unwrap();
+    generate_matches_reference(&dir.join("llama.quant.gguf"), &reference);
 }

@@ -7,6 +7,7 @@ pub(crate) mod elementwise;
 pub(crate) mod matmul;
 pub(crate) mod norm;
 pub(crate) mod random;
+pub(crate) mod quant;
 pub(crate) mod reduce;
 pub(crate) mod rope;
 pub(crate) mod shape;

@@ -8,6 +8,7 @@
 //! - [`data`]: where, data movement and reductions on 32-bit words.
 //! - [`nn`]: matmul (plain and with fused epilogues), softmax, row norms, attention, RoPE.
 //! - [`random`]: counter-based random numbers (Philox4x32-10), uniform and normal.
+//! - [`quant`]: matmuls and row lookups on block-quantized weights kept packed.
 //!
 //! Every variant's WGSL is its kernel file followed by the prelude ([`PRELUDE`]).
 
@@ -16,6 +17,7 @@ pub mod data;
 pub mod elementwise;
 pub mod nn;
 pub mod random;
+pub mod quant;
 
 /// Shared helpers every kernel may call (`kernels/prelude.wgsl`), appended to every variant.
 pub const PRELUDE: &str = include_str!("../../kernels/prelude.wgsl");

@@ -29,6 +29,7 @@ pub use attention_split::{
     combine_launches, partial_bytes, split_chunks, split_fits, AttnCombineParams, SPLIT_CHUNK,
 };
 pub use matmul_params::{MatmulParams, MATMUL_TILE};
+pub(crate) use matmul_rung::coop_available;
 pub use matmul_rung::MatmulRung;
 pub use matmul_splitk::{partial_params, split_count, SplitKParams};
 pub use matmul_vec::{vec_fits, vec_grid, VEC_MAX_ROWS};

@@ -20,6 +20,7 @@ mod data;
 mod elementwise;
 mod matmul;
 mod norm;
+mod quant;
 mod random;
 mod reduce;
 mod rope;
@@ -212,7 +213,9 @@ fn lower_node(cx: &mut LowerCtx, id: NodeId, node: &Node, out: &mut Vec<Dispatch
             OpKind::Input | OpKind::Param | OpKind::Constant | OpKind::State | OpKind::Cast | OpKind::Reshape
         )
     {
-        for &i in node.inputs.iter().chain([&id]) {
+        // A packed quantized operand is bytes its kernel decodes, not words it computes on.
+        let packed = node.op.packed_operand().and_then(|j| node.inputs.get(j));
+        for &i in node.inputs.iter().chain([&id]).filter(|&i| Some(i) != packed) {
             let dtype = cx.ty(i)?.dtype;
             if crate::convert::stored_size(dtype) != 4 {
                 return Err(data::packed_refused(&cx.label(id), dtype));
@@ -238,6 +241,7 @@ fn lower_node(cx: &mut LowerCtx, id: NodeId, node: &Node, out: &mut Vec<Dispatch
             reduce::lower(cx, id, node, out)
         }
         OpKind::MatMul | OpKind::FusedMatMul => matmul::lower(cx, id, node, out),
+        OpKind::QuantMatMul | OpKind::QuantGather => quant::lower(cx, id, node, out),
         OpKind::LayerNorm | OpKind::RmsNorm | OpKind::AddNorm | OpKind::Softmax | OpKind::LogSoftmax => {
             norm::lower(cx, id, node, out)
         }

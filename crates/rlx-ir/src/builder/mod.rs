@@ -6,6 +6,7 @@ mod composite;
 mod nn;
 mod random;
 mod sample;
+mod quant;
 mod shape_ops;
 mod state;
 

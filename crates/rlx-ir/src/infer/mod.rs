@@ -4,6 +4,7 @@
 
 mod nn;
 mod random;
+mod quant;
 mod shape_ops;
 mod state;
 
@@ -78,6 +79,8 @@ fn infer_type(op: &Op, inputs: &[&TensorType]) -> Result<TensorType, IrError> {
         | Op::Gather { .. }
         | Op::Pad { .. }
         | Op::Reverse { .. } => shape_ops::infer_shape_op(op, inputs),
+        Op::QuantMatMul { quant } => quant::quant_matmul(name, *quant, inputs),
+        Op::QuantGather { quant } => quant::quant_gather(name, *quant, inputs),
         Op::MatMul { .. }
         | Op::LayerNorm { .. }
         | Op::RmsNorm { .. }

@@ -8,6 +8,7 @@ mod elementwise;
 mod fused;
 mod nn;
 mod sample;
+mod quant;
 mod shape_ops;
 mod sizes;
 

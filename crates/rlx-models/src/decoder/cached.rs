@@ -16,6 +16,7 @@
 
 use super::config::DecoderConfig;
 use super::graph::{DecoderBuilder, KvHook, RopeInputs, INPUT_IDS};
+use super::params::QuantizedWeights;
 use super::rope::rope_tables;
 use crate::weights::Precision;
 use rlx_ir::{DType, Graph, IrError, NodeId, Tensor};
@@ -89,13 +90,15 @@ impl KvHook for CacheHook {
 }
 
 /// The cached forward of `steps` tokens over a cache of `capacity` positions (see the module
-/// doc); weights stored as `precision` says, like [`super::decoder_graph_with`].
+/// doc); weights stored as `precision` says and the ones in `quant` block-quantized, like
+/// [`super::decoder_graph_with`].
 pub fn cached_decoder_graph(
     cfg: &DecoderConfig,
     steps: usize,
     capacity: usize,
     precision: Precision,
     output: StepOutput,
+    quant: &QuantizedWeights,
 ) -> Result<Graph, IrError> {
     let tag = match output {
         StepOutput::Token => "token",
@@ -122,7 +125,7 @@ pub fn cached_decoder_graph(
 
     let mut hook =
         CacheHook { offset, lens, capacity, kv_heads: cfg.num_key_value_heads, head_dim: cfg.head_dim };
-    let mut b = DecoderBuilder::new(&mut g, cfg, precision);
+    let mut b = DecoderBuilder::new(&mut g, cfg, precision, quant);
     let rope = RopeInputs { cos, sin };
     let mut x = b.embed(ids, steps)?;
     for i in 0..cfg.num_hidden_layers {
@@ -158,7 +161,7 @@ mod tests {
     #[test]
     fn one_cache_state_pair_per_layer_and_a_token_out() {
         let cfg = tiny(Architecture::Qwen2);
-        let g = cached_decoder_graph(&cfg, 4, 16, Precision::F32, StepOutput::Token).unwrap();
+        let g = cached_decoder_graph(&cfg, 4, 16, Precision::F32, StepOutput::Token, &QuantizedWeights::new()).unwrap();
         let states: Vec<String> = g.states().iter().map(|(n, _, _)| n.to_string()).collect();
         assert_eq!(states, ["kv_cache.0.keys", "kv_cache.0.values", "kv_cache.1.keys", "kv_cache.1.values"]);
         let (_, _, ty) = g.states()[0];
@@ -167,7 +170,7 @@ mod tests {
         assert_eq!((out.shape.dims(), out.dtype), (&[1usize][..], DType::I32));
         let inputs: Vec<&str> = g.inputs().iter().map(|(n, _, _)| *n).collect();
         assert_eq!(inputs, [INPUT_IDS, POSITIONS, OFFSET, LOGIT_ROW]);
-        let logits = cached_decoder_graph(&cfg, 1, 16, Precision::F32, StepOutput::Logits).unwrap();
+        let logits = cached_decoder_graph(&cfg, 1, 16, Precision::F32, StepOutput::Logits, &QuantizedWeights::new()).unwrap();
         let out = logits.ty(logits.outputs()[0]).unwrap();
         assert_eq!(out.shape.dims(), [1, 11]);
         // Same params as the full forward: one set of weights serves both.

@@ -12,6 +12,7 @@ use super::cached::{cached_decoder_graph, StepOutput, LOGIT_ROW, OFFSET, POSITIO
 use super::graph::INPUT_IDS;
 use super::model::Decoder;
 use crate::error::{ModelError, Result};
+use super::params::ParamData;
 use crate::weights::WeightData;
 use rlx_ir::SamplingSpec;
 use rlx_runtime::{CompileOptions, Executable, HostData};
@@ -95,8 +96,9 @@ impl Decoder {
             let capacity = self.capacity_for(total);
             let chunk = self.opts.prefill_chunk.min(capacity);
             let p = self.opts.precision;
-            let prefill = cached_decoder_graph(&self.config, chunk, capacity, p, output)?;
-            let decode = cached_decoder_graph(&self.config, 1, capacity, p, output)?;
+            let q = &self.quant;
+            let prefill = cached_decoder_graph(&self.config, chunk, capacity, p, output, q)?;
+            let decode = cached_decoder_graph(&self.config, 1, capacity, p, output, q)?;
             let opts = CompileOptions { precision: p, ..Default::default() };
             let mut exes = self.session.compile_group(&[&prefill, &decode], &opts)?.into_iter();
             let (Some(mut prefill), Some(decode)) = (exes.next(), exes.next()) else {
@@ -107,8 +109,9 @@ impl Decoder {
             // The group shares params: setting them once sets them for both.
             for (name, data) in &self.weights {
                 match data {
-                    WeightData::F32(v) => prefill.set_param(name, v)?,
-                    WeightData::F16(v) => prefill.set_param(name, v)?,
+                    ParamData::Dense(WeightData::F32(v)) => prefill.set_param(name, v)?,
+                    ParamData::Dense(WeightData::F16(v)) => prefill.set_param(name, v)?,
+                    ParamData::Quant { bytes, .. } => prefill.set_param(name, bytes)?,
                 }
             }
             self.generator = Some(Generator { capacity, chunk, output, prefill, decode });

@@ -10,18 +10,22 @@
 //!   `output.weight`); [`gguf_name`] maps each param name to its GGUF name. A missing tensor
 //!   is an error naming both names and the shape the config needs; a shape other than the
 //!   config's is an error naming both shapes.
-//! - F32, F16 and BF16 tensors become [`WeightData`] by the same rules as safetensors ones
-//!   (f32, or f16 for [`Precision::F16`]). Block-quantized tensors are refused: they are never
-//!   dequantized on the host into the model.
+//! - F32, F16 and BF16 tensors become [`crate::weights::WeightData`] by the same rules as
+//!   safetensors ones (f32, or f16 for [`Precision::F16`]). 2-D block-quantized tensors (Q8_0,
+//!   Q4_0, Q4_K, Q5_K, Q6_K linear weights and embeddings) are kept as their blocks
+//!   ([`ParamData::Quant`]) and never dequantized on the host; a quantized 1-D tensor (a norm,
+//!   a bias) is refused.
 //! - llama.cpp's converter permutes the rows of the llama q and k projections (weights and
 //!   biases) so that ggml's rope rotates adjacent pairs; qwen2 and qwen3 are stored unpermuted
 //!   (ggml's NeoX rope). The rows of llama's `attn_q` / `attn_k` are put back in Hugging Face
-//!   order here, so one graph serves both file kinds.
+//!   order here, so one graph serves both file kinds; quantized rows are whole blocks and move
+//!   as whole rows of bytes.
 
 use super::config::{Architecture, DecoderConfig, RopeScaling};
+use super::params::ParamData;
 use crate::error::{ModelError, Result};
 use crate::gguf::{gguf_config, GgmlType, GgufDecoderConfig, GgufError, GgufFile};
-use crate::weights::{decode, Precision, WeightData};
+use crate::weights::{decode, Precision};
 use safetensors::Dtype;
 
 /// `{arch}.rope.scaling.type` values taken as "no scaling".
@@ -143,8 +147,9 @@ impl GgufWeights {
         &self.file
     }
 
-    /// Param `name` with exactly shape `expected`, in `precision`.
-    pub fn load(&self, name: &str, expected: &[usize], precision: Precision) -> Result<WeightData> {
+    /// Param `name` with exactly shape `expected` (in elements), in `precision`; a 2-D
+    /// block-quantized tensor comes back as its blocks ([`ParamData::Quant`]).
+    pub fn load(&self, name: &str, expected: &[usize], precision: Precision) -> Result<ParamData> {
         let err = |source| self.file.error(source);
         let Some(gname) = gguf_name(name) else {
             let count = self.file.tensors().len();
@@ -164,10 +169,13 @@ impl GgufWeights {
             }));
         };
         let dtype = match info.ty {
-            GgmlType::F32 => Dtype::F32,
-            GgmlType::F16 => Dtype::F16,
-            GgmlType::BF16 => Dtype::BF16,
-            ty @ GgmlType::Quant(_) => return Err(err(GgufError::Quantized { tensor: gname, ty })),
+            GgmlType::F32 => Some(Dtype::F32),
+            GgmlType::F16 => Some(Dtype::F16),
+            GgmlType::BF16 => Some(Dtype::BF16),
+            ty @ GgmlType::Quant(_) if expected.len() != 2 => {
+                return Err(err(GgufError::Quantized { tensor: gname, ty }))
+            }
+            GgmlType::Quant(_) => None,
         };
         // GGUF stores a 1-D tensor the same way whatever its rank is said to be; a 2-D one
         // must match exactly.
@@ -185,15 +193,23 @@ impl GgufWeights {
             Some((_, k)) if name.contains(".self_attn.k_proj.") => Some(k),
             _ => None,
         };
-        let width = if dtype == Dtype::F32 { 4 } else { 2 };
-        match heads {
-            Some(heads) => {
-                let bytes = unpermute_rows(view.bytes, expected, heads, self.head_dim, width)
-                    .ok_or_else(|| bad_permute(&self.file, &gname, expected, heads, self.head_dim))?;
-                Ok(decode(dtype, &bytes, precision))
-            }
-            None => Ok(decode(dtype, view.bytes, precision)),
-        }
+        // Rows are permuted as whole rows of bytes: [rows, row bytes] of 1-byte elements (a
+        // quantized row is whole blocks, so this moves blocks intact).
+        let rows = expected.first().copied().unwrap_or(0);
+        let row_bytes = view.bytes.len().checked_div(rows).unwrap_or(0);
+        let bytes = match heads {
+            Some(heads) => std::borrow::Cow::Owned(
+                unpermute_rows(view.bytes, &[rows, row_bytes], heads, self.head_dim, 1)
+                    .ok_or_else(|| bad_permute(&self.file, &gname, expected, heads, self.head_dim))?,
+            ),
+            None => std::borrow::Cow::Borrowed(view.bytes),
+        };
+        Ok(match (dtype, info.ty) {
+            (Some(dtype), _) => ParamData::Dense(decode(dtype, &bytes, precision)),
+            (None, GgmlType::Quant(quant)) => ParamData::Quant { quant, bytes: bytes.into_owned() },
+            // Every dense type has a dtype above.
+            (None, ty) => return Err(err(GgufError::Quantized { tensor: gname, ty })),
+        })
     }
 }
 

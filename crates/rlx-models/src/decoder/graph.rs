@@ -19,8 +19,11 @@
 //! i then sit at position i + (Sk − Sq), which the IR's causal masks already assume.
 
 use super::config::DecoderConfig;
+use super::params::QuantizedWeights;
 use crate::weights::{f16_weights, Precision};
-use rlx_ir::{AttentionSpec, AttnLayout, DType, Graph, IrError, MaskKind, NodeId, RopeStyle};
+use rlx_ir::{
+    AttentionSpec, AttnLayout, DType, Graph, IrError, MaskKind, NodeId, QuantType, RopeStyle, Shape,
+};
 
 /// Names of the graph's inputs.
 pub const INPUT_IDS: &str = "input_ids";
@@ -88,11 +91,36 @@ pub(crate) struct DecoderBuilder<'a> {
     precision: Precision,
     /// The embedding table param, once made (the tied `lm_head` uses it again).
     embed_table: Option<NodeId>,
+    /// Params stored block-quantized (U8 [rows, row_bytes]), by name.
+    quant: &'a QuantizedWeights,
 }
 
 impl<'a> DecoderBuilder<'a> {
-    pub fn new(g: &'a mut Graph, cfg: &'a DecoderConfig, precision: Precision) -> Self {
-        DecoderBuilder { g, cfg, precision, embed_table: None }
+    pub fn new(
+        g: &'a mut Graph,
+        cfg: &'a DecoderConfig,
+        precision: Precision,
+        quant: &'a QuantizedWeights,
+    ) -> Self {
+        DecoderBuilder { g, cfg, precision, embed_table: None, quant }
+    }
+
+    /// A quantized param `name` holding `rows` rows of `cols` elements of `quant`: U8
+    /// [rows, row_bytes].
+    fn quant_param(
+        &mut self,
+        name: &str,
+        quant: QuantType,
+        rows: usize,
+        cols: usize,
+    ) -> Result<NodeId, IrError> {
+        let row_bytes = quant.byte_len(cols).map_err(|e| IrError::Attribute {
+            op: "quant_param",
+            attr: "weight",
+            shape: Shape::new(&[rows, cols]),
+            reason: format!("'{name}' cannot be stored as {quant}: {e}"),
+        })?;
+        self.g.param(name, &[rows, row_bytes], DType::U8)
     }
 
     fn storage(&self) -> DType {
@@ -132,7 +160,17 @@ impl<'a> DecoderBuilder<'a> {
         out: usize,
         bias: bool,
     ) -> Result<NodeId, IrError> {
-        let w = self.weight(&format!("{prefix}.weight"), &[out, inp])?;
+        let name = format!("{prefix}.weight");
+        if let Some(&q) = self.quant.get(&name) {
+            let w = self.quant_param(&name, q, out, inp)?;
+            let y = self.g.quant_matmul(x, w, q)?;
+            if !bias {
+                return Ok(y);
+            }
+            let b = self.weight(&format!("{prefix}.bias"), &[out])?;
+            return self.g.add(y, b);
+        }
+        let w = self.weight(&name, &[out, inp])?;
         let b = if bias { Some(self.weight(&format!("{prefix}.bias"), &[out])?) } else { None };
         self.g.linear(x, w, b)
     }
@@ -146,9 +184,15 @@ impl<'a> DecoderBuilder<'a> {
         if let Some(t) = self.embed_table {
             return Ok(t);
         }
-        let dtype = self.storage();
-        let t =
-            self.g.param("model.embed_tokens.weight", &[self.cfg.vocab_size, self.cfg.hidden_size], dtype)?;
+        const NAME: &str = "model.embed_tokens.weight";
+        let (vocab, hidden) = (self.cfg.vocab_size, self.cfg.hidden_size);
+        let t = match self.quant.get(NAME) {
+            Some(&q) => self.quant_param(NAME, q, vocab, hidden)?,
+            None => {
+                let dtype = self.storage();
+                self.g.param(NAME, &[vocab, hidden], dtype)?
+            }
+        };
         self.embed_table = Some(t);
         Ok(t)
     }
@@ -156,6 +200,10 @@ impl<'a> DecoderBuilder<'a> {
     /// Token embeddings of `ids` ([batch, seq] I32), as f32 [batch · seq, hidden].
     pub fn embed(&mut self, ids: NodeId, rows: usize) -> Result<NodeId, IrError> {
         let table = self.embed_table()?;
+        if let Some(&q) = self.quant.get("model.embed_tokens.weight") {
+            let x = self.g.quant_gather(table, ids, q)?;
+            return self.g.reshape(x, &[rows, self.cfg.hidden_size]);
+        }
         // Gather first, then widen: only the rows used are cast.
         let x = self.g.embedding(table, ids)?;
         let x = self.widen(x)?;
@@ -219,12 +267,14 @@ impl<'a> DecoderBuilder<'a> {
     pub fn head(&mut self, x: NodeId) -> Result<NodeId, IrError> {
         let (h, vocab) = (self.cfg.hidden_size, self.cfg.vocab_size);
         let x = self.rms_norm("model.norm.weight", x, h)?;
-        let w = if self.cfg.tie_word_embeddings {
-            let t = self.embed_table()?;
-            self.widen(t)?
-        } else {
-            self.weight("lm_head.weight", &[vocab, h])?
-        };
+        if !self.cfg.tie_word_embeddings {
+            return self.linear("lm_head", x, h, vocab, false);
+        }
+        let t = self.embed_table()?;
+        if let Some(&q) = self.quant.get("model.embed_tokens.weight") {
+            return self.g.quant_matmul(x, t, q);
+        }
+        let w = self.widen(t)?;
         self.g.linear(x, w, None)
     }
 }
@@ -232,17 +282,19 @@ impl<'a> DecoderBuilder<'a> {
 /// The full causal forward over `batch` sequences of `seq` tokens with f32 weights: inputs
 /// [`INPUT_IDS`], [`ROPE_COS`], [`ROPE_SIN`]; output f32 logits [batch, seq, vocab].
 pub fn decoder_graph(cfg: &DecoderConfig, batch: usize, seq: usize) -> Result<Graph, IrError> {
-    decoder_graph_with(cfg, batch, seq, Precision::F32, LogitRows::All)
+    decoder_graph_with(cfg, batch, seq, Precision::F32, LogitRows::All, &QuantizedWeights::new())
 }
 
 /// [`decoder_graph`] with the weights' storage chosen by `precision` (f16 for
-/// [`Precision::F16`]) and the logits rows chosen by `rows`.
+/// [`Precision::F16`]) and the logits rows chosen by `rows`; the params named in `quant` are
+/// block-quantized U8 params run by `QuantMatMul` / `QuantGather`.
 pub fn decoder_graph_with(
     cfg: &DecoderConfig,
     batch: usize,
     seq: usize,
     precision: Precision,
     rows: LogitRows,
+    quant: &QuantizedWeights,
 ) -> Result<Graph, IrError> {
     let tag = match rows {
         LogitRows::All => "",
@@ -257,7 +309,7 @@ pub fn decoder_graph_with(
         LogitRows::All => None,
         LogitRows::Selected => Some(g.input(LOGIT_ROWS, &[batch], DType::I32)?),
     };
-    let mut b = DecoderBuilder::new(&mut g, cfg, precision);
+    let mut b = DecoderBuilder::new(&mut g, cfg, precision, quant);
     let rope = RopeInputs { cos, sin };
     let mut x = b.embed(ids, batch * seq)?;
     for i in 0..cfg.num_hidden_layers {
@@ -344,7 +396,8 @@ pub(crate) mod tests {
     #[test]
     fn selected_rows_and_f16_weights() {
         let cfg = tiny(Architecture::Mistral);
-        let g = decoder_graph_with(&cfg, 3, 4, Precision::F16, LogitRows::Selected).unwrap();
+        let g = decoder_graph_with(&cfg, 3, 4, Precision::F16, LogitRows::Selected, &QuantizedWeights::new())
+            .unwrap();
         let out = g.ty(g.outputs()[0]).unwrap();
         assert_eq!((out.shape.dims(), out.dtype), (&[3usize, 11][..], DType::F32));
         // Matrices f16, vectors (norms, biases) f32.

@@ -11,7 +11,8 @@
 //! - [`Decoder`] loads the weights (model.safetensors or sharded, F32/F16/BF16, each checked
 //!   against the config; a tied `lm_head` is the embedding table), and gives logits and greedy
 //!   continuations of one sequence ([`model`]). It loads a GGUF file (llama, qwen2, qwen3 with
-//!   F32/F16/BF16 tensors) as well as a Hugging Face directory ([`gguf`]).
+//!   F32/F16/BF16 tensors, and Q8_0/Q4_0/Q4_K/Q5_K/Q6_K linear weights and embeddings, which
+//!   stay quantized on the device: [`params`]) as well as a Hugging Face directory ([`gguf`]).
 
 pub mod cached;
 pub mod checkpoint;
@@ -20,10 +21,12 @@ pub mod generate;
 pub mod gguf;
 pub mod graph;
 pub mod model;
+pub mod params;
 pub mod rope;
 
 pub use checkpoint::Checkpoint;
 pub use config::{Architecture, DecoderConfig, RopeScaling};
 pub use graph::{decoder_graph, decoder_graph_with, LogitRows};
 pub use model::{argmax, is_gguf, Decoder, DecoderOptions};
+pub use params::{ParamData, QuantizedWeights};
 pub use rope::{inverse_frequencies, rope_tables, RopeTables};

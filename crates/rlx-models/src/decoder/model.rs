@@ -12,6 +12,7 @@ use super::checkpoint::Checkpoint;
 use super::config::DecoderConfig;
 use super::gguf::{decoder_config, GgufWeights};
 use super::graph::{decoder_graph_with, LogitRows, INPUT_IDS, LOGIT_ROWS, ROPE_COS, ROPE_SIN};
+use super::params::{quantized_weights, ParamData, QuantizedWeights};
 use super::rope::{rope_tables, RopeTables};
 use crate::error::{ModelError, Result};
 use crate::gguf::GgufFile;
@@ -52,7 +53,9 @@ struct Compiled {
 pub struct Decoder {
     pub(super) session: Session,
     pub(super) config: DecoderConfig,
-    pub(super) weights: Vec<(String, WeightData)>,
+    pub(super) weights: Vec<(String, ParamData)>,
+    /// The params among `weights` kept block-quantized.
+    pub(super) quant: QuantizedWeights,
     cache: Vec<Compiled>,
     pub(super) opts: DecoderOptions,
     /// The KV-cache executables of the last capacity generated at ([`super::generate`]).
@@ -110,7 +113,9 @@ impl Decoder {
             (DecoderConfig::from_file(&path.join("config.json"))?, Source::Hf(Checkpoint::open(path)?))
         };
         // The params are the same for every shape; a one-token graph lists them.
-        let probe = decoder_graph_with(&config, 1, 1, opts.precision, LogitRows::All)?;
+        // Every param is listed dense here; the loaded data says which stay quantized.
+        let probe =
+            decoder_graph_with(&config, 1, 1, opts.precision, LogitRows::All, &QuantizedWeights::new())?;
         let weights = probe
             .params()
             .iter()
@@ -119,7 +124,7 @@ impl Decoder {
                 // The graph decides each weight's storage (vectors stay f32).
                 let precision = if ty.dtype == rlx_ir::DType::F16 { opts.precision } else { Precision::F32 };
                 let data = match &source {
-                    Source::Hf(c) => c.load(name, dims, precision)?,
+                    Source::Hf(c) => ParamData::Dense(c.load(name, dims, precision)?),
                     Source::Gguf(g) => g.load(name, dims, precision)?,
                 };
                 Ok((name.to_string(), data))
@@ -131,7 +136,8 @@ impl Decoder {
             prefill_chunk: opts.prefill_chunk.max(1),
             ..opts
         };
-        Ok(Decoder { session, config, weights, cache: Vec::new(), opts, generator: None })
+        let quant = quantized_weights(&weights);
+        Ok(Decoder { session, config, weights, quant, cache: Vec::new(), opts, generator: None })
     }
 
     /// A decoder of `config` with weights given by name (the params of [`decoder_graph_with`]
@@ -143,7 +149,7 @@ impl Decoder {
         mut given: Vec<(String, WeightData)>,
         opts: DecoderOptions,
     ) -> Result<Decoder> {
-        let probe = decoder_graph_with(&config, 1, 1, opts.precision, LogitRows::All)?;
+        let probe = decoder_graph_with(&config, 1, 1, opts.precision, LogitRows::All, &QuantizedWeights::new())?;
         let mut weights = Vec::with_capacity(given.len());
         for (name, _, ty) in probe.params() {
             let Some(pos) = given.iter().position(|(n, _)| n == name) else {
@@ -158,7 +164,7 @@ impl Decoder {
                 let got = if f16 { "f16" } else { "f32" };
                 return Err(invalid(format!("weight '{name}' must be {ty}; got {len} {got} values")));
             }
-            weights.push((n, data));
+            weights.push((n, ParamData::Dense(data)));
         }
         if let Some((extra, _)) = given.first() {
             return Err(invalid(format!("weight '{extra}' is not a param of this decoder")));
@@ -169,7 +175,8 @@ impl Decoder {
             prefill_chunk: opts.prefill_chunk.max(1),
             ..opts
         };
-        Ok(Decoder { session, config, weights, cache: Vec::new(), opts, generator: None })
+        let quant = QuantizedWeights::new();
+        Ok(Decoder { session, config, weights, quant, cache: Vec::new(), opts, generator: None })
     }
 
     /// A decoder of `config` with random weights (`rlx_models::random::param_value`, the i-th
@@ -180,7 +187,7 @@ impl Decoder {
         opts: DecoderOptions,
         seed: u64,
     ) -> Result<Decoder> {
-        let probe = decoder_graph_with(&config, 1, 1, opts.precision, LogitRows::All)?;
+        let probe = decoder_graph_with(&config, 1, 1, opts.precision, LogitRows::All, &QuantizedWeights::new())?;
         let weights = probe
             .params()
             .iter()
@@ -320,13 +327,14 @@ impl Decoder {
             let entry = self.cache.remove(pos);
             self.cache.push(entry);
         } else {
-            let g = decoder_graph_with(&self.config, 1, bucket, self.opts.precision, rows)?;
+            let g = decoder_graph_with(&self.config, 1, bucket, self.opts.precision, rows, &self.quant)?;
             let opts = CompileOptions { precision: self.opts.precision, ..Default::default() };
             let mut exe = self.session.compile_with(&g, &opts)?;
             for (name, data) in &self.weights {
                 match data {
-                    WeightData::F32(v) => exe.set_param(name, v)?,
-                    WeightData::F16(v) => exe.set_param(name, v)?,
+                    ParamData::Dense(WeightData::F32(v)) => exe.set_param(name, v)?,
+                    ParamData::Dense(WeightData::F16(v)) => exe.set_param(name, v)?,
+                    ParamData::Quant { bytes, .. } => exe.set_param(name, bytes)?,
                 }
             }
             let positions: Vec<usize> = (0..bucket).collect();

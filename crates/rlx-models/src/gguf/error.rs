@@ -79,10 +79,11 @@ pub enum GgufError {
         "tensor '{name}' (the decoder's '{hf_name}') has shape {got:?}, but the config needs {expected:?}"
     )]
     WeightShape { name: String, hf_name: String, expected: Vec<usize>, got: Vec<usize> },
-    /// A block-quantized weight: refused until the dequantizing matmul runs it on the device.
+    /// A block-quantized tensor where rlx keeps only dense values (a norm weight or a bias):
+    /// quantized blocks stay packed only for 2-D weights (linear layers and the embedding).
     #[error(
-        "tensor '{tensor}' is {ty}; rlx runs quantized GGUF weights once its dequantizing matmul \
-         lands; use an F16/BF16/F32 GGUF"
+        "tensor '{tensor}' is {ty}, but rlx keeps quantized blocks only for 2-D weights (linear \
+         layers and the token embedding); store this tensor as F32, F16 or BF16"
     )]
     Quantized { tensor: String, ty: GgmlType },
     /// llama.cpp's per-frequency rope factors (Llama 3.1's `llama3` scaling).

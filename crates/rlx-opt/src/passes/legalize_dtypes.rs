@@ -18,6 +18,9 @@
 //! by several ops is widened once; a constant operand is converted here instead of by a cast
 //! at run time.
 //!
+//! Ops that decode packed quantized blocks themselves (`QuantMatMul`, `QuantGather`:
+//! [`Op::packed_operand`]) keep that U8 operand as it is; their other operands widen as usual.
+//!
 //! It runs before decomposition (see [`crate::optimize`]), so ops that a decomposition emits
 //! already compute in the wide dtype.
 
@@ -70,20 +73,31 @@ pub(crate) fn legalize_dtypes_with_origin(
             .first()
             .and_then(|&d| g.ty(d).ok())
             .is_some_and(|d| caps.is_packed_row_gather(&node.op, d));
+        // An operand of packed quantized blocks is decoded by the op's own kernel: its bytes
+        // stay as they are.
+        let packed = node.op.packed_operand();
         let keep = node.op.is_leaf()
             || node.op.is_view()
             || packed_gather
             || matches!(node.op, Op::Cast(_))
             || (computed(node.ty.dtype)
-                && node.inputs.iter().all(|&i| g.ty(i).is_ok_and(|t| computed(t.dtype))));
+                && node
+                    .inputs
+                    .iter()
+                    .enumerate()
+                    .all(|(j, &i)| Some(j) == packed || g.ty(i).is_ok_and(|t| computed(t.dtype))));
         if keep {
             rw.copy(id)?;
             record(&mut from, &rw, id);
             continue;
         }
         let mut inputs = Vec::with_capacity(node.inputs.len());
-        for &inp in &node.inputs {
+        for (j, &inp) in node.inputs.iter().enumerate() {
             let new = rw.get(inp)?;
+            if Some(j) == packed {
+                inputs.push(new);
+                continue;
+            }
             let dtype = rw.new.ty(new)?.dtype;
             let wide = wide_dtype(caps, dtype, node.op.name(), origin(id))?;
             inputs.push(match widened.get(&(new, wide)) {

@@ -143,3 +143,22 @@ fn packed_row_gathers_stay_unwidened_where_the_device_moves_words() {
         assert_eq!(kinds(&out).iter().filter(|k| **k == OpKind::Cast).count(), 2, "{:?}", kinds(&out));
     }
 }
+
+#[test]
+fn packed_quantized_weights_stay_packed_and_only_x_widens() {
+    let mut g = Graph::new("q");
+    let x = g.input("x", &[2, 32], DType::F16).unwrap();
+    let w = g.param("w", &[3, 34], DType::U8).unwrap();
+    let y = g.quant_matmul(x, w, rlx_ir::QuantType::Q8_0).unwrap();
+    let t = g.param("t", &[5, 18], DType::U8).unwrap();
+    let ids = g.input("ids", &[4], DType::I32).unwrap();
+    let e = g.quant_gather(t, ids, rlx_ir::QuantType::Q4_0).unwrap();
+    g.set_outputs(&[y, e]).unwrap();
+    let l = legalize_dtypes(&g, &words_only()).unwrap();
+    use OpKind::*;
+    assert_eq!(kinds(&l), [Input, Param, Cast, QuantMatMul, Param, Input, QuantGather]);
+    let qm = l.node(NodeId(3)).unwrap();
+    assert_eq!(l.ty(qm.inputs[0]).unwrap().dtype, DType::F32);
+    assert_eq!(qm.inputs[1], NodeId(1));
+    assert_eq!(l.node(NodeId(6)).unwrap().inputs, [NodeId(4), NodeId(5)]);
+}

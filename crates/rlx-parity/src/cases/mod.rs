@@ -14,6 +14,7 @@ mod models;
 mod nn_edges;
 mod norm;
 mod random;
+mod quant;
 mod reduce;
 mod reduce_edges;
 mod shape;
@@ -36,6 +37,7 @@ pub fn cases() -> Vec<Case> {
     shape::cases(&mut out);
     matmul::cases(&mut out);
     matmul_rungs::cases(&mut out);
+    quant::cases(&mut out);
     norm::cases(&mut out);
     attention::cases(&mut out);
     attention_rungs::cases(&mut out);

@@ -70,6 +70,9 @@ pub struct BenchOptions {
     pub precision: Precision,
     /// A forced matmul kernel, for comparing rungs.
     pub matmul_kernel: Option<MatmulKernel>,
+    /// Run the matmul workload as `QuantMatMul` on a weight [N, K] of these blocks (random
+    /// valid ones), reporting GB/s of weight bytes.
+    pub quant: Option<rlx_ir::QuantType>,
 }
 
 /// One measured (workload, device) pair.
@@ -79,6 +82,8 @@ struct Row {
     device: String,
     adapter: String,
     flops: f64,
+    /// Weight bytes one run streams (the quantized matmul's), else 0.
+    weight_bytes: f64,
     iters: usize,
     compile: Duration,
     compute: Duration,
@@ -96,13 +101,16 @@ struct Row {
 }
 
 /// A workload ready to compile: the graph, its input values and how to name it.
-struct Prepared {
-    label: String,
-    graph: Graph,
-    inputs: Vec<(String, Vec<f32>)>,
-    int_inputs: Vec<(String, Vec<i32>)>,
-    flops: f64,
-    iters: usize,
+pub(super) struct Prepared {
+    pub label: String,
+    pub graph: Graph,
+    pub inputs: Vec<(String, Vec<f32>)>,
+    pub int_inputs: Vec<(String, Vec<i32>)>,
+    pub flops: f64,
+    pub iters: usize,
+    /// The packed U8 param of the quantized matmul (its only param), set instead of random
+    /// ones; its length is the weight bytes one run streams.
+    pub packed: Option<(String, Vec<u8>)>,
 }
 
 fn progress(msg: &str) {
@@ -120,8 +128,17 @@ fn prepare(w: Workload, o: &BenchOptions) -> Result<Prepared, Box<dyn std::error
             g.set_outputs(&[y])?;
             let inputs = vec![("x".to_string(), vec![1.0, 2.0, 3.0, 4.0])];
             let label = "tiny x[4]+1".into();
-            Ok(Prepared { label, graph: g, inputs, int_inputs: vec![], flops: 4.0, iters: o.tiny_iters })
+            Ok(Prepared {
+                label,
+                graph: g,
+                inputs,
+                int_inputs: vec![],
+                flops: 4.0,
+                iters: o.tiny_iters,
+                packed: None,
+            })
         }
+        Workload::Matmul if o.quant.is_some() => super::bench_quant::quant_matmul(o),
         Workload::Matmul => {
             let n = o.matmul_size;
             let [m, k, n] = o.matmul_shape.unwrap_or([n, n, n]);
@@ -137,7 +154,7 @@ fn prepare(w: Workload, o: &BenchOptions) -> Result<Prepared, Box<dyn std::error
             let dims = if m == k && k == n { format!("{n}³") } else { format!("{m}×{k}×{n}") };
             let tb = if o.matmul_transpose_b { " bᵀ" } else { "" };
             let label = format!("matmul {dims}{tb} {}{}", o.precision, kernel_tag(o));
-            Ok(Prepared { label, graph: g, inputs, int_inputs: vec![], flops, iters: o.iters })
+            Ok(Prepared { label, graph: g, inputs, int_inputs: vec![], flops, iters: o.iters, packed: None })
         }
         Workload::Attention => {
             let [b, h, s, d] = o.attn_shape;
@@ -167,7 +184,7 @@ fn prepare(w: Workload, o: &BenchOptions) -> Result<Prepared, Box<dyn std::error
             let flops = if o.attn_causal { full / 2.0 } else { full };
             let tag = if o.attn_causal { " causal" } else { "" };
             let label = format!("attn b{b}h{h}s{s}d{d}{tag} {}", o.precision);
-            Ok(Prepared { label, graph: g, inputs, int_inputs: vec![], flops, iters: o.iters })
+            Ok(Prepared { label, graph: g, inputs, int_inputs: vec![], flops, iters: o.iters, packed: None })
         }
         Workload::Bert => {
             let cfg = BertConfig { num_hidden_layers: o.bert_layers, ..BertConfig::base() };
@@ -178,7 +195,7 @@ fn prepare(w: Workload, o: &BenchOptions) -> Result<Prepared, Box<dyn std::error
                 format!("bert {}L b{batch}×s{seq} {}{}", cfg.num_hidden_layers, o.precision, kernel_tag(o));
             let flops = cfg.encoder_flops(batch, seq);
             let inputs = vec![(rlx_models::graph::ENCODER_INPUT.into(), x)];
-            Ok(Prepared { label, graph, inputs, int_inputs: vec![], flops, iters: o.iters })
+            Ok(Prepared { label, graph, inputs, int_inputs: vec![], flops, iters: o.iters, packed: None })
         }
         Workload::Prefill => {
             let p = super::bench_decoder::prefill(o.decoder, o.prefill_tokens, o.precision)?;
@@ -190,6 +207,7 @@ fn prepare(w: Workload, o: &BenchOptions) -> Result<Prepared, Box<dyn std::error
                 int_inputs: p.i32_inputs,
                 flops: p.flops,
                 iters: o.iters,
+                packed: None,
             })
         }
     }
@@ -212,7 +230,7 @@ pub fn parse_dims<const N: usize>(s: &str) -> Result<[usize; N], String> {
 }
 
 /// " [coop]" when a matmul kernel is forced, else "".
-fn kernel_tag(o: &BenchOptions) -> String {
+pub(super) fn kernel_tag(o: &BenchOptions) -> String {
     o.matmul_kernel.map(|k| format!(" [{k}]")).unwrap_or_default()
 }
 
@@ -254,7 +272,11 @@ fn measure(p: &Prepared, device: Device, o: &BenchOptions) -> Result<(Row, Vec<f
     let opts = CompileOptions { precision: o.precision, matmul: o.matmul_kernel, ..Default::default() };
     let mut exe = session.compile_with(&p.graph, &opts)?;
     let compile = t.elapsed();
-    set_params(&mut exe, &p.graph)?;
+    match &p.packed {
+        // The quantized matmul's only param is its packed weight.
+        Some((name, bytes)) => exe.set_param(name, bytes)?,
+        None => set_params(&mut exe, &p.graph)?,
+    }
     let feeds: Vec<(&str, &dyn HostData)> = p
         .inputs
         .iter()
@@ -305,6 +327,7 @@ fn measure(p: &Prepared, device: Device, o: &BenchOptions) -> Result<(Row, Vec<f
         device: name,
         adapter: session.capabilities().device_name.clone(),
         flops: p.flops,
+        weight_bytes: p.packed.as_ref().map_or(0.0, |(_, b)| b.len() as f64),
         iters: e2e.len(),
         compile,
         compute: median(compute),
@@ -367,8 +390,16 @@ pub fn run(o: &BenchOptions) -> Result<(), Box<dyn std::error::Error>> {
 
 fn print_table(rows: &[Row], failures: &[(String, String, String)]) {
     println!(
-        "{:<22} {:<8} {:>12} {:>12} {:>10} {:>10} {:>10} {:>10}",
-        "workload", "device", "compute ms", "e2e ms", "TFLOP/s", "vs cpu", "rel err", "compile ms"
+        "{:<22} {:<8} {:>12} {:>12} {:>10} {:>10} {:>10} {:>10} {:>10}",
+        "workload",
+        "device",
+        "compute ms",
+        "e2e ms",
+        "TFLOP/s",
+        "weight GB/s",
+        "vs cpu",
+        "rel err",
+        "compile ms"
     );
     for r in rows {
         let tflops = if r.flops > 1e6 {
@@ -378,14 +409,16 @@ fn print_table(rows: &[Row], failures: &[(String, String, String)]) {
         };
         let vs = r.vs_cpu.map_or("-".to_string(), |v| format!("{v:.2}x"));
         let err = r.rel_err.map_or("-".to_string(), |e| format!("{e:.1e}"));
+        let gbs = weight_gbps(r).map_or("-".to_string(), |g| format!("{g:.1}"));
         let compute = format!("{:.3}{}", ms(r.compute), if r.compute_profiled { "" } else { "*" });
         println!(
-            "{:<22} {:<8} {:>12} {:>12.3} {:>10} {:>10} {:>10} {:>10.1}",
+            "{:<22} {:<8} {:>12} {:>12.3} {:>10} {:>10} {:>10} {:>10} {:>10.1}",
             r.workload,
             r.device,
             compute,
             ms(r.e2e),
             tflops,
+            gbs,
             vs,
             err,
             ms(r.compile)
@@ -395,6 +428,7 @@ fn print_table(rows: &[Row], failures: &[(String, String, String)]) {
     println!("medians; * = no separate device time (the CPU): compute is the end-to-end time");
     println!("vs cpu = cpu compute time / this compute time (the JSON also has the end-to-end ratio)");
     println!("rel err = ‖out − first device's out‖ / ‖first device's out‖");
+    println!("weight GB/s = bytes of the quantized weight / compute time (quantized matmul only)");
     let mut adapters: Vec<(&str, &str)> = Vec::new();
     for r in rows {
         if !adapters.contains(&(r.device.as_str(), r.adapter.as_str())) {
@@ -407,6 +441,11 @@ fn print_table(rows: &[Row], failures: &[(String, String, String)]) {
     for (w, d, e) in failures {
         println!("skipped {w} on {d}: {e}");
     }
+}
+
+/// Weight bytes streamed per second of compute, in GB/s (the quantized matmul's rows only).
+fn weight_gbps(r: &Row) -> Option<f64> {
+    (r.weight_bytes > 0.0).then(|| r.weight_bytes / r.compute.as_secs_f64().max(1e-12) / 1e9)
 }
 
 /// A JSON string literal.
@@ -443,7 +482,7 @@ fn to_json(rows: &[Row], failures: &[(String, String, String)], o: &BenchOptions
                 "    {{\"workload\": {}, \"device\": {}, \"adapter\": {}, \"iters\": {}, \"flops\": {}, \
                  \"compile_ms\": {}, \"compute_ms\": {}, \"compute_profiled\": {}, \"e2e_ms\": {}, \
                  \"upload_ms\": {}, \"readback_ms\": {}, \"tflops\": {}, \"vs_cpu_compute\": {}, \
-                 \"vs_cpu_e2e\": {}, \"rel_err\": {}}}",
+                 \"vs_cpu_e2e\": {}, \"rel_err\": {}, \"weight_gbps\": {}}}",
                 js(&r.workload),
                 js(&r.device),
                 js(&r.adapter),
@@ -458,7 +497,8 @@ fn to_json(rows: &[Row], failures: &[(String, String, String)], o: &BenchOptions
                 jn(tflops),
                 jn(r.vs_cpu),
                 jn(r.vs_cpu_e2e),
-                jn(r.rel_err)
+                jn(r.rel_err),
+                jn(weight_gbps(r))
             )
         })
         .collect();

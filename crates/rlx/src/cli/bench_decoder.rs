@@ -67,7 +67,7 @@ pub fn prefill(
     precision: Precision,
 ) -> Result<Prefill, Box<dyn std::error::Error>> {
     let cfg = shape.config()?;
-    let graph = decoder_graph_with(&cfg, 1, seq, precision, LogitRows::Selected)?;
+    let graph = decoder_graph_with(&cfg, 1, seq, precision, LogitRows::Selected, &Default::default())?;
     let positions: Vec<usize> = (0..seq).collect();
     let rope = rope_tables(&cfg, &positions);
     let vocab = cfg.vocab_size as i32;

@@ -1,0 +1,16 @@
+// Q4_0 decoder: blocks of 32 elements in 18 bytes, an f16 scale d then 16 bytes whose low
+// nibbles are elements 0..16 and high nibbles elements 16..32; x = (q − 8) · d.
+
+const BLOCK_ELEMS: u32 = 32u;
+const BLOCK_BYTES: u32 = 18u;
+
+fn decode8(row: u32, piece: u32) -> Piece {
+    let bb = row + (piece / 4u) * BLOCK_BYTES;
+    let j = piece % 4u;
+    let q = bb + 2u + (j % 2u) * 8u;
+    let shift = (j / 2u) * 4u;
+    let d = f16_at(bb);
+    let lo = vec4<f32>(vec4<i32>(nib4(bytes4(q), shift)) - vec4<i32>(8));
+    let hi = vec4<f32>(vec4<i32>(nib4(bytes4(q + 4u), shift)) - vec4<i32>(8));
+    return Piece(d * lo, d * hi);
+}
