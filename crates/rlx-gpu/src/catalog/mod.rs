@@ -16,8 +16,8 @@ pub mod cast;
 pub mod data;
 pub mod elementwise;
 pub mod nn;
-pub mod random;
 pub mod quant;
+pub mod random;
 
 /// Shared helpers every kernel may call (`kernels/prelude.wgsl`), appended to every variant.
 pub const PRELUDE: &str = include_str!("../../kernels/prelude.wgsl");

@@ -4,9 +4,9 @@
 
 mod composite;
 mod nn;
+mod quant;
 mod random;
 mod sample;
-mod quant;
 mod shape_ops;
 mod state;
 

@@ -3,8 +3,8 @@
 //! node, builders and passes alike; the verifier calls it again to detect type drift.
 
 mod nn;
-mod random;
 mod quant;
+mod random;
 mod shape_ops;
 mod state;
 

@@ -7,8 +7,8 @@ mod composite;
 mod elementwise;
 mod fused;
 mod nn;
-mod sample;
 mod quant;
+mod sample;
 mod shape_ops;
 mod sizes;
 

@@ -161,7 +161,9 @@ mod tests {
     #[test]
     fn one_cache_state_pair_per_layer_and_a_token_out() {
         let cfg = tiny(Architecture::Qwen2);
-        let g = cached_decoder_graph(&cfg, 4, 16, Precision::F32, StepOutput::Token, &QuantizedWeights::new()).unwrap();
+        let g =
+            cached_decoder_graph(&cfg, 4, 16, Precision::F32, StepOutput::Token, &QuantizedWeights::new())
+                .unwrap();
         let states: Vec<String> = g.states().iter().map(|(n, _, _)| n.to_string()).collect();
         assert_eq!(states, ["kv_cache.0.keys", "kv_cache.0.values", "kv_cache.1.keys", "kv_cache.1.values"]);
         let (_, _, ty) = g.states()[0];
@@ -170,7 +172,9 @@ mod tests {
         assert_eq!((out.shape.dims(), out.dtype), (&[1usize][..], DType::I32));
         let inputs: Vec<&str> = g.inputs().iter().map(|(n, _, _)| *n).collect();
         assert_eq!(inputs, [INPUT_IDS, POSITIONS, OFFSET, LOGIT_ROW]);
-        let logits = cached_decoder_graph(&cfg, 1, 16, Precision::F32, StepOutput::Logits, &QuantizedWeights::new()).unwrap();
+        let logits =
+            cached_decoder_graph(&cfg, 1, 16, Precision::F32, StepOutput::Logits, &QuantizedWeights::new())
+                .unwrap();
         let out = logits.ty(logits.outputs()[0]).unwrap();
         assert_eq!(out.shape.dims(), [1, 11]);
         // Same params as the full forward: one set of weights serves both.

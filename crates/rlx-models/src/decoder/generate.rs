@@ -11,8 +11,8 @@
 use super::cached::{cached_decoder_graph, StepOutput, LOGIT_ROW, OFFSET, POSITIONS, PREV_TOKENS, RNG_KEY};
 use super::graph::INPUT_IDS;
 use super::model::Decoder;
-use crate::error::{ModelError, Result};
 use super::params::ParamData;
+use crate::error::{ModelError, Result};
 use crate::weights::WeightData;
 use rlx_ir::SamplingSpec;
 use rlx_runtime::{CompileOptions, Executable, HostData};

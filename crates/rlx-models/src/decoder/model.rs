@@ -149,7 +149,8 @@ impl Decoder {
         mut given: Vec<(String, WeightData)>,
         opts: DecoderOptions,
     ) -> Result<Decoder> {
-        let probe = decoder_graph_with(&config, 1, 1, opts.precision, LogitRows::All, &QuantizedWeights::new())?;
+        let probe =
+            decoder_graph_with(&config, 1, 1, opts.precision, LogitRows::All, &QuantizedWeights::new())?;
         let mut weights = Vec::with_capacity(given.len());
         for (name, _, ty) in probe.params() {
             let Some(pos) = given.iter().position(|(n, _)| n == name) else {
@@ -187,7 +188,8 @@ impl Decoder {
         opts: DecoderOptions,
         seed: u64,
     ) -> Result<Decoder> {
-        let probe = decoder_graph_with(&config, 1, 1, opts.precision, LogitRows::All, &QuantizedWeights::new())?;
+        let probe =
+            decoder_graph_with(&config, 1, 1, opts.precision, LogitRows::All, &QuantizedWeights::new())?;
         let weights = probe
             .params()
             .iter()
