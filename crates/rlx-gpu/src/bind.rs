@@ -17,6 +17,25 @@ pub struct SharedLeaves<B> {
     map: HashMap<String, (B, TensorType)>,
 }
 
+/// What both drivers' `compile_group` do: lowers each of `graphs` for `limits` and builds its
+/// executable with `build`, all of them sharing one [`SharedLeaves`].
+pub fn compile_group<B, E>(
+    graphs: &[&rlx_ir::Graph],
+    limits: &crate::GpuLimits,
+    options: &rlx_backend::KernelOptions,
+    device: &str,
+    mut build: impl FnMut(&crate::ValidSchedule, &mut SharedLeaves<B>) -> Result<E, rlx_backend::BackendError>,
+) -> Result<Vec<E>, rlx_backend::BackendError> {
+    let mut shared = SharedLeaves::default();
+    graphs
+        .iter()
+        .map(|g| {
+            let schedule = crate::lower(g, limits, options).map_err(|e| crate::backend_error(device, e))?;
+            build(&schedule, &mut shared)
+        })
+        .collect()
+}
+
 impl<B> Default for SharedLeaves<B> {
     fn default() -> Self {
         SharedLeaves { map: HashMap::new() }

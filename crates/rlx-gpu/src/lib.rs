@@ -63,7 +63,7 @@ mod variants;
 #[cfg(test)]
 mod wgsl_tests;
 
-pub use bind::{Buffers, IoPlan, Place, SharedLeaves};
+pub use bind::{compile_group, Buffers, IoPlan, Place, SharedLeaves};
 pub use cache_dir::{cache_dir_from, PipelineCacheDir, PIPELINE_CACHE_ENV};
 pub use cache_file::{CacheFile, CacheFileError};
 pub use convert::device_bytes;

@@ -104,15 +104,9 @@ impl Backend for VulkanBackend {
         graphs: &[&Graph],
         options: &KernelOptions,
     ) -> Result<Vec<Box<dyn Executable>>, BackendError> {
-        let mut shared = rlx_gpu::SharedLeaves::default();
-        graphs
-            .iter()
-            .map(|g| {
-                let schedule = rlx_gpu::lower(g, &self.limits, options)
-                    .map_err(|e| rlx_gpu::backend_error(&self.caps.device_name, e))?;
-                let exe = VulkanExecutable::build_shared(self.ctx.clone(), &schedule, &mut shared)?;
-                Ok(Box::new(exe) as Box<dyn Executable>)
-            })
-            .collect()
+        rlx_gpu::compile_group(graphs, &self.limits, options, &self.caps.device_name, |schedule, shared| {
+            let exe = VulkanExecutable::build_shared(self.ctx.clone(), schedule, shared)?;
+            Ok(Box::new(exe) as Box<dyn Executable>)
+        })
     }
 }

@@ -90,16 +90,16 @@ impl Backend for WgpuBackend {
         graphs: &[&Graph],
         options: &KernelOptions,
     ) -> Result<Vec<Box<dyn Executable>>, BackendError> {
-        let mut shared = rlx_gpu::SharedLeaves::default();
-        graphs
-            .iter()
-            .map(|g| {
-                let schedule = rlx_gpu::lower(g, &self.ctx.limits, options)
-                    .map_err(|e| rlx_gpu::backend_error(&self.caps.device_name, e))?;
-                let exe = WgpuExecutable::build(self.ctx.clone(), &schedule, &mut shared)?;
+        rlx_gpu::compile_group(
+            graphs,
+            &self.ctx.limits,
+            options,
+            &self.caps.device_name,
+            |schedule, shared| {
+                let exe = WgpuExecutable::build(self.ctx.clone(), schedule, shared)?;
                 Ok(Box::new(exe) as Box<dyn Executable>)
-            })
-            .collect()
+            },
+        )
     }
 }
 
