@@ -125,6 +125,24 @@ fn arg_reduce(out: &mut Vec<Case>) {
         let x = c.input_i32("x", &[19, 6], -2, 2)?;
         Ok(vec![c.argmin(x, 0, false)?])
     }));
+    // Long lines go four loads at a time: ties across those groups, a decode step's logits
+    // row, and NaNs late in a long row.
+    out.push(Case::new("argmax_i32_ties_long_3x5003", |c| {
+        let x = c.input_i32("x", &[3, 5003], -2, 2)?;
+        Ok(vec![c.argmax(x, 1, false)?, c.argmin(x, 1, false)?])
+    }));
+    out.push(Case::new("argmax_f32_vocab_row_1x151936", |c| {
+        let x = c.input_f32("x", &[1, 151_936], -8.0, 8.0)?;
+        Ok(vec![c.argmax(x, 1, false)?])
+    }));
+    out.push(Case::new("argmax_f32_long_late_nans", |c| {
+        let mut v = c.uniform(2 * 9000, -1.0, 1.0);
+        v[8000] = f32::NAN;
+        v[9000 + 8999] = f32::NAN;
+        v[9000 + 7001] = f32::NAN;
+        let x = c.input_tensor("x", Tensor::from_f32([2, 9000], v)?)?;
+        Ok(vec![c.argmax(x, 1, false)?, c.argmin(x, 1, false)?])
+    }));
     // The first NaN wins (PyTorch).
     out.push(Case::new("argmax_f32_nan", |c| {
         let mut v = with_nans(c.uniform(10, -1.0, 1.0), 4);
