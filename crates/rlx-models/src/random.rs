@@ -50,6 +50,26 @@ pub fn set_random_params(exe: &mut Executable, g: &Graph, seed: u64) -> Result<(
     Ok(())
 }
 
+/// `bytes` bytes of random `q` blocks with every f16 scale set to ±0.01 (splitmix64 bytes).
+pub fn quant_blocks(q: rlx_ir::QuantType, bytes: usize, seed: u64) -> Vec<u8> {
+    let mut state = seed;
+    let mut next = move || {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let z = (state ^ (state >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        let z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    let mut out: Vec<u8> = (0..bytes).map(|_| next() as u8).collect();
+    let d = half::f16::from_f32(0.01).to_bits();
+    for block in out.chunks_exact_mut(q.block_bytes()) {
+        for &at in q.f16_offsets() {
+            let sign = if next() & 1 == 1 { 0x8000 } else { 0 };
+            block[at..at + 2].copy_from_slice(&(d | sign).to_le_bytes());
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -181,3 +181,31 @@ fn sampled_tokens_agree_across_devices() {
         assert_eq!(tokens, &runs[0].1, "{device} drew other tokens than {}", runs[0].0);
     }
 }
+
+/// A random decoder whose matrices are random Q8_0 blocks (the benchmark's quantized model)
+/// generates the same tokens on every device, and other tokens than its dense twin.
+#[test]
+fn random_quantized_decoders_agree_across_devices() {
+    use rlx_models::decoder::{DecoderConfig, DecoderOptions};
+    let cfg = DecoderConfig::from_file(&dir("llama").join("config.json")).unwrap();
+    let prompt = [5, 9, 2, 77];
+    let mut runs = Vec::new();
+    for device in [Device::Cpu, Device::Vulkan, Device::Gpu] {
+        let session = match rlx_runtime::Session::new(device) {
+            Ok(s) => s,
+            Err(e) => {
+                rlx_test_support::unavailable(device, "random quantized decoder", &e);
+                continue;
+            }
+        };
+        let q = rlx_ir::QuantType::Q8_0;
+        let mut dec = Decoder::random_quantized(session, cfg.clone(), DecoderOptions::default(), 3, q).unwrap();
+        runs.push((device, dec.generate_greedy(&prompt, 6).unwrap()));
+    }
+    let session = rlx_runtime::Session::new(Device::Cpu).unwrap();
+    let mut dense = Decoder::random(session, cfg, DecoderOptions::default(), 3).unwrap();
+    assert_ne!(dense.generate_greedy(&prompt, 6).unwrap(), runs[0].1, "the blocks replaced the matrices");
+    for (device, tokens) in &runs[1..] {
+        assert_eq!(tokens, &runs[0].1, "{device} against {}", runs[0].0);
+    }
+}

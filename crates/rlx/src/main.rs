@@ -218,6 +218,7 @@ fn main() -> ExitCode {
                 decode_tokens,
                 iters,
                 precision,
+                quant,
             };
             let workloads = if workloads.is_empty() {
                 vec![Workload::Tiny, Workload::Matmul, Workload::Bert, Workload::Attention]

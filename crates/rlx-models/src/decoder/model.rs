@@ -180,6 +180,36 @@ impl Decoder {
         Ok(Decoder { session, config, weights, quant, cache: Vec::new(), opts, generator: None })
     }
 
+    /// [`Decoder::random`] with every matrix whose rows are whole blocks of `quant` (the
+    /// linear weights and the embedding table, rows of `in_features` elements) stored as random
+    /// valid blocks (`rlx_models::random::quant_blocks`, scales ±0.01) and kept quantized on
+    /// the device; the rest as [`Decoder::random`] makes them. The weights of a quantized
+    /// checkpoint's shape, for benchmarks.
+    pub fn random_quantized(
+        session: Session,
+        config: DecoderConfig,
+        opts: DecoderOptions,
+        seed: u64,
+        quant: rlx_ir::QuantType,
+    ) -> Result<Decoder> {
+        let mut dec = Decoder::random(session, config, opts, seed)?;
+        for (i, (name, data)) in dec.weights.iter_mut().enumerate() {
+            let probe_dims = match data {
+                ParamData::Dense(WeightData::F32(v)) => v.len(),
+                ParamData::Dense(WeightData::F16(v)) => v.len(),
+                ParamData::Quant { .. } => continue,
+            };
+            let Some(cols) = matrix_cols(&dec.config, name) else { continue };
+            let Ok(row_bytes) = quant.byte_len(cols) else { continue };
+            let rows = probe_dims / cols;
+            let bytes =
+                crate::random::quant_blocks(quant, rows * row_bytes, seed.wrapping_add(1000 + i as u64));
+            *data = ParamData::Quant { quant, bytes };
+        }
+        dec.quant = quantized_weights(&dec.weights);
+        Ok(dec)
+    }
+
     /// A decoder of `config` with random weights (`rlx_models::random::param_value`, the i-th
     /// param seeded `seed + i`): a real model's shape without its file, for benchmarks.
     pub fn random(
@@ -347,6 +377,20 @@ impl Decoder {
             self.cache.push(Compiled { key, exe, rope });
         }
         self.cache.last_mut().ok_or_else(|| invalid("internal: the compiled-graph cache is empty".into()))
+    }
+}
+
+/// The row length (in features) of the decoder matrix `name`, `None` for vectors.
+fn matrix_cols(cfg: &DecoderConfig, name: &str) -> Option<usize> {
+    if !name.ends_with(".weight") || name.contains("norm") {
+        return None;
+    }
+    if name.contains("down_proj") {
+        Some(cfg.intermediate_size)
+    } else if name.contains("o_proj") {
+        Some(cfg.q_dim())
+    } else {
+        Some(cfg.hidden_size)
     }
 }
 

@@ -21,6 +21,8 @@ pub struct BenchGenerateOptions {
     pub decode_tokens: usize,
     pub iters: usize,
     pub precision: Precision,
+    /// Store every matrix whose rows are whole blocks of this format quantized (`--quant`).
+    pub quant: Option<rlx_ir::QuantType>,
 }
 
 fn progress(msg: &str) {
@@ -51,7 +53,11 @@ fn measure(o: &BenchGenerateOptions, device: Device) -> Result<Row, Box<dyn std:
         prefill_chunk: o.prefill_tokens.max(1),
         ..Default::default()
     };
-    let mut dec = Decoder::random(Session::new(device)?, cfg, opts, 7)?;
+    let session = Session::new(device)?;
+    let mut dec = match o.quant {
+        Some(q) => Decoder::random_quantized(session, cfg, opts, 7, q)?,
+        None => Decoder::random(session, cfg, opts, 7)?,
+    };
     let load = t.elapsed();
     // Token ids spread over the vocabulary (the values do not change the work).
     let prompt: Vec<i32> = (0..o.prefill_tokens as i32).map(|i| (i * 7919 + 11) % vocab).collect();
@@ -129,8 +135,14 @@ pub fn run(o: &BenchGenerateOptions) -> Result<(), Box<dyn std::error::Error>> {
     );
     let reference = rows.first().map(|r| r.tokens.clone());
     for r in &rows {
-        let label =
-            format!("generate {} {}+{} {}", o.decoder.name(), o.prefill_tokens, o.decode_tokens, o.precision);
+        let quant = o.quant.map_or(String::new(), |q| format!(" {q}"));
+        let label = format!(
+            "generate {} {}+{} {}{quant}",
+            o.decoder.name(),
+            o.prefill_tokens,
+            o.decode_tokens,
+            o.precision
+        );
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
         let same = match &reference {
             Some(t) if *t == r.tokens => "yes".to_string(),

@@ -4,7 +4,7 @@
 
 use super::bench::{kernel_tag, BenchOptions, Prepared};
 use rlx::prelude::*;
-use rlx_models::random::uniform;
+use rlx_models::random::{quant_blocks, uniform};
 
 /// The matmul workload on a quantized weight: x [M, K] (input) · dequant(w)ᵀ, w [N, K] of
 /// random valid blocks (finite f16 scales of 0.01).
@@ -30,24 +30,4 @@ pub(super) fn quant_matmul(o: &BenchOptions) -> Result<Prepared, Box<dyn std::er
         iters: o.iters,
         packed: Some(("b".into(), blocks)),
     })
-}
-
-/// `bytes` bytes of random `q` blocks with every f16 scale set to ±0.01 (splitmix64 bytes).
-fn quant_blocks(q: rlx_ir::QuantType, bytes: usize, seed: u64) -> Vec<u8> {
-    let mut state = seed;
-    let mut next = move || {
-        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let z = (state ^ (state >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        let z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    };
-    let mut out: Vec<u8> = (0..bytes).map(|_| next() as u8).collect();
-    let d = half::f16::from_f32(0.01).to_bits();
-    for block in out.chunks_exact_mut(q.block_bytes()) {
-        for &at in q.f16_offsets() {
-            let sign = if next() & 1 == 1 { 0x8000 } else { 0 };
-            block[at..at + 2].copy_from_slice(&(d | sign).to_le_bytes());
-        }
-    }
-    out
 }
