@@ -199,7 +199,8 @@ fn random_quantized_decoders_agree_across_devices() {
             }
         };
         let q = rlx_ir::QuantType::Q8_0;
-        let mut dec = Decoder::random_quantized(session, cfg.clone(), DecoderOptions::default(), 3, q).unwrap();
+        let mut dec =
+            Decoder::random_quantized(session, cfg.clone(), DecoderOptions::default(), 3, q).unwrap();
         runs.push((device, dec.generate_greedy(&prompt, 6).unwrap()));
     }
     let session = rlx_runtime::Session::new(Device::Cpu).unwrap();
