@@ -10,10 +10,8 @@
 
 use super::cached::{cached_decoder_graph, StepOutput, LOGIT_ROW, OFFSET, POSITIONS, PREV_TOKENS, RNG_KEY};
 use super::graph::INPUT_IDS;
-use super::model::Decoder;
-use super::params::ParamData;
+use super::model::{set_weights, Decoder};
 use crate::error::{ModelError, Result};
-use crate::weights::WeightData;
 use rlx_ir::SamplingSpec;
 use rlx_runtime::{CompileOptions, Executable, HostData};
 
@@ -107,13 +105,7 @@ impl Decoder {
                 ));
             };
             // The group shares params: setting them once sets them for both.
-            for (name, data) in &self.weights {
-                match data {
-                    ParamData::Dense(WeightData::F32(v)) => prefill.set_param(name, v)?,
-                    ParamData::Dense(WeightData::F16(v)) => prefill.set_param(name, v)?,
-                    ParamData::Quant { bytes, .. } => prefill.set_param(name, bytes)?,
-                }
-            }
+            set_weights(&mut prefill, &self.weights)?;
             self.generator = Some(Generator { capacity, chunk, output, prefill, decode });
         }
         self.generator.as_mut().ok_or_else(|| invalid("internal: no generator after compiling one".into()))
@@ -145,17 +137,7 @@ impl Decoder {
         seed: u32,
         mut on_token: impl FnMut(i32) -> bool,
     ) -> Result<Vec<i32>> {
-        self.check(prompt)?;
-        let max = self.config.max_position_embeddings;
-        // The last token is never fed back, so prompt + n − 1 positions are used.
-        let used = prompt.len() + n.saturating_sub(1);
-        if used > max {
-            return Err(invalid(format!(
-                "a prompt of {} tokens leaves room for {} new ones within max_position_embeddings {max}, not {n}",
-                prompt.len(),
-                max + 1 - prompt.len()
-            )));
-        }
+        let used = self.check_room(prompt, n)?;
         if n == 0 {
             return Ok(Vec::new());
         }

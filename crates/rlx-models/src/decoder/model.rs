@@ -112,11 +112,7 @@ impl Decoder {
         } else {
             (DecoderConfig::from_file(&path.join("config.json"))?, Source::Hf(Checkpoint::open(path)?))
         };
-        // The params are the same for every shape; a one-token graph lists them.
-        // Every param is listed dense here; the loaded data says which stay quantized.
-        let probe =
-            decoder_graph_with(&config, 1, 1, opts.precision, LogitRows::All, &QuantizedWeights::new())?;
-        let weights = probe
+        let weights = probe(&config, opts.precision)?
             .params()
             .iter()
             .map(|(name, _, ty)| {
@@ -130,6 +126,17 @@ impl Decoder {
                 Ok((name.to_string(), data))
             })
             .collect::<Result<Vec<_>>>()?;
+        Ok(Decoder::assemble(session, config, weights, opts))
+    }
+
+    /// The decoder of checked `weights`: options at their minimums, the quantized params
+    /// listed, nothing compiled yet.
+    fn assemble(
+        session: Session,
+        config: DecoderConfig,
+        weights: Vec<(String, ParamData)>,
+        opts: DecoderOptions,
+    ) -> Decoder {
         let opts = DecoderOptions {
             max_cached: opts.max_cached.max(1),
             min_bucket: opts.min_bucket.max(1),
@@ -137,7 +144,7 @@ impl Decoder {
             ..opts
         };
         let quant = quantized_weights(&weights);
-        Ok(Decoder { session, config, weights, quant, cache: Vec::new(), opts, generator: None })
+        Decoder { session, config, weights, quant, cache: Vec::new(), opts, generator: None }
     }
 
     /// A decoder of `config` with weights given by name (the params of [`decoder_graph_with`]
@@ -149,8 +156,7 @@ impl Decoder {
         mut given: Vec<(String, WeightData)>,
         opts: DecoderOptions,
     ) -> Result<Decoder> {
-        let probe =
-            decoder_graph_with(&config, 1, 1, opts.precision, LogitRows::All, &QuantizedWeights::new())?;
+        let probe = probe(&config, opts.precision)?;
         let mut weights = Vec::with_capacity(given.len());
         for (name, _, ty) in probe.params() {
             let Some(pos) = given.iter().position(|(n, _)| n == name) else {
@@ -170,14 +176,7 @@ impl Decoder {
         if let Some((extra, _)) = given.first() {
             return Err(invalid(format!("weight '{extra}' is not a param of this decoder")));
         }
-        let opts = DecoderOptions {
-            max_cached: opts.max_cached.max(1),
-            min_bucket: opts.min_bucket.max(1),
-            prefill_chunk: opts.prefill_chunk.max(1),
-            ..opts
-        };
-        let quant = QuantizedWeights::new();
-        Ok(Decoder { session, config, weights, quant, cache: Vec::new(), opts, generator: None })
+        Ok(Decoder::assemble(session, config, weights, opts))
     }
 
     /// [`Decoder::random`] with every matrix whose rows are whole blocks of `quant` (the
@@ -194,14 +193,14 @@ impl Decoder {
     ) -> Result<Decoder> {
         let mut dec = Decoder::random(session, config, opts, seed)?;
         for (i, (name, data)) in dec.weights.iter_mut().enumerate() {
-            let probe_dims = match data {
+            let numel = match data {
                 ParamData::Dense(WeightData::F32(v)) => v.len(),
                 ParamData::Dense(WeightData::F16(v)) => v.len(),
                 ParamData::Quant { .. } => continue,
             };
             let Some(cols) = matrix_cols(&dec.config, name) else { continue };
             let Ok(row_bytes) = quant.byte_len(cols) else { continue };
-            let rows = probe_dims / cols;
+            let rows = numel / cols;
             let bytes =
                 crate::random::quant_blocks(quant, rows * row_bytes, seed.wrapping_add(1000 + i as u64));
             *data = ParamData::Quant { quant, bytes };
@@ -218,9 +217,7 @@ impl Decoder {
         opts: DecoderOptions,
         seed: u64,
     ) -> Result<Decoder> {
-        let probe =
-            decoder_graph_with(&config, 1, 1, opts.precision, LogitRows::All, &QuantizedWeights::new())?;
-        let weights = probe
+        let weights = probe(&config, opts.precision)?
             .params()
             .iter()
             .enumerate()
@@ -261,6 +258,23 @@ impl Decoder {
 
     /// Refuses an empty sequence, ids outside the vocabulary and sequences longer than
     /// `max_position_embeddings`.
+    /// [`Decoder::check`] for a prompt that `n` new tokens follow: the prompt and the n − 1
+    /// tokens fed back must fit `max_position_embeddings`. Returns how many positions that is.
+    pub(super) fn check_room(&self, prompt: &[i32], n: usize) -> Result<usize> {
+        self.check(prompt)?;
+        let max = self.config.max_position_embeddings;
+        // The last token is never fed back.
+        let used = prompt.len() + n.saturating_sub(1);
+        if used > max {
+            return Err(invalid(format!(
+                "a prompt of {} tokens leaves room for {} new ones within max_position_embeddings {max}, not {n}",
+                prompt.len(),
+                max + 1 - prompt.len()
+            )));
+        }
+        Ok(used)
+    }
+
     pub(super) fn check(&self, ids: &[i32]) -> Result<()> {
         if ids.is_empty() {
             return Err(invalid("the token sequence is empty; give at least one token id".into()));
@@ -308,16 +322,7 @@ impl Decoder {
     /// [`Decoder::generate_greedy`] without the cache: every step recomputes the whole
     /// sequence through the full forward. Slow; a reference for the cached path.
     pub fn generate_greedy_recompute(&mut self, prompt: &[i32], n: usize) -> Result<Vec<i32>> {
-        self.check(prompt)?;
-        let max = self.config.max_position_embeddings;
-        // The last step runs on prompt + n − 1 tokens.
-        if n > 0 && prompt.len() + n - 1 > max {
-            return Err(invalid(format!(
-                "a prompt of {} tokens leaves room for {} new ones within max_position_embeddings {max}, not {n}",
-                prompt.len(),
-                max + 1 - prompt.len()
-            )));
-        }
+        self.check_room(prompt, n)?;
         let mut ids = prompt.to_vec();
         let mut out = Vec::with_capacity(n);
         for _ in 0..n {
@@ -362,13 +367,7 @@ impl Decoder {
             let g = decoder_graph_with(&self.config, 1, bucket, self.opts.precision, rows, &self.quant)?;
             let opts = CompileOptions { precision: self.opts.precision, ..Default::default() };
             let mut exe = self.session.compile_with(&g, &opts)?;
-            for (name, data) in &self.weights {
-                match data {
-                    ParamData::Dense(WeightData::F32(v)) => exe.set_param(name, v)?,
-                    ParamData::Dense(WeightData::F16(v)) => exe.set_param(name, v)?,
-                    ParamData::Quant { bytes, .. } => exe.set_param(name, bytes)?,
-                }
-            }
+            set_weights(&mut exe, &self.weights)?;
             let positions: Vec<usize> = (0..bucket).collect();
             let rope = rope_tables(&self.config, &positions);
             if self.cache.len() >= self.opts.max_cached {
@@ -378,6 +377,24 @@ impl Decoder {
         }
         self.cache.last_mut().ok_or_else(|| invalid("internal: the compiled-graph cache is empty".into()))
     }
+}
+
+/// The params every graph of `config` has (they do not depend on the shape; a one-token graph
+/// lists them), all listed dense: the loaded data says which stay quantized.
+fn probe(config: &DecoderConfig, precision: Precision) -> Result<rlx_ir::Graph> {
+    Ok(decoder_graph_with(config, 1, 1, precision, LogitRows::All, &QuantizedWeights::new())?)
+}
+
+/// Sets every weight of a decoder on `exe` (once per compile group).
+pub(super) fn set_weights(exe: &mut Executable, weights: &[(String, ParamData)]) -> Result<()> {
+    for (name, data) in weights {
+        match data {
+            ParamData::Dense(WeightData::F32(v)) => exe.set_param(name, v)?,
+            ParamData::Dense(WeightData::F16(v)) => exe.set_param(name, v)?,
+            ParamData::Quant { bytes, .. } => exe.set_param(name, bytes)?,
+        }
+    }
+    Ok(())
 }
 
 /// The row length (in features) of the decoder matrix `name`, `None` for vectors.
