@@ -113,7 +113,7 @@ pub(super) struct Prepared {
     pub packed: Option<(String, Vec<u8>)>,
 }
 
-fn progress(msg: &str) {
+pub(super) fn progress(msg: &str) {
     // Straight to the handle: progress must show even when stdout is piped.
     let _ = writeln!(std::io::stderr(), "bench: {msg}");
 }
@@ -242,7 +242,8 @@ fn set_params(exe: &mut Executable, g: &Graph) -> Result<(), rlx::Error> {
     set_random_params(exe, g, 1000)
 }
 
-fn median(mut v: Vec<Duration>) -> Duration {
+/// The median of the timed runs (the upper one of an even count); zero for none.
+pub(super) fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v.get(v.len() / 2).copied().unwrap_or_default()
 }

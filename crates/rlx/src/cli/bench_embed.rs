@@ -4,6 +4,7 @@
 //! timed runs of one `embed_batch` call (tokenize, upload, compute, read back), or for the
 //! single sequences one `run_tokens` call (already tokenized: upload, compute, read back).
 
+use super::bench::median;
 use super::fetch::resolve_model_dir;
 use rlx::prelude::{Device, Precision};
 use rlx_models::{Embedder, EmbedderOptions, TokenBatch};
@@ -39,11 +40,6 @@ pub struct BenchEmbedOptions {
     /// Compile precision; other than f32, each device's embeddings are also compared with its
     /// own f32 ones (the smallest cosine is printed).
     pub precision: Precision,
-}
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v.get(v.len() / 2).copied().unwrap_or_default()
 }
 
 /// One sequence of exactly `n` tokens (n ≥ 2): the tokenized sentences' words cycled between

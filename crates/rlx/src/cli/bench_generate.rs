@@ -6,10 +6,10 @@
 //! compiles the graphs and warms the device; each figure is the median over `--iters`
 //! generations.
 
+use super::bench::{median, progress};
 use super::bench_decoder::DecoderShape;
 use rlx::prelude::{Device, Precision, Session};
 use rlx_models::decoder::{Decoder, DecoderOptions};
-use std::io::Write as _;
 use std::time::{Duration, Instant};
 
 /// Options of the generate workload.
@@ -23,15 +23,6 @@ pub struct BenchGenerateOptions {
     pub precision: Precision,
     /// Store every matrix whose rows are whole blocks of this format quantized (`--quant`).
     pub quant: Option<rlx_ir::QuantType>,
-}
-
-fn progress(msg: &str) {
-    let _ = writeln!(std::io::stderr(), "bench: {msg}");
-}
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v.get(v.len() / 2).copied().unwrap_or_default()
 }
 
 /// One device's figures.
