@@ -110,9 +110,15 @@ impl Capabilities {
     /// Whether this device runs the gather `op` with data of type `data` on its stored words
     /// (see [`Capabilities::packed_row_gather`]).
     pub fn is_packed_row_gather(&self, op: &rlx_ir::Op, data: &rlx_ir::TensorType) -> bool {
+        self.packed_row_gather && Self::gathers_packed_rows(op, data)
+    }
+
+    /// The rule itself, whatever the device: `op` is a gather of `data` rows of an even count
+    /// of 2-byte elements. A backend with `packed_row_gather` lowers exactly these as words.
+    pub fn gathers_packed_rows(op: &rlx_ir::Op, data: &rlx_ir::TensorType) -> bool {
         let rlx_ir::Op::Gather { axis } = op else { return false };
         let inner: usize = data.shape.dims().iter().skip(axis + 1).product();
-        self.packed_row_gather && data.dtype.storage_bytes() == 2 && inner.is_multiple_of(2)
+        data.dtype.storage_bytes() == 2 && inner.is_multiple_of(2)
     }
 
     pub fn supports(&self, kind: OpKind) -> bool {

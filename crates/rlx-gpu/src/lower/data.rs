@@ -27,11 +27,10 @@ pub(super) fn word_type(dtype: DType, label: &str) -> Result<WordType, GpuError>
 /// Whether `node` is a gather of rows of an even count of 2-byte elements, which the word
 /// gather kernel moves as they are stored ([`crate::capabilities`] sets `packed_row_gather`).
 pub(super) fn packed_row_gather(cx: &LowerCtx, node: &Node) -> Result<bool, GpuError> {
-    let Op::Gather { axis } = node.op else { return Ok(false) };
-    let Some(&data) = node.inputs.first() else { return Ok(false) };
-    let ty = cx.ty(data)?;
-    let inner: usize = ty.shape.dims().iter().skip(axis + 1).product();
-    Ok(crate::convert::stored_size(ty.dtype) == 2 && inner.is_multiple_of(2))
+    let Some(&data) = node.inputs.first().filter(|_| matches!(node.op, Op::Gather { .. })) else {
+        return Ok(false);
+    };
+    Ok(rlx_backend::Capabilities::gathers_packed_rows(&node.op, cx.ty(data)?))
 }
 
 pub(super) fn packed_refused(label: &str, dtype: DType) -> GpuError {
