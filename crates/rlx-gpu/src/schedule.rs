@@ -33,6 +33,9 @@ pub struct GpuLimits {
     /// shaderFloat16 and storageBuffer16BitAccess; wgpu: SHADER_F16), and the driver enables
     /// both. F16 tensors are stored only where this holds (see [`crate::policy`]).
     pub shader_f16: bool,
+    /// Storage buffers one kernel may bind (Vulkan maxPerStageDescriptorStorageBuffers, wgpu
+    /// max_storage_buffers_per_shader_stage): launches that would bind more are not formed.
+    pub max_storage_bindings: u32,
 }
 
 impl GpuLimits {
@@ -57,6 +60,7 @@ impl GpuLimits {
             subgroup_size: 8,
             cooperative_matrix: false,
             shader_f16: true,
+            max_storage_bindings: 64,
         }
     }
 

@@ -40,6 +40,7 @@ pub fn gpu_limits(info: &AdapterInfo) -> GpuLimits {
         // The context enables each feature exactly where these hold.
         cooperative_matrix: crate::context::enables_cooperative_matrix(info),
         shader_f16: crate::context::enables_f16(info),
+        max_storage_bindings: l.max_per_stage_storage_buffers,
     }
 }
 

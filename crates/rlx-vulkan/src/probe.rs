@@ -51,6 +51,8 @@ pub struct AdapterLimits {
     pub max_compute_work_group_count: [u32; 3],
     pub max_push_constants_size: u32,
     pub max_bound_descriptor_sets: u32,
+    /// maxPerStageDescriptorStorageBuffers.
+    pub max_per_stage_storage_buffers: u32,
 }
 
 /// Optional abilities, for choosing kernel rungs.
@@ -271,6 +273,7 @@ pub(crate) fn describe(
             max_compute_work_group_count: l.max_compute_work_group_count,
             max_push_constants_size: l.max_push_constants_size,
             max_bound_descriptor_sets: l.max_bound_descriptor_sets,
+            max_per_stage_storage_buffers: l.max_per_stage_descriptor_storage_buffers,
         },
         features: AdapterFeatures {
             subgroup_size: subgroup.subgroup_size,

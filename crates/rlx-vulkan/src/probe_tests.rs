@@ -22,6 +22,7 @@ pub(crate) fn adapter(index: usize, adapter_type: AdapterType, api: [u32; 3]) ->
             max_compute_work_group_count: [65535; 3],
             max_push_constants_size: 128,
             max_bound_descriptor_sets: 8,
+            max_per_stage_storage_buffers: 64,
         },
         features: AdapterFeatures {
             subgroup_size: 32,

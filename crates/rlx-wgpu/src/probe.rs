@@ -355,6 +355,7 @@ impl WgpuInfo {
             // Requested wherever the adapter offers it (`requested_features`); wgpu's SHADER_F16
             // covers f16 in storage buffers too.
             shader_f16: self.features.shader_f16,
+            max_storage_bindings: l.max_storage_buffers_per_shader_stage,
         }
     }
 }

@@ -10,6 +10,8 @@ use crate::GpuError;
 const VEC_SRC: &str = concat!(
     include_str!("../../kernels/matmul_vec.wgsl"),
     "\n",
+    include_str!("../../kernels/matmul_vec_core.wgsl"),
+    "\n",
     include_str!("../../kernels/matmul_common.wgsl"),
     "\n",
     include_str!("../../kernels/matmul_epilogue.wgsl")
@@ -18,7 +20,7 @@ const VEC_SRC: &str = concat!(
 /// Most rows of A (MMAX in the kernel).
 pub const VEC_MAX_ROWS: u32 = 8;
 /// Output columns per workgroup (COLS in the kernel).
-const VEC_COLS: u64 = 4;
+pub(super) const VEC_COLS: u64 = 4;
 
 /// Whether the single (unbatched) matmul `p` takes the matrix-vector kernel: M ≤
 /// [`VEC_MAX_ROWS`] and B stored [N, K] (its K stride 1).
@@ -34,18 +36,19 @@ pub fn vec_grid(p: &MatmulParams) -> Result<[u32; 3], GpuError> {
 type VecDefines = [(&'static str, &'static str); 8];
 
 // Defines are one line each.
-const B_F32: &str =
-    "fn b4_at(i: u32) -> vec4<f32> { return b[i]; } fn b1_at(i: u32) -> f32 { return b[i >> 2u][i & 3u]; }";
+// Both read B through `b_elem`, which each kernel defines over its own binding(s).
+pub(super) const B_F32: &str = "fn b4_at(i: u32) -> vec4<f32> { return b_elem(i); } \
+     fn b1_at(i: u32) -> f32 { return b_elem(i >> 2u)[i & 3u]; }";
 // f16 → f32 without branches (selects): normal, subnormal (m · 2^-24, exact in f32) and
 // inf/NaN (quieted) as the cast kernel's f16_to_f32_bits gives them.
-const B_F16: &str = "fn h1(h: u32) -> f32 { let e = (h >> 10u) & 0x1fu; let m = h & 0x3ffu; \
+pub(super) const B_F16: &str = "fn h1(h: u32) -> f32 { let e = (h >> 10u) & 0x1fu; let m = h & 0x3ffu; \
      let s = (h & 0x8000u) << 16u; let normal = s | ((e + 112u) << 23u) | (m << 13u); \
      let sub = s | bitcast<u32>(f32(m) * 5.9604645e-8); \
      let special = s | 0x7f800000u | (m << 13u) | select(0u, 0x400000u, m != 0u); \
      return bitcast<f32>(select(select(normal, sub, e == 0u), special, e == 31u)); } \
      fn h2(w: u32) -> vec2<f32> { return vec2<f32>(h1(w & 0xffffu), h1(w >> 16u)); } \
-     fn b4_at(i: u32) -> vec4<f32> { let u = b[i]; return vec4<f32>(h2(u.x), h2(u.y)); } \
-     fn b1_at(i: u32) -> f32 { let u = b[i >> 2u]; return h2(select(u.y, u.x, (i & 2u) == 0u))[i & 1u]; }";
+     fn b4_at(i: u32) -> vec4<f32> { let u = b_elem(i); return vec4<f32>(h2(u.x), h2(u.y)); } \
+     fn b1_at(i: u32) -> f32 { let u = b_elem(i >> 2u); return h2(select(u.y, u.x, (i & 2u) == 0u))[i & 1u]; }";
 
 const fn vec_defines(bias: bool, act: &'static str, f16_b: bool) -> VecDefines {
     let d = super::matmul_defines(bias, act);

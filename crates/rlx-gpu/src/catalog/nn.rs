@@ -22,6 +22,8 @@ mod matmul_rung;
 mod matmul_splitk;
 #[path = "matmul_vec.rs"]
 mod matmul_vec;
+#[path = "matmul_vec_multi.rs"]
+mod matmul_vec_multi;
 #[path = "nn_params.rs"]
 mod params;
 pub use attention_coop::{CoopHead, COOP_ATTN_ROWS};
@@ -33,6 +35,7 @@ pub(crate) use matmul_rung::coop_available;
 pub use matmul_rung::MatmulRung;
 pub use matmul_splitk::{partial_params, split_count, SplitKParams};
 pub use matmul_vec::{vec_fits, vec_grid, VEC_MAX_ROWS};
+pub use matmul_vec_multi::{multi_bindings, VecMultiParams, MULTI_MAX_PARTS};
 pub use params::{
     attention_launches, matmul_launches, AttentionParams, MatmulLaunch, NormParams, RopeParams, SoftmaxParams,
 };
@@ -185,6 +188,13 @@ pub enum NnKernel {
     /// `matmul_vec.wgsl`: few rows times a transposed B, one weight row read once per output
     /// column, the same epilogues ([`MatmulParams`]). Bindings a, b, [bias,] c.
     MatmulVec { bias: bool, act: Option<Epilogue>, f16_b: bool },
+    /// `matmul_vec_multi.wgsl`, split form: up to three weights times one A in one launch,
+    /// each product to its own output with its own bias (q, k and v) ([`VecMultiParams`]).
+    /// Bindings a, b0, b1, b2, c0, c1, c2 [, bias0, bias1, bias2].
+    MatmulVecSplit { bias: bool, f16_b: bool },
+    /// `matmul_vec_multi.wgsl`, gated form: `act(a · b0ᵀ) ⊙ (a · b1ᵀ)` in one launch (an MLP's
+    /// gate, up and product) ([`VecMultiParams`]). Bindings a, b0, b1, c.
+    MatmulVecGated { act: Option<Epilogue>, f16_b: bool },
     /// Split-K's second step (`matmul_splitk.wgsl`): the sum of a matmul's partial products
     /// over slices of K, then the bias and activation ([`SplitKParams`]). Bindings parts,
     /// [bias,] c.
@@ -419,6 +429,8 @@ pub(crate) fn spec(k: NnKernel) -> Spec {
         NnKernel::MatmulVec { bias, act, f16_b } => {
             matmul_vec::vec_spec(bias, act.map_or(0, Epilogue::index), f16_b)
         }
+        NnKernel::MatmulVecSplit { bias, f16_b } => matmul_vec_multi::split_spec(bias, f16_b),
+        NnKernel::MatmulVecGated { act, f16_b } => matmul_vec_multi::gated_spec(act, f16_b),
         NnKernel::MatmulSplitK { bias, act } => {
             matmul_splitk::splitk_spec(bias, act.map_or(0, Epilogue::index))
         }
@@ -462,7 +474,12 @@ pub(crate) fn keys() -> Vec<NnKernel> {
         for f16_b in [false, true] {
             keys.push(NnKernel::MatmulVec { bias, act: None, f16_b });
             keys.extend(Epilogue::ALL.map(|a| NnKernel::MatmulVec { bias, act: Some(a), f16_b }));
+            keys.push(NnKernel::MatmulVecSplit { bias, f16_b });
         }
+    }
+    for f16_b in [false, true] {
+        keys.push(NnKernel::MatmulVecGated { act: None, f16_b });
+        keys.extend(Epilogue::ALL.map(|a| NnKernel::MatmulVecGated { act: Some(a), f16_b }));
     }
     for bias in [false, true] {
         keys.push(NnKernel::MatmulSplitK { bias, act: None });
@@ -485,8 +502,12 @@ mod tests {
     #[test]
     fn every_epilogue_has_its_own_variant() {
         let names: Vec<&str> = keys().into_iter().map(|k| spec(k).name).collect();
-        // Then 14 matrix-vector variants on f16 weights and the two split-key attention launches.
-        assert_eq!(names.len(), 7 + 6 + 14 + 28 + 14 + 14 + 1 + 4 + 3 + 2 + 1 + 14 + 2);
+        // Then 14 matrix-vector variants on f16 weights, the two split-key attention launches,
+        // and the grouped matrix-vector ones: 4 split, 14 gated.
+        assert_eq!(names.len(), 7 + 6 + 14 + 28 + 14 + 14 + 1 + 4 + 3 + 2 + 1 + 14 + 2 + 4 + 14);
+        assert!(
+            names.contains(&"matmul_vec_split_bias_f16w_f32") && names.contains(&"matmul_vec_gated_silu_f32")
+        );
         assert!(names.contains(&"matmul_reg_f32") && names.contains(&"matmul_reg_bias_tanh_f32"));
         assert!(names.contains(&"matmul_tiled_bias_gelu_tanh_f32"));
         assert!(names.contains(&"matmul_tiled_silu_f32"));

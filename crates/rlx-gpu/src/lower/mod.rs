@@ -19,6 +19,7 @@ mod cast;
 mod data;
 mod elementwise;
 mod matmul;
+mod matmul_group;
 mod norm;
 mod quant;
 mod random;
@@ -51,6 +52,8 @@ pub struct LowerCtx<'a> {
     /// Casts whose readers read their f16 input directly ([`matmul::absorbed_casts`]): they
     /// launch nothing.
     pub absorbed: std::collections::HashSet<NodeId>,
+    /// Matrix-vector matmuls that launch together ([`matmul_group`]).
+    groups: matmul_group::VecGroups,
 }
 
 impl<'a> LowerCtx<'a> {
@@ -120,7 +123,7 @@ impl<'a> LowerCtx<'a> {
 /// Lowers `graph` (verified, optimized for a GPU backend's capabilities) into a schedule.
 pub fn lower(graph: &Graph, limits: &GpuLimits, options: &KernelOptions) -> Result<ValidSchedule, GpuError> {
     let alignment = usize::try_from(limits.alignment()).unwrap_or(usize::MAX);
-    let plan = plan(graph, alignment)
+    let mut plan = plan(graph, alignment)
         .map_err(|e| GpuError::Lowering { node: "graph".into(), reason: e.to_string() })?;
     let mut leaves = Vec::new();
     let mut leaf_index = HashMap::new();
@@ -136,8 +139,10 @@ pub fn lower(graph: &Graph, limits: &GpuLimits, options: &KernelOptions) -> Resu
         leaf_index.insert(id, leaves.len());
         leaves.push(Leaf { node: id, kind, ty: node.ty.clone(), bytes: whole_units(device_bytes(&node.ty)) });
     }
-    let (pool_of, pools) = assign_pools(&plan);
     let absorbed = matmul::absorbed_casts(graph, options);
+    let groups = matmul_group::VecGroups::find(graph, options, limits, &absorbed);
+    groups.adjust(&mut plan);
+    let (pool_of, pools) = assign_pools(&plan);
     let mut cx = LowerCtx {
         graph,
         plan,
@@ -147,14 +152,17 @@ pub fn lower(graph: &Graph, limits: &GpuLimits, options: &KernelOptions) -> Resu
         pool_of,
         scratch: Vec::new(),
         absorbed,
+        groups,
     };
     let mut steps = Vec::new();
     for (i, node) in graph.nodes().iter().enumerate() {
         let id = NodeId(i as u32);
-        if node.ty.numel() == 0 || cx.absorbed.contains(&id) {
+        if node.ty.numel() == 0 || cx.absorbed.contains(&id) || cx.groups.silent.contains(&id) {
             continue;
         }
-        lower_node(&mut cx, id, node, &mut steps)?;
+        if !matmul_group::lower(&mut cx, id, &mut steps)? {
+            lower_node(&mut cx, id, node, &mut steps)?;
+        }
     }
     let outputs = graph
         .outputs()

@@ -9,6 +9,7 @@ mod elementwise_edges;
 mod grid;
 mod kv_cache;
 mod matmul;
+mod matmul_groups;
 mod matmul_rungs;
 mod models;
 mod nn_edges;
@@ -36,6 +37,7 @@ pub fn cases() -> Vec<Case> {
     reduce::cases(&mut out);
     shape::cases(&mut out);
     matmul::cases(&mut out);
+    matmul_groups::cases(&mut out);
     matmul_rungs::cases(&mut out);
     quant::cases(&mut out);
     norm::cases(&mut out);

@@ -1,0 +1,122 @@
+// Several matrix-vector products that share A, in one launch: the projections a decode step
+// takes from one normalized vector (q, k and v; an MLP's gate and up). B_s is stored [N_s, K]
+// like every linear layer's weight, contiguous from its binding's start; M ≤ MMAX rows of A.
+// The layout, dot products and reduction are matmul_vec_core.wgsl's (appended); the weights
+// are read as the single kernel reads them (B_LOAD: f32, or f16 as stored, through b_elem).
+//
+// Two forms (define GATED):
+// - split (GATED false): C_s [M, N_s] = A · B_sᵀ (+ bias_s) for s = 0, 1, 2. Global column g
+//   of n0 + n1 + n2 belongs to the first part whose range holds it; a part with N_s = 0 gets
+//   no column (its bindings are placeholders). One launch writes Q, K and V.
+// - gated (GATED true): C [M, N] = act(A · B_0ᵀ) ⊙ (A · B_1ᵀ) with n0 = n1 = N: a workgroup's
+//   four columns are output columns 2w and 2w + 1 of B_0, then the same two of B_1, and the
+//   first two column groups multiply in the second two after the reduction. One launch
+//   replaces gate, up and their product.
+//
+// The part a column reads is workgroup-uniform for the gated form and changes at most twice
+// across the grid for the split one; `part` (private) selects the binding in b4_at / b1_at.
+
+struct VecMultiParams {
+    m: u32,
+    k: u32,
+    a_stride_m: u32,
+    a_stride_k: u32,
+    a_offset: u32,
+    n0: u32,
+    n1: u32,
+    n2: u32,
+}
+
+const GATED: bool = {{GATED}};
+
+alias BElem = {{B_ELEM}};
+
+@group(0) @binding(0) var<storage, read> a: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read> b0: array<BElem>;
+@group(0) @binding(2) var<storage, read> b1: array<BElem>;
+{{MULTI_DECL}}
+{{PARAMS}} p: VecMultiParams;
+
+var<private> part: u32;
+
+fn b_elem(i: u32) -> BElem {
+    {{B_SELECT}}
+}
+
+// The activation of the gated form (ACT, as the matmul epilogues name them).
+const ACT_NONE: u32 = 0u;
+const ACT_GELU: u32 = 1u;
+const ACT_GELU_TANH: u32 = 2u;
+const ACT_RELU: u32 = 3u;
+const ACT_SILU: u32 = 4u;
+const ACT_SIGMOID: u32 = 5u;
+const ACT_TANH: u32 = 6u;
+const ACT: u32 = {{ACT}};
+
+fn activate(v: f32) -> f32 {
+    if (ACT == ACT_GELU) {
+        return gelu_erf(v);
+    } else if (ACT == ACT_GELU_TANH) {
+        return gelu_tanh(v);
+    } else if (ACT == ACT_RELU) {
+        return relu(v);
+    } else if (ACT == ACT_SILU) {
+        return silu(v);
+    } else if (ACT == ACT_SIGMOID) {
+        return sigmoid(v);
+    } else if (ACT == ACT_TANH) {
+        return tanh_acc(v);
+    }
+    return v;
+}
+
+@compute @workgroup_size(256, 1, 1)
+fn main(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+    @builtin(local_invocation_index) t: u32,
+) {
+    let w = wid.y * groups.x + wid.x;
+    let slot = t / T;
+    let j = t % T;
+    var col = 0u;
+    var n = 0u;
+    if (GATED) {
+        part = slot / 2u;
+        col = w * 2u + slot % 2u;
+        n = p.n0;
+    } else {
+        let g = w * COLS + slot;
+        if (g < p.n0) {
+            part = 0u;
+            col = g;
+            n = p.n0;
+        } else if (g < p.n0 + p.n1) {
+            part = 1u;
+            col = g - p.n0;
+            n = p.n1;
+        } else {
+            part = 2u;
+            col = g - p.n0 - p.n1;
+            n = p.n2;
+        }
+    }
+    var acc: array<f32, MMAX>;
+    if (col < n) {
+        acc = row_partials(col * p.k, p.a_offset, j);
+    }
+    reduce_columns(t, j, acc);
+    if (col >= n || j >= p.m) {
+        return;
+    }
+    let v = red[(t - j) * MMAX + j];
+    let at = j * n + col;
+    if (GATED) {
+        // Columns 2 and 3 hold B_1's products of the same two output columns.
+        if (slot < 2u) {
+            c0[at] = activate(v) * red[(t - j + 2u * T) * MMAX + j];
+        }
+    } else {
+        store(part, at, col, v);
+    }
+}

@@ -1,0 +1,230 @@
+//! Several matrix-vector products over one A in one launch (`matmul_vec_multi.wgsl`): the
+//! decode step's q/k/v projections (the split form: up to three outputs, each with its own
+//! bias) and an MLP's gate and up projections with the activation and product fused (the gated
+//! form). The lowering decides which matmuls form a group (`lower/matmul_group.rs`).
+
+use super::matmul_vec::{B_F16, B_F32, VEC_COLS, VEC_MAX_ROWS};
+use super::{Epilogue, ACT_NAMES};
+use crate::catalog::{size_of, Access, Spec};
+use crate::{grid, GpuError};
+
+const MULTI_SRC: &str = concat!(
+    include_str!("../../kernels/matmul_vec_multi.wgsl"),
+    "\n",
+    include_str!("../../kernels/matmul_vec_core.wgsl")
+);
+
+/// Most weights one split launch reads (b0, b1, b2 in the kernel).
+pub const MULTI_MAX_PARTS: usize = 3;
+
+/// The params of `matmul_vec_multi.wgsl` (must match `VecMultiParams` there).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct VecMultiParams {
+    pub m: u32,
+    pub k: u32,
+    pub a_stride_m: u32,
+    pub a_stride_k: u32,
+    pub a_offset: u32,
+    /// Output columns of each part (the gated form: n0 = n1, the output's N).
+    pub n: [u32; MULTI_MAX_PARTS],
+}
+
+impl VecMultiParams {
+    /// Params and workgroup counts for A [m, k] (rows `a_stride_m` apart, contiguous) times
+    /// the weights [n_s, k]; `gated`: the two weights of a gated product (n = [n, n, 0]).
+    pub fn new(
+        m: u32,
+        k: u32,
+        a_stride_m: u32,
+        n: [u32; MULTI_MAX_PARTS],
+        gated: bool,
+    ) -> Result<(Self, [u32; 3]), GpuError> {
+        if m == 0 || m > VEC_MAX_ROWS || k == 0 || (gated && (n[0] != n[1] || n[2] != 0)) {
+            return Err(GpuError::Lowering {
+                node: "matmul_vec_multi".into(),
+                reason: format!(
+                    "m {m}, k {k}, n {n:?} (gated {gated}) is not a grouped matrix-vector product"
+                ),
+            });
+        }
+        let columns = if gated {
+            u64::from(n[0]).div_ceil(2)
+        } else {
+            n.iter().map(|&x| u64::from(x)).sum::<u64>().div_ceil(VEC_COLS)
+        };
+        let grid = grid::linear("matmul_vec_multi", columns, 256)?;
+        Ok((VecMultiParams { m, k, a_stride_m, a_stride_k: 1, a_offset: 0, n }, grid))
+    }
+}
+
+/// Bindings of the split form: a, b0, b1, b2, c0, c1, c2 [, bias0, bias1, bias2].
+const SPLIT: &[Access] = &[
+    Access::Read,
+    Access::Read,
+    Access::Read,
+    Access::Read,
+    Access::ReadWrite,
+    Access::ReadWrite,
+    Access::ReadWrite,
+];
+const SPLIT_BIAS: &[Access] = &[
+    Access::Read,
+    Access::Read,
+    Access::Read,
+    Access::Read,
+    Access::ReadWrite,
+    Access::ReadWrite,
+    Access::ReadWrite,
+    Access::Read,
+    Access::Read,
+    Access::Read,
+];
+/// Bindings of the gated form: a, b0 (the activated weight), b1, c.
+const GATED: &[Access] = &[Access::Read, Access::Read, Access::Read, Access::ReadWrite];
+
+/// How many storage bindings a launch takes (for the device's per-stage limit).
+pub fn multi_bindings(gated: bool, bias: bool) -> u32 {
+    let n = match (gated, bias) {
+        (true, _) => GATED.len(),
+        (false, false) => SPLIT.len(),
+        (false, true) => SPLIT_BIAS.len(),
+    };
+    n as u32
+}
+
+type MultiDefines = [(&'static str, &'static str); 6];
+
+const SPLIT_DECL: &str = "@group(0) @binding(3) var<storage, read> b2: array<BElem>; \
+     @group(0) @binding(4) var<storage, read_write> c0: array<f32>; \
+     @group(0) @binding(5) var<storage, read_write> c1: array<f32>; \
+     @group(0) @binding(6) var<storage, read_write> c2: array<f32>; \
+     fn store(s: u32, at: u32, col: u32, v: f32) { if (s == 0u) { c0[at] = v; } \
+     else if (s == 1u) { c1[at] = v; } else { c2[at] = v; } }";
+const SPLIT_BIAS_DECL: &str = "@group(0) @binding(3) var<storage, read> b2: array<BElem>; \
+     @group(0) @binding(4) var<storage, read_write> c0: array<f32>; \
+     @group(0) @binding(5) var<storage, read_write> c1: array<f32>; \
+     @group(0) @binding(6) var<storage, read_write> c2: array<f32>; \
+     @group(0) @binding(7) var<storage, read> bias0: array<f32>; \
+     @group(0) @binding(8) var<storage, read> bias1: array<f32>; \
+     @group(0) @binding(9) var<storage, read> bias2: array<f32>; \
+     fn store(s: u32, at: u32, col: u32, v: f32) { if (s == 0u) { c0[at] = v + bias0[col]; } \
+     else if (s == 1u) { c1[at] = v + bias1[col]; } else { c2[at] = v + bias2[col]; } }";
+const GATED_DECL: &str = "@group(0) @binding(3) var<storage, read_write> c0: array<f32>; \
+     fn store(s: u32, at: u32, col: u32, v: f32) { c0[at] = v; }";
+const SELECT3: &str =
+    "if (part == 0u) { return b0[i]; } else if (part == 1u) { return b1[i]; } return b2[i];";
+const SELECT2: &str = "if (part == 0u) { return b0[i]; } return b1[i];";
+
+const fn multi_defines(gated: bool, bias: bool, act: &'static str, f16_b: bool) -> MultiDefines {
+    [
+        ("GATED", if gated { "true" } else { "false" }),
+        ("ACT", act),
+        (
+            "MULTI_DECL",
+            match (gated, bias) {
+                (true, _) => GATED_DECL,
+                (false, false) => SPLIT_DECL,
+                (false, true) => SPLIT_BIAS_DECL,
+            },
+        ),
+        ("B_SELECT", if gated { SELECT2 } else { SELECT3 }),
+        ("B_ELEM", if f16_b { "vec2<u32>" } else { "vec4<f32>" }),
+        ("B_LOAD", if f16_b { B_F16 } else { B_F32 }),
+    ]
+}
+
+/// [f32 weights, f16 weights] × [no bias, bias].
+static SPLIT_DEFINES: [[MultiDefines; 2]; 2] = [
+    [multi_defines(false, false, "ACT_NONE", false), multi_defines(false, true, "ACT_NONE", false)],
+    [multi_defines(false, false, "ACT_NONE", true), multi_defines(false, true, "ACT_NONE", true)],
+];
+static SPLIT_NAMES: [[&str; 2]; 2] = [
+    ["matmul_vec_split_f32", "matmul_vec_split_bias_f32"],
+    ["matmul_vec_split_f16w_f32", "matmul_vec_split_bias_f16w_f32"],
+];
+
+/// [f32 weights, f16 weights] × [no activation, then `Epilogue::index`].
+static GATED_DEFINES: [[MultiDefines; 7]; 2] = {
+    let mut table = [[multi_defines(true, false, "ACT_NONE", false); 7]; 2];
+    let mut i = 0;
+    while i < 7 {
+        table[0][i] = multi_defines(true, false, ACT_NAMES[i], false);
+        table[1][i] = multi_defines(true, false, ACT_NAMES[i], true);
+        i += 1;
+    }
+    table
+};
+static GATED_NAMES: [[&str; 7]; 2] = [
+    [
+        "matmul_vec_gated_f32",
+        "matmul_vec_gated_gelu_f32",
+        "matmul_vec_gated_gelu_tanh_f32",
+        "matmul_vec_gated_relu_f32",
+        "matmul_vec_gated_silu_f32",
+        "matmul_vec_gated_sigmoid_f32",
+        "matmul_vec_gated_tanh_f32",
+    ],
+    [
+        "matmul_vec_gated_f16w_f32",
+        "matmul_vec_gated_gelu_f16w_f32",
+        "matmul_vec_gated_gelu_tanh_f16w_f32",
+        "matmul_vec_gated_relu_f16w_f32",
+        "matmul_vec_gated_silu_f16w_f32",
+        "matmul_vec_gated_sigmoid_f16w_f32",
+        "matmul_vec_gated_tanh_f16w_f32",
+    ],
+];
+
+/// The split form (q/k/v in one launch), with biases or not.
+pub(super) fn split_spec(bias: bool, f16_b: bool) -> Spec {
+    let (b, h) = (usize::from(bias), usize::from(f16_b));
+    let bindings = if bias { SPLIT_BIAS } else { SPLIT };
+    let size = size_of::<VecMultiParams>();
+    Spec::wg256(
+        (SPLIT_NAMES[h][b], &SPLIT_DEFINES[h][b]),
+        "kernels/matmul_vec_multi.wgsl",
+        MULTI_SRC,
+        bindings,
+        size,
+    )
+}
+
+/// The gated form: `act(a · b0ᵀ) ⊙ (a · b1ᵀ)`.
+pub(super) fn gated_spec(act: Option<Epilogue>, f16_b: bool) -> Spec {
+    let (i, h) = (act.map_or(0, Epilogue::index), usize::from(f16_b));
+    let size = size_of::<VecMultiParams>();
+    Spec::wg256(
+        (GATED_NAMES[h][i], &GATED_DEFINES[h][i]),
+        "kernels/matmul_vec_multi.wgsl",
+        MULTI_SRC,
+        GATED,
+        size,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grids_cover_every_column_of_every_part() {
+        let (p, grid) = VecMultiParams::new(1, 896, 896, [896, 128, 128], false).unwrap();
+        assert_eq!(grid, [288, 1, 1]);
+        assert_eq!((p.m, p.k, p.n), (1, 896, [896, 128, 128]));
+        let (_, grid) = VecMultiParams::new(2, 896, 896, [4864, 4864, 0], true).unwrap();
+        assert_eq!(grid, [2432, 1, 1]);
+        assert!(VecMultiParams::new(9, 896, 896, [8, 8, 0], false).is_err());
+        assert!(VecMultiParams::new(1, 896, 896, [8, 4, 0], true).is_err());
+        assert_eq!(std::mem::size_of::<VecMultiParams>(), 32);
+    }
+
+    #[test]
+    fn variants_are_named_for_their_form() {
+        assert_eq!(split_spec(true, true).name, "matmul_vec_split_bias_f16w_f32");
+        assert_eq!(split_spec(false, false).bindings.len(), 7);
+        assert_eq!(gated_spec(Some(Epilogue::Silu), false).name, "matmul_vec_gated_silu_f32");
+        assert_eq!(multi_bindings(false, true), 10);
+        assert_eq!(multi_bindings(true, false), 4);
+    }
+}

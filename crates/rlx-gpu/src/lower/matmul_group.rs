@@ -1,0 +1,253 @@
+//! Matrix-vector matmuls that share A and run as one launch (`matmul_vec_multi.wgsl`):
+//!
+//! - the split form: two or three matmuls of one A (a decode step's q, k and v projections),
+//!   each writing its own output with its own bias, launched at the first of them;
+//! - the gated form: `Mul(act(A · B_0ᵀ), A · B_1ᵀ)` (an MLP's gate, up and their product)
+//!   launched at the `Mul`, which it writes; the two matmuls launch nothing.
+//!
+//! Why here and not as an IR op: the grouping changes which launch writes what, not what is
+//! computed, and it depends on which kernel each matmul takes (the matrix-vector one), which
+//! only the lowering knows. The memory plan is adjusted so that this stays safe
+//! ([`VecGroups::adjust`]): a split member's output is live from the group's launch, and A
+//! stays live until the gated launch reads it.
+//!
+//! A member's weight and bias must be leaves (params, inputs, constants), or f16 params read
+//! through an absorbed cast: they exist before any step runs, so an earlier launch may read
+//! them. Forcing a matmul rung turns grouping off, as it turns off the matrix-vector kernel.
+
+use super::LowerCtx;
+use crate::catalog::nn::{matmul_launches, multi_bindings, vec_fits, Epilogue, MULTI_MAX_PARTS};
+use crate::schedule::GpuLimits;
+use rlx_backend::KernelOptions;
+use rlx_ir::{BinaryOp, DType, Graph, NodeId, Op};
+use rlx_opt::memory::MemoryPlan;
+use std::collections::{HashMap, HashSet};
+
+/// One matmul that the matrix-vector kernel would run alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct VecMember {
+    pub id: NodeId,
+    pub a: NodeId,
+    /// The weight as bound: the matmul's B, or the f16 param an absorbed cast widens.
+    pub b: NodeId,
+    pub f16_b: bool,
+    pub bias: Option<NodeId>,
+    pub act: Option<Epilogue>,
+    pub m: u32,
+    pub k: u32,
+    pub n: u32,
+    pub a_stride_m: u32,
+}
+
+/// A gated product: the `Mul` it writes is lowered as one launch of its two matmuls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Gated {
+    /// The matmul whose result is activated (`act`), and the other one.
+    pub activated: VecMember,
+    pub plain: VecMember,
+}
+
+/// Which matmuls launch together, decided once per lowering.
+#[derive(Clone, Debug, Default)]
+pub(super) struct VecGroups {
+    /// The first member (in node order) → every member, in node order.
+    pub split: HashMap<NodeId, Vec<VecMember>>,
+    /// The `Mul` node → its gated product.
+    pub gated: HashMap<NodeId, Gated>,
+    /// Matmuls lowered as part of another node's launch.
+    pub silent: HashSet<NodeId>,
+}
+
+fn is_leaf(g: &Graph, id: NodeId) -> bool {
+    g.node(id).is_ok_and(|n| matches!(n.op, Op::Param { .. } | Op::Input { .. } | Op::Constant(_)))
+}
+
+/// `id` as a [`VecMember`], if it takes the matrix-vector kernel with leaf operands.
+fn member(g: &Graph, id: NodeId, absorbed: &HashSet<NodeId>) -> Option<VecMember> {
+    let node = g.node(id).ok()?;
+    let (ta, tb, act) = match node.op {
+        Op::MatMul { transpose_a, transpose_b } => (transpose_a, transpose_b, None),
+        Op::FusedMatMul { transpose_a, transpose_b, activation, .. } => {
+            (transpose_a, transpose_b, activation)
+        }
+        _ => return None,
+    };
+    let act = match act {
+        Some(op) => Some(Epilogue::from_unary(op)?),
+        None => None,
+    };
+    let (&a, &b) = (node.inputs.first()?, node.inputs.get(1)?);
+    let bias = node.inputs.get(2).copied();
+    let (at, bt) = (g.ty(a).ok()?, g.ty(b).ok()?);
+    if ta || !tb || node.ty.dtype != DType::F32 || at.dtype != DType::F32 || a == b {
+        return None;
+    }
+    let (launches, _) = matmul_launches(at.shape.dims(), bt.shape.dims(), ta, tb).ok()?;
+    let p = match launches.as_slice() {
+        [(p, _)] if vec_fits(p) => *p,
+        _ => return None,
+    };
+    // Weights [N, K] from their binding's start; A rows contiguous.
+    if p.a_stride_k != 1 || p.b_stride_n != p.k || p.a_offset != 0 || p.b_offset != 0 || p.c_offset != 0 {
+        return None;
+    }
+    let (bound, f16_b) =
+        if absorbed.contains(&b) { (*g.node(b).ok()?.inputs.first()?, true) } else { (b, false) };
+    if !is_leaf(g, bound) || (!f16_b && bt.dtype != DType::F32) || !bias.is_none_or(|x| is_leaf(g, x)) {
+        return None;
+    }
+    Some(VecMember { id, a, b: bound, f16_b, bias, act, m: p.m, k: p.k, n: p.n, a_stride_m: p.a_stride_m })
+}
+
+/// Whether two members may share a launch (same A, shape of A and weight type).
+fn compatible(x: &VecMember, y: &VecMember) -> bool {
+    (x.a, x.m, x.k, x.a_stride_m, x.f16_b) == (y.a, y.m, y.k, y.a_stride_m, y.f16_b)
+}
+
+impl VecGroups {
+    /// The groups of `g`; none when a rung is forced or the device binds too few buffers.
+    pub fn find(g: &Graph, options: &KernelOptions, limits: &GpuLimits, absorbed: &HashSet<NodeId>) -> Self {
+        let mut groups = VecGroups::default();
+        if options.matmul.is_some() {
+            return groups;
+        }
+        let uses = g.use_counts();
+        let members: HashMap<NodeId, VecMember> =
+            (0..g.len()).filter_map(|i| member(g, NodeId(i as u32), absorbed)).map(|m| (m.id, m)).collect();
+        let sole = |id: NodeId| uses.get(id.index()) == Some(&1);
+        if multi_bindings(true, false) <= limits.max_storage_bindings {
+            for (i, node) in g.nodes().iter().enumerate() {
+                let (Op::Binary(BinaryOp::Mul), &[x, y]) = (&node.op, node.inputs.as_slice()) else {
+                    continue;
+                };
+                let (Some(mx), Some(my)) = (members.get(&x), members.get(&y)) else { continue };
+                let (activated, plain) = if my.act.is_none() { (*mx, *my) } else { (*my, *mx) };
+                let ok = x != y
+                    && plain.act.is_none()
+                    && activated.bias.is_none()
+                    && plain.bias.is_none()
+                    && compatible(mx, my)
+                    && mx.n == my.n
+                    && sole(x)
+                    && sole(y)
+                    && node.ty.dtype == DType::F32
+                    && node.ty.shape.dims() == g.ty(x).map(|t| t.shape.dims()).unwrap_or_default();
+                if ok {
+                    groups.gated.insert(NodeId(i as u32), Gated { activated, plain });
+                    groups.silent.extend([x, y]);
+                }
+            }
+        }
+        // Split groups from the rest, in node order, at most MULTI_MAX_PARTS each.
+        let mut open: Vec<Vec<VecMember>> = Vec::new();
+        for i in 0..g.len() {
+            let id = NodeId(i as u32);
+            let Some(m) = members.get(&id).filter(|m| m.act.is_none() && !groups.silent.contains(&id)) else {
+                continue;
+            };
+            if multi_bindings(false, m.bias.is_some()) > limits.max_storage_bindings {
+                continue;
+            }
+            let fits = |grp: &&mut Vec<VecMember>| {
+                grp.len() < MULTI_MAX_PARTS
+                    && grp.first().is_some_and(|f| compatible(f, m) && f.bias.is_some() == m.bias.is_some())
+            };
+            match open.iter_mut().find(fits) {
+                Some(grp) => grp.push(*m),
+                None => open.push(vec![*m]),
+            }
+        }
+        for grp in open.into_iter().filter(|grp| grp.len() >= 2) {
+            groups.silent.extend(grp.iter().skip(1).map(|m| m.id));
+            groups.split.insert(grp[0].id, grp);
+        }
+        groups
+    }
+
+    /// Makes the memory plan safe for the moved writes and reads: a split member's output
+    /// lives from its group's launch on, and a gated product's A until the `Mul`.
+    pub fn adjust(&self, plan: &mut MemoryPlan) {
+        let buffer = |plan: &MemoryPlan, id: NodeId| {
+            let base = plan.view_of.get(id.index()).copied().flatten().unwrap_or(id);
+            plan.slots.get(base.index()).copied().flatten().map(|s| s.buffer)
+        };
+        for (lead, grp) in &self.split {
+            for m in grp {
+                if let Some(b) = buffer(plan, m.id) {
+                    plan.buffers[b].first = plan.buffers[b].first.min(lead.index());
+                }
+            }
+        }
+        for (mul, gated) in &self.gated {
+            if let Some(b) = buffer(plan, gated.activated.a) {
+                plan.buffers[b].last = plan.buffers[b].last.max(mul.index());
+            }
+        }
+    }
+}
+
+/// Lowers the group whose launch sits at `id`, if any; `Ok(true)` when it did.
+pub(super) fn lower(
+    cx: &mut LowerCtx,
+    id: NodeId,
+    out: &mut Vec<crate::schedule::Dispatch>,
+) -> Result<bool, crate::GpuError> {
+    use crate::catalog::nn::{NnKernel, VecMultiParams};
+    use crate::KernelKey;
+    if let Some(grp) = cx.groups.split.get(&id).cloned() {
+        let (Some(&first), Some(&last)) = (grp.first(), grp.last()) else { return Ok(false) };
+        let mut n = [0u32; MULTI_MAX_PARTS];
+        for (slot, m) in n.iter_mut().zip(&grp) {
+            *slot = m.n;
+        }
+        let (params, grid) = VecMultiParams::new(first.m, first.k, first.a_stride_m, n, false)?;
+        let a = cx.operand_nonempty(first.a)?;
+        // Bindings past the group's parts repeat its last weight and bias (read-only, never read).
+        let part = |s: usize| grp.get(s).copied().unwrap_or(last);
+        let mut ops = vec![a];
+        for s in 0..MULTI_MAX_PARTS {
+            ops.push(cx.operand_nonempty(part(s).b)?);
+        }
+        for s in 0..MULTI_MAX_PARTS {
+            // A missing third part writes nothing; its output binding is a placeholder.
+            ops.push(match grp.get(s) {
+                Some(m) => cx.operand_nonempty(m.id)?,
+                None => cx.scratch(16),
+            });
+        }
+        let bias = first.bias.is_some();
+        if bias {
+            for s in 0..MULTI_MAX_PARTS {
+                let b = part(s).bias.ok_or_else(|| crate::GpuError::Lowering {
+                    node: cx.label(id),
+                    reason: "a grouped matmul lost its bias".into(),
+                })?;
+                ops.push(cx.operand_nonempty(b)?);
+            }
+        }
+        let names: Vec<String> = grp.iter().map(|m| m.id.to_string()).collect();
+        let label = format!("{} matmul ×{} ({})", id, grp.len(), names.join(", "));
+        let key = KernelKey::Nn(NnKernel::MatmulVecSplit { bias, f16_b: first.f16_b });
+        out.push(crate::schedule::Dispatch::new(key, label, ops, &params, grid));
+        return Ok(true);
+    }
+    if let Some(gated) = cx.groups.gated.get(&id).copied() {
+        let (x, y) = (gated.activated, gated.plain);
+        let (params, grid) = VecMultiParams::new(x.m, x.k, x.a_stride_m, [x.n, x.n, 0], true)?;
+        let ops = vec![
+            cx.operand_nonempty(x.a)?,
+            cx.operand_nonempty(x.b)?,
+            cx.operand_nonempty(y.b)?,
+            cx.operand_nonempty(id)?,
+        ];
+        let label = format!("{id} gated matmul ({}, {})", x.id, y.id);
+        let key = KernelKey::Nn(NnKernel::MatmulVecGated { act: x.act, f16_b: x.f16_b });
+        out.push(crate::schedule::Dispatch::new(key, label, ops, &params, grid));
+        return Ok(true);
+    }
+    Ok(false)
+}
+
+#[cfg(test)]
+#[path = "matmul_group_tests.rs"]
+mod tests;

@@ -1,0 +1,121 @@
+//! Which matmuls the lowering launches together, and what the launches bind.
+
+use crate::catalog::nn::{Epilogue, NnKernel, VecMultiParams};
+use crate::schedule::{BufferId, GpuLimits, Schedule};
+use crate::{lower, KernelKey};
+use rlx_backend::{KernelOptions, MatmulKernel};
+use rlx_ir::{DType, Graph, NodeId, Op, UnaryOp};
+
+fn schedule(g: &Graph, limits: &GpuLimits, options: &KernelOptions) -> Schedule {
+    lower(g, limits, options).unwrap().into_inner()
+}
+
+fn keys(s: &Schedule) -> Vec<KernelKey> {
+    s.steps.iter().map(|d| d.key).collect()
+}
+
+/// x [rows, 64] times weights [n, 64] for each n (f16 params widened by casts when `f16`).
+fn siblings(rows: usize, ns: &[usize], f16: bool) -> Graph {
+    let mut g = Graph::new("siblings");
+    let x = g.input("x", &[rows, 64], DType::F32).unwrap();
+    let mut outs = Vec::new();
+    for (i, &n) in ns.iter().enumerate() {
+        let w = g.param(&format!("w{i}"), &[n, 64], if f16 { DType::F16 } else { DType::F32 }).unwrap();
+        let w = if f16 { g.cast(w, DType::F32).unwrap() } else { w };
+        outs.push(g.matmul_t(x, w, false, true).unwrap());
+    }
+    g.set_outputs(&outs).unwrap();
+    g
+}
+
+#[test]
+fn three_projections_of_one_vector_are_one_launch() {
+    let g = siblings(1, &[40, 8, 8], false);
+    let s = schedule(&g, &GpuLimits::lavapipe(), &KernelOptions::default());
+    assert_eq!(keys(&s), [KernelKey::Nn(NnKernel::MatmulVecSplit { bias: false, f16_b: false })]);
+    let ops = &s.steps[0].operands;
+    // a, b0..b2 (the three params), c0..c2 (the three outputs, each in its own pool).
+    assert_eq!(ops[0].buffer, BufferId::Leaf(0));
+    assert_eq!(
+        [ops[1].buffer, ops[2].buffer, ops[3].buffer],
+        [BufferId::Leaf(1), BufferId::Leaf(2), BufferId::Leaf(3)]
+    );
+    let outs: Vec<_> = ops[4..7].iter().map(|o| o.buffer).collect();
+    assert!(outs[0] != outs[1] && outs[1] != outs[2] && outs[0] != outs[2], "{outs:?}");
+    let p: VecMultiParams = bytemuck::pod_read_unaligned(&s.steps[0].params);
+    assert_eq!((p.m, p.k, p.n), (1, 64, [40, 8, 8]));
+    // 56 columns, 4 per workgroup.
+    assert_eq!(s.steps[0].workgroups, [14, 1, 1]);
+}
+
+#[test]
+fn four_siblings_are_three_plus_one_and_f16_weights_group_as_stored() {
+    let g = siblings(2, &[9, 9, 9, 9], true);
+    let s = schedule(&g, &GpuLimits::lavapipe(), &KernelOptions::default());
+    assert_eq!(
+        keys(&s),
+        [
+            KernelKey::Nn(NnKernel::MatmulVecSplit { bias: false, f16_b: true }),
+            KernelKey::Nn(NnKernel::MatmulVec { bias: false, act: None, f16_b: true }),
+        ]
+    );
+}
+
+#[test]
+fn a_forced_rung_or_too_few_bindings_keeps_matmuls_apart() {
+    let g = siblings(1, &[40, 8, 8], false);
+    let forced = KernelOptions { matmul: Some(MatmulKernel::Tiled64), ..Default::default() };
+    assert_eq!(schedule(&g, &GpuLimits::lavapipe(), &forced).steps.len(), 3);
+    let few = GpuLimits { max_storage_bindings: 4, ..GpuLimits::lavapipe() };
+    let s = schedule(&g, &few, &KernelOptions::default());
+    assert_eq!(keys(&s), [KernelKey::Nn(NnKernel::MatmulVec { bias: false, act: None, f16_b: false }); 3]);
+}
+
+/// silu(x · W_gᵀ) ⊙ (x · W_uᵀ) with the silu fused into the gate matmul, as rlx-opt leaves it.
+fn gated(extra: bool) -> (Graph, NodeId) {
+    let mut g = Graph::new("gated");
+    let x = g.input("x", &[1, 64], DType::F32).unwrap();
+    let wg = g.param("gate", &[96, 64], DType::F32).unwrap();
+    let wu = g.param("up", &[96, 64], DType::F32).unwrap();
+    let op = Op::FusedMatMul {
+        transpose_a: false,
+        transpose_b: true,
+        bias: false,
+        activation: Some(UnaryOp::Silu),
+    };
+    let gate = g.push(op, &[x, wg]).unwrap();
+    let up = g.matmul_t(x, wu, false, true).unwrap();
+    let m = g.mul(gate, up).unwrap();
+    let outs = if extra { vec![m, up] } else { vec![m] };
+    g.set_outputs(&outs).unwrap();
+    (g, m)
+}
+
+#[test]
+fn a_gated_product_is_one_launch_that_writes_the_product() {
+    let (g, m) = gated(false);
+    let s = schedule(&g, &GpuLimits::lavapipe(), &KernelOptions::default());
+    assert_eq!(
+        keys(&s),
+        [KernelKey::Nn(NnKernel::MatmulVecGated { act: Some(Epilogue::Silu), f16_b: false })]
+    );
+    let ops = &s.steps[0].operands;
+    assert_eq!([ops[1].buffer, ops[2].buffer], [BufferId::Leaf(1), BufferId::Leaf(2)]);
+    assert_eq!(ops[3].size, 96 * 4);
+    assert!(s.steps[0].label.starts_with(&m.to_string()), "{}", s.steps[0].label);
+    // Two output columns per workgroup.
+    assert_eq!(s.steps[0].workgroups, [48, 1, 1]);
+    // x stays live until the product is written: it never shares the product's pool.
+    assert_ne!(ops[0].buffer, ops[3].buffer);
+}
+
+#[test]
+fn a_product_whose_factor_is_read_elsewhere_is_not_gated() {
+    let (g, _) = gated(true);
+    let s = schedule(&g, &GpuLimits::lavapipe(), &KernelOptions::default());
+    assert!(
+        !keys(&s).iter().any(|k| matches!(k, KernelKey::Nn(NnKernel::MatmulVecGated { .. }))),
+        "{:?}",
+        keys(&s)
+    );
+}
