@@ -14,13 +14,19 @@ transformers (eager attention, CUDA, float32) computes STEPS (default 64) greedy
 KV cache, and the prompt's logits. `rlx generate --prompt-ids … --max-tokens STEPS` runs on cpu,
 vulkan and gpu at f32 (over rlx's device KV cache): the tokens must be identical. The same model
 in bfloat16 in transformers against rlx at --precision f16 is reported as the length of the
-common prefix (different roundings may part ways). Prints one table row per architecture.
+common prefix (different roundings may part ways).
+
+Logits: `rlx logits` over the prompt (every row) against transformers' forward pass, as
+‖rlx − ref‖ / ‖ref‖: at f32 on each device against transformers in float32 (bound 1e-4), and
+the model saved in bfloat16 run by rlx at --precision f16 against transformers in bfloat16
+(bound 2e-2). Prints one table row per architecture and device.
 """
 import os
 import subprocess
 import sys
 import tempfile
 
+import numpy as np
 import torch
 from transformers import (
     LlamaConfig,
@@ -88,6 +94,27 @@ def rlx(model_dir, device, precision):
     return [int(t) for t in p.stdout.split()], None
 
 
+def logits(model):
+    with torch.no_grad():
+        return model(torch.tensor([PROMPT], device="cuda")).logits[0].float().cpu().numpy()
+
+
+def rlx_logits(model_dir, device, precision, out):
+    ids = ",".join(str(t) for t in PROMPT)
+    cmd = [RLX, "logits", "--model", model_dir, "--device", device, "--precision", precision,
+           "--prompt-ids", ids, "--out", out]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    if p.returncode != 0:
+        return None
+    return np.fromfile(out, dtype="<f4").reshape(len(PROMPT), -1)
+
+
+def rel(got, ref):
+    if got is None:
+        return float("inf")
+    return float(np.linalg.norm(got.astype(np.float64) - ref) / np.linalg.norm(ref.astype(np.float64)))
+
+
 def prefix(a, b):
     n = 0
     for x, y in zip(a, b):
@@ -97,7 +124,8 @@ def prefix(a, b):
     return n
 
 
-print(f"{'arch':<8} {'device':<7} f32 tokens (of {STEPS})   bf16 vs rlx f16 common prefix")
+print(f"{'arch':<10} {'device':<7} {'f32 tokens (of ' + str(STEPS) + ')':<24} {'bf16 prefix':<12} "
+      f"{'f32 logits':<11} bf16 logits")
 failed = False
 with tempfile.TemporaryDirectory() as tmp:
     for seed, (name, (cfg_cls, model_cls, extra)) in enumerate(ARCHS.items()):
@@ -111,17 +139,27 @@ with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, name)
         model.save_pretrained(path, safe_serialization=True)
         ref = greedy(model.cuda(), STEPS)
-        ref16 = greedy(model.to(torch.bfloat16), STEPS)
+        ref_logits = logits(model)
+        model = model.to(torch.bfloat16)
+        ref16 = greedy(model, STEPS)
+        ref16_logits = logits(model)
+        path16 = os.path.join(tmp, name + "_bf16")
+        model.save_pretrained(path16, safe_serialization=True)
+        out = os.path.join(tmp, "logits.f32")
         for device in ("cpu", "vulkan", "gpu"):
             got, err = rlx(path, device, "f32")
             got16, err16 = rlx(path, device, "f16")
             if err or err16:
-                print(f"{name:<8} {device:<7} error: {err or err16}")
+                print(f"{name:<10} {device:<7} error: {err or err16}")
                 failed = True
                 continue
+            e32 = rel(rlx_logits(path, device, "f32", out), ref_logits)
+            e16 = rel(rlx_logits(path16, device, "f16", out), ref16_logits)
             same = "identical" if got == ref else f"DIFFER after {prefix(got, ref)}"
-            failed |= got != ref
-            print(f"{name:<8} {device:<7} {same:<24} {prefix(got16, ref16)} / {STEPS}")
+            failed |= got != ref or not e32 <= 1e-4 or not e16 <= 2e-2
+            print(f"{name:<10} {device:<7} {same:<24} {str(prefix(got16, ref16)) + ' / ' + str(STEPS):<12} "
+                  f"{e32:<11.2e} {e16:.2e}")
         del model
         torch.cuda.empty_cache()
-print("all f32 generations identical to transformers" if not failed else "SOME DIFFER")
+print("all f32 generations identical to transformers, all logits within bounds" if not failed
+      else "SOME DIFFER")

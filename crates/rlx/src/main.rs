@@ -166,6 +166,25 @@ enum Command {
         /// The prompt text.
         prompt: Option<String>,
     },
+    /// Write a decoder's logits over a prompt (one forward pass) as raw little-endian f32
+    /// [tokens, vocabulary], for comparisons with another implementation.
+    Logits {
+        /// The checkpoint folder or .gguf file, as for `rlx generate`.
+        #[arg(long)]
+        model: std::path::PathBuf,
+        /// cpu, gpu, vulkan or auto (auto honours RLX_DEVICE).
+        #[arg(long, default_value = "auto")]
+        device: Device,
+        /// f32, mixed or f16.
+        #[arg(long, default_value = "f32")]
+        precision: Precision,
+        /// The prompt as comma-separated token ids.
+        #[arg(long, value_delimiter = ',', allow_negative_numbers = true, required = true)]
+        prompt_ids: Vec<i32>,
+        /// Where to write the logits.
+        #[arg(long)]
+        out: std::path::PathBuf,
+    },
     /// Print the cosine similarity of two sentences' embeddings.
     Similarity {
         /// cpu, gpu, vulkan or auto (auto honours RLX_DEVICE).
@@ -291,6 +310,9 @@ fn main() -> ExitCode {
                 file,
                 sentences,
             })
+        }
+        Command::Logits { model, device, precision, prompt_ids, out } => {
+            cli::logits::run(&cli::logits::LogitsOptions { model, device, precision, prompt_ids, out })
         }
         Command::Similarity { device, model_dir, a, b } => cli::similarity::run(device, model_dir, &a, &b),
     };

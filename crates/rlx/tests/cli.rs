@@ -294,3 +294,55 @@ fn generate_runs_a_quantized_gguf_file() {
     let reference: serde_json::Value = serde_json::from_str(&text).unwrap();
     generate_matches_reference(&dir.join("llama.quant.gguf"), &reference);
 }
+
+/// `rlx logits` writes the prompt's logits as raw f32 rows; on the CPU they match the ones
+/// transformers computed for the fixture within 1e-4 relative.
+#[test]
+fn logits_writes_the_rows_transformers_computes() {
+    let (dir, reference) = llama_fixture();
+    let ids: Vec<String> = reference["prompt"].as_array().unwrap().iter().map(|v| v.to_string()).collect();
+    let out_path = std::env::temp_dir().join(format!("rlx-logits-{}.f32", std::process::id()));
+    let args = [
+        "logits",
+        "--model",
+        dir.to_str().unwrap(),
+        "--device",
+        "cpu",
+        "--prompt-ids",
+        &ids.join(","),
+        "--out",
+        out_path.to_str().unwrap(),
+    ];
+    let out = rlx(&args, &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let bytes = std::fs::read(&out_path).unwrap();
+    std::fs::remove_file(&out_path).unwrap();
+    let got: Vec<f32> = bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+    let want: Vec<f64> =
+        reference["logits"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    assert_eq!(got.len(), want.len());
+    let err: f64 = got.iter().zip(&want).map(|(&g, &w)| (f64::from(g) - w).powi(2)).sum::<f64>().sqrt();
+    let norm: f64 = want.iter().map(|w| w * w).sum::<f64>().sqrt();
+    assert!(err / norm < 1e-4, "relative error {}", err / norm);
+    assert!(text(&out.stderr).contains(&format!("[{}, ", ids.len())), "{}", text(&out.stderr));
+    // A token outside the vocabulary is refused with the reason, and nothing is written.
+    let bad = std::env::temp_dir().join(format!("rlx-logits-bad-{}.f32", std::process::id()));
+    let model = dir.to_str().unwrap();
+    let out = rlx(
+        &[
+            "logits",
+            "--model",
+            model,
+            "--device",
+            "cpu",
+            "--prompt-ids",
+            "1,99999",
+            "--out",
+            bad.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("outside the vocabulary"), "{}", text(&out.stderr));
+    assert!(!bad.exists());
+}

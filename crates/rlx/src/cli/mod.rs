@@ -10,5 +10,6 @@ pub mod devices;
 pub mod embed;
 pub mod fetch;
 pub mod generate;
+pub mod logits;
 pub mod progress;
 pub mod similarity;

@@ -1,0 +1,46 @@
+//! `rlx logits`: a decoder's logits over a prompt, written as raw little-endian f32 rows
+//! [prompt tokens, vocabulary] (numpy: `np.fromfile(path, "<f4").reshape(n, vocab)`), for
+//! comparisons with another implementation. One forward pass over the whole prompt (no KV
+//! cache), on the device and at the precision asked for; shape and timing go to stderr.
+
+use rlx::prelude::{Device, Precision};
+use rlx_models::decoder::Decoder;
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Options of `rlx logits`.
+#[derive(Clone, Debug)]
+pub struct LogitsOptions {
+    pub model: PathBuf,
+    pub device: Device,
+    pub precision: Precision,
+    pub prompt_ids: Vec<i32>,
+    pub out: PathBuf,
+}
+
+pub fn run(o: &LogitsOptions) -> Result<(), Box<dyn std::error::Error>> {
+    if o.prompt_ids.is_empty() {
+        return Err("--prompt-ids needs at least one token id".into());
+    }
+    let t = Instant::now();
+    let mut dec = Decoder::load(&o.model, o.device, o.precision)?;
+    let logits = dec.logits(&o.prompt_ids)?;
+    let vocab = dec.config().vocab_size;
+    let mut bytes = Vec::with_capacity(logits.len() * 4);
+    for v in &logits {
+        bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    let mut f = std::fs::File::create(&o.out).map_err(|e| format!("creating {}: {e}", o.out.display()))?;
+    f.write_all(&bytes).map_err(|e| format!("writing {}: {e}", o.out.display()))?;
+    eprintln!(
+        "logits: [{}, {vocab}] f32 from {} on {} at {} written to {} in {:.2} s",
+        o.prompt_ids.len(),
+        o.model.display(),
+        dec.device(),
+        o.precision,
+        o.out.display(),
+        t.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
