@@ -1,27 +1,9 @@
-// What the matmul kernels (matmul_tiled.wgsl, matmul_reg.wgsl, matmul_coop.wgsl) share: the
-// params struct, the bindings and the batch addressing (matmul_epilogue.wgsl, appended too,
-// has the epilogue). Appended to each kernel source by rlx-gpu (catalog/nn.rs), so the kernels
-// keep their own line numbers; WGSL allows module-scope declarations in any order. Placeholders are the kernels' (see
-// matmul_tiled.wgsl).
-
-struct MatmulParams {
-    m: u32,
-    n: u32,
-    k: u32,
-    batch: u32,
-    batch_inner: u32,
-    a_stride_m: u32,
-    a_stride_k: u32,
-    b_stride_k: u32,
-    b_stride_n: u32,
-    a_batch_outer: u32,
-    a_batch_inner: u32,
-    b_batch_outer: u32,
-    b_batch_inner: u32,
-    a_offset: u32,
-    b_offset: u32,
-    c_offset: u32,
-}
+// What the matmul kernels (matmul_tiled.wgsl, matmul_reg.wgsl, matmul_coop.wgsl,
+// matmul_vec.wgsl) share when they write one output: the bindings and the access functions
+// (matmul_batch.wgsl has the params struct and batch addressing, matmul_epilogue.wgsl the
+// epilogue; both appended too). Appended to each kernel source by rlx-gpu (catalog/nn.rs), so
+// the kernels keep their own line numbers; WGSL allows module-scope declarations in any order.
+// Placeholders are the kernels' (see matmul_tiled.wgsl).
 
 // f32 for the f32 rungs; vec4<f32> for the tensor-core rung, which loads 16 bytes at a time.
 // B_ELEM is AB_ELEM except for the matrix-vector kernel on f16 weights (vec2<u32>: four
@@ -32,17 +14,24 @@ struct MatmulParams {
 @group(0) @binding({{C_BINDING}}) var<storage, read_write> c: array<f32>;
 {{PARAMS}} p: MatmulParams;
 
-fn bias_at(col: u32) -> f32 {
-    {{BIAS_AT}}
+// The kernels' access to B and C, and their column tile: one operand each here; the split
+// coop launch (matmul_coop_split.wgsl) routes them to one of several.
+fn b_elem(i: u32) -> {{B_ELEM}} {
+    return b[i];
 }
 
-// Where batch z's A, B and C start: z splits as (outer, inner) = (z / batch_inner,
-// z % batch_inner), each operand with a stride per level (0 where it is broadcast); C is
-// contiguous [batch, M, N].
-fn batch_bases(z: u32) -> vec3<u32> {
-    let outer = z / p.batch_inner;
-    let inner = z % p.batch_inner;
-    let a_base = p.a_offset + outer * p.a_batch_outer + inner * p.a_batch_inner;
-    let b_base = p.b_offset + outer * p.b_batch_outer + inner * p.b_batch_inner;
-    return vec3<u32>(a_base, b_base, p.c_offset + z * p.m * p.n);
+fn put_c(i: u32, col: u32, v: f32) {
+    c[i] = epilogue(v, col);
+}
+
+fn tile_n(x: u32) -> u32 {
+    return x;
+}
+
+fn cols_n() -> u32 {
+    return p.n;
+}
+
+fn bias_at(col: u32) -> f32 {
+    {{BIAS_AT}}
 }

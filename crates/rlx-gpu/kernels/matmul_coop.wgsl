@@ -48,7 +48,10 @@ const NP: u32 = BN + 8u;
 // Halves in one stage of one tile: the larger of its two layouts.
 const STAGE: u32 = {{STAGE}}u;
 
-// The epilogue constants, MatmulParams, the bindings and epilogue() are in matmul_common.wgsl.
+// The epilogue constants, MatmulParams, the bindings and epilogue() are in matmul_common.wgsl
+// (or, for one launch writing several outputs, matmul_coop_split.wgsl): B is read through
+// b_elem, C written through put_c, and the workgroup's column tile and N come from tile_n and
+// cols_n.
 
 // As vec4<f16> (8 bytes): a run of four halves is stored with one instruction, and fragment
 // rows start 8-byte aligned. Offsets below are in halves; /4 gives the element.
@@ -87,12 +90,13 @@ fn main(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(local_invocation_index) t: u32,
 ) {
+    // First: with several outputs (matmul_coop_split.wgsl) this picks the part and its params.
+    let n0 = tile_n(wid.x) * BN;
     let bases = batch_bases(wid.z);
     let a_base = bases.x;
     let b_base = bases.y;
     let c_base = bases.z;
     let m0 = wid.y * BM;
-    let n0 = wid.x * BN;
     let sg = t / 32u;
     let lane = t % 32u;
     let sm = (sg / SG_COLS) * 32u;
@@ -132,7 +136,7 @@ fn main(
     // K step's stride: on the H200 this ran 3.5× faster than the bounds-checked loads, whose
     // branches around each load kept it from overlapping the loads with the products. Edge
     // workgroups and the last, partial K step take the checked path.
-    let interior = vec_a && vec_b && m0 + BM <= p.m && n0 + BN <= p.n;
+    let interior = vec_a && vec_b && m0 + BM <= p.m && n0 + BN <= cols_n();
     let full_steps = p.k / BK;
     let a_step = BK * p.a_stride_k / 4u;
     let b_step = BK * p.b_stride_k / 4u;
@@ -157,10 +161,10 @@ fn main(
             ra1 = a[ia1 + ka];
             ra2 = a[ia2 + ka];
             ra3 = a[ia3 + ka];
-            rb0 = b[ib0 + kb];
-            rb1 = b[ib1 + kb];
-            rb2 = b[ib2 + kb];
-            rb3 = b[ib3 + kb];
+            rb0 = b_elem(ib0 + kb);
+            rb1 = b_elem(ib1 + kb);
+            rb2 = b_elem(ib2 + kb);
+            rb3 = b_elem(ib3 + kb);
         } else {
             let k1 = 0u * BK;
             ra0 = fetch_a(a_base, m0, k1, t, 0u, vec_a);
@@ -183,10 +187,10 @@ fn main(
             qa1 = a[ia1 + ka];
             qa2 = a[ia2 + ka];
             qa3 = a[ia3 + ka];
-            qb0 = b[ib0 + kb];
-            qb1 = b[ib1 + kb];
-            qb2 = b[ib2 + kb];
-            qb3 = b[ib3 + kb];
+            qb0 = b_elem(ib0 + kb);
+            qb1 = b_elem(ib1 + kb);
+            qb2 = b_elem(ib2 + kb);
+            qb3 = b_elem(ib3 + kb);
         } else {
             let k1 = 1u * BK;
             qa0 = fetch_a(a_base, m0, k1, t, 0u, vec_a);
@@ -219,10 +223,10 @@ fn main(
                 ra1 = a[ia1 + ka];
                 ra2 = a[ia2 + ka];
                 ra3 = a[ia3 + ka];
-                rb0 = b[ib0 + kb];
-                rb1 = b[ib1 + kb];
-                rb2 = b[ib2 + kb];
-                rb3 = b[ib3 + kb];
+                rb0 = b_elem(ib0 + kb);
+                rb1 = b_elem(ib1 + kb);
+                rb2 = b_elem(ib2 + kb);
+                rb3 = b_elem(ib3 + kb);
             } else {
                 let k1 = (s + 2u) * BK;
                 ra0 = fetch_a(a_base, m0, k1, t, 0u, vec_a);
@@ -247,10 +251,10 @@ fn main(
                 qa1 = a[ia1 + ka];
                 qa2 = a[ia2 + ka];
                 qa3 = a[ia3 + ka];
-                qb0 = b[ib0 + kb];
-                qb1 = b[ib1 + kb];
-                qb2 = b[ib2 + kb];
-                qb3 = b[ib3 + kb];
+                qb0 = b_elem(ib0 + kb);
+                qb1 = b_elem(ib1 + kb);
+                qb2 = b_elem(ib2 + kb);
+                qb3 = b_elem(ib3 + kb);
             } else {
                 let k1 = (s + 3u) * BK;
                 qa0 = fetch_a(a_base, m0, k1, t, 0u, vec_a);
@@ -394,18 +398,18 @@ fn fetch_b(base: u32, n0: u32, k0: u32, t: u32, l: u32, vec: bool) -> vec4<f32> 
     let gn = n0 + pos.x;
     let gk = k0 + pos.y;
     var v = vec4<f32>(0.0);
-    if (gn >= p.n || gk >= p.k) {
+    if (gn >= cols_n() || gk >= p.k) {
         return v;
     }
     let i = base + gk * p.b_stride_k + gn * p.b_stride_n;
     let step = select(p.b_stride_n, 1u, kc);
-    let ok = select(inside(gn, p.n), inside(gk, p.k), kc);
+    let ok = select(inside(gn, cols_n()), inside(gk, p.k), kc);
     if (vec) {
-        v = b[i >> 2u];
+        v = b_elem(i >> 2u);
     } else {
         // Element j sits j steps further (invalid ones read element 0 again, then masked).
         let e = select(vec4<u32>(i), vec4<u32>(i) + vec4<u32>(0u, 1u, 2u, 3u) * step, ok);
-        v = vec4<f32>(b[e.x >> 2u][e.x & 3u], b[e.y >> 2u][e.y & 3u], b[e.z >> 2u][e.z & 3u], b[e.w >> 2u][e.w & 3u]);
+        v = vec4<f32>(b_elem(e.x >> 2u)[e.x & 3u], b_elem(e.y >> 2u)[e.y & 3u], b_elem(e.z >> 2u)[e.z & 3u], b_elem(e.w >> 2u)[e.w & 3u]);
     }
     return select(vec4<f32>(0.0), v, ok);
 }
@@ -453,8 +457,8 @@ fn write_block(acc: coop_mat16x16<f32, C>, sg: u32, lane: u32, c_base: u32, row0
     for (var i = 0u; i < 8u; i++) {
         let r = i * 2u + lane / 16u;
         let row = row0 + r;
-        if (row < p.m && col < p.n) {
-            c[c_base + row * p.n + col] = epilogue(c_sh[blk + r * 16u + lane % 16u], col);
+        if (row < p.m && col < cols_n()) {
+            put_c(c_base + row * cols_n() + col, col, c_sh[blk + r * 16u + lane % 16u]);
         }
     }
     workgroupBarrier();

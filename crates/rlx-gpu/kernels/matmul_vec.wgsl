@@ -10,10 +10,6 @@
 // read through b_elem) and b1_at (one weight by element index). B is vec4<f32> (f32 weights) or vec2<u32> holding four f16 weights
 // (f16 weights, read as they are stored: half the bytes of f32 and no cast launch before).
 
-fn b_elem(i: u32) -> {{B_ELEM}} {
-    return b[i];
-}
-
 @compute @workgroup_size(256, 1, 1)
 fn main(
     @builtin(workgroup_id) wid: vec3<u32>,

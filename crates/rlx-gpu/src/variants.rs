@@ -58,8 +58,11 @@ impl KernelKey {
     pub const fn needs_cooperative_matrix(self) -> bool {
         matches!(
             self,
-            KernelKey::Nn(nn::NnKernel::MatmulCoop { .. } | nn::NnKernel::AttentionCoop(_))
-                | KernelKey::Quant(QuantKernel::Coop(_))
+            KernelKey::Nn(
+                nn::NnKernel::MatmulCoop { .. }
+                    | nn::NnKernel::MatmulCoopSplit { .. }
+                    | nn::NnKernel::AttentionCoop(_)
+            ) | KernelKey::Quant(QuantKernel::Coop(_))
         )
     }
 }

@@ -13,13 +13,15 @@ const COOP_SRC: &str = concat!(
     "\n",
     include_str!("../../kernels/matmul_common.wgsl"),
     "\n",
+    include_str!("../../kernels/matmul_batch.wgsl"),
+    "\n",
     include_str!("../../kernels/matmul_epilogue.wgsl")
 );
 
 type CoopDefines = [(&'static str, &'static str); 14];
 
 /// The tile defines of one coop rung: TILE, SG_ROWS, SG_COLS, THREADS, STAGE, STAGES2, C_SHARED.
-const fn tile_defines(wide: bool) -> [(&'static str, &'static str); 7] {
+pub(super) const fn tile_defines(wide: bool) -> [(&'static str, &'static str); 7] {
     if wide {
         [
             ("TILE", "128"),

@@ -14,6 +14,8 @@ const VEC_SRC: &str = concat!(
     "\n",
     include_str!("../../kernels/matmul_common.wgsl"),
     "\n",
+    include_str!("../../kernels/matmul_batch.wgsl"),
+    "\n",
     include_str!("../../kernels/matmul_epilogue.wgsl")
 );
 

@@ -14,6 +14,8 @@ mod attention_coop;
 mod attention_split;
 #[path = "matmul_coop.rs"]
 mod matmul_coop;
+#[path = "matmul_coop_split.rs"]
+mod matmul_coop_split;
 #[path = "matmul_params.rs"]
 mod matmul_params;
 #[path = "matmul_rung.rs"]
@@ -30,6 +32,7 @@ pub use attention_coop::{CoopHead, COOP_ATTN_ROWS};
 pub use attention_split::{
     combine_launches, partial_bytes, split_chunks, split_fits, AttnCombineParams, SPLIT_CHUNK,
 };
+pub use matmul_coop_split::{coop_split_bindings, CoopSplitParams};
 pub use matmul_params::{MatmulParams, MATMUL_TILE};
 pub(crate) use matmul_rung::coop_available;
 pub use matmul_rung::MatmulRung;
@@ -47,12 +50,16 @@ const MATMUL_TILED_SRC: &str = concat!(
     "\n",
     include_str!("../../kernels/matmul_common.wgsl"),
     "\n",
+    include_str!("../../kernels/matmul_batch.wgsl"),
+    "\n",
     include_str!("../../kernels/matmul_epilogue.wgsl")
 );
 const MATMUL_REG_SRC: &str = concat!(
     include_str!("../../kernels/matmul_reg.wgsl"),
     "\n",
     include_str!("../../kernels/matmul_common.wgsl"),
+    "\n",
+    include_str!("../../kernels/matmul_batch.wgsl"),
     "\n",
     include_str!("../../kernels/matmul_epilogue.wgsl")
 );
@@ -185,6 +192,10 @@ pub enum NnKernel {
     /// tensor cores, f16 operands, f32 accumulation, the same epilogues ([`MatmulParams`]).
     /// Bindings a, b, [bias,] c.
     MatmulCoop { wide: bool, bias: bool, act: Option<Epilogue> },
+    /// `matmul_coop.wgsl` with `matmul_coop_split.wgsl`: up to three matmuls of one A in one
+    /// launch, each to its own output with its own bias (the split-QKV epilogue)
+    /// ([`CoopSplitParams`]). Bindings a, b0, b1, b2, c0, c1, c2 [, bias0, bias1, bias2].
+    MatmulCoopSplit { wide: bool, bias: bool },
     /// `matmul_vec.wgsl`: few rows times a transposed B, one weight row read once per output
     /// column, the same epilogues ([`MatmulParams`]). Bindings a, b, [bias,] c.
     MatmulVec { bias: bool, act: Option<Epilogue>, f16_b: bool },
@@ -429,6 +440,7 @@ pub(crate) fn spec(k: NnKernel) -> Spec {
         NnKernel::MatmulVec { bias, act, f16_b } => {
             matmul_vec::vec_spec(bias, act.map_or(0, Epilogue::index), f16_b)
         }
+        NnKernel::MatmulCoopSplit { wide, bias } => matmul_coop_split::coop_split_spec(wide, bias),
         NnKernel::MatmulVecSplit { bias, f16_b } => matmul_vec_multi::split_spec(bias, f16_b),
         NnKernel::MatmulVecGated { act, f16_b } => matmul_vec_multi::gated_spec(act, f16_b),
         NnKernel::MatmulSplitK { bias, act } => {
@@ -468,6 +480,7 @@ pub(crate) fn keys() -> Vec<NnKernel> {
         for bias in [false, true] {
             keys.push(NnKernel::MatmulCoop { wide, bias, act: None });
             keys.extend(Epilogue::ALL.map(|a| NnKernel::MatmulCoop { wide, bias, act: Some(a) }));
+            keys.push(NnKernel::MatmulCoopSplit { wide, bias });
         }
     }
     for bias in [false, true] {
@@ -503,8 +516,8 @@ mod tests {
     fn every_epilogue_has_its_own_variant() {
         let names: Vec<&str> = keys().into_iter().map(|k| spec(k).name).collect();
         // Then 14 matrix-vector variants on f16 weights, the two split-key attention launches,
-        // and the grouped matrix-vector ones: 4 split, 14 gated.
-        assert_eq!(names.len(), 7 + 6 + 14 + 28 + 14 + 14 + 1 + 4 + 3 + 2 + 1 + 14 + 2 + 4 + 14);
+        // the grouped matrix-vector ones (4 split, 14 gated) and the 4 split coop launches.
+        assert_eq!(names.len(), 7 + 6 + 14 + 28 + 14 + 14 + 1 + 4 + 3 + 2 + 1 + 14 + 2 + 4 + 14 + 4);
         assert!(
             names.contains(&"matmul_vec_split_bias_f16w_f32") && names.contains(&"matmul_vec_gated_silu_f32")
         );

@@ -16,8 +16,12 @@
 //! them. Forcing a matmul rung turns grouping off, as it turns off the matrix-vector kernel.
 
 use super::LowerCtx;
-use crate::catalog::nn::{matmul_launches, multi_bindings, vec_fits, Epilogue, MULTI_MAX_PARTS};
+use crate::catalog::nn::{
+    coop_split_bindings, matmul_launches, multi_bindings, split_count, vec_fits, Epilogue, MatmulRung,
+    MULTI_MAX_PARTS,
+};
 use crate::schedule::GpuLimits;
+use crate::MatmulParams;
 use rlx_backend::KernelOptions;
 use rlx_ir::{BinaryOp, DType, Graph, NodeId, Op};
 use rlx_opt::memory::MemoryPlan;
@@ -54,6 +58,9 @@ pub(super) struct VecGroups {
     pub split: HashMap<NodeId, Vec<VecMember>>,
     /// The `Mul` node → its gated product.
     pub gated: HashMap<NodeId, Gated>,
+    /// The first member → every member and the tensor-core rung of their one launch
+    /// (the split-QKV epilogue of `matmul_coop_split.wgsl`).
+    pub coop: HashMap<NodeId, (Vec<VecMember>, MatmulRung)>,
     /// Matmuls lowered as part of another node's launch.
     pub silent: HashSet<NodeId>,
 }
@@ -64,6 +71,13 @@ fn is_leaf(g: &Graph, id: NodeId) -> bool {
 
 /// `id` as a [`VecMember`], if it takes the matrix-vector kernel with leaf operands.
 fn member(g: &Graph, id: NodeId, absorbed: &HashSet<NodeId>) -> Option<VecMember> {
+    member_of(g, id, absorbed, true)
+}
+
+/// `id` as a group member: a matmul of one launch by a weight stored [N, K], taking the
+/// matrix-vector kernel (`vec`, weights and biases leaves) or a tiled one (more than
+/// [`crate::catalog::nn::VEC_MAX_ROWS`] rows; operands checked by the group).
+fn member_of(g: &Graph, id: NodeId, absorbed: &HashSet<NodeId>, vec: bool) -> Option<VecMember> {
     let node = g.node(id).ok()?;
     let (ta, tb, act) = match node.op {
         Op::MatMul { transpose_a, transpose_b } => (transpose_a, transpose_b, None),
@@ -84,7 +98,7 @@ fn member(g: &Graph, id: NodeId, absorbed: &HashSet<NodeId>) -> Option<VecMember
     }
     let (launches, _) = matmul_launches(at.shape.dims(), bt.shape.dims(), ta, tb).ok()?;
     let p = match launches.as_slice() {
-        [(p, _)] if vec_fits(p) => *p,
+        [(p, _)] if vec_fits(p) == vec && p.batch == 1 && p.b_stride_k == 1 => *p,
         _ => return None,
     };
     // Weights [N, K] from their binding's start; A rows contiguous.
@@ -93,7 +107,10 @@ fn member(g: &Graph, id: NodeId, absorbed: &HashSet<NodeId>) -> Option<VecMember
     }
     let (bound, f16_b) =
         if absorbed.contains(&b) { (*g.node(b).ok()?.inputs.first()?, true) } else { (b, false) };
-    if !is_leaf(g, bound) || (!f16_b && bt.dtype != DType::F32) || !bias.is_none_or(|x| is_leaf(g, x)) {
+    if !f16_b && bt.dtype != DType::F32 {
+        return None;
+    }
+    if vec && (!is_leaf(g, bound) || !bias.is_none_or(|x| is_leaf(g, x))) {
         return None;
     }
     Some(VecMember { id, a, b: bound, f16_b, bias, act, m: p.m, k: p.k, n: p.n, a_stride_m: p.a_stride_m })
@@ -161,7 +178,55 @@ impl VecGroups {
             groups.silent.extend(grp.iter().skip(1).map(|m| m.id));
             groups.split.insert(grp[0].id, grp);
         }
+        groups.find_coop(g, options, limits);
         groups
+    }
+
+    /// Sibling matmuls of more rows on the tensor-core rung: grouped when their inputs are
+    /// ready at the first of them and the combined product takes a coop rung without a split
+    /// along K.
+    fn find_coop(&mut self, g: &Graph, options: &KernelOptions, limits: &GpuLimits) {
+        let none = HashSet::new();
+        let ready = |x: NodeId, first: NodeId| x.index() < first.index() || is_leaf(g, x);
+        let mut open: Vec<Vec<VecMember>> = Vec::new();
+        for i in 0..g.len() {
+            let Some(m) = member_of(g, NodeId(i as u32), &none, false).filter(|m| m.act.is_none()) else {
+                continue;
+            };
+            if coop_split_bindings(m.bias.is_some()) > limits.max_storage_bindings {
+                continue;
+            }
+            let fits = |grp: &&mut Vec<VecMember>| {
+                grp.len() < MULTI_MAX_PARTS
+                    && grp.first().is_some_and(|f| {
+                        compatible(f, &m)
+                            && f.bias.is_some() == m.bias.is_some()
+                            && ready(m.b, f.id)
+                            && m.bias.is_none_or(|b| ready(b, f.id))
+                    })
+            };
+            match open.iter_mut().find(fits) {
+                Some(grp) => grp.push(m),
+                None => open.push(vec![m]),
+            }
+        }
+        for grp in open.into_iter().filter(|grp| grp.len() >= 2) {
+            let total: u32 = grp.iter().map(|m| m.n).fold(0, u32::saturating_add);
+            let Some(first) = grp.first() else { continue };
+            let Ok(rung) = MatmulRung::choose(first.m, total, 1, limits, options) else { continue };
+            let combined = MatmulParams::from_shapes(
+                &[first.m as usize, first.k as usize],
+                &[total as usize, first.k as usize],
+                false,
+                true,
+            );
+            let splits = combined.map(|(p, _, _)| split_count(&p, rung));
+            if !matches!(rung, MatmulRung::Coop64 | MatmulRung::Coop128) || !matches!(splits, Ok(None)) {
+                continue;
+            }
+            self.silent.extend(grp.iter().skip(1).map(|m| m.id));
+            self.coop.insert(first.id, (grp, rung));
+        }
     }
 
     /// Makes the memory plan safe for the moved writes and reads: a split member's output
@@ -171,7 +236,8 @@ impl VecGroups {
             let base = plan.view_of.get(id.index()).copied().flatten().unwrap_or(id);
             plan.slots.get(base.index()).copied().flatten().map(|s| s.buffer)
         };
-        for (lead, grp) in &self.split {
+        let coop = self.coop.iter().map(|(lead, (grp, _))| (lead, grp));
+        for (lead, grp) in self.split.iter().chain(coop) {
             for m in grp {
                 if let Some(b) = buffer(plan, m.id) {
                     plan.buffers[b].first = plan.buffers[b].first.min(lead.index());
@@ -195,41 +261,20 @@ pub(super) fn lower(
     use crate::catalog::nn::{NnKernel, VecMultiParams};
     use crate::KernelKey;
     if let Some(grp) = cx.groups.split.get(&id).cloned() {
-        let (Some(&first), Some(&last)) = (grp.first(), grp.last()) else { return Ok(false) };
+        let Some(&first) = grp.first() else { return Ok(false) };
         let mut n = [0u32; MULTI_MAX_PARTS];
         for (slot, m) in n.iter_mut().zip(&grp) {
             *slot = m.n;
         }
         let (params, grid) = VecMultiParams::new(first.m, first.k, first.a_stride_m, n, false)?;
-        let a = cx.operand_nonempty(first.a)?;
-        // Bindings past the group's parts repeat its last weight and bias (read-only, never read).
-        let part = |s: usize| grp.get(s).copied().unwrap_or(last);
-        let mut ops = vec![a];
-        for s in 0..MULTI_MAX_PARTS {
-            ops.push(cx.operand_nonempty(part(s).b)?);
-        }
-        for s in 0..MULTI_MAX_PARTS {
-            // A missing third part writes nothing; its output binding is a placeholder.
-            ops.push(match grp.get(s) {
-                Some(m) => cx.operand_nonempty(m.id)?,
-                None => cx.scratch(16),
-            });
-        }
-        let bias = first.bias.is_some();
-        if bias {
-            for s in 0..MULTI_MAX_PARTS {
-                let b = part(s).bias.ok_or_else(|| crate::GpuError::Lowering {
-                    node: cx.label(id),
-                    reason: "a grouped matmul lost its bias".into(),
-                })?;
-                ops.push(cx.operand_nonempty(b)?);
-            }
-        }
-        let names: Vec<String> = grp.iter().map(|m| m.id.to_string()).collect();
-        let label = format!("{} matmul ×{} ({})", id, grp.len(), names.join(", "));
-        let key = KernelKey::Nn(NnKernel::MatmulVecSplit { bias, f16_b: first.f16_b });
+        let ops = split_operands(cx, id, &grp)?;
+        let label = group_label(id, &grp);
+        let key = KernelKey::Nn(NnKernel::MatmulVecSplit { bias: first.bias.is_some(), f16_b: first.f16_b });
         out.push(crate::schedule::Dispatch::new(key, label, ops, &params, grid));
         return Ok(true);
+    }
+    if let Some((grp, rung)) = cx.groups.coop.get(&id).cloned() {
+        return lower_coop(cx, id, &grp, rung, out).map(|()| true);
     }
     if let Some(gated) = cx.groups.gated.get(&id).copied() {
         let (x, y) = (gated.activated, gated.plain);
@@ -246,6 +291,73 @@ pub(super) fn lower(
         return Ok(true);
     }
     Ok(false)
+}
+
+/// The operands of a split launch: a, three weights, three outputs (a missing third part's
+/// weight repeats the last one's and its output is a placeholder), then three biases if any.
+fn split_operands(
+    cx: &mut LowerCtx,
+    id: NodeId,
+    grp: &[VecMember],
+) -> Result<Vec<crate::schedule::Operand>, crate::GpuError> {
+    let missing = || crate::GpuError::Lowering { node: cx.label(id), reason: "an empty matmul group".into() };
+    let (Some(&first), Some(&last)) = (grp.first(), grp.last()) else { return Err(missing()) };
+    let part = |s: usize| grp.get(s).copied().unwrap_or(last);
+    let mut ops = vec![cx.operand_nonempty(first.a)?];
+    for s in 0..MULTI_MAX_PARTS {
+        ops.push(cx.operand_nonempty(part(s).b)?);
+    }
+    for s in 0..MULTI_MAX_PARTS {
+        ops.push(match grp.get(s) {
+            Some(m) => cx.operand_nonempty(m.id)?,
+            None => cx.scratch(16),
+        });
+    }
+    if first.bias.is_some() {
+        for s in 0..MULTI_MAX_PARTS {
+            let b = part(s).bias.ok_or_else(|| crate::GpuError::Lowering {
+                node: cx.label(id),
+                reason: "a grouped matmul lost its bias".into(),
+            })?;
+            ops.push(cx.operand_nonempty(b)?);
+        }
+    }
+    Ok(ops)
+}
+
+/// The label of a group's launch: its nodes.
+fn group_label(id: NodeId, grp: &[VecMember]) -> String {
+    let names: Vec<String> = grp.iter().map(|m| m.id.to_string()).collect();
+    format!("{} matmul ×{} ({})", id, grp.len(), names.join(", "))
+}
+
+fn lower_coop(
+    cx: &mut LowerCtx,
+    id: NodeId,
+    grp: &[VecMember],
+    rung: MatmulRung,
+    out: &mut Vec<crate::schedule::Dispatch>,
+) -> Result<(), crate::GpuError> {
+    use crate::catalog::nn::{CoopSplitParams, NnKernel};
+    let Some(&first) = grp.first() else { return Ok(()) };
+    let mut n = [0u32; MULTI_MAX_PARTS];
+    for (slot, m) in n.iter_mut().zip(grp) {
+        *slot = m.n;
+    }
+    let (p, _, _) = MatmulParams::from_shapes(
+        &[first.m as usize, first.k as usize],
+        &[first.n as usize, first.k as usize],
+        false,
+        true,
+    )?;
+    let (params, grid) = CoopSplitParams::new(p, n, rung)?;
+    let ops = split_operands(cx, id, grp)?;
+    let key = crate::KernelKey::Nn(NnKernel::MatmulCoopSplit {
+        wide: rung == MatmulRung::Coop128,
+        bias: first.bias.is_some(),
+    });
+    out.push(crate::schedule::Dispatch::new(key, group_label(id, grp), ops, &params, grid));
+    Ok(())
 }
 
 #[cfg(test)]

@@ -119,3 +119,42 @@ fn a_product_whose_factor_is_read_elsewhere_is_not_gated() {
         keys(&s)
     );
 }
+
+/// x [rows, 896] through q, k and v projections with biases (896, 128, 128 outputs).
+fn qkv(rows: usize) -> Graph {
+    let mut g = Graph::new("qkv");
+    let x = g.input("x", &[rows, 896], DType::F32).unwrap();
+    let mut outs = Vec::new();
+    for (i, n) in [896, 128, 128].into_iter().enumerate() {
+        let w = g.param(&format!("w{i}"), &[n, 896], DType::F32).unwrap();
+        let b = g.param(&format!("b{i}"), &[n], DType::F32).unwrap();
+        let op = Op::FusedMatMul { transpose_a: false, transpose_b: true, bias: true, activation: None };
+        outs.push(g.push(op, &[x, w, b]).unwrap());
+    }
+    g.set_outputs(&outs).unwrap();
+    g
+}
+
+#[test]
+fn a_prompt_s_q_k_v_are_one_tensor_core_launch_with_three_outputs() {
+    use crate::catalog::nn::CoopSplitParams;
+    let mixed = KernelOptions { precision: rlx_backend::Precision::Mixed, ..Default::default() };
+    let s = schedule(&qkv(512), &GpuLimits::hopper(), &mixed);
+    assert_eq!(keys(&s), [KernelKey::Nn(NnKernel::MatmulCoopSplit { wide: false, bias: true })]);
+    let ops = &s.steps[0].operands;
+    assert_eq!(ops.len(), 10);
+    // Each output has its own pool; the biases are the three bias params.
+    let outs: Vec<_> = ops[4..7].iter().map(|o| o.buffer).collect();
+    assert!(outs[0] != outs[1] && outs[1] != outs[2] && outs[0] != outs[2], "{outs:?}");
+    assert_eq!([ops[7].size, ops[8].size, ops[9].size], [896 * 4, 128 * 4, 128 * 4]);
+    let p: CoopSplitParams = bytemuck::pod_read_unaligned(&s.steps[0].params);
+    assert_eq!((p.mm.m, p.mm.n, p.n1, p.n2, p.tiles0, p.tiles1), (512, 896, 128, 128, 14, 2));
+    assert_eq!(s.steps[0].workgroups, [18, 8, 1]);
+    // Without tensor cores (lavapipe) each projection is its own launch.
+    let s = schedule(&qkv(512), &GpuLimits::lavapipe(), &mixed);
+    assert!(
+        !keys(&s).iter().any(|k| matches!(k, KernelKey::Nn(NnKernel::MatmulCoopSplit { .. }))),
+        "{:?}",
+        keys(&s)
+    );
+}

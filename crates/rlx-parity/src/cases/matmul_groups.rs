@@ -2,10 +2,15 @@
 //! sibling linears of one input (a decode step's q, k and v, with and without biases, two or
 //! three of them, four split as three plus one) and the gated product `act(x·W_gᵀ) ⊙ (x·W_uᵀ)`
 //! of an MLP. Weights f32 or f16 widened by a cast (read as stored), K on the 16-byte path and
-//! on the element path, one and several rows.
+//! on the element path, one and several rows. With more rows, at `Precision::Mixed` and
+//! `Precision::F16`, siblings are one tensor-core launch writing each output (the split-QKV
+//! epilogue, `matmul_coop_split.wgsl`) where the device has cooperative matrices (the H200);
+//! elsewhere they run apart, on the same cases.
 
+use super::F16_OPERANDS_TOL;
 use crate::{Case, CaseCtx};
 use rlx_ir::{DType, IrError, NodeId, Tensor, UnaryOp};
+use rlx_runtime::Precision;
 
 /// A weight [n, k]: an f32 param, or an f16 param widened to f32 (as a model at
 /// `Precision::F16` stores it). Values in [-0.5, 0.5).
@@ -83,6 +88,20 @@ pub(super) fn cases(out: &mut Vec<Case>) {
         for f16 in [false, true] {
             let name = format!("matmul_vec_gated_{}_{m}x{k}x{n}_f16w{}", act.name(), f16 as u8);
             out.push(Case::new(name, move |c| gated(c, m, k, n, act, f16)));
+        }
+    }
+    // Prompt-sized q/k/v: the narrow and the wide tensor-core tile, edges in M, N and K.
+    let coop: [(usize, usize, &[usize], bool); 3] = [
+        (200, 72, &[1500, 300, 300], true),
+        (1300, 64, &[1100, 300, 300], false),
+        (130, 96, &[2500, 1000], true),
+    ];
+    for (m, k, ns, bias) in coop {
+        for precision in [Precision::Mixed, Precision::F16] {
+            let widths: Vec<String> = ns.iter().map(|n| n.to_string()).collect();
+            let name = format!("matmul_coop_split_{precision}_{m}x{k}_n{}_b{}", widths.join("_"), bias as u8);
+            let case = Case::new(name.clone(), move |c| siblings(c, m, k, ns, bias, false));
+            out.push(case.with_kernels(name, precision, None).with_tol(F16_OPERANDS_TOL));
         }
     }
     // The product's inputs also read elsewhere: no gated launch, each matmul runs alone.
