@@ -15,7 +15,7 @@ use crate::Access;
 use bytemuck::{Pod, Zeroable};
 
 /// Keys per workgroup of the split kernel (its CH; one per invocation).
-pub const SPLIT_CHUNK: usize = 256;
+pub const SPLIT_CHUNK: usize = 64;
 /// Query rows up to which the split kernel is chosen.
 pub const SPLIT_MAX_ROWS: u32 = 4;
 /// Largest q/k head dim the split kernel holds.
@@ -82,13 +82,15 @@ pub fn combine_launches(p: AttnCombineParams, rows: u32) -> Vec<(AttnCombinePara
 
 pub(super) fn split_spec() -> Spec {
     let size = size_of::<super::AttentionParams>();
-    Spec::wg256(
-        ("nn_attention_split_f32", &[]),
-        "kernels/nn_attention_split.wgsl",
-        SPLIT_SRC,
-        SPLIT_BINDINGS,
-        size,
-    )
+    Spec {
+        name: "nn_attention_split_f32",
+        file: "kernels/nn_attention_split.wgsl",
+        source: SPLIT_SRC,
+        defines: &[],
+        workgroup_size: [SPLIT_CHUNK as u32, 1, 1],
+        bindings: SPLIT_BINDINGS,
+        params_size: size,
+    }
 }
 
 pub(super) fn combine_spec() -> Spec {
@@ -109,7 +111,7 @@ mod tests {
 
     #[test]
     fn chunks_partials_and_launches() {
-        assert_eq!((split_chunks(0), split_chunks(256), split_chunks(257)), (1, 1, 2));
+        assert_eq!((split_chunks(0), split_chunks(64), split_chunks(65)), (1, 1, 2));
         assert!(split_fits(1, 64) && split_fits(4, 256) && !split_fits(5, 64) && !split_fits(1, 320));
         assert_eq!(partial_bytes(14, 4, 64), 14 * 4 * 66 * 4);
         let p =

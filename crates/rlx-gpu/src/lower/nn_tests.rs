@@ -297,10 +297,10 @@ fn few_query_rows_take_the_split_kernel_unless_forced() {
         keys(&s),
         [KernelKey::Nn(NnKernel::AttentionSplit), KernelKey::Nn(NnKernel::AttentionCombine)]
     );
-    // 3 chunks of 256 keys × 16 rows (2 batches × 8 heads × 1 query); one combine group per row.
-    assert_eq!((s.steps[0].workgroups, s.steps[1].workgroups), ([3, 16, 1], [1, 16, 1]));
+    // 10 chunks of 64 keys × 16 rows (2 batches × 8 heads × 1 query); one combine group per row.
+    assert_eq!((s.steps[0].workgroups, s.steps[1].workgroups), ([10, 16, 1], [1, 16, 1]));
     let partials = s.steps[0].operands[6];
-    assert_eq!((partials.size, s.steps[1].operands[0]), (16 * 3 * 66 * 4, partials));
+    assert_eq!((partials.size, s.steps[1].operands[0]), (16 * 10 * 66 * 4, partials));
     assert_eq!(s.steps[1].waits_for, [0]);
     // A forced row-blocked kernel keeps the parity table on it.
     let forced =
