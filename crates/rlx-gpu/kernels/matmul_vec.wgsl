@@ -4,7 +4,7 @@
 // instead of spending a 64×64 output tile on a handful of rows. Same params, bindings, batch
 // addressing (one batch) and fused epilogue as the other matmul kernels (matmul_common.wgsl and
 // matmul_epilogue.wgsl are appended), and the layout and reduction of matmul_vec_core.wgsl
-// (appended too). The grid is 1-D over ⌈N / COLS⌉ workgroups (x, then y).
+// (appended too). The grid is 1-D over ⌈N / cols()⌉ workgroups (x, then y).
 //
 // Variant define B_LOAD (in the core): the functions b4_at (four weights from one B element,
 // read through b_elem) and b1_at (one weight by element index). B is vec4<f32> (f32 weights) or vec2<u32> holding four f16 weights
@@ -17,7 +17,8 @@ fn main(
     @builtin(local_invocation_index) t: u32,
 ) {
     let bases = batch_bases(0u);
-    let col = (wid.y * groups.x + wid.x) * COLS + t / T;
+    let T = col_threads();
+    let col = (wid.y * groups.x + wid.x) * cols() + t / T;
     let j = t % T;
     var acc: array<f32, MMAX>;
     if (col < p.n) {

@@ -3,23 +3,35 @@
 // products with A's rows, and the fixed-order reduction. Appended to both; each defines `a`,
 // `p` (with fields m, k, a_stride_m, a_stride_k), and b4_at / b1_at (the B_LOAD define).
 //
-// Workgroup: 256 invocations, COLS = 4 output columns of T = 64 invocations each. Invocation j
-// of a column walks K in vec4 steps j, j + T, ... (the 16-byte path: K, the row starts and the
-// bases multiples of 4) or element by element otherwise, keeping one partial sum per row of A;
-// the column's 64 partial sums then add up in shared memory (a tree: fixed order, so the result
-// does not depend on timing).
+// Workgroup: 256 invocations, cols() output columns of col_threads() invocations each: 16 when
+// K ≤ 2048 (16 columns), else 64 (4 columns). Invocation j of a column walks K in vec4 steps
+// j, j + T, ... (the 16-byte path: K, the row starts and the bases multiples of 4) or element
+// by element otherwise, keeping one partial sum per row of A; the column's T partial sums then
+// add up in shared memory (a tree: fixed order, so the result does not depend on timing).
+// Why two widths: with 64 invocations a column, a K of 896 (Qwen2.5-0.5B's hidden size) left
+// each invocation 3.5 loads and the launch spent its time in the six-level reduction; the
+// H200 streamed gate and up weights at 1.7 TB/s.
 
 {{B_LOAD}}
 
-const COLS: u32 = 4u;
-const T: u32 = 64u;
 const MMAX: u32 = 8u;
+
+// Invocations per output column (T above); the host computes the same (`vec_col_threads`).
+fn col_threads() -> u32 {
+    return select(64u, 16u, p.k <= 2048u);
+}
+
+// Output columns per workgroup.
+fn cols() -> u32 {
+    return 256u / col_threads();
+}
 
 var<workgroup> red: array<f32, 2048>; // [256 invocations][MMAX]
 
 // Invocation j's partial dot products of the weight row starting at element `row` with each
 // row of A (A's rows start at a_base, a_base + a_stride_m, ...).
 fn row_partials(row: u32, a_base: u32, j: u32) -> array<f32, MMAX> {
+    let T = col_threads();
     var acc: array<f32, MMAX>;
     for (var m = 0u; m < MMAX; m++) {
         acc[m] = 0.0;
@@ -67,8 +79,10 @@ fn row_partials(row: u32, a_base: u32, j: u32) -> array<f32, MMAX> {
 }
 
 // Adds up each column's T partial sums (invocation t = column · T + j holds `acc`); afterwards
-// column c's sum for A row m is red[c * T * MMAX + m]. Call in uniform control flow.
+// column c's sum for A row m is red[c * T * MMAX + m], that is red[(t - j) * MMAX + m] for
+// each invocation of the column. Call in uniform control flow.
 fn reduce_columns(t: u32, j: u32, acc: array<f32, MMAX>) {
+    let T = col_threads();
     // Only the rows A has: with one row (a decode step) the tree moves one value per step.
     for (var m = 0u; m < MMAX; m++) {
         if (m < p.m) {

@@ -9,9 +9,9 @@
 //   of n0 + n1 + n2 belongs to the first part whose range holds it; a part with N_s = 0 gets
 //   no column (its bindings are placeholders). One launch writes Q, K and V.
 // - gated (GATED true): C [M, N] = act(A · B_0ᵀ) ⊙ (A · B_1ᵀ) with n0 = n1 = N: a workgroup's
-//   four columns are output columns 2w and 2w + 1 of B_0, then the same two of B_1, and the
-//   first two column groups multiply in the second two after the reduction. One launch
-//   replaces gate, up and their product.
+//   cols() columns are output columns h·w .. h·w + h − 1 of B_0, then the same h of B_1
+//   (h = cols() / 2), and the first half multiplies in the second after the reduction. One
+//   launch replaces gate, up and their product.
 //
 // The part a column reads is workgroup-uniform for the gated form and changes at most twice
 // across the grid for the split one; `part` (private) selects the binding in b4_at / b1_at.
@@ -77,16 +77,18 @@ fn main(
     @builtin(local_invocation_index) t: u32,
 ) {
     let w = wid.y * groups.x + wid.x;
+    let T = col_threads();
     let slot = t / T;
     let j = t % T;
+    let half = cols() / 2u;
     var col = 0u;
     var n = 0u;
     if (GATED) {
-        part = slot / 2u;
-        col = w * 2u + slot % 2u;
+        part = slot / half;
+        col = w * half + slot % half;
         n = p.n0;
     } else {
-        let g = w * COLS + slot;
+        let g = w * cols() + slot;
         if (g < p.n0) {
             part = 0u;
             col = g;
@@ -112,9 +114,9 @@ fn main(
     let v = red[(t - j) * MMAX + j];
     let at = j * n + col;
     if (GATED) {
-        // Columns 2 and 3 hold B_1's products of the same two output columns.
-        if (slot < 2u) {
-            c0[at] = activate(v) * red[(t - j + 2u * T) * MMAX + j];
+        // The second half of the columns holds B_1's products of the same output columns.
+        if (slot < half) {
+            c0[at] = activate(v) * red[(t - j + half * T) * MMAX + j];
         }
     } else {
         store(part, at, col, v);

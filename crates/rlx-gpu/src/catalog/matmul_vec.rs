@@ -21,8 +21,20 @@ const VEC_SRC: &str = concat!(
 
 /// Most rows of A (MMAX in the kernel).
 pub const VEC_MAX_ROWS: u32 = 8;
-/// Output columns per workgroup (COLS in the kernel).
-pub(super) const VEC_COLS: u64 = 4;
+/// Invocations per output column for a reduction over `k` (`col_threads` in
+/// matmul_vec_core.wgsl): 16 up to K = 2048, else 64.
+pub fn vec_col_threads(k: u32) -> u32 {
+    if k <= 2048 {
+        16
+    } else {
+        64
+    }
+}
+
+/// Output columns per workgroup (`cols` in the kernel).
+pub(super) fn vec_cols(k: u32) -> u64 {
+    u64::from(256 / vec_col_threads(k))
+}
 
 /// Whether the single (unbatched) matmul `p` takes the matrix-vector kernel: M ≤
 /// [`VEC_MAX_ROWS`] and B stored [N, K] (its K stride 1).
@@ -32,7 +44,7 @@ pub fn vec_fits(p: &MatmulParams) -> bool {
 
 /// Workgroup counts of the matrix-vector kernel for `p`.
 pub fn vec_grid(p: &MatmulParams) -> Result<[u32; 3], GpuError> {
-    grid::linear("matmul_vec", u64::from(p.n).div_ceil(VEC_COLS), 256)
+    grid::linear("matmul_vec", u64::from(p.n).div_ceil(vec_cols(p.k)), 256)
 }
 
 type VecDefines = [(&'static str, &'static str); 8];
@@ -114,7 +126,9 @@ mod tests {
         assert!(vec_fits(&params(8, 3, 5, true)));
         assert!(!vec_fits(&params(9, 896, 4864, true)));
         assert!(!vec_fits(&params(1, 896, 4864, false)));
+        // K = 4864: 4 columns of 64 invocations; K = 896: 16 columns of 16.
         assert_eq!(vec_grid(&params(1, 896, 4864, true)).unwrap(), [224, 1, 1]);
+        assert_eq!(vec_grid(&params(1, 4864, 896, true)).unwrap(), [304, 1, 1]);
         assert_eq!(vec_spec(true, 4, false).name, "matmul_vec_bias_silu_f32");
         assert_eq!(vec_spec(false, 0, true).name, "matmul_vec_f16w_f32");
         assert!(vec_spec(false, 0, false).defines.contains(&("AB_ELEM", "vec4<f32>")));

@@ -3,7 +3,7 @@
 //! bias) and an MLP's gate and up projections with the activation and product fused (the gated
 //! form). The lowering decides which matmuls form a group (`lower/matmul_group.rs`).
 
-use super::matmul_vec::{B_F16, B_F32, VEC_COLS, VEC_MAX_ROWS};
+use super::matmul_vec::{vec_cols, B_F16, B_F32, VEC_MAX_ROWS};
 use super::{Epilogue, ACT_NAMES};
 use crate::catalog::{size_of, Access, Spec};
 use crate::{grid, GpuError};
@@ -48,10 +48,11 @@ impl VecMultiParams {
                 ),
             });
         }
+        let cols = vec_cols(k);
         let columns = if gated {
-            u64::from(n[0]).div_ceil(2)
+            u64::from(n[0]).div_ceil(cols / 2)
         } else {
-            n.iter().map(|&x| u64::from(x)).sum::<u64>().div_ceil(VEC_COLS)
+            n.iter().map(|&x| u64::from(x)).sum::<u64>().div_ceil(cols)
         };
         let grid = grid::linear("matmul_vec_multi", columns, 256)?;
         Ok((VecMultiParams { m, k, a_stride_m, a_stride_k: 1, a_offset: 0, n }, grid))
@@ -209,11 +210,15 @@ mod tests {
 
     #[test]
     fn grids_cover_every_column_of_every_part() {
+        // K = 896: 16 columns a workgroup (8 output columns of the gated form).
         let (p, grid) = VecMultiParams::new(1, 896, 896, [896, 128, 128], false).unwrap();
-        assert_eq!(grid, [288, 1, 1]);
+        assert_eq!(grid, [72, 1, 1]);
         assert_eq!((p.m, p.k, p.n), (1, 896, [896, 128, 128]));
         let (_, grid) = VecMultiParams::new(2, 896, 896, [4864, 4864, 0], true).unwrap();
-        assert_eq!(grid, [2432, 1, 1]);
+        assert_eq!(grid, [608, 1, 1]);
+        // K = 4096: 4 columns a workgroup.
+        let (_, grid) = VecMultiParams::new(1, 4096, 4096, [14336, 14336, 0], true).unwrap();
+        assert_eq!(grid, [7168, 1, 1]);
         assert!(VecMultiParams::new(9, 896, 896, [8, 8, 0], false).is_err());
         assert!(VecMultiParams::new(1, 896, 896, [8, 4, 0], true).is_err());
         assert_eq!(std::mem::size_of::<VecMultiParams>(), 32);

@@ -44,8 +44,8 @@ fn three_projections_of_one_vector_are_one_launch() {
     assert!(outs[0] != outs[1] && outs[1] != outs[2] && outs[0] != outs[2], "{outs:?}");
     let p: VecMultiParams = bytemuck::pod_read_unaligned(&s.steps[0].params);
     assert_eq!((p.m, p.k, p.n), (1, 64, [40, 8, 8]));
-    // 56 columns, 4 per workgroup.
-    assert_eq!(s.steps[0].workgroups, [14, 1, 1]);
+    // 56 columns, 16 per workgroup (K = 64).
+    assert_eq!(s.steps[0].workgroups, [4, 1, 1]);
 }
 
 #[test]
@@ -103,8 +103,8 @@ fn a_gated_product_is_one_launch_that_writes_the_product() {
     assert_eq!([ops[1].buffer, ops[2].buffer], [BufferId::Leaf(1), BufferId::Leaf(2)]);
     assert_eq!(ops[3].size, 96 * 4);
     assert!(s.steps[0].label.starts_with(&m.to_string()), "{}", s.steps[0].label);
-    // Two output columns per workgroup.
-    assert_eq!(s.steps[0].workgroups, [48, 1, 1]);
+    // K = 64: eight output columns per workgroup.
+    assert_eq!(s.steps[0].workgroups, [12, 1, 1]);
     // x stays live until the product is written: it never shares the product's pool.
     assert_ne!(ops[0].buffer, ops[3].buffer);
 }

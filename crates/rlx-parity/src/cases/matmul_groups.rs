@@ -61,7 +61,9 @@ fn gated(
 }
 
 pub(super) fn cases(out: &mut Vec<Case>) {
-    let split: [(usize, usize, &[usize], bool); 6] = [
+    // K up to 2048 runs 16 invocations a column, past it 64: both occur.
+    let split: [(usize, usize, &[usize], bool); 7] = [
+        (1, 3000, &[33, 9, 9], true),
         (1, 64, &[40, 8, 8], true),
         (1, 896, &[896, 128, 128], false),
         (3, 37, &[67, 5, 5], true),
@@ -83,6 +85,7 @@ pub(super) fn cases(out: &mut Vec<Case>) {
         (1, 896, 4864, UnaryOp::Silu),
         (5, 48, 3, UnaryOp::Gelu),
         (1, 16, 1, UnaryOp::GeluTanh),
+        (2, 2100, 40, UnaryOp::Silu),
     ];
     for (m, k, n, act) in gates {
         for f16 in [false, true] {
