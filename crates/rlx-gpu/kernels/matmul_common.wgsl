@@ -6,7 +6,7 @@
 // Placeholders are the kernels' (see matmul_tiled.wgsl).
 
 // f32 for the f32 rungs; vec4<f32> for the tensor-core rung, which loads 16 bytes at a time.
-// B_ELEM is AB_ELEM except for the matrix-vector kernel on f16 weights (vec2<u32>: four
+// B_ELEM is AB_ELEM except for the matrix-vector kernel on f16 weights (vec4<f16>: four
 // halves in 8 bytes).
 @group(0) @binding(0) var<storage, read> a: array<{{AB_ELEM}}>;
 @group(0) @binding(1) var<storage, read> b: array<{{B_ELEM}}>;

@@ -1,3 +1,4 @@
+{{ENABLE_F16}}
 // Matrix-vector products for small M (decode steps, batch-1 heads): C [M, N] = A [M, K] · Bᵀ
 // where B is stored [N, K] (b_stride_k = 1, as every linear layer's weight), M ≤ MMAX. Each
 // weight row is read once, in 16-byte loads along K, so the launch streams B at memory speed
@@ -7,8 +8,9 @@
 // (appended too). The grid is 1-D over ⌈N / cols()⌉ workgroups (x, then y).
 //
 // Variant define B_LOAD (in the core): the functions b4_at (four weights from one B element,
-// read through b_elem) and b1_at (one weight by element index). B is vec4<f32> (f32 weights) or vec2<u32> holding four f16 weights
-// (f16 weights, read as they are stored: half the bytes of f32 and no cast launch before).
+// read through b_elem) and b1_at (one weight by element index). B is vec4<f32> (f32 weights)
+// or vec4<f16> (f16 weights, read as they are stored: half the bytes of f32 and no cast
+// launch before; ENABLE_F16 turns on shader f16, which f16 storage needs anyway).
 
 @compute @workgroup_size(256, 1, 1)
 fn main(

@@ -1,3 +1,4 @@
+{{ENABLE_F16}}
 // Several matrix-vector products that share A, in one launch: the projections a decode step
 // takes from one normalized vector (q, k and v; an MLP's gate and up). B_s is stored [N_s, K]
 // like every linear layer's weight, contiguous from its binding's start; M ≤ MMAX rows of A.

@@ -94,7 +94,7 @@ pub fn multi_bindings(gated: bool, bias: bool) -> u32 {
     n as u32
 }
 
-type MultiDefines = [(&'static str, &'static str); 6];
+type MultiDefines = [(&'static str, &'static str); 7];
 
 const SPLIT_DECL: &str = "@group(0) @binding(3) var<storage, read> b2: array<BElem>; \
      @group(0) @binding(4) var<storage, read_write> c0: array<f32>; \
@@ -130,8 +130,9 @@ const fn multi_defines(gated: bool, bias: bool, act: &'static str, f16_b: bool) 
             },
         ),
         ("B_SELECT", if gated { SELECT2 } else { SELECT3 }),
-        ("B_ELEM", if f16_b { "vec2<u32>" } else { "vec4<f32>" }),
+        ("B_ELEM", if f16_b { "vec4<f16>" } else { "vec4<f32>" }),
         ("B_LOAD", if f16_b { B_F16 } else { B_F32 }),
+        ("ENABLE_F16", if f16_b { "enable f16;" } else { "" }),
     ]
 }
 
