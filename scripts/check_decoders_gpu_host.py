@@ -86,8 +86,9 @@ def greedy(model, steps):
 
 def rlx(model_dir, device, precision):
     ids = ",".join(str(t) for t in PROMPT)
+    # transformers' loop below does not stop at eos either.
     cmd = [RLX, "generate", "--model", model_dir, "--device", device, "--precision", precision,
-           "--max-tokens", str(STEPS), "--prompt-ids", ids]
+           "--max-tokens", str(STEPS), "--ignore-eos", "--prompt-ids", ids]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     if p.returncode != 0:
         return None, p.stderr.strip().splitlines()[-1:]

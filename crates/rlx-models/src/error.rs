@@ -31,6 +31,18 @@ pub enum ModelError {
     Tokenizer { path: PathBuf, reason: String },
     #[error("tokenizing the input: {reason}")]
     Tokenize { reason: String },
+    /// Chat formatting was asked of a model that ships no chat template; `looked` lists where.
+    #[error(
+        "{path}: no chat template here (looked for {looked}); this model has no chat format to apply: drop --chat and write the prompt as the model expects it"
+    )]
+    NoChatTemplate { path: PathBuf, looked: String },
+    /// A chat template that does not parse; `line` is the line within the template text.
+    #[error("{path}: chat template{}: {reason}", .line.map(|l| format!(" line {l}")).unwrap_or_default())]
+    ChatTemplateSyntax { path: PathBuf, line: Option<usize>, reason: String },
+    /// A chat template that parses but fails on these messages (its own `raise_exception`, a
+    /// method it calls that does not exist, …).
+    #[error("{path}: rendering the chat template: {reason}")]
+    ChatTemplateRender { path: PathBuf, reason: String },
     #[error("{dir}: no model here (missing {missing}); run `rlx fetch all-minilm-l6-v2` or pass a directory holding config.json, model.safetensors and tokenizer.json")]
     NoModel { dir: PathBuf, missing: String },
     #[error("unknown model '{name}'; known models: {known}")]

@@ -26,7 +26,11 @@
 //!   deterministic weights: the BERT benchmark workload and the test/parity encoder.
 //! - [`gguf`] reads GGUF files (metadata, tensor infos, packed tensor data) with every length
 //!   and offset checked; [`gguf::gguf_config`] maps llama / qwen2 / qwen3 metadata.
+//! - [`ChatTemplate`] renders a checkpoint's (or GGUF file's) chat template over [`Message`]s as
+//!   transformers' `apply_chat_template` does ([`chat`]); [`decoder::stop_tokens`] lists the
+//!   end-of-sequence ids a generation stops at.
 
+pub mod chat;
 pub mod config;
 pub mod decoder;
 mod embedder;
@@ -38,6 +42,7 @@ pub mod random;
 mod tokenize;
 mod weights;
 
+pub use chat::{ChatTemplate, Message};
 pub use config::{Activation, BertConfig, ModelConfig, Pooling};
 pub use decoder::{
     decoder_graph, rope_tables, Architecture, Decoder, DecoderConfig, DecoderOptions, RopeScaling,

@@ -163,6 +163,16 @@ enum Command {
         /// The prompt as comma-separated token ids instead of text.
         #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
         prompt_ids: Option<Vec<i32>>,
+        /// Format the prompt as one user message with the model's chat template
+        /// (tokenizer_config.json, chat_template.jinja or the GGUF file's).
+        #[arg(long)]
+        chat: bool,
+        /// With --chat: a system message before the prompt.
+        #[arg(long, requires = "chat")]
+        system: Option<String>,
+        /// Keep generating past the model's end-of-sequence tokens.
+        #[arg(long)]
+        ignore_eos: bool,
         /// The prompt text.
         prompt: Option<String>,
     },
@@ -289,6 +299,9 @@ fn main() -> ExitCode {
             repetition_penalty,
             seed,
             prompt_ids,
+            chat,
+            system,
+            ignore_eos,
             prompt,
         } => cli::generate::run(&cli::generate::GenerateOptions {
             model,
@@ -298,6 +311,9 @@ fn main() -> ExitCode {
             sampling: rlx::prelude::SamplingSpec { temperature, top_k, top_p, repetition_penalty },
             seed,
             prompt_ids,
+            chat,
+            system,
+            ignore_eos,
             prompt,
         }),
         Command::Embed { device, format, batch, precision, model_dir, file, sentences } => {

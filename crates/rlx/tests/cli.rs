@@ -346,3 +346,112 @@ fn logits_writes_the_rows_transformers_computes() {
     assert!(text(&out.stderr).contains("outside the vocabulary"), "{}", text(&out.stderr));
     assert!(!bad.exists());
 }
+
+/// A copy of the llama fixture in a fresh directory, with `files` written into it.
+fn llama_copy(test: &str, files: &[(&str, &str)]) -> std::path::PathBuf {
+    let (src, _) = llama_fixture();
+    let dir = std::env::temp_dir().join(format!("rlx-cli-{test}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for name in ["config.json", "generation_config.json", "model.safetensors"] {
+        std::fs::copy(src.join(name), dir.join(name)).unwrap();
+    }
+    for (name, text) in files {
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+    dir
+}
+
+/// Every id generation_config.json lists ends the generation, after it is printed;
+/// `--ignore-eos` goes on to --max-tokens.
+#[test]
+fn generate_stops_at_every_listed_eos_id() {
+    let (_, reference) = llama_fixture();
+    let greedy: Vec<i64> =
+        reference["greedy"].as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect();
+    let prompt: Vec<String> = reference["prompt"].as_array().unwrap().iter().map(|v| v.to_string()).collect();
+    let prompt = prompt.join(",");
+    // The third greedy token is listed (the first entry is no token of the vocabulary).
+    let config = format!(r#"{{"bos_token_id": 1, "eos_token_id": [9999, {}]}}"#, greedy[2]);
+    let dir = llama_copy("eos", &[("generation_config.json", &config)]);
+    let model = dir.to_str().unwrap();
+    let args =
+        ["generate", "--model", model, "--device", "cpu", "--max-tokens", "8", "--prompt-ids", &prompt];
+    let out = rlx(&args, &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let first3: Vec<String> = greedy[..3].iter().map(|t| t.to_string()).collect();
+    assert_eq!(text(&out.stdout).trim(), first3.join(" "));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("3 generated"), "{stderr}");
+    assert!(stderr.contains(&format!("stopped at end-of-sequence token {}", greedy[2])), "{stderr}");
+    let mut all = args.to_vec();
+    all.push("--ignore-eos");
+    let out = rlx(&all, &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("8 generated"), "{}", text(&out.stderr));
+}
+
+/// A chat template in the style of Llama 2's, over the fixture's vocabulary (`<s>` is 1, `</s>`
+/// is 2).
+const CHAT_TEMPLATE: &str = "{{ bos_token }}{% for m in messages %}[{{ m.role }}] {{ m.content }}{{ eos_token }}{% endfor %}{% if add_generation_prompt %}[assistant]{% endif %}";
+
+/// `--chat` renders the template over the system and user messages and tokenizes the result
+/// without adding `<s>` again: the continuation is the one of exactly those ids.
+#[test]
+fn generate_chat_applies_the_template() {
+    let config = serde_json::json!({
+        "chat_template": CHAT_TEMPLATE,
+        "bos_token": {"__type": "AddedToken", "content": "<s>", "special": true},
+        "eos_token": "</s>",
+    });
+    let tokenizer = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../rlx-models/tests/fixtures/gguf_decoders/llama.tokenizer.json");
+    let tokenizer = std::fs::read_to_string(tokenizer).unwrap();
+    let files = [("tokenizer.json", tokenizer.as_str()), ("tokenizer_config.json", &config.to_string())];
+    let dir = llama_copy("chat", &files);
+    let model = dir.to_str().unwrap();
+    let tok = tokenizers::Tokenizer::from_file(dir.join("tokenizer.json")).unwrap();
+    let ids =
+        tok.encode("<s>[system] be brief</s>[user] hi</s>[assistant]", false).unwrap().get_ids().to_vec();
+    assert_eq!(ids.iter().filter(|&&i| i == 1).count(), 1, "one <s>: {ids:?}");
+    assert_eq!(ids.iter().filter(|&&i| i == 2).count(), 2, "each </s> is one token: {ids:?}");
+
+    let base = ["generate", "--model", model, "--device", "cpu", "--max-tokens", "4", "--ignore-eos"];
+    let mut args = base.to_vec();
+    args.extend(["--chat", "--system", "be brief", "hi"]);
+    let chat = rlx(&args, &[]);
+    let stderr = text(&chat.stderr);
+    assert!(chat.status.success(), "{stderr}");
+    assert!(stderr.contains(&format!("prompt {} tokens, 4 generated", ids.len())), "{stderr}");
+    assert!(stderr.contains("tokenizer_config.json"), "names where the template came from: {stderr}");
+
+    let joined: Vec<String> = ids.iter().map(|i| i.to_string()).collect();
+    let joined = joined.join(",");
+    let mut args = base.to_vec();
+    args.extend(["--prompt-ids", &joined]);
+    let plain = rlx(&args, &[]);
+    assert!(plain.status.success(), "{}", text(&plain.stderr));
+    let generated: Vec<u32> = text(&plain.stdout).split_whitespace().map(|t| t.parse().unwrap()).collect();
+    assert_eq!(generated.len(), 4);
+    let expected = tok.decode(&generated, true).unwrap();
+    assert_eq!(text(&chat.stdout).trim_end_matches('\n'), expected);
+}
+
+#[test]
+fn generate_chat_refusals() {
+    let (dir, _) = llama_fixture();
+    let model = dir.to_str().unwrap();
+    // No template: told before the model loads, with what to do.
+    let tokenizer = dir.join("../../gguf_decoders/llama.tokenizer.json");
+    let copy = llama_copy("nochat", &[("tokenizer.json", &std::fs::read_to_string(tokenizer).unwrap())]);
+    let out = rlx(&["generate", "--model", copy.to_str().unwrap(), "--device", "cpu", "--chat", "hi"], &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("no chat template") && stderr.contains("drop --chat"), "{stderr}");
+    assert!(!stderr.contains("loading"), "{stderr}");
+    let out = rlx(&["generate", "--model", model, "--device", "cpu", "--chat", "--prompt-ids", "1,2"], &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("not --prompt-ids"), "{}", text(&out.stderr));
+    let out = rlx(&["generate", "--model", model, "--system", "x", "hi"], &[]);
+    assert_eq!(out.status.code(), Some(2), "clap refuses --system without --chat: {}", text(&out.stderr));
+}

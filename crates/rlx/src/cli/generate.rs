@@ -8,10 +8,17 @@
 //! (`--prompt-ids`, for checkpoints without a tokenizer). Decoding is greedy over the
 //! device-resident KV cache: the prompt goes through in chunks, then each token is one decode
 //! step that reads back only that token (see `rlx_models::Decoder::generate`).
+//!
+//! With `--chat` the text is first rendered through the model's chat template as one user
+//! message (after an optional `--system` message), with the assistant's turn opened, and the
+//! result is tokenized without adding special tokens again: the template placed them
+//! (`rlx_models::ChatTemplate`). Generation stops at every end-of-sequence id the model lists
+//! (`rlx_models::decoder::stop_tokens`) and, with `--chat`, at the template's eos token,
+//! unless `--ignore-eos`.
 
 use rlx::prelude::{Device, Precision};
-use rlx_models::decoder::{is_gguf, Decoder};
-use rlx_models::{gguf_tokenizer, GgufFile};
+use rlx_models::decoder::{is_gguf, stop_tokens, Decoder};
+use rlx_models::{gguf_tokenizer, ChatTemplate, GgufFile, Message};
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -31,6 +38,12 @@ pub struct GenerateOptions {
     /// Token ids instead of text (comma-separated on the command line).
     pub prompt_ids: Option<Vec<i32>>,
     pub prompt: Option<String>,
+    /// Render the prompt through the model's chat template.
+    pub chat: bool,
+    /// With `chat`: a system message before the prompt.
+    pub system: Option<String>,
+    /// Do not stop at the model's end-of-sequence tokens.
+    pub ignore_eos: bool,
 }
 
 /// The model's tokenizer: a GGUF file's own (`tokenizer.ggml.*`), else the checkpoint
@@ -50,7 +63,54 @@ fn tokenizer(model: &std::path::Path) -> Result<Tokenizer, Box<dyn std::error::E
     Ok(Tokenizer::from_file(&path).map_err(|e| format!("tokenizer {}: {e}", path.display()))?)
 }
 
+/// The model's chat template: a GGUF file's metadata, else the checkpoint directory's files.
+fn chat_template(model: &std::path::Path) -> Result<ChatTemplate, Box<dyn std::error::Error>> {
+    if is_gguf(model) {
+        return Ok(ChatTemplate::from_gguf(&GgufFile::open(model)?)?);
+    }
+    Ok(ChatTemplate::from_dir(model)?)
+}
+
+/// The prompt's tokens: the text through the tokenizer (through the chat template first with
+/// `--chat`), or the ids as given; and the ids that end the generation.
+type Prompt = (Option<Tokenizer>, Vec<i32>, Vec<i32>);
+
+fn prompt(o: &GenerateOptions) -> Result<Prompt, Box<dyn std::error::Error>> {
+    let mut stops = if o.ignore_eos { Vec::new() } else { stop_tokens(&o.model)? };
+    let (tok, ids) = match (&o.prompt_ids, &o.prompt) {
+        (Some(_), None) if o.chat => {
+            return Err("--chat formats a text prompt through the chat template: give the prompt as text, not --prompt-ids".into())
+        }
+        (Some(ids), None) => (None, ids.clone()),
+        (None, Some(text)) => {
+            let tok = tokenizer(&o.model)?;
+            let (text, special) = if o.chat {
+                let template = chat_template(&o.model)?;
+                eprintln!("generate: chat template of {}", template.origin().display());
+                let mut messages: Vec<Message> = o.system.iter().map(Message::system).collect();
+                messages.push(Message::user(text));
+                // The eos token the template ends a turn with stops the generation too.
+                let eos = template.eos_token().and_then(|t| tok.token_to_id(t)).map(|id| id as i32);
+                if let Some(id) = eos.filter(|id| !o.ignore_eos && !stops.contains(id)) {
+                    stops.push(id);
+                }
+                // The template placed the special tokens: none are added again.
+                (template.render(&messages, true)?, false)
+            } else {
+                (text.clone(), true)
+            };
+            let enc = tok.encode(text, special).map_err(|e| format!("tokenizing the prompt: {e}"))?;
+            let ids = enc.get_ids().iter().map(|&i| i as i32).collect();
+            (Some(tok), ids)
+        }
+        _ => return Err("give either a text prompt or --prompt-ids, not both".into()),
+    };
+    Ok((tok, ids, stops))
+}
+
 pub fn run(o: &GenerateOptions) -> Result<(), Box<dyn std::error::Error>> {
+    // The prompt first: a missing tokenizer or chat template is told before the model loads.
+    let (tok, mut ids, stops) = prompt(o)?;
     let t = Instant::now();
     eprintln!("generate: loading {} on {}", o.model.display(), o.device);
     let mut dec = Decoder::load(&o.model, o.device, o.precision)?;
@@ -61,22 +121,13 @@ pub fn run(o: &GenerateOptions) -> Result<(), Box<dyn std::error::Error>> {
         dec.device(),
         t.elapsed().as_secs_f64()
     );
-    let (tok, mut ids) = match (&o.prompt_ids, &o.prompt) {
-        (Some(ids), None) => (None, ids.clone()),
-        (None, Some(text)) => {
-            let tok = tokenizer(&o.model)?;
-            let enc = tok.encode(text.as_str(), true).map_err(|e| format!("tokenizing the prompt: {e}"))?;
-            let ids = enc.get_ids().iter().map(|&i| i as i32).collect();
-            (Some(tok), ids)
-        }
-        _ => return Err("give either a text prompt or --prompt-ids, not both".into()),
-    };
     let prompt_len = ids.len();
     let prompt = ids.clone();
     let mut out = std::io::stdout().lock();
     let mut printed = String::new();
     let mut failure: Option<Box<dyn std::error::Error>> = None;
     let mut first_token = None;
+    let mut stopped = None;
     let start = Instant::now();
     let mut emit = |next: i32| -> Result<(), Box<dyn std::error::Error>> {
         ids.push(next);
@@ -99,6 +150,10 @@ pub fn run(o: &GenerateOptions) -> Result<(), Box<dyn std::error::Error>> {
     let generated = dec.sample(&prompt, o.max_tokens, &o.sampling, o.seed, |next| {
         first_token.get_or_insert_with(|| start.elapsed());
         match emit(next) {
+            Ok(()) if stops.contains(&next) => {
+                stopped = Some(next);
+                false
+            }
             Ok(()) => true,
             Err(e) => {
                 failure = Some(e);
@@ -117,9 +172,10 @@ pub fn run(o: &GenerateOptions) -> Result<(), Box<dyn std::error::Error>> {
     let decode_rate = (n.saturating_sub(1)) as f64 / (secs - first).max(1e-9);
     eprintln!(
         "generate: prompt {prompt_len} tokens, {n} generated in {secs:.2} s (first after {:.1} ms, then \
-         {decode_rate:.1} tokens/s; {} over the KV cache)",
+         {decode_rate:.1} tokens/s; {} over the KV cache){}",
         first * 1e3,
-        if o.sampling.is_greedy() { "greedy".to_string() } else { format!("sampled, seed {}", o.seed) }
+        if o.sampling.is_greedy() { "greedy".to_string() } else { format!("sampled, seed {}", o.seed) },
+        stopped.map(|id| format!("; stopped at end-of-sequence token {id}")).unwrap_or_default()
     );
     Ok(())
 }
