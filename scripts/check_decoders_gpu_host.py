@@ -17,9 +17,12 @@ in bfloat16 in transformers against rlx at --precision f16 is reported as the le
 common prefix (different roundings may part ways).
 
 Logits: `rlx logits` over the prompt (every row) against transformers' forward pass, as
-‖rlx − ref‖ / ‖ref‖: at f32 on each device against transformers in float32 (bound 1e-4), and
-the model saved in bfloat16 run by rlx at --precision f16 against transformers in bfloat16
-(bound 2e-2). Prints one table row per architecture and device.
+‖rlx − ref‖ / ‖ref‖: at f32 on each device against transformers in float32 (bound 1e-4); and
+the model saved in bfloat16, run by rlx at --precision f16 (bf16 weights, f16 storage, f32
+accumulation), against the float32 forward of those same bf16 weights (bound 2e-2). Beside it:
+rlx against transformers' own bfloat16 forward, and that bfloat16 forward against the same
+float32 one (transformers rounds every activation to bf16, so its own distance is of the same
+order). Prints one table row per architecture and device.
 """
 import os
 import subprocess
@@ -126,7 +129,7 @@ def prefix(a, b):
 
 
 print(f"{'arch':<10} {'device':<7} {'f32 tokens (of ' + str(STEPS) + ')':<24} {'bf16 prefix':<12} "
-      f"{'f32 logits':<11} bf16 logits")
+      f"{'f32 logits':<11} {'bf16 w.':<10} {'vs tf bf16':<10} tf bf16 itself")
 failed = False
 with tempfile.TemporaryDirectory() as tmp:
     for seed, (name, (cfg_cls, model_cls, extra)) in enumerate(ARCHS.items()):
@@ -144,6 +147,9 @@ with tempfile.TemporaryDirectory() as tmp:
         model = model.to(torch.bfloat16)
         ref16 = greedy(model, STEPS)
         ref16_logits = logits(model)
+        exact16 = logits(model.float())  # the bf16 weights, computed in float32
+        model = model.to(torch.bfloat16)
+        tf_bf16 = rel(ref16_logits, exact16)
         path16 = os.path.join(tmp, name + "_bf16")
         model.save_pretrained(path16, safe_serialization=True)
         out = os.path.join(tmp, "logits.f32")
@@ -155,11 +161,13 @@ with tempfile.TemporaryDirectory() as tmp:
                 failed = True
                 continue
             e32 = rel(rlx_logits(path, device, "f32", out), ref_logits)
-            e16 = rel(rlx_logits(path16, device, "f16", out), ref16_logits)
+            got16_logits = rlx_logits(path16, device, "f16", out)
+            e16 = rel(got16_logits, exact16)
+            e16_tf = rel(got16_logits, ref16_logits)
             same = "identical" if got == ref else f"DIFFER after {prefix(got, ref)}"
             failed |= got != ref or not e32 <= 1e-4 or not e16 <= 2e-2
             print(f"{name:<10} {device:<7} {same:<24} {str(prefix(got16, ref16)) + ' / ' + str(STEPS):<12} "
-                  f"{e32:<11.2e} {e16:.2e}")
+                  f"{e32:<11.2e} {e16:<10.2e} {e16_tf:<10.2e} {tf_bf16:.2e}")
         del model
         torch.cuda.empty_cache()
 print("all f32 generations identical to transformers, all logits within bounds" if not failed
