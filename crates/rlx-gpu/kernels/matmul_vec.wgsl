@@ -12,6 +12,14 @@
 // or vec4<f16> (f16 weights, read as they are stored: half the bytes of f32 and no cast
 // launch before; ENABLE_F16 turns on shader f16, which f16 storage needs anyway).
 
+fn a4_at(ar: u32, q: u32) -> vec4<f32> {
+    return a[ar + q];
+}
+
+fn a1_at(ai: u32, k: u32) -> f32 {
+    return a[ai >> 2u][ai & 3u];
+}
+
 @compute @workgroup_size(256, 1, 1)
 fn main(
     @builtin(workgroup_id) wid: vec3<u32>,

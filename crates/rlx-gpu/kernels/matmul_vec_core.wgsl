@@ -1,7 +1,8 @@
 // What the matrix-vector kernels share (matmul_vec.wgsl, one product; matmul_vec_multi.wgsl,
 // several weights times one A in one launch): the workgroup layout, one output column's dot
-// products with A's rows, and the fixed-order reduction. Appended to both; each defines `a`,
-// `p` (with fields m, k, a_stride_m, a_stride_k), and b4_at / b1_at (the B_LOAD define).
+// products with A's rows, and the fixed-order reduction. Appended to both; each defines `p`
+// (with fields m, k, a_stride_m, a_stride_k), a4_at / a1_at (A's values: four from a vec4
+// index and element k, or one by element index and k) and b4_at / b1_at (the B_LOAD define).
 //
 // Workgroup: 256 invocations, cols() output columns of col_threads() invocations each: 16 when
 // K ≤ 2048 (16 columns), else 64 (4 columns). Invocation j of a column walks K in vec4 steps
@@ -51,8 +52,8 @@ fn row_partials(row: u32, a_base: u32, j: u32) -> array<f32, MMAX> {
             for (var m = 0u; m < MMAX; m++) {
                 if (m < p.m) {
                     let ar = (a_base + m * p.a_stride_m) >> 2u;
-                    acc[m] += dot(w0, a[ar + q]) + dot(w1, a[ar + q + T]) + dot(w2, a[ar + q + 2u * T])
-                        + dot(w3, a[ar + q + 3u * T]);
+                    acc[m] += dot(w0, a4_at(ar, q)) + dot(w1, a4_at(ar, q + T)) + dot(w2, a4_at(ar, q + 2u * T))
+                        + dot(w3, a4_at(ar, q + 3u * T));
                 }
             }
         }
@@ -60,7 +61,7 @@ fn row_partials(row: u32, a_base: u32, j: u32) -> array<f32, MMAX> {
             let w = b4_at(b4 + q);
             for (var m = 0u; m < MMAX; m++) {
                 if (m < p.m) {
-                    acc[m] += dot(w, a[((a_base + m * p.a_stride_m) >> 2u) + q]);
+                    acc[m] += dot(w, a4_at((a_base + m * p.a_stride_m) >> 2u, q));
                 }
             }
         }
@@ -70,7 +71,7 @@ fn row_partials(row: u32, a_base: u32, j: u32) -> array<f32, MMAX> {
             for (var m = 0u; m < MMAX; m++) {
                 if (m < p.m) {
                     let ai = a_base + m * p.a_stride_m + k * p.a_stride_k;
-                    acc[m] = fma(w, a[ai >> 2u][ai & 3u], acc[m]);
+                    acc[m] = fma(w, a1_at(ai, k), acc[m]);
                 }
             }
         }

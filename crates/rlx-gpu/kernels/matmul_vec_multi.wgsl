@@ -16,6 +16,11 @@
 //
 // The part a column reads is workgroup-uniform for the gated form and changes at most twice
 // across the grid for the split one; `part` (private) selects the binding in b4_at / b1_at.
+//
+// Define PRENORM: A is RMSNorm(x)·γ of the x bound as `a` (γ bound last, eps in the params):
+// every workgroup first computes each row's 1/sqrt(Σx²/K + eps) (the RMS-norm kernel's
+// formula), reads x·γ in the dot products and scales each sum by the row's factor. The norm
+// launches nothing: a decode step's norms were 49 launches of microseconds of work each.
 
 struct VecMultiParams {
     m: u32,
@@ -26,9 +31,56 @@ struct VecMultiParams {
     n0: u32,
     n1: u32,
     n2: u32,
+    eps: f32,
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
 }
 
 const GATED: bool = {{GATED}};
+const PRENORM: bool = {{PRENORM}};
+{{NORM_DECL}}
+
+// Each row's RMS-norm factor (PRENORM), else 1.
+var<workgroup> row_scale: array<f32, MMAX>;
+
+fn a4_at(ar: u32, q: u32) -> vec4<f32> {
+    return a[ar + q] * gamma4(q);
+}
+
+fn a1_at(ai: u32, k: u32) -> f32 {
+    return a[ai >> 2u][ai & 3u] * gamma1(k);
+}
+
+// row_scale for every row of A: Σx² over K by all 256 invocations, a tree, then the factor.
+fn norm_rows(t: u32) {
+    for (var m = 0u; m < MMAX; m++) {
+        if (m < p.m) {
+            var s = 0.0;
+            for (var k = t; k < p.k; k += 256u) {
+                let ai = p.a_offset + m * p.a_stride_m + k * p.a_stride_k;
+                let v = a[ai >> 2u][ai & 3u];
+                s = fma(v, v, s);
+            }
+            red[t * MMAX + m] = s;
+        }
+    }
+    workgroupBarrier();
+    for (var s = 128u; s > 0u; s = s / 2u) {
+        if (t < s) {
+            for (var m = 0u; m < MMAX; m++) {
+                if (m < p.m) {
+                    red[t * MMAX + m] += red[(t + s) * MMAX + m];
+                }
+            }
+        }
+        workgroupBarrier();
+    }
+    if (t < MMAX) {
+        row_scale[t] = 1.0 / sqrt(red[t] / f32(p.k) + p.eps);
+    }
+    workgroupBarrier();
+}
 
 alias BElem = {{B_ELEM}};
 
@@ -104,6 +156,9 @@ fn main(
             n = p.n2;
         }
     }
+    if (PRENORM) {
+        norm_rows(t);
+    }
     var acc: array<f32, MMAX>;
     if (col < n) {
         acc = row_partials(col * p.k, p.a_offset, j);
@@ -112,12 +167,13 @@ fn main(
     if (col >= n || j >= p.m) {
         return;
     }
-    let v = red[(t - j) * MMAX + j];
+    let scale = select(1.0, row_scale[j], PRENORM);
+    let v = red[(t - j) * MMAX + j] * scale;
     let at = j * n + col;
     if (GATED) {
         // The second half of the columns holds B_1's products of the same output columns.
         if (slot < half) {
-            c0[at] = activate(v) * red[(t - j + half * T) * MMAX + j];
+            c0[at] = activate(v) * (red[(t - j + half * T) * MMAX + j] * scale);
         }
     } else {
         store(part, at, col, v);

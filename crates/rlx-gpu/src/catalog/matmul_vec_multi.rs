@@ -19,7 +19,7 @@ pub const MULTI_MAX_PARTS: usize = 3;
 
 /// The params of `matmul_vec_multi.wgsl` (must match `VecMultiParams` there).
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct VecMultiParams {
     pub m: u32,
     pub k: u32,
@@ -28,6 +28,9 @@ pub struct VecMultiParams {
     pub a_offset: u32,
     /// Output columns of each part (the gated form: n0 = n1, the output's N).
     pub n: [u32; MULTI_MAX_PARTS],
+    /// The RMS norm's epsilon (norm variants).
+    pub eps: f32,
+    pub pad: [u32; 3],
 }
 
 impl VecMultiParams {
@@ -55,12 +58,13 @@ impl VecMultiParams {
             n.iter().map(|&x| u64::from(x)).sum::<u64>().div_ceil(cols)
         };
         let grid = grid::linear("matmul_vec_multi", columns, 256)?;
-        Ok((VecMultiParams { m, k, a_stride_m, a_stride_k: 1, a_offset: 0, n }, grid))
+        Ok((VecMultiParams { m, k, a_stride_m, a_stride_k: 1, a_offset: 0, n, eps: 0.0, pad: [0; 3] }, grid))
     }
 }
 
-/// Bindings of the split form: a, b0, b1, b2, c0, c1, c2 [, bias0, bias1, bias2].
-const SPLIT: &[Access] = &[
+/// Bindings of the split form: a, b0, b1, b2, c0, c1, c2 [, bias0, bias1, bias2] [, gamma];
+/// of the gated form: a, b0 (the activated weight), b1, c [, gamma]. Only c's are written.
+const ACCESS: [Access; 11] = [
     Access::Read,
     Access::Read,
     Access::Read,
@@ -68,33 +72,33 @@ const SPLIT: &[Access] = &[
     Access::ReadWrite,
     Access::ReadWrite,
     Access::ReadWrite,
-];
-const SPLIT_BIAS: &[Access] = &[
     Access::Read,
-    Access::Read,
-    Access::Read,
-    Access::Read,
-    Access::ReadWrite,
-    Access::ReadWrite,
-    Access::ReadWrite,
     Access::Read,
     Access::Read,
     Access::Read,
 ];
-/// Bindings of the gated form: a, b0 (the activated weight), b1, c.
-const GATED: &[Access] = &[Access::Read, Access::Read, Access::Read, Access::ReadWrite];
+const GATED_ACCESS: [Access; 5] = [Access::Read, Access::Read, Access::Read, Access::ReadWrite, Access::Read];
 
 /// How many storage bindings a launch takes (for the device's per-stage limit).
-pub fn multi_bindings(gated: bool, bias: bool) -> u32 {
+pub fn multi_bindings(gated: bool, bias: bool, norm: bool) -> u32 {
     let n = match (gated, bias) {
-        (true, _) => GATED.len(),
-        (false, false) => SPLIT.len(),
-        (false, true) => SPLIT_BIAS.len(),
+        (true, _) => 4,
+        (false, false) => 7,
+        (false, true) => 10,
     };
-    n as u32
+    n + u32::from(norm)
 }
 
-type MultiDefines = [(&'static str, &'static str); 7];
+fn bindings(gated: bool, bias: bool, norm: bool) -> &'static [Access] {
+    let n = multi_bindings(gated, bias, norm) as usize;
+    if gated {
+        &GATED_ACCESS[..n]
+    } else {
+        &ACCESS[..n]
+    }
+}
+
+type MultiDefines = [(&'static str, &'static str); 9];
 
 const SPLIT_DECL: &str = "@group(0) @binding(3) var<storage, read> b2: array<BElem>; \
      @group(0) @binding(4) var<storage, read_write> c0: array<f32>; \
@@ -116,8 +120,30 @@ const GATED_DECL: &str = "@group(0) @binding(3) var<storage, read_write> c0: arr
 const SELECT3: &str =
     "if (part == 0u) { return b0[i]; } else if (part == 1u) { return b1[i]; } return b2[i];";
 const SELECT2: &str = "if (part == 0u) { return b0[i]; } return b1[i];";
+const NO_NORM: &str = "fn gamma4(q: u32) -> vec4<f32> { return vec4<f32>(1.0); } \
+     fn gamma1(k: u32) -> f32 { return 1.0; }";
+// γ after every other binding: 4 (gated), 7 (split) or 10 (split with biases).
+const fn norm_decl(gated: bool, bias: bool) -> &'static str {
+    match (gated, bias) {
+        (true, _) => {
+            "@group(0) @binding(4) var<storage, read> gamma: array<vec4<f32>>; \
+             fn gamma4(q: u32) -> vec4<f32> { return gamma[q]; } \
+             fn gamma1(k: u32) -> f32 { return gamma[k >> 2u][k & 3u]; }"
+        }
+        (false, false) => {
+            "@group(0) @binding(7) var<storage, read> gamma: array<vec4<f32>>; \
+             fn gamma4(q: u32) -> vec4<f32> { return gamma[q]; } \
+             fn gamma1(k: u32) -> f32 { return gamma[k >> 2u][k & 3u]; }"
+        }
+        (false, true) => {
+            "@group(0) @binding(10) var<storage, read> gamma: array<vec4<f32>>; \
+             fn gamma4(q: u32) -> vec4<f32> { return gamma[q]; } \
+             fn gamma1(k: u32) -> f32 { return gamma[k >> 2u][k & 3u]; }"
+        }
+    }
+}
 
-const fn multi_defines(gated: bool, bias: bool, act: &'static str, f16_b: bool) -> MultiDefines {
+const fn multi_defines(gated: bool, bias: bool, act: &'static str, f16_b: bool, norm: bool) -> MultiDefines {
     [
         ("GATED", if gated { "true" } else { "false" }),
         ("ACT", act),
@@ -133,76 +159,77 @@ const fn multi_defines(gated: bool, bias: bool, act: &'static str, f16_b: bool) 
         ("B_ELEM", if f16_b { "vec4<f16>" } else { "vec4<f32>" }),
         ("B_LOAD", if f16_b { B_F16 } else { B_F32 }),
         ("ENABLE_F16", if f16_b { "enable f16;" } else { "" }),
+        ("PRENORM", if norm { "true" } else { "false" }),
+        ("NORM_DECL", if norm { norm_decl(gated, bias) } else { NO_NORM }),
     ]
 }
 
-/// [f32 weights, f16 weights] × [no bias, bias].
-static SPLIT_DEFINES: [[MultiDefines; 2]; 2] = [
-    [multi_defines(false, false, "ACT_NONE", false), multi_defines(false, true, "ACT_NONE", false)],
-    [multi_defines(false, false, "ACT_NONE", true), multi_defines(false, true, "ACT_NONE", true)],
-];
-static SPLIT_NAMES: [[&str; 2]; 2] = [
-    ["matmul_vec_split_f32", "matmul_vec_split_bias_f32"],
-    ["matmul_vec_split_f16w_f32", "matmul_vec_split_bias_f16w_f32"],
-];
-
-/// [f32 weights, f16 weights] × [no activation, then `Epilogue::index`].
-static GATED_DEFINES: [[MultiDefines; 7]; 2] = {
-    let mut table = [[multi_defines(true, false, "ACT_NONE", false); 7]; 2];
+/// [no norm, norm] × [f32 weights, f16 weights] × [no bias, bias].
+static SPLIT_DEFINES: [[[MultiDefines; 2]; 2]; 2] = {
+    let mut table = [[[multi_defines(false, false, "ACT_NONE", false, false); 2]; 2]; 2];
     let mut i = 0;
-    while i < 7 {
-        table[0][i] = multi_defines(true, false, ACT_NAMES[i], false);
-        table[1][i] = multi_defines(true, false, ACT_NAMES[i], true);
+    while i < 8 {
+        let (norm, f16, bias) = (i / 4 == 1, (i / 2) % 2 == 1, i % 2 == 1);
+        table[i / 4][(i / 2) % 2][i % 2] = multi_defines(false, bias, "ACT_NONE", f16, norm);
         i += 1;
     }
     table
 };
-static GATED_NAMES: [[&str; 7]; 2] = [
+static SPLIT_NAMES: [[[&str; 2]; 2]; 2] = [
     [
-        "matmul_vec_gated_f32",
-        "matmul_vec_gated_gelu_f32",
-        "matmul_vec_gated_gelu_tanh_f32",
-        "matmul_vec_gated_relu_f32",
-        "matmul_vec_gated_silu_f32",
-        "matmul_vec_gated_sigmoid_f32",
-        "matmul_vec_gated_tanh_f32",
+        ["matmul_vec_split_f32", "matmul_vec_split_bias_f32"],
+        ["matmul_vec_split_f16w_f32", "matmul_vec_split_bias_f16w_f32"],
     ],
     [
-        "matmul_vec_gated_f16w_f32",
-        "matmul_vec_gated_gelu_f16w_f32",
-        "matmul_vec_gated_gelu_tanh_f16w_f32",
-        "matmul_vec_gated_relu_f16w_f32",
-        "matmul_vec_gated_silu_f16w_f32",
-        "matmul_vec_gated_sigmoid_f16w_f32",
-        "matmul_vec_gated_tanh_f16w_f32",
+        ["matmul_vec_split_norm_f32", "matmul_vec_split_bias_norm_f32"],
+        ["matmul_vec_split_norm_f16w_f32", "matmul_vec_split_bias_norm_f16w_f32"],
     ],
 ];
 
-/// The split form (q/k/v in one launch), with biases or not.
-pub(super) fn split_spec(bias: bool, f16_b: bool) -> Spec {
-    let (b, h) = (usize::from(bias), usize::from(f16_b));
-    let bindings = if bias { SPLIT_BIAS } else { SPLIT };
+/// [no norm, norm] × [f32 weights, f16 weights] × [no activation, then `Epilogue::index`].
+static GATED_DEFINES: [[[MultiDefines; 7]; 2]; 2] = {
+    let mut table = [[[multi_defines(true, false, "ACT_NONE", false, false); 7]; 2]; 2];
+    let mut i = 0;
+    while i < 28 {
+        let (norm, f16, act) = (i / 14, (i / 7) % 2, i % 7);
+        table[norm][f16][act] = multi_defines(true, false, ACT_NAMES[act], f16 == 1, norm == 1);
+        i += 1;
+    }
+    table
+};
+
+macro_rules! gated_names {
+    ($suffix:literal) => {
+        [
+            concat!("matmul_vec_gated", $suffix),
+            concat!("matmul_vec_gated_gelu", $suffix),
+            concat!("matmul_vec_gated_gelu_tanh", $suffix),
+            concat!("matmul_vec_gated_relu", $suffix),
+            concat!("matmul_vec_gated_silu", $suffix),
+            concat!("matmul_vec_gated_sigmoid", $suffix),
+            concat!("matmul_vec_gated_tanh", $suffix),
+        ]
+    };
+}
+static GATED_NAMES: [[[&str; 7]; 2]; 2] = [
+    [gated_names!("_f32"), gated_names!("_f16w_f32")],
+    [gated_names!("_norm_f32"), gated_names!("_norm_f16w_f32")],
+];
+
+/// The split form (q/k/v in one launch), with biases or not, on RMSNorm(a)·γ when `norm`.
+pub(super) fn split_spec(bias: bool, f16_b: bool, norm: bool) -> Spec {
+    let (b, h, r) = (usize::from(bias), usize::from(f16_b), usize::from(norm));
     let size = size_of::<VecMultiParams>();
-    Spec::wg256(
-        (SPLIT_NAMES[h][b], &SPLIT_DEFINES[h][b]),
-        "kernels/matmul_vec_multi.wgsl",
-        MULTI_SRC,
-        bindings,
-        size,
-    )
+    let defines = (SPLIT_NAMES[r][h][b], &SPLIT_DEFINES[r][h][b][..]);
+    Spec::wg256(defines, "kernels/matmul_vec_multi.wgsl", MULTI_SRC, bindings(false, bias, norm), size)
 }
 
-/// The gated form: `act(a · b0ᵀ) ⊙ (a · b1ᵀ)`.
-pub(super) fn gated_spec(act: Option<Epilogue>, f16_b: bool) -> Spec {
-    let (i, h) = (act.map_or(0, Epilogue::index), usize::from(f16_b));
+/// The gated form: `act(a · b0ᵀ) ⊙ (a · b1ᵀ)`, on RMSNorm(a)·γ when `norm`.
+pub(super) fn gated_spec(act: Option<Epilogue>, f16_b: bool, norm: bool) -> Spec {
+    let (i, h, r) = (act.map_or(0, Epilogue::index), usize::from(f16_b), usize::from(norm));
     let size = size_of::<VecMultiParams>();
-    Spec::wg256(
-        (GATED_NAMES[h][i], &GATED_DEFINES[h][i]),
-        "kernels/matmul_vec_multi.wgsl",
-        MULTI_SRC,
-        GATED,
-        size,
-    )
+    let defines = (GATED_NAMES[r][h][i], &GATED_DEFINES[r][h][i][..]);
+    Spec::wg256(defines, "kernels/matmul_vec_multi.wgsl", MULTI_SRC, bindings(true, false, norm), size)
 }
 
 #[cfg(test)]
@@ -222,15 +249,22 @@ mod tests {
         assert_eq!(grid, [7168, 1, 1]);
         assert!(VecMultiParams::new(9, 896, 896, [8, 8, 0], false).is_err());
         assert!(VecMultiParams::new(1, 896, 896, [8, 4, 0], true).is_err());
-        assert_eq!(std::mem::size_of::<VecMultiParams>(), 32);
+        assert_eq!(std::mem::size_of::<VecMultiParams>(), 48);
     }
 
     #[test]
     fn variants_are_named_for_their_form() {
-        assert_eq!(split_spec(true, true).name, "matmul_vec_split_bias_f16w_f32");
-        assert_eq!(split_spec(false, false).bindings.len(), 7);
-        assert_eq!(gated_spec(Some(Epilogue::Silu), false).name, "matmul_vec_gated_silu_f32");
-        assert_eq!(multi_bindings(false, true), 10);
-        assert_eq!(multi_bindings(true, false), 4);
+        assert_eq!(split_spec(true, true, false).name, "matmul_vec_split_bias_f16w_f32");
+        assert_eq!(split_spec(true, false, true).name, "matmul_vec_split_bias_norm_f32");
+        assert_eq!(split_spec(false, false, false).bindings.len(), 7);
+        assert_eq!(split_spec(true, false, true).bindings.len(), 11);
+        assert_eq!(gated_spec(Some(Epilogue::Silu), false, false).name, "matmul_vec_gated_silu_f32");
+        assert_eq!(gated_spec(Some(Epilogue::Silu), true, true).name, "matmul_vec_gated_silu_norm_f16w_f32");
+        assert_eq!(
+            gated_spec(None, false, true).bindings,
+            [Access::Read, Access::Read, Access::Read, Access::ReadWrite, Access::Read]
+        );
+        assert_eq!(multi_bindings(false, true, false), 10);
+        assert_eq!(multi_bindings(true, false, true), 5);
     }
 }

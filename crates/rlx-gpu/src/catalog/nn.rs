@@ -202,10 +202,12 @@ pub enum NnKernel {
     /// `matmul_vec_multi.wgsl`, split form: up to three weights times one A in one launch,
     /// each product to its own output with its own bias (q, k and v) ([`VecMultiParams`]).
     /// Bindings a, b0, b1, b2, c0, c1, c2 [, bias0, bias1, bias2].
-    MatmulVecSplit { bias: bool, f16_b: bool },
+    /// `norm`: A is RMSNorm(x)·γ, computed by the launch from x, γ (bound last) and eps.
+    MatmulVecSplit { bias: bool, f16_b: bool, norm: bool },
     /// `matmul_vec_multi.wgsl`, gated form: `act(a · b0ᵀ) ⊙ (a · b1ᵀ)` in one launch (an MLP's
     /// gate, up and product) ([`VecMultiParams`]). Bindings a, b0, b1, c.
-    MatmulVecGated { act: Option<Epilogue>, f16_b: bool },
+    /// `norm` as for `MatmulVecSplit`.
+    MatmulVecGated { act: Option<Epilogue>, f16_b: bool, norm: bool },
     /// Split-K's second step (`matmul_splitk.wgsl`): the sum of a matmul's partial products
     /// over slices of K, then the bias and activation ([`SplitKParams`]). Bindings parts,
     /// [bias,] c.
@@ -441,8 +443,8 @@ pub(crate) fn spec(k: NnKernel) -> Spec {
             matmul_vec::vec_spec(bias, act.map_or(0, Epilogue::index), f16_b)
         }
         NnKernel::MatmulCoopSplit { wide, bias } => matmul_coop_split::coop_split_spec(wide, bias),
-        NnKernel::MatmulVecSplit { bias, f16_b } => matmul_vec_multi::split_spec(bias, f16_b),
-        NnKernel::MatmulVecGated { act, f16_b } => matmul_vec_multi::gated_spec(act, f16_b),
+        NnKernel::MatmulVecSplit { bias, f16_b, norm } => matmul_vec_multi::split_spec(bias, f16_b, norm),
+        NnKernel::MatmulVecGated { act, f16_b, norm } => matmul_vec_multi::gated_spec(act, f16_b, norm),
         NnKernel::MatmulSplitK { bias, act } => {
             matmul_splitk::splitk_spec(bias, act.map_or(0, Epilogue::index))
         }
@@ -487,12 +489,15 @@ pub(crate) fn keys() -> Vec<NnKernel> {
         for f16_b in [false, true] {
             keys.push(NnKernel::MatmulVec { bias, act: None, f16_b });
             keys.extend(Epilogue::ALL.map(|a| NnKernel::MatmulVec { bias, act: Some(a), f16_b }));
-            keys.push(NnKernel::MatmulVecSplit { bias, f16_b });
+            keys.push(NnKernel::MatmulVecSplit { bias, f16_b, norm: false });
+            keys.push(NnKernel::MatmulVecSplit { bias, f16_b, norm: true });
         }
     }
-    for f16_b in [false, true] {
-        keys.push(NnKernel::MatmulVecGated { act: None, f16_b });
-        keys.extend(Epilogue::ALL.map(|a| NnKernel::MatmulVecGated { act: Some(a), f16_b }));
+    for norm in [false, true] {
+        for f16_b in [false, true] {
+            keys.push(NnKernel::MatmulVecGated { act: None, f16_b, norm });
+            keys.extend(Epilogue::ALL.map(|a| NnKernel::MatmulVecGated { act: Some(a), f16_b, norm }));
+        }
     }
     for bias in [false, true] {
         keys.push(NnKernel::MatmulSplitK { bias, act: None });
@@ -516,8 +521,9 @@ mod tests {
     fn every_epilogue_has_its_own_variant() {
         let names: Vec<&str> = keys().into_iter().map(|k| spec(k).name).collect();
         // Then 14 matrix-vector variants on f16 weights, the two split-key attention launches,
-        // the grouped matrix-vector ones (4 split, 14 gated) and the 4 split coop launches.
-        assert_eq!(names.len(), 7 + 6 + 14 + 28 + 14 + 14 + 1 + 4 + 3 + 2 + 1 + 14 + 2 + 4 + 14 + 4);
+        // the grouped matrix-vector ones (8 split, 28 gated, half of them with the RMS norm) and
+        // the 4 split coop launches.
+        assert_eq!(names.len(), 7 + 6 + 14 + 28 + 14 + 14 + 1 + 4 + 3 + 2 + 1 + 14 + 2 + 8 + 28 + 4);
         assert!(
             names.contains(&"matmul_vec_split_bias_f16w_f32") && names.contains(&"matmul_vec_gated_silu_f32")
         );

@@ -11,6 +11,10 @@
 //! ([`VecGroups::adjust`]): a split member's output is live from the group's launch, and A
 //! stays live until the gated launch reads it.
 //!
+//! The RMS norm that makes a matrix-vector group's A (a decode step's input norms) is computed
+//! by the group's launch when the group's matmuls are its only readers: the norm launches
+//! nothing, and the launch reads the norm's input and γ ([`Prenorm`]).
+//!
 //! A member's weight and bias must be leaves (params, inputs, constants), or f16 params read
 //! through an absorbed cast: they exist before any step runs, so an earlier launch may read
 //! them. Forcing a matmul rung turns grouping off, as it turns off the matrix-vector kernel.
@@ -51,6 +55,15 @@ pub(super) struct Gated {
     pub plain: VecMember,
 }
 
+/// An RMS norm over the last axis computed by the launch that reads it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct Prenorm {
+    pub norm: NodeId,
+    pub x: NodeId,
+    pub gamma: NodeId,
+    pub eps: f32,
+}
+
 /// Which matmuls launch together, decided once per lowering.
 #[derive(Clone, Debug, Default)]
 pub(super) struct VecGroups {
@@ -61,7 +74,9 @@ pub(super) struct VecGroups {
     /// The first member → every member and the tensor-core rung of their one launch
     /// (the split-QKV epilogue of `matmul_coop_split.wgsl`).
     pub coop: HashMap<NodeId, (Vec<VecMember>, MatmulRung)>,
-    /// Matmuls lowered as part of another node's launch.
+    /// Matrix-vector launches (by the node they sit at) that compute their A's RMS norm.
+    pub prenorm: HashMap<NodeId, Prenorm>,
+    /// Matmuls (and norms) lowered as part of another node's launch.
     pub silent: HashSet<NodeId>,
 }
 
@@ -132,7 +147,7 @@ impl VecGroups {
         let members: HashMap<NodeId, VecMember> =
             (0..g.len()).filter_map(|i| member(g, NodeId(i as u32), absorbed)).map(|m| (m.id, m)).collect();
         let sole = |id: NodeId| uses.get(id.index()) == Some(&1);
-        if multi_bindings(true, false) <= limits.max_storage_bindings {
+        if multi_bindings(true, false, false) <= limits.max_storage_bindings {
             for (i, node) in g.nodes().iter().enumerate() {
                 let (Op::Binary(BinaryOp::Mul), &[x, y]) = (&node.op, node.inputs.as_slice()) else {
                     continue;
@@ -162,7 +177,7 @@ impl VecGroups {
             let Some(m) = members.get(&id).filter(|m| m.act.is_none() && !groups.silent.contains(&id)) else {
                 continue;
             };
-            if multi_bindings(false, m.bias.is_some()) > limits.max_storage_bindings {
+            if multi_bindings(false, m.bias.is_some(), false) > limits.max_storage_bindings {
                 continue;
             }
             let fits = |grp: &&mut Vec<VecMember>| {
@@ -178,8 +193,36 @@ impl VecGroups {
             groups.silent.extend(grp.iter().skip(1).map(|m| m.id));
             groups.split.insert(grp[0].id, grp);
         }
+        groups.find_prenorms(g, limits, &uses);
         groups.find_coop(g, options, limits);
         groups
+    }
+
+    /// The matrix-vector launches whose A is an RMS norm that only they read.
+    fn find_prenorms(&mut self, g: &Graph, limits: &GpuLimits, uses: &[usize]) {
+        let outputs: HashSet<NodeId> = g.outputs().iter().copied().collect();
+        let launches = self.split.iter().map(|(at, grp)| (*at, grp.clone(), false));
+        let gated = self.gated.iter().map(|(at, gt)| (*at, vec![gt.activated, gt.plain], true));
+        let mut found = Vec::new();
+        for (at, grp, is_gated) in launches.chain(gated).collect::<Vec<_>>() {
+            let Some(first) = grp.first() else { continue };
+            let Ok(node) = g.node(first.a) else { continue };
+            let (Op::RmsNorm { eps }, &[x, gamma]) = (&node.op, node.inputs.as_slice()) else { continue };
+            let bindings = multi_bindings(is_gated, first.bias.is_some(), true);
+            let fits = uses.get(first.a.index()) == Some(&grp.len())
+                && !outputs.contains(&first.a)
+                && bindings <= limits.max_storage_bindings
+                && g.ty(x).is_ok_and(|t| t.dtype == DType::F32 && t.shape.dims() == node.ty.shape.dims())
+                && g.ty(gamma).is_ok_and(|t| t.dtype == DType::F32 && t.shape.dims() == [first.k as usize])
+                && (is_leaf(g, gamma) || gamma.index() < first.a.index());
+            if fits {
+                found.push((at, Prenorm { norm: first.a, x, gamma, eps: *eps }));
+            }
+        }
+        for (at, pre) in found {
+            self.silent.insert(pre.norm);
+            self.prenorm.insert(at, pre);
+        }
     }
 
     /// Sibling matmuls of more rows on the tensor-core rung: grouped when their inputs are
@@ -249,6 +292,14 @@ impl VecGroups {
                 plan.buffers[b].last = plan.buffers[b].last.max(mul.index());
             }
         }
+        // A norm's input (and γ, when computed) is read by the launch instead of the norm.
+        for (at, pre) in &self.prenorm {
+            for v in [pre.x, pre.gamma] {
+                if let Some(b) = buffer(plan, v) {
+                    plan.buffers[b].last = plan.buffers[b].last.max(at.index());
+                }
+            }
+        }
     }
 }
 
@@ -266,10 +317,12 @@ pub(super) fn lower(
         for (slot, m) in n.iter_mut().zip(&grp) {
             *slot = m.n;
         }
-        let (params, grid) = VecMultiParams::new(first.m, first.k, first.a_stride_m, n, false)?;
-        let ops = split_operands(cx, id, &grp)?;
+        let (mut params, grid) = VecMultiParams::new(first.m, first.k, first.a_stride_m, n, false)?;
+        let mut ops = split_operands(cx, id, &grp)?;
+        let norm = with_prenorm(cx, id, &mut ops, &mut params)?;
         let label = group_label(id, &grp);
-        let key = KernelKey::Nn(NnKernel::MatmulVecSplit { bias: first.bias.is_some(), f16_b: first.f16_b });
+        let key =
+            KernelKey::Nn(NnKernel::MatmulVecSplit { bias: first.bias.is_some(), f16_b: first.f16_b, norm });
         out.push(crate::schedule::Dispatch::new(key, label, ops, &params, grid));
         return Ok(true);
     }
@@ -278,15 +331,16 @@ pub(super) fn lower(
     }
     if let Some(gated) = cx.groups.gated.get(&id).copied() {
         let (x, y) = (gated.activated, gated.plain);
-        let (params, grid) = VecMultiParams::new(x.m, x.k, x.a_stride_m, [x.n, x.n, 0], true)?;
-        let ops = vec![
+        let (mut params, grid) = VecMultiParams::new(x.m, x.k, x.a_stride_m, [x.n, x.n, 0], true)?;
+        let mut ops = vec![
             cx.operand_nonempty(x.a)?,
             cx.operand_nonempty(x.b)?,
             cx.operand_nonempty(y.b)?,
             cx.operand_nonempty(id)?,
         ];
+        let norm = with_prenorm(cx, id, &mut ops, &mut params)?;
         let label = format!("{id} gated matmul ({}, {})", x.id, y.id);
-        let key = KernelKey::Nn(NnKernel::MatmulVecGated { act: x.act, f16_b: x.f16_b });
+        let key = KernelKey::Nn(NnKernel::MatmulVecGated { act: x.act, f16_b: x.f16_b, norm });
         out.push(crate::schedule::Dispatch::new(key, label, ops, &params, grid));
         return Ok(true);
     }
@@ -323,6 +377,23 @@ fn split_operands(
         }
     }
     Ok(ops)
+}
+
+/// For a launch that computes its A's RMS norm: binds the norm's input as A and γ last, and
+/// sets eps. Returns whether it did.
+fn with_prenorm(
+    cx: &mut LowerCtx,
+    id: NodeId,
+    ops: &mut Vec<crate::schedule::Operand>,
+    params: &mut crate::catalog::nn::VecMultiParams,
+) -> Result<bool, crate::GpuError> {
+    let Some(pre) = cx.groups.prenorm.get(&id).copied() else { return Ok(false) };
+    if let Some(a) = ops.first_mut() {
+        *a = cx.operand_nonempty(pre.x)?;
+    }
+    ops.push(cx.operand_nonempty(pre.gamma)?);
+    params.eps = pre.eps;
+    Ok(true)
 }
 
 /// The label of a group's launch: its nodes.

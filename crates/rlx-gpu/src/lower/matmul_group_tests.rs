@@ -32,7 +32,10 @@ fn siblings(rows: usize, ns: &[usize], f16: bool) -> Graph {
 fn three_projections_of_one_vector_are_one_launch() {
     let g = siblings(1, &[40, 8, 8], false);
     let s = schedule(&g, &GpuLimits::lavapipe(), &KernelOptions::default());
-    assert_eq!(keys(&s), [KernelKey::Nn(NnKernel::MatmulVecSplit { bias: false, f16_b: false })]);
+    assert_eq!(
+        keys(&s),
+        [KernelKey::Nn(NnKernel::MatmulVecSplit { bias: false, f16_b: false, norm: false })]
+    );
     let ops = &s.steps[0].operands;
     // a, b0..b2 (the three params), c0..c2 (the three outputs, each in its own pool).
     assert_eq!(ops[0].buffer, BufferId::Leaf(0));
@@ -55,7 +58,7 @@ fn four_siblings_are_three_plus_one_and_f16_weights_group_as_stored() {
     assert_eq!(
         keys(&s),
         [
-            KernelKey::Nn(NnKernel::MatmulVecSplit { bias: false, f16_b: true }),
+            KernelKey::Nn(NnKernel::MatmulVecSplit { bias: false, f16_b: true, norm: false }),
             KernelKey::Nn(NnKernel::MatmulVec { bias: false, act: None, f16_b: true }),
         ]
     );
@@ -97,7 +100,7 @@ fn a_gated_product_is_one_launch_that_writes_the_product() {
     let s = schedule(&g, &GpuLimits::lavapipe(), &KernelOptions::default());
     assert_eq!(
         keys(&s),
-        [KernelKey::Nn(NnKernel::MatmulVecGated { act: Some(Epilogue::Silu), f16_b: false })]
+        [KernelKey::Nn(NnKernel::MatmulVecGated { act: Some(Epilogue::Silu), f16_b: false, norm: false })]
     );
     let ops = &s.steps[0].operands;
     assert_eq!([ops[1].buffer, ops[2].buffer], [BufferId::Leaf(1), BufferId::Leaf(2)]);
@@ -156,5 +159,39 @@ fn a_prompt_s_q_k_v_are_one_tensor_core_launch_with_three_outputs() {
         !keys(&s).iter().any(|k| matches!(k, KernelKey::Nn(NnKernel::MatmulCoopSplit { .. }))),
         "{:?}",
         keys(&s)
+    );
+}
+
+#[test]
+fn an_rms_norm_read_only_by_a_group_is_computed_by_its_launch() {
+    let build = |norm_is_output: bool| {
+        let mut g = Graph::new("prenorm");
+        let x = g.input("x", &[1, 64], DType::F32).unwrap();
+        let gamma = g.param("gamma", &[64], DType::F32).unwrap();
+        let n = g.rms_norm(x, Some(gamma), -1, 1e-6).unwrap();
+        let mut outs = Vec::new();
+        for (i, rows) in [40, 8, 8].into_iter().enumerate() {
+            let w = g.param(&format!("w{i}"), &[rows, 64], DType::F32).unwrap();
+            outs.push(g.matmul_t(n, w, false, true).unwrap());
+        }
+        if norm_is_output {
+            outs.push(n);
+        }
+        g.set_outputs(&outs).unwrap();
+        schedule(&g, &GpuLimits::lavapipe(), &KernelOptions::default())
+    };
+    let s = build(false);
+    assert_eq!(keys(&s), [KernelKey::Nn(NnKernel::MatmulVecSplit { bias: false, f16_b: false, norm: true })]);
+    let ops = &s.steps[0].operands;
+    // A is the norm's input x, γ is bound last.
+    assert_eq!((ops[0].buffer, ops[7].buffer), (BufferId::Leaf(0), BufferId::Leaf(1)));
+    let p: VecMultiParams = bytemuck::pod_read_unaligned(&s.steps[0].params);
+    assert_eq!(p.eps, 1e-6);
+    // A norm that is also an output still runs, and the group reads it.
+    let s = build(true);
+    assert_eq!(s.steps.len(), 2);
+    assert_eq!(
+        s.steps[1].key,
+        KernelKey::Nn(NnKernel::MatmulVecSplit { bias: false, f16_b: false, norm: false })
     );
 }

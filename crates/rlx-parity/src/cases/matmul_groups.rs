@@ -42,6 +42,36 @@ fn siblings(
     Ok(out)
 }
 
+/// RMSNorm(x)·γ (x [m, k]) read only by the linears of widths `ns` (split) or by a gated
+/// product of width ns[0] (`gated`): the launch computes the norm itself.
+fn normed(
+    c: &mut CaseCtx,
+    m: usize,
+    k: usize,
+    ns: &[usize],
+    gated: bool,
+    f16: bool,
+) -> Result<Vec<NodeId>, IrError> {
+    let x = c.input_f32("x", &[m, k], -2.0, 2.0)?;
+    let gamma = c.param_f32("gamma", &[k], 0.5, 1.5)?;
+    let n = c.rms_norm(x, Some(gamma), -1, 1e-6)?;
+    if gated {
+        let wg = weight(c, "gate", ns[0], k, f16)?;
+        let wu = weight(c, "up", ns[0], k, f16)?;
+        let g = c.linear(n, wg, None)?;
+        let u = c.linear(n, wu, None)?;
+        let g = c.silu(g)?;
+        return Ok(vec![c.mul(g, u)?]);
+    }
+    let mut out = Vec::new();
+    for (i, &width) in ns.iter().enumerate() {
+        let w = weight(c, &format!("w{i}"), width, k, f16)?;
+        let b = c.param_f32(&format!("b{i}"), &[width], -0.5, 0.5)?;
+        out.push(c.linear(n, w, Some(b))?);
+    }
+    Ok(out)
+}
+
 /// act(x · W_gᵀ) ⊙ (x · W_uᵀ) for x [m, k], both weights [n, k].
 fn gated(
     c: &mut CaseCtx,
@@ -105,6 +135,24 @@ pub(super) fn cases(out: &mut Vec<Case>) {
             let name = format!("matmul_coop_split_{precision}_{m}x{k}_n{}_b{}", widths.join("_"), bias as u8);
             let case = Case::new(name.clone(), move |c| siblings(c, m, k, ns, bias, false));
             out.push(case.with_kernels(name, precision, None).with_tol(F16_OPERANDS_TOL));
+        }
+    }
+    // An RMS norm read only by the group: computed by the launch (16- and 64-wide columns, the
+    // 16-byte and the element path, several rows).
+    let norms: [(usize, usize, &[usize]); 4] =
+        [(1, 896, &[896, 128, 128]), (3, 37, &[20, 6, 6]), (1, 3000, &[40, 40]), (2, 64, &[77])];
+    for (m, k, ns) in norms {
+        for f16 in [false, true] {
+            let widths: Vec<String> = ns.iter().map(|n| n.to_string()).collect();
+            let tag = format!("{m}x{k}_n{}_f16w{}", widths.join("_"), f16 as u8);
+            if ns.len() > 1 {
+                out.push(Case::new(format!("matmul_vec_split_rms_norm_{tag}"), move |c| {
+                    normed(c, m, k, ns, false, f16)
+                }));
+            }
+            out.push(Case::new(format!("matmul_vec_gated_rms_norm_{tag}"), move |c| {
+                normed(c, m, k, ns, true, f16)
+            }));
         }
     }
     // The product's inputs also read elsewhere: no gated launch, each matmul runs alone.
