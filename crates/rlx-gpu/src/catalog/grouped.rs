@@ -2,7 +2,13 @@
 //! slot's expert read from the ids on the device.
 //!
 //! - [`GroupedKernel::Vec`]: `matmul_grouped_vec.wgsl`, one workgroup per (slot, block of
-//!   [`GROUPED_COLS`] output rows), f32 weights or f16 weights read as stored (`f16_w`).
+//!   [`GROUPED_COLS`] output rows): the decode path.
+//! - [`GroupedKernel::Tiled`]: `matmul_grouped_tiled.wgsl`, expert-major: one workgroup per
+//!   (expert, block of [`GROUPED_TILE`] output rows) gathers the slots that chose its expert
+//!   and computes them as 64 × 64 tiles, so each weight tile is read once per 64 slots: the
+//!   prefill path, from [`GROUPED_TILED_MIN_SLOTS`] slots on.
+//!
+//! Both read f32 weights or f16 weights as stored (`f16_w`).
 //!
 //! All take [`GroupedParams`]; bindings x, w, ids (read), out (read_write).
 
@@ -16,14 +22,34 @@ use bytemuck::{Pod, Zeroable};
 pub enum GroupedKernel {
     /// The matrix-vector kernel; `f16_w`: the weights are f16 as stored.
     Vec { f16_w: bool },
+    /// The expert-major tiled kernel.
+    Tiled { f16_w: bool },
 }
 
 impl GroupedKernel {
     /// Every key of this family, in a fixed order.
     pub fn all() -> Vec<GroupedKernel> {
-        vec![GroupedKernel::Vec { f16_w: false }, GroupedKernel::Vec { f16_w: true }]
+        [false, true]
+            .into_iter()
+            .flat_map(|f16_w| [GroupedKernel::Vec { f16_w }, GroupedKernel::Tiled { f16_w }])
+            .collect()
+    }
+
+    /// The kernel for `slots` (tokens × choices): matrix-vector for few, expert-major tiles for
+    /// many.
+    pub fn choose(slots: usize, f16_w: bool) -> GroupedKernel {
+        if slots >= GROUPED_TILED_MIN_SLOTS {
+            GroupedKernel::Tiled { f16_w }
+        } else {
+            GroupedKernel::Vec { f16_w }
+        }
     }
 }
+
+/// Slots (tokens × choices) from which the expert-major kernel runs.
+pub const GROUPED_TILED_MIN_SLOTS: usize = 32;
+/// Output rows (and slots) of one expert-major tile.
+pub const GROUPED_TILE: u32 = 64;
 
 /// Output rows one matrix-vector workgroup computes (COLS in the kernel).
 pub const GROUPED_COLS: u32 = 4;
@@ -81,6 +107,30 @@ impl GroupedParams {
         })
     }
 
+    /// Workgroups of the expert-major kernel: x over the experts, y over ⌈N / 64⌉ row blocks.
+    pub fn tiled_grid(&self) -> Result<[u32; 3], GpuError> {
+        let max = grid::MAX_GROUPS_PER_DIM;
+        for (what, v) in [("experts", self.e), ("output row blocks", self.n.div_ceil(GROUPED_TILE))] {
+            if v > max {
+                return Err(GpuError::TooLarge {
+                    kernel: "matmul_grouped_tiled",
+                    what,
+                    value: u64::from(v),
+                    limit: u64::from(max),
+                });
+            }
+        }
+        Ok([self.e, self.n.div_ceil(GROUPED_TILE), 1])
+    }
+
+    /// The grid of `kernel`.
+    pub fn grid(&self, kernel: GroupedKernel) -> Result<[u32; 3], GpuError> {
+        match kernel {
+            GroupedKernel::Vec { .. } => self.vec_grid(),
+            GroupedKernel::Tiled { .. } => self.tiled_grid(),
+        }
+    }
+
     /// Workgroups of the matrix-vector kernel: x over ⌈N / 4⌉ row blocks, y · z over the slots.
     pub fn vec_grid(&self) -> Result<[u32; 3], GpuError> {
         const KERNEL: &str = "matmul_grouped_vec";
@@ -132,16 +182,22 @@ static VEC_F16: Defines = [("W_ELEM", "vec2<u32>"), ("W_LOAD", W_F16)];
 const BINDINGS: &[Access] = &[Access::Read, Access::Read, Access::Read, Access::ReadWrite];
 
 pub(crate) fn spec(k: GroupedKernel) -> Spec {
-    let GroupedKernel::Vec { f16_w } = k;
-    let (name, defines) =
-        if f16_w { ("matmul_grouped_vec_f16w_f32", &VEC_F16) } else { ("matmul_grouped_vec_f32", &VEC_F32) };
-    Spec::wg256(
-        (name, defines),
-        "kernels/matmul_grouped_vec.wgsl",
-        include_str!("../../kernels/matmul_grouped_vec.wgsl"),
-        BINDINGS,
-        size_of::<GroupedParams>(),
-    )
+    let (name, file, source, f16_w) = match k {
+        GroupedKernel::Vec { f16_w } => (
+            if f16_w { "matmul_grouped_vec_f16w_f32" } else { "matmul_grouped_vec_f32" },
+            "kernels/matmul_grouped_vec.wgsl",
+            include_str!("../../kernels/matmul_grouped_vec.wgsl"),
+            f16_w,
+        ),
+        GroupedKernel::Tiled { f16_w } => (
+            if f16_w { "matmul_grouped_tiled_f16w_f32" } else { "matmul_grouped_tiled_f32" },
+            "kernels/matmul_grouped_tiled.wgsl",
+            include_str!("../../kernels/matmul_grouped_tiled.wgsl"),
+            f16_w,
+        ),
+    };
+    let defines: &'static Defines = if f16_w { &VEC_F16 } else { &VEC_F32 };
+    Spec::wg256((name, defines), file, source, BINDINGS, size_of::<GroupedParams>())
 }
 
 #[cfg(test)]
@@ -166,6 +222,11 @@ mod tests {
     fn variants_by_weight_dtype() {
         assert_eq!(spec(GroupedKernel::Vec { f16_w: true }).name, "matmul_grouped_vec_f16w_f32");
         assert!(spec(GroupedKernel::Vec { f16_w: false }).defines.contains(&("W_ELEM", "vec4<f32>")));
-        assert_eq!(GroupedKernel::all().len(), 2);
+        assert_eq!(spec(GroupedKernel::Tiled { f16_w: false }).name, "matmul_grouped_tiled_f32");
+        assert_eq!(GroupedKernel::all().len(), 4);
+        assert_eq!(GroupedKernel::choose(2, true), GroupedKernel::Vec { f16_w: true });
+        assert_eq!(GroupedKernel::choose(66, false), GroupedKernel::Tiled { f16_w: false });
+        let p = GroupedParams::new("k", [33, 1, 24], [5, 130, 24], 2).unwrap();
+        assert_eq!(p.tiled_grid().unwrap(), [5, 3, 1]);
     }
 }

@@ -1,8 +1,9 @@
 //! Lowering of GroupedMatMul (the experts of a mixture-of-experts layer) onto the grouped
 //! family's kernels: one launch per node, the experts picked on the device from the ids.
 //!
-//! - x [T, S, K], w [E, N, K], ids [T, k] → out [T, k, N], through the matrix-vector kernel
-//!   (one workgroup per slot and block of output rows).
+//! - x [T, S, K], w [E, N, K], ids [T, k] → out [T, k, N]: few slots (T · k, a decode step)
+//!   run the matrix-vector kernel (one workgroup per slot and block of output rows), many (a
+//!   prefill) the expert-major tiled kernel ([`GroupedKernel::choose`]).
 //! - An f16 weight widened by a cast that only grouped matmuls read as their weight (the
 //!   experts under `Precision::F16`) is read by them as f16 ([`absorbed_casts`]): the cast
 //!   launches nothing, and the experts stream at half the bytes.
@@ -17,7 +18,7 @@ use crate::{GpuError, KernelKey};
 use rlx_ir::{DType, Graph, Node, NodeId, Op};
 use std::collections::HashSet;
 
-const KERNEL: &str = "matmul_grouped_vec";
+const KERNEL: &str = "grouped_matmul";
 
 pub(super) fn lower(
     cx: &mut LowerCtx,
@@ -52,9 +53,10 @@ pub(super) fn lower(
         GpuError::TooLarge { .. } => e,
         other => bad(other.to_string()),
     })?;
-    let grid = p.vec_grid()?;
+    let kernel = GroupedKernel::choose(x_dims[0] * top, f16_w);
+    let grid = p.grid(kernel)?;
     let operands = vec![x_op, w_op, cx.operand_nonempty(ids)?, dst];
-    out.push(Dispatch::new(KernelKey::Grouped(GroupedKernel::Vec { f16_w }), label, operands, &p, grid));
+    out.push(Dispatch::new(KernelKey::Grouped(kernel), label, operands, &p, grid));
     Ok(())
 }
 
@@ -84,3 +86,7 @@ pub(super) fn absorbed_casts(g: &Graph) -> HashSet<NodeId> {
         .map(|i| NodeId(i as u32))
         .collect()
 }
+
+#[cfg(test)]
+#[path = "grouped_tests.rs"]
+mod tests;

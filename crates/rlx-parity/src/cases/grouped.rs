@@ -11,7 +11,9 @@ use rlx_ir::{DType, IrError, NodeId, Tensor};
 
 pub(super) fn cases(out: &mut Vec<Case>) {
     // (tag, T, E, k, S = k?, N, K)
-    let shapes: [(&str, usize, usize, usize, bool, usize, usize); 7] = [
+    // T · k ≥ 32 slots take the expert-major tiled kernel: t33 (66 slots: with E = 1 more than
+    // one 64-slot tile), t200 (400 slots: more than one 256-slot scan).
+    let shapes: [(&str, usize, usize, usize, bool, usize, usize); 9] = [
         ("t1_e5_k2", 1, 5, 2, false, 13, 16),
         ("t1_e1_k1_kodd", 1, 1, 1, false, 6, 9),
         ("t7_e5_k2_slots", 7, 5, 2, true, 11, 20),
@@ -19,6 +21,8 @@ pub(super) fn cases(out: &mut Vec<Case>) {
         ("t33_e5_k2", 33, 5, 2, false, 37, 24),
         ("t33_e1_k2_slots_kodd", 33, 1, 2, true, 5, 30),
         ("t1_e5_k2_long_k", 1, 5, 2, false, 3, 1028),
+        ("t200_e2_k2_slots", 200, 2, 2, true, 70, 17),
+        ("t40_e5_k1_long_k", 40, 5, 1, false, 9, 300),
     ];
     for (tag, t, e, k, per_slot, n, kk) in shapes {
         for f16_w in [false, true] {
@@ -33,12 +37,17 @@ pub(super) fn cases(out: &mut Vec<Case>) {
             }));
         }
     }
-    out.push(Case::new("grouped_matmul_ids_out_of_range_are_zeros", |c| {
-        let x = c.input_f32("x", &[9, 1, 12], -1.0, 1.0)?;
-        let w = c.param_f32("w", &[3, 10, 12], -1.0, 1.0)?;
-        let ids = c.input_tensor("ids", Tensor::from_i32([9, 2], (-6..12).collect())?)?;
-        Ok(vec![c.grouped_matmul(x, w, ids)?])
-    }));
+    for t in [9, 40] {
+        out.push(Case::new(format!("grouped_matmul_t{t}_ids_out_of_range_are_zeros"), move |c| {
+            let x = c.input_f32("x", &[t, 1, 12], -1.0, 1.0)?;
+            let w = c.param_f32("w", &[3, 70, 12], -1.0, 1.0)?;
+            let ids = c.input_tensor(
+                "ids",
+                Tensor::from_i32([t, 2], (0..2 * t as i32).map(|i| i % 7 - 2).collect())?,
+            )?;
+            Ok(vec![c.grouped_matmul(x, w, ids)?])
+        }));
+    }
     out.push(Case::new("grouped_matmul_nan_in_nan_out", |c| {
         let v = with_nans(c.uniform(3 * 2 * 8, -1.0, 1.0), 5);
         let x = c.input_tensor("x", Tensor::from_f32([3, 2, 8], v)?)?;
