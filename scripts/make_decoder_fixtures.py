@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Writes the tiny random-init decoder models that rlx-models' decoder fixture test checks.
 
-Usage: python3 scripts/make_decoder_fixtures.py [OUT_DIR]
+Usage: python3 scripts/make_decoder_fixtures.py [OUT_DIR [NAME ...]]
+
+With NAMEs, only those fixtures are rewritten (each keeps its seed, so the others stay as they are).
 
 OUT_DIR defaults to crates/rlx-models/tests/fixtures/decoders. Needs torch, transformers and
 safetensors (CPU is enough):
@@ -17,6 +19,11 @@ One folder per architecture, each written by `save_pretrained` in float32 safete
            (model.safetensors.index.json)
 - qwen3:   Qwen3ForCausalLM (q_norm/k_norm), head_dim 32 != hidden / heads = 16, tied embeddings
 - mistral: MistralForCausalLM with sliding_window 4, smaller than the 12-token prompt
+- qwen3_moe: Qwen3MoeForCausalLM, 3 layers: 0 and 2 with 8 experts (moe_intermediate_size 32,
+           top-2, norm_topk_prob true), 1 a dense MLP (mlp_only_layers); tied embeddings.
+           transformers 5 holds the experts fused (mlp.experts.gate_up_proj [E, 2I, H],
+           mlp.experts.down_proj [E, H, I]) but save_pretrained writes them per expert
+           (mlp.experts.{j}.{gate,up,down}_proj.weight), as transformers 4 did
 
 and a reference.json beside them: the prompt's token ids, the logits of one forward pass over it
 (float32, every position, row-major [seq, vocab]) and 8 greedy tokens, each the argmax of a full
@@ -42,6 +49,8 @@ from transformers import (
     Qwen2ForCausalLM,
     Qwen3Config,
     Qwen3ForCausalLM,
+    Qwen3MoeConfig,
+    Qwen3MoeForCausalLM,
 )
 
 PROMPT = [1, 17, 200, 45, 3, 99, 128, 7, 64, 250, 33, 5]
@@ -96,6 +105,23 @@ FIXTURES = {
         dict(rope_theta=10000.0, sliding_window=4, tie_word_embeddings=False),
         None,
     ),
+    "qwen3_moe": (
+        Qwen3MoeConfig,
+        Qwen3MoeForCausalLM,
+        dict(
+            rope_theta=1000000.0,
+            num_hidden_layers=3,
+            num_experts=8,
+            num_experts_per_tok=2,
+            moe_intermediate_size=32,
+            norm_topk_prob=True,
+            decoder_sparse_step=1,
+            mlp_only_layers=[1],
+            tie_word_embeddings=True,
+            use_sliding_window=False,
+        ),
+        None,
+    ),
 }
 
 
@@ -120,7 +146,7 @@ def logits_of(model: torch.nn.Module, ids: list) -> torch.Tensor:
 
 def make(out_dir: str, name: str, seed: int) -> None:
     config_cls, model_cls, extra, shard = FIXTURES[name]
-    config = config_cls(**COMMON, **extra)
+    config = config_cls(**{**COMMON, **extra})
     config._attn_implementation = "eager"
     torch.manual_seed(seed)
     model = model_cls(config).to(torch.float32).eval()
@@ -163,10 +189,15 @@ def main() -> None:
     here = os.path.dirname(os.path.abspath(__file__))
     default = os.path.join(here, "..", "crates", "rlx-models", "tests", "fixtures", "decoders")
     out_dir = sys.argv[1] if len(sys.argv) > 1 else default
+    only = sys.argv[2:]
+    unknown = [n for n in only if n not in FIXTURES]
+    if unknown:
+        sys.exit(f"unknown fixture(s) {unknown}; known: {list(FIXTURES)}")
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)
     for i, name in enumerate(FIXTURES):
-        make(out_dir, name, 1234 + i)
+        if not only or name in only:
+            make(out_dir, name, 1234 + i)
 
 
 if __name__ == "__main__":

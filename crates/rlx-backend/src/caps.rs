@@ -71,6 +71,7 @@ impl Capabilities {
             MatMul,
             QuantMatMul,
             QuantGather,
+            GroupedMatMul,
             LayerNorm,
             RmsNorm,
             Softmax,

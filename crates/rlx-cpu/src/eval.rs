@@ -1,7 +1,9 @@
 //! One op on host tensors: operand checking ([`eval`]) and dispatch to the kernels.
 
 use crate::elem::invalid;
-use crate::ops::{attention, conv, elementwise as ew, matmul, norm, quant, random, reduce, rope, shape};
+use crate::ops::{
+    attention, conv, elementwise as ew, grouped, matmul, norm, quant, random, reduce, rope, shape,
+};
 use crate::widen;
 use rlx_backend::BackendError;
 use rlx_ir::{Op, Tensor, TensorType};
@@ -88,6 +90,7 @@ pub(crate) fn compute(op: &Op, inputs: &[&Tensor], out: &TensorType) -> Result<T
         }
         Op::QuantMatMul { quant: q } => quant::quant_matmul(*q, arg(0)?, arg(1)?, out),
         Op::QuantGather { quant: q } => quant::quant_gather(*q, arg(0)?, arg(1)?, out),
+        Op::GroupedMatMul => grouped::grouped_matmul(arg(0)?, arg(1)?, arg(2)?, out),
         Op::LayerNorm { eps } => norm::layer_norm(*eps, arg(0)?, arg(1)?, arg(2)?, out),
         Op::RmsNorm { eps } => norm::rms_norm(*eps, arg(0)?, arg(1)?, out),
         Op::Softmax => norm::softmax(arg(0)?, out),

@@ -8,6 +8,7 @@
 
 use crate::catalog::cast::{self, CastFn};
 use crate::catalog::elementwise::{self, BinaryFn, UnaryFn};
+use crate::catalog::grouped::{self, GroupedKernel};
 use crate::catalog::quant::{self, QuantKernel};
 use crate::catalog::{data, nn, random, Spec, WordType, PRELUDE};
 use crate::preprocess::{preprocess, ParamsBinding};
@@ -40,6 +41,8 @@ pub enum KernelKey {
     Random(RandomDist),
     /// Matmuls and row lookups on packed quantized weights ([`crate::catalog::quant`]).
     Quant(QuantKernel),
+    /// The experts of a mixture-of-experts layer ([`crate::catalog::grouped`]).
+    Grouped(GroupedKernel),
 }
 
 impl KernelKey {
@@ -102,6 +105,7 @@ pub fn variant(key: KernelKey) -> KernelVariant {
         KernelKey::Nn(k) => nn::spec(k),
         KernelKey::Random(d) => random::spec(d),
         KernelKey::Quant(k) => quant::spec(k),
+        KernelKey::Grouped(k) => grouped::spec(k),
     };
     let Spec { name, file, source, defines, workgroup_size, bindings, params_size } = spec;
     KernelVariant { key, name, file, source, defines, workgroup_size, bindings, params_size }
@@ -119,6 +123,7 @@ pub fn keys() -> Vec<KernelKey> {
     keys.extend(nn::keys().into_iter().map(KernelKey::Nn));
     keys.extend(random::keys().into_iter().map(KernelKey::Random));
     keys.extend(QuantKernel::all().into_iter().map(KernelKey::Quant));
+    keys.extend(GroupedKernel::all().into_iter().map(KernelKey::Grouped));
     keys
 }
 

@@ -350,6 +350,13 @@ pub enum Op {
     /// any shape). Output F32 [ids.shape..., K]: the decoded rows (an embedding lookup). An id
     /// outside [0, V) gives a row of zeros, as `Gather` does.
     QuantGather { quant: QuantType },
+    /// inputs: x ([T, S, K], S = 1 or k), w ([E, N, K]: E matrices laid out like `nn.Linear`
+    /// weights, out × in, x's dtype), ids (I32 [T, k]). Output [T, k, N] in x's dtype:
+    /// `out[t, j, :] = w[ids[t, j]] · x[t, j or 0, :]` (x's slot j when S = k, its one slot
+    /// broadcast to every j when S = 1). A mixture-of-experts layer's experts: each token's k
+    /// chosen experts, picked on the device. An id outside [0, E) gives a row of zeros (as
+    /// `Gather` does), never a read out of bounds.
+    GroupedMatMul,
 
     /// inputs: x, gamma, beta (gamma and beta: [last dim]). Normalises over the last axis.
     LayerNorm { eps: f32 },
@@ -432,6 +439,7 @@ pub enum OpKind {
     MatMul,
     QuantMatMul,
     QuantGather,
+    GroupedMatMul,
     LayerNorm,
     RmsNorm,
     Softmax,
@@ -475,6 +483,7 @@ impl Op {
             Op::MatMul { .. } => OpKind::MatMul,
             Op::QuantMatMul { .. } => OpKind::QuantMatMul,
             Op::QuantGather { .. } => OpKind::QuantGather,
+            Op::GroupedMatMul => OpKind::GroupedMatMul,
             Op::LayerNorm { .. } => OpKind::LayerNorm,
             Op::RmsNorm { .. } => OpKind::RmsNorm,
             Op::Softmax => OpKind::Softmax,
@@ -580,6 +589,7 @@ impl OpKind {
             OpKind::MatMul => "matmul",
             OpKind::QuantMatMul => "quant_matmul",
             OpKind::QuantGather => "quant_gather",
+            OpKind::GroupedMatMul => "grouped_matmul",
             OpKind::LayerNorm => "layer_norm",
             OpKind::RmsNorm => "rms_norm",
             OpKind::Softmax => "softmax",

@@ -12,7 +12,7 @@ use rlx_models::decoder::LogitRows;
 use rlx_models::{Decoder, Device, ModelError, Precision};
 use std::path::PathBuf;
 
-const FIXTURES: [&str; 4] = ["llama", "qwen2", "qwen3", "mistral"];
+const FIXTURES: [&str; 5] = ["llama", "qwen2", "qwen3", "mistral", "qwen3_moe"];
 
 struct Reference {
     prompt: Vec<i32>,
@@ -135,7 +135,7 @@ fn prefixes_give_the_reference_rows() {
 fn chunked_prefill_and_long_generations_match() {
     use rlx_models::decoder::DecoderOptions;
     for device in [Device::Cpu, Device::Vulkan, Device::Gpu] {
-        for name in ["mistral", "qwen3"] {
+        for name in ["mistral", "qwen3", "qwen3_moe"] {
             let r = reference(name);
             let opts = DecoderOptions { prefill_chunk: 3, ..Default::default() };
             let mut dec = match Decoder::with_options(&dir(name), device, opts) {

@@ -77,6 +77,8 @@ fn op_flops(op: &Op, out: usize, a: &[usize], b: &[usize], c: &[usize]) -> f64 {
         }
         // x [..., K] times a weight of N rows: each output element is one dot of K.
         Op::QuantMatMul { .. } => 2.0 * out * a.last().copied().unwrap_or(0) as f64,
+        // out [T, k, N]: each element one dot of K (x's last dim).
+        Op::GroupedMatMul => 2.0 * out * a.last().copied().unwrap_or(0) as f64,
         Op::Attention(spec) => {
             // q·kᵀ then p·v: out is [B, Sq, Hq, Dv] (or Bhsd); each output row needs Sk·(D+Dv)
             // multiply-adds, per output element Sk·(D+Dv)/Dv.

@@ -18,6 +18,7 @@ mod attention;
 mod cast;
 mod data;
 mod elementwise;
+mod grouped;
 mod matmul;
 mod matmul_group;
 mod norm;
@@ -139,7 +140,8 @@ pub fn lower(graph: &Graph, limits: &GpuLimits, options: &KernelOptions) -> Resu
         leaf_index.insert(id, leaves.len());
         leaves.push(Leaf { node: id, kind, ty: node.ty.clone(), bytes: whole_units(device_bytes(&node.ty)) });
     }
-    let absorbed = matmul::absorbed_casts(graph, options);
+    let mut absorbed = matmul::absorbed_casts(graph, options);
+    absorbed.extend(grouped::absorbed_casts(graph));
     let groups = matmul_group::VecGroups::find(graph, options, limits, &absorbed);
     groups.adjust(&mut plan);
     let (pool_of, pools) = assign_pools(&plan);
@@ -250,6 +252,7 @@ fn lower_node(cx: &mut LowerCtx, id: NodeId, node: &Node, out: &mut Vec<Dispatch
         }
         OpKind::MatMul | OpKind::FusedMatMul => matmul::lower(cx, id, node, out),
         OpKind::QuantMatMul | OpKind::QuantGather => quant::lower(cx, id, node, out),
+        OpKind::GroupedMatMul => grouped::lower(cx, id, node, out),
         OpKind::LayerNorm | OpKind::RmsNorm | OpKind::AddNorm | OpKind::Softmax | OpKind::LogSoftmax => {
             norm::lower(cx, id, node, out)
         }

@@ -6,6 +6,7 @@
 mod composite;
 mod elementwise;
 mod fused;
+mod grouped;
 mod nn;
 mod quant;
 mod sample;

@@ -1,5 +1,6 @@
 //! A decoder's config.json (Hugging Face `LlamaForCausalLM`, `Qwen2ForCausalLM`,
-//! `Qwen3ForCausalLM`, `MistralForCausalLM`) parsed into [`DecoderConfig`].
+//! `Qwen3ForCausalLM`, `MistralForCausalLM`, `Qwen3MoeForCausalLM`) parsed into
+//! [`DecoderConfig`]; the experts' keys in `config_moe.rs`.
 //!
 //! Both ways transformers writes rope settings are read: `rope_theta` + `rope_scaling` (the Hub's
 //! checkpoints, transformers 4.x) and one `rope_parameters` object (transformers 5). Keys this
@@ -9,6 +10,10 @@
 
 use crate::error::{ModelError, Result};
 use serde_json::{Map, Value};
+
+#[path = "config_moe.rs"]
+mod moe;
+pub use moe::MoeConfig;
 use std::path::{Path, PathBuf};
 
 /// The model families the decoder graph implements. They share one layer shape (pre-norm
@@ -23,11 +28,18 @@ pub enum Architecture {
     Qwen3,
     /// Sliding-window attention on every layer when `sliding_window` is set.
     Mistral,
+    /// Qwen3's attention with mixture-of-experts MLPs ([`MoeConfig`]).
+    Qwen3Moe,
 }
 
 impl Architecture {
-    pub const ALL: [Architecture; 4] =
-        [Architecture::Llama, Architecture::Qwen2, Architecture::Qwen3, Architecture::Mistral];
+    pub const ALL: [Architecture; 5] = [
+        Architecture::Llama,
+        Architecture::Qwen2,
+        Architecture::Qwen3,
+        Architecture::Mistral,
+        Architecture::Qwen3Moe,
+    ];
 
     /// The class name in config.json's `architectures`.
     pub fn hf_class(self) -> &'static str {
@@ -36,6 +48,7 @@ impl Architecture {
             Architecture::Qwen2 => "Qwen2ForCausalLM",
             Architecture::Qwen3 => "Qwen3ForCausalLM",
             Architecture::Mistral => "MistralForCausalLM",
+            Architecture::Qwen3Moe => "Qwen3MoeForCausalLM",
         }
     }
 
@@ -46,6 +59,7 @@ impl Architecture {
             Architecture::Qwen2 => "qwen2",
             Architecture::Qwen3 => "qwen3",
             Architecture::Mistral => "mistral",
+            Architecture::Qwen3Moe => "qwen3_moe",
         }
     }
 
@@ -53,7 +67,7 @@ impl Architecture {
     fn default_max_positions(self) -> usize {
         match self {
             Architecture::Llama => 2048,
-            Architecture::Qwen2 | Architecture::Qwen3 => 32768,
+            Architecture::Qwen2 | Architecture::Qwen3 | Architecture::Qwen3Moe => 32768,
             Architecture::Mistral => 131072,
         }
     }
@@ -107,6 +121,8 @@ pub struct DecoderConfig {
     /// `torch_dtype` (or transformers 5's `dtype`), as written; informational only: the
     /// safetensors headers decide how weights are read.
     pub torch_dtype: Option<String>,
+    /// The experts, for mixture-of-experts architectures (`None`: every layer's MLP is dense).
+    pub moe: Option<MoeConfig>,
 }
 
 impl DecoderConfig {
@@ -227,6 +243,7 @@ fn scope_of(key: &str) -> &'static str {
 fn parse(k: &Keys<'_>) -> Result<DecoderConfig> {
     let architecture = architecture(k)?;
     refuse_unsupported(k)?;
+    let moe = moe::moe(k, architecture, k.size("num_hidden_layers")?)?;
     let vocab_size = k.size("vocab_size")?;
     let hidden_size = k.size("hidden_size")?;
     let intermediate_size = k.size("intermediate_size")?;
@@ -270,7 +287,9 @@ fn parse(k: &Keys<'_>) -> Result<DecoderConfig> {
     let (rope_theta, rope_scaling) = rope(k, max_position_embeddings)?;
     let attention_bias = k.opt_bool("attention_bias")?.unwrap_or(false);
     let (qkv_bias, o_bias) = match architecture {
-        Architecture::Llama | Architecture::Qwen3 => (attention_bias, attention_bias),
+        Architecture::Llama | Architecture::Qwen3 | Architecture::Qwen3Moe => {
+            (attention_bias, attention_bias)
+        }
         Architecture::Qwen2 => (true, false),
         Architecture::Mistral => (false, false),
     };
@@ -294,9 +313,10 @@ fn parse(k: &Keys<'_>) -> Result<DecoderConfig> {
         tie_word_embeddings: k.opt_bool("tie_word_embeddings")?.unwrap_or(false),
         qkv_bias,
         o_bias,
-        qk_norm: architecture == Architecture::Qwen3,
+        qk_norm: matches!(architecture, Architecture::Qwen3 | Architecture::Qwen3Moe),
         sliding_window: sliding_window(k, architecture, num_hidden_layers)?,
         torch_dtype: torch_dtype.map(str::to_string),
+        moe,
     })
 }
 
@@ -317,10 +337,9 @@ fn architecture(k: &Keys<'_>) -> Result<Architecture> {
         };
     }
     match k.opt_str("model_type")? {
-        Some(t) => Architecture::ALL
-            .into_iter()
-            .find(|a| a.model_type() == t)
-            .ok_or_else(|| k.bad("model_type", "not a supported decoder (llama, qwen2, qwen3, mistral)")),
+        Some(t) => Architecture::ALL.into_iter().find(|a| a.model_type() == t).ok_or_else(|| {
+            k.bad("model_type", "not a supported decoder (llama, qwen2, qwen3, mistral, qwen3_moe)")
+        }),
         None => Err(k.err("neither 'architectures' nor 'model_type' says which model this is".into())),
     }
 }
@@ -330,17 +349,6 @@ fn refuse_unsupported(k: &Keys<'_>) -> Result<()> {
     if let Some(act) = k.opt_str("hidden_act")? {
         if act != "silu" {
             return Err(k.bad("hidden_act", "not supported; these decoders use silu (a SiLU-gated MLP)"));
-        }
-    }
-    for key in [
-        "num_experts",
-        "num_local_experts",
-        "num_experts_per_tok",
-        "n_routed_experts",
-        "moe_intermediate_size",
-    ] {
-        if k.get(key).is_some_and(|v| v.as_u64() != Some(0)) {
-            return Err(k.bad(key, "mixture-of-experts models are not supported"));
         }
     }
     if k.opt_bool("mlp_bias")? == Some(true) {
@@ -432,7 +440,7 @@ fn sliding_window(k: &Keys<'_>, arch: Architecture, layers: usize) -> Result<Opt
     let window = match arch {
         Architecture::Llama => return Ok(None),
         Architecture::Mistral => k.opt_usize("sliding_window")?,
-        Architecture::Qwen2 | Architecture::Qwen3 => {
+        Architecture::Qwen2 | Architecture::Qwen3 | Architecture::Qwen3Moe => {
             if k.opt_bool("use_sliding_window")?.unwrap_or(false) {
                 k.opt_usize("sliding_window")?
             } else {
@@ -463,7 +471,7 @@ fn sliding_window(k: &Keys<'_>, arch: Architecture, layers: usize) -> Result<Opt
                 .collect::<Result<_>>()?
         }
         None => match arch {
-            Architecture::Qwen2 | Architecture::Qwen3 => {
+            Architecture::Qwen2 | Architecture::Qwen3 | Architecture::Qwen3Moe => {
                 let first = k.opt_usize("max_window_layers")?.unwrap_or(28);
                 (0..layers).map(|i| window.is_some() && i >= first).collect()
             }

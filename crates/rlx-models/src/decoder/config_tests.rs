@@ -180,7 +180,7 @@ fn unsupported_values_are_named() {
             vec!["rope_parameters.full_attention", "per layer type"],
         ),
         (with(llama32(), "partial_rotary_factor", json!(0.5)), vec!["partial_rotary_factor", "0.5"]),
-        (with(qwen25(), "num_experts", json!(60)), vec!["num_experts", "60", "mixture-of-experts"]),
+        (with(qwen25(), "num_experts", json!(60)), vec!["num_experts", "60", "Qwen3MoeForCausalLM"]),
         (with(llama32(), "num_local_experts", json!(8)), vec!["num_local_experts", "8"]),
         (with(llama32(), "mlp_bias", json!(true)), vec!["mlp_bias", "true"]),
         (with(llama32(), "quantization_config", json!({"quant_method": "awq"})), vec!["quantization_config"]),
@@ -249,4 +249,58 @@ fn bad_json_is_an_error_not_a_panic() {
     assert!(e.to_string().contains("not a JSON object"), "{e}");
     let e = DecoderConfig::from_file(Path::new("/nonexistent/config.json")).unwrap_err();
     assert!(matches!(e, ModelError::Io { .. }), "{e}");
+}
+
+/// A Qwen3-30B-A3B-shaped config.json as transformers 5 writes it (`num_local_experts`).
+fn qwen3_moe() -> Value {
+    json!({
+        "architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "hidden_act": "silu",
+        "hidden_size": 2048, "intermediate_size": 6144, "moe_intermediate_size": 768,
+        "num_local_experts": 128, "num_experts_per_tok": 8, "norm_topk_prob": true,
+        "decoder_sparse_step": 1, "mlp_only_layers": [], "num_attention_heads": 32,
+        "num_key_value_heads": 4, "head_dim": 128, "num_hidden_layers": 48,
+        "max_position_embeddings": 40960, "rms_norm_eps": 1e-06, "router_aux_loss_coef": 0.001,
+        "output_router_logits": false, "rope_parameters": {"rope_theta": 1000000.0, "rope_type": "default"},
+        "tie_word_embeddings": false, "use_sliding_window": false, "vocab_size": 151936
+    })
+}
+
+#[test]
+fn qwen3_moe_reads_its_experts() {
+    let c = parse_value(&qwen3_moe()).unwrap();
+    assert_eq!(c.architecture, Architecture::Qwen3Moe);
+    assert!(c.qk_norm && !c.qkv_bias);
+    let moe = c.moe.clone().unwrap();
+    assert_eq!((moe.num_experts, moe.top_k, moe.intermediate_size), (128, 8, 768));
+    assert!(moe.norm_topk_prob && (0..48).all(|i| moe.is_sparse(i)));
+    // transformers 4 spelling, a sparse step and dense-only layers.
+    let mut v = with(with(qwen3_moe(), "num_experts", json!(128)), "decoder_sparse_step", json!(2));
+    v = with(with(v, "mlp_only_layers", json!([3])), "num_hidden_layers", json!(6));
+    v.as_object_mut().unwrap().remove("norm_topk_prob");
+    let moe = parse_value(&v).unwrap().moe.unwrap();
+    assert_eq!(moe.sparse, [false, true, false, false, false, true]);
+    assert!(!moe.norm_topk_prob, "transformers' default");
+    assert_eq!(parse_value(&llama32()).unwrap().moe, None);
+}
+
+#[test]
+fn qwen3_moe_refuses_what_it_does_not_implement() {
+    let cases = [
+        (with(qwen3_moe(), "num_experts_per_tok", json!(129)), vec!["num_experts_per_tok", "at most", "128"]),
+        (with(qwen3_moe(), "shared_expert_intermediate_size", json!(512)), vec!["shared expert"]),
+        (with(qwen3_moe(), "num_experts", json!(64)), vec!["num_local_experts", "differs", "64"]),
+        (with(qwen3_moe(), "decoder_sparse_step", json!(0)), vec!["decoder_sparse_step", "at least 1"]),
+        (with(qwen3_moe(), "mlp_only_layers", json!([48])), vec!["mlp_only_layers", "48"]),
+        (with(qwen3_moe(), "mlp_only_layers", json!("all")), vec!["mlp_only_layers", "list"]),
+    ];
+    for (v, parts) in cases {
+        let e = parse_value(&v).unwrap_err().to_string();
+        for p in parts {
+            assert!(e.contains(p), "{e:?} lacks {p:?}");
+        }
+    }
+    let mut v = qwen3_moe();
+    v.as_object_mut().unwrap().remove("num_local_experts");
+    let e = parse_value(&v).unwrap_err().to_string();
+    assert!(e.contains("num_experts") && e.contains("missing"), "{e}");
 }

@@ -74,6 +74,7 @@ pub fn decoder_config(file: &GgufFile) -> Result<DecoderConfig> {
         // llama.cpp's llama / qwen2 / qwen3 attend to the whole causal context.
         sliding_window: None,
         torch_dtype: None,
+        moe: None,
     })
 }
 

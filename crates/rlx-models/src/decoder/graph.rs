@@ -8,6 +8,8 @@
 //! x' = h + down_proj(silu(gate_proj(rms(h))) · up_proj(rms(h)))
 //! ```
 //!
+//! (a Qwen3-MoE layer with experts replaces that MLP by `Graph::moe_swiglu`: `graph_moe.rs`)
+//!
 //! attention in [batch, seq, heads, head_dim] with grouped K/V heads, a causal (or sliding
 //! window) mask and scale 1/√head_dim; rope is NeoX style (transformers' `rotate_half`). Then a
 //! final RMSNorm and `lm_head` (the embedding table when tied) give f32 logits.
@@ -19,6 +21,8 @@
 //! i then sit at position i + (Sk − Sq), which the IR's causal masks already assume.
 
 use super::config::DecoderConfig;
+#[path = "graph_moe.rs"]
+mod moe;
 use super::params::QuantizedWeights;
 use crate::weights::{f16_weights, Precision};
 use rlx_ir::{
@@ -254,13 +258,22 @@ impl<'a> DecoderBuilder<'a> {
         let x = self.g.add(x, o)?;
 
         let n = self.rms_norm(&p("post_attention_layernorm.weight"), x, h)?;
-        let f = cfg.intermediate_size;
+        let down = match &cfg.moe {
+            Some(moe) if moe.is_sparse(i) => self.experts(i, n, moe)?,
+            _ => self.mlp(i, n)?,
+        };
+        self.g.add(x, down)
+    }
+
+    /// Layer `i`'s dense SiLU-gated MLP on n [rows, hidden].
+    fn mlp(&mut self, i: usize, n: NodeId) -> Result<NodeId, IrError> {
+        let (h, f) = (self.cfg.hidden_size, self.cfg.intermediate_size);
+        let p = |s: &str| format!("model.layers.{i}.{s}");
         let gate = self.linear(&p("mlp.gate_proj"), n, h, f, false)?;
         let up = self.linear(&p("mlp.up_proj"), n, h, f, false)?;
         let gate = self.g.silu(gate)?;
         let m = self.g.mul(gate, up)?;
-        let down = self.linear(&p("mlp.down_proj"), m, f, h, false)?;
-        self.g.add(x, down)
+        self.linear(&p("mlp.down_proj"), m, f, h, false)
     }
 
     /// Final norm and `lm_head` on x [rows, hidden]: f32 logits [rows, vocab].
@@ -357,6 +370,7 @@ pub(crate) mod tests {
             qk_norm: arch == Architecture::Qwen3,
             sliding_window: None,
             torch_dtype: None,
+            moe: None,
         }
     }
 

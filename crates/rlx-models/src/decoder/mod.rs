@@ -1,6 +1,7 @@
 //! Decoder LLMs from Hugging Face checkpoints: Llama (with `linear` or `llama3` rope scaling),
-//! Qwen2 (q/k/v bias), Qwen3 (per-head q/k RMSNorm, any head_dim) and Mistral (sliding-window
-//! attention).
+//! Qwen2 (q/k/v bias), Qwen3 (per-head q/k RMSNorm, any head_dim), Mistral (sliding-window
+//! attention) and Qwen3-MoE (Qwen3 attention, mixture-of-experts MLPs run by `GroupedMatMul`
+//! with the top-k router on the device).
 //!
 //! - [`DecoderConfig`] parses config.json and refuses what the graph does not implement,
 //!   naming the key and value ([`config`]).
@@ -17,6 +18,7 @@
 
 pub mod cached;
 pub mod checkpoint;
+mod checkpoint_moe;
 pub mod config;
 pub mod generate;
 pub mod gguf;
@@ -27,7 +29,7 @@ pub mod rope;
 pub mod stop;
 
 pub use checkpoint::Checkpoint;
-pub use config::{Architecture, DecoderConfig, RopeScaling};
+pub use config::{Architecture, DecoderConfig, MoeConfig, RopeScaling};
 pub use graph::{decoder_graph, decoder_graph_with, LogitRows};
 pub use model::{argmax, is_gguf, Decoder, DecoderOptions};
 pub use params::{ParamData, QuantizedWeights};

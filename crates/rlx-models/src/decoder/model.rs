@@ -120,7 +120,7 @@ impl Decoder {
                 // The graph decides each weight's storage (vectors stay f32).
                 let precision = if ty.dtype == rlx_ir::DType::F16 { opts.precision } else { Precision::F32 };
                 let data = match &source {
-                    Source::Hf(c) => ParamData::Dense(c.load(name, dims, precision)?),
+                    Source::Hf(c) => ParamData::Dense(c.load_param(name, dims, precision)?),
                     Source::Gguf(g) => g.load(name, dims, precision)?,
                 };
                 Ok((name.to_string(), data))
@@ -399,7 +399,8 @@ pub(super) fn set_weights(exe: &mut Executable, weights: &[(String, ParamData)])
 
 /// The row length (in features) of the decoder matrix `name`, `None` for vectors.
 fn matrix_cols(cfg: &DecoderConfig, name: &str) -> Option<usize> {
-    if !name.ends_with(".weight") || name.contains("norm") {
+    // The MoE router stays f32 (its scores pick the experts).
+    if !name.ends_with(".weight") || name.contains("norm") || name.contains("mlp.gate.") {
         return None;
     }
     if name.contains("down_proj") {

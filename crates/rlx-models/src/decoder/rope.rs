@@ -107,6 +107,7 @@ mod tests {
             qk_norm: false,
             sliding_window: None,
             torch_dtype: None,
+            moe: None,
         }
     }
 

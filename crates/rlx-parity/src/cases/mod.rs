@@ -7,6 +7,7 @@ mod cast_dtypes;
 mod elementwise;
 mod elementwise_edges;
 mod grid;
+mod grouped;
 mod kv_cache;
 mod matmul;
 mod matmul_groups;
@@ -40,6 +41,7 @@ pub fn cases() -> Vec<Case> {
     matmul_groups::cases(&mut out);
     matmul_rungs::cases(&mut out);
     quant::cases(&mut out);
+    grouped::cases(&mut out);
     norm::cases(&mut out);
     attention::cases(&mut out);
     attention_rungs::cases(&mut out);

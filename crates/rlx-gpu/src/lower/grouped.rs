@@ -1,0 +1,92 @@
+//! Lowering of GroupedMatMul (the experts of a mixture-of-experts layer) onto the grouped
+//! family's kernels: one launch per node, the experts picked on the device from the ids.
+//!
+//! - x [T, S, K], w [E, N, K], ids [T, k] → out [T, k, N]: few slots (T · k, a decode step)
+//!   run the matrix-vector kernel (one workgroup per slot and block of output rows), many (a
+//!   prefill) the expert-major tiled kernel ([`GroupedKernel::choose`]).
+//! - An f16 weight widened by a cast that only grouped matmuls read as their weight (the
+//!   experts under `Precision::F16`) is read by them as f16 ([`absorbed_casts`]): the cast
+//!   launches nothing, and the experts stream at half the bytes.
+//! - K = 0 or E = 0 (an empty x or w) with a non-empty output: every output is 0 (an empty dot,
+//!   or every id out of range), written by a fill.
+
+use super::data::fill_step;
+use super::LowerCtx;
+use crate::catalog::grouped::{GroupedKernel, GroupedParams};
+use crate::schedule::Dispatch;
+use crate::{GpuError, KernelKey};
+use rlx_ir::{DType, Graph, Node, NodeId, Op};
+use std::collections::HashSet;
+
+const KERNEL: &str = "grouped_matmul";
+
+pub(super) fn lower(
+    cx: &mut LowerCtx,
+    id: NodeId,
+    node: &Node,
+    out: &mut Vec<Dispatch>,
+) -> Result<(), GpuError> {
+    let label = cx.label(id);
+    let bad = |reason: String| GpuError::Lowering { node: label.clone(), reason };
+    let &[x, w, ids] = node.inputs.as_slice() else {
+        return Err(bad("grouped_matmul takes three operands (x, w, ids)".into()));
+    };
+    let dims3 = |id: NodeId| -> Result<[usize; 3], GpuError> {
+        let d = cx.ty(id)?.shape.dims();
+        <[usize; 3]>::try_from(d).map_err(|_| bad(format!("operand of shape {d:?} is not 3-D")))
+    };
+    let (x_dims, w_dims) = (dims3(x)?, dims3(w)?);
+    let top = cx.ty(ids)?.shape.dims().get(1).copied().unwrap_or(0);
+    let dst = cx.operand_nonempty(id)?;
+    let numel = cx.ty(id)?.numel();
+    // An absorbed cast: bind the f16 value it would have widened.
+    let f16_source = cx.absorbed.contains(&w).then(|| cx.node(w).map(|n| n.inputs.first().copied()));
+    let (w_src, f16_w) = match f16_source.transpose()?.flatten() {
+        Some(src) => (src, true),
+        None => (w, false),
+    };
+    let (Some(x_op), Some(w_op)) = (cx.operand(x)?, cx.operand(w_src)?) else {
+        out.push(fill_step(&label, dst, numel, 0)?);
+        return Ok(());
+    };
+    let p = GroupedParams::new(KERNEL, x_dims, w_dims, top).map_err(|e| match e {
+        GpuError::TooLarge { .. } => e,
+        other => bad(other.to_string()),
+    })?;
+    let kernel = GroupedKernel::choose(x_dims[0] * top, f16_w);
+    let grid = p.grid(kernel)?;
+    let operands = vec![x_op, w_op, cx.operand_nonempty(ids)?, dst];
+    out.push(Dispatch::new(KernelKey::Grouped(kernel), label, operands, &p, grid));
+    Ok(())
+}
+
+/// The casts f16 → f32 whose every reader is a grouped matmul reading it as its weight: those
+/// read the f16 value directly, and the cast launches nothing (its planned buffer stays
+/// allocated but unwritten).
+pub(super) fn absorbed_casts(g: &Graph) -> HashSet<NodeId> {
+    let uses = g.use_counts();
+    let mut weight_reads = vec![0usize; g.len()];
+    for node in g.nodes() {
+        let (Op::GroupedMatMul, Some(&x), Some(&w)) = (&node.op, node.inputs.first(), node.inputs.get(1))
+        else {
+            continue;
+        };
+        let widened = g.node(w).is_ok_and(|n| {
+            matches!(n.op, Op::Cast(DType::F32))
+                && n.inputs.first().and_then(|&s| g.ty(s).ok()).is_some_and(|t| t.dtype == DType::F16)
+        });
+        if widened && x != w {
+            if let Some(c) = weight_reads.get_mut(w.index()) {
+                *c += 1;
+            }
+        }
+    }
+    (0..g.len())
+        .filter(|&i| weight_reads[i] > 0 && Some(&weight_reads[i]) == uses.get(i))
+        .map(|i| NodeId(i as u32))
+        .collect()
+}
+
+#[cfg(test)]
+#[path = "grouped_tests.rs"]
+mod tests;

@@ -1,0 +1,51 @@
+//! What the GroupedMatMul lowering puts in a schedule: the kernel per slot count, the f16
+//! weight read as stored (its widening cast launching nothing), and a fill for K = 0.
+
+use crate::catalog::data::DataKernel;
+use crate::catalog::grouped::GroupedKernel;
+use crate::schedule::{BufferId, GpuLimits, Schedule};
+use crate::{lower, KernelKey};
+use rlx_backend::KernelOptions;
+use rlx_ir::{DType, Graph};
+
+fn grouped_graph(t: usize, k: usize, wdt: DType) -> Graph {
+    let mut g = Graph::new("moe");
+    let x = g.input("x", &[t, 1, k], DType::F32).unwrap();
+    let w = g.param("w", &[5, 12, k], wdt).unwrap();
+    let w = if wdt == DType::F32 { w } else { g.cast(w, DType::F32).unwrap() };
+    let ids = g.input("ids", &[t, 2], DType::I32).unwrap();
+    let y = g.grouped_matmul(x, w, ids).unwrap();
+    g.set_outputs(&[y]).unwrap();
+    g
+}
+
+fn schedule(g: &Graph) -> Schedule {
+    lower(g, &GpuLimits::lavapipe(), &KernelOptions::default()).unwrap().into_inner()
+}
+
+fn keys(s: &Schedule) -> Vec<KernelKey> {
+    s.steps.iter().map(|d| d.key).collect()
+}
+
+#[test]
+fn slots_pick_the_kernel_and_f16_weights_are_read_as_stored() {
+    let s = schedule(&grouped_graph(1, 8, DType::F32));
+    assert_eq!(keys(&s), [KernelKey::Grouped(GroupedKernel::Vec { f16_w: false })]);
+    assert_eq!(s.steps[0].workgroups, [3, 2, 1]);
+    let s = schedule(&grouped_graph(16, 8, DType::F32));
+    assert_eq!(keys(&s), [KernelKey::Grouped(GroupedKernel::Tiled { f16_w: false })]);
+    assert_eq!(s.steps[0].workgroups, [5, 1, 1]);
+    // The cast launches nothing; the kernel binds the f16 param (leaf 1) at 2 bytes a weight.
+    let s = schedule(&grouped_graph(1, 8, DType::F16));
+    assert_eq!(keys(&s), [KernelKey::Grouped(GroupedKernel::Vec { f16_w: true })]);
+    let w = s.steps[0].operands[1];
+    assert_eq!((w.buffer, w.size), (BufferId::Leaf(1), 5 * 12 * 8 * 2));
+    let s = schedule(&grouped_graph(40, 8, DType::F16));
+    assert_eq!(keys(&s), [KernelKey::Grouped(GroupedKernel::Tiled { f16_w: true })]);
+}
+
+#[test]
+fn an_empty_contraction_is_a_fill() {
+    let s = schedule(&grouped_graph(3, 0, DType::F32));
+    assert_eq!(keys(&s), [KernelKey::Data(DataKernel::Fill)]);
+}
