@@ -19,6 +19,11 @@ fn epilogue(acc: f32, col: u32) -> f32 {
     if (HAS_BIAS) {
         v = v + bias_at(col);
     }
+    return activate(v);
+}
+
+// The ACT activation of v (v itself for ACT_NONE).
+fn activate(v: f32) -> f32 {
     if (ACT == ACT_GELU) {
         return gelu_erf(v);
     } else if (ACT == ACT_GELU_TANH) {

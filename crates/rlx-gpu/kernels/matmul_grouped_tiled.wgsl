@@ -1,3 +1,4 @@
+{{ENABLE_F16}}
 // Expert-major grouped matmul for many tokens (prefill): same op, params and bindings as
 // matmul_grouped_vec.wgsl (out[t, j, :] = w[ids[t, j]] · x[t, j or 0, :]), but each workgroup
 // owns one expert and one block of BN output rows, so each weight tile is read once per chunk
@@ -12,29 +13,12 @@
 // Slots whose id is outside [0, E) belong to no expert: the expert-0 workgroups write their
 // zeros.
 
-{{W_LOAD}}
-
-struct GroupedParams {
-    t: u32,
-    s: u32,
-    top: u32,
-    n: u32,
-    k: u32,
-    e: u32,
-    pad0: u32,
-    pad1: u32,
-}
 
 const BM: u32 = 64u;
 const BN: u32 = 64u;
 const BK: u32 = 16u;
 const SCAN: u32 = 256u;
 
-@group(0) @binding(0) var<storage, read> x: array<vec4<f32>>;
-@group(0) @binding(1) var<storage, read> w: array<{{W_ELEM}}>;
-@group(0) @binding(2) var<storage, read> ids: array<i32>;
-@group(0) @binding(3) var<storage, read_write> out: array<f32>;
-{{PARAMS}} p: GroupedParams;
 
 var<workgroup> count: atomic<u32>;
 var<workgroup> found_n: u32;
@@ -103,7 +87,7 @@ fn main(
                     var wv = 0.0;
                     let col = n0 + r;
                     if (col < p.n && kk < p.k) {
-                        wv = w1_at((expert * p.n + col) * p.k + kk);
+                        wv = b1_at((expert * p.n + col) * p.k + kk);
                     }
                     ws[e] = wv;
                 }

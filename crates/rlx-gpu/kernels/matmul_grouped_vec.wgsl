@@ -1,3 +1,4 @@
+{{ENABLE_F16}}
 // Grouped matrix-vector products: the experts of a mixture-of-experts layer. For every slot
 // (token t, choice j): out[t, j, :] = w[ids[t, j]] · x[t, j or 0, :], x [T, S, K] (S = 1: one
 // row per token shared by its k choices; S = k: one row per choice), w [E, N, K] (each expert's
@@ -10,31 +11,12 @@
 // shared memory in a fixed tree, so the result does not depend on timing. Grid: x over
 // ⌈N / COLS⌉ row blocks, y · z over the T · k slots (slot = wid.z · groups.y + wid.y).
 //
-// Variant define W_LOAD: w4_at (four weights from one W_ELEM) and w1_at (one weight by element
-// index). W_ELEM is vec4<f32> (f32 weights) or vec2<u32> holding four f16 weights (read as they
-// are stored, half the bytes, no cast launch before).
+// The params, bindings and weight loads (b4_at, b1_at) are in matmul_grouped_common.wgsl.
 
-{{W_LOAD}}
-
-struct GroupedParams {
-    t: u32,
-    s: u32,
-    top: u32,
-    n: u32,
-    k: u32,
-    e: u32,
-    pad0: u32,
-    pad1: u32,
-}
 
 const COLS: u32 = 4u;
 const T: u32 = 64u;
 
-@group(0) @binding(0) var<storage, read> x: array<vec4<f32>>;
-@group(0) @binding(1) var<storage, read> w: array<{{W_ELEM}}>;
-@group(0) @binding(2) var<storage, read> ids: array<i32>;
-@group(0) @binding(3) var<storage, read_write> out: array<f32>;
-{{PARAMS}} p: GroupedParams;
 
 var<workgroup> red: array<f32, 256>;
 
@@ -65,17 +47,17 @@ fn main(
             // Two 16-byte weight loads in flight per invocation, then the tail.
             var q = j;
             for (; q + T < k4; q += 2u * T) {
-                let a = w4_at(w4 + q);
-                let b = w4_at(w4 + q + T);
+                let a = b4_at(w4 + q);
+                let b = b4_at(w4 + q + T);
                 acc += dot(a, x[x4 + q]) + dot(b, x[x4 + q + T]);
             }
             for (; q < k4; q += T) {
-                acc += dot(w4_at(w4 + q), x[x4 + q]);
+                acc += dot(b4_at(w4 + q), x[x4 + q]);
             }
         } else {
             for (var kk = j; kk < p.k; kk += T) {
                 let xi = xrow + kk;
-                acc = fma(w1_at(row + kk), x[xi >> 2u][xi & 3u], acc);
+                acc = fma(b1_at(row + kk), x[xi >> 2u][xi & 3u], acc);
             }
         }
     }

@@ -96,31 +96,10 @@ fn b_elem(i: u32) -> BElem {
     {{B_SELECT}}
 }
 
-// The activation of the gated form (ACT, as the matmul epilogues name them).
-const ACT_NONE: u32 = 0u;
-const ACT_GELU: u32 = 1u;
-const ACT_GELU_TANH: u32 = 2u;
-const ACT_RELU: u32 = 3u;
-const ACT_SILU: u32 = 4u;
-const ACT_SIGMOID: u32 = 5u;
-const ACT_TANH: u32 = 6u;
-const ACT: u32 = {{ACT}};
-
-fn activate(v: f32) -> f32 {
-    if (ACT == ACT_GELU) {
-        return gelu_erf(v);
-    } else if (ACT == ACT_GELU_TANH) {
-        return gelu_tanh(v);
-    } else if (ACT == ACT_RELU) {
-        return relu(v);
-    } else if (ACT == ACT_SILU) {
-        return silu(v);
-    } else if (ACT == ACT_SIGMOID) {
-        return sigmoid(v);
-    } else if (ACT == ACT_TANH) {
-        return tanh_acc(v);
-    }
-    return v;
+// The gated form's activation is matmul_epilogue.wgsl's `activate` (appended); this kernel
+// adds biases itself (`store`), so the epilogue's bias is off (HAS_BIAS false).
+fn bias_at(col: u32) -> f32 {
+    return 0.0;
 }
 
 @compute @workgroup_size(256, 1, 1)

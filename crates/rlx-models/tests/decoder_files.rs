@@ -5,6 +5,8 @@
 // Test helpers unwrap and panic: a failure is the point.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use rlx_test_support::rel_err_f32;
+
 use half::{bf16, f16};
 use rlx_models::decoder::Checkpoint;
 use rlx_models::{Decoder, Device, ModelError, Precision};
@@ -57,11 +59,6 @@ fn reference_logits(name: &str) -> (Vec<i32>, Vec<f64>) {
     (prompt, logits)
 }
 
-fn rel_err(got: &[f32], want: &[f64]) -> f64 {
-    let got: Vec<f64> = got.iter().map(|&v| v as f64).collect();
-    rlx_test_support::rel_err(&got, want)
-}
-
 #[test]
 fn a_missing_tensor_is_named_with_its_shape() {
     let dir = edited("llama", "missing", |t| {
@@ -87,7 +84,7 @@ fn an_untied_model_needs_lm_head_and_a_tied_one_ignores_it() {
     });
     let (prompt, want) = reference_logits("qwen3");
     let got = Decoder::load(&dir, Device::Cpu, Precision::F32).unwrap().logits(&prompt).unwrap();
-    assert!(rel_err(&got, &want) <= 1e-4);
+    assert!(rel_err_f32(&got, &want) <= 1e-4);
 }
 
 #[test]
@@ -130,7 +127,7 @@ fn other_dtypes_load() {
             }
         });
         let got = Decoder::load(&dir, Device::Cpu, Precision::F32).unwrap().logits(&prompt).unwrap();
-        let err = rel_err(&got, &want);
+        let err = rel_err_f32(&got, &want);
         // The weights themselves were rounded: bf16 keeps 8 bits, f16 11.
         let bound = if dtype == Dtype::F16 { 3e-3 } else { 2e-2 };
         assert!(err <= bound, "{tag}: relative error {err:e}");
@@ -138,7 +135,7 @@ fn other_dtypes_load() {
     }
     // f16 weights on the device (Precision::F16) from the f32 file.
     let mut dec = Decoder::load(&fixture("mistral"), Device::Cpu, Precision::F16).unwrap();
-    let err = rel_err(&dec.logits(&prompt).unwrap(), &want);
+    let err = rel_err_f32(&dec.logits(&prompt).unwrap(), &want);
     assert!(err <= 5e-3, "Precision::F16: relative error {err:e}");
     eprintln!("Precision::F16: logits relative error {err:.2e}");
 }

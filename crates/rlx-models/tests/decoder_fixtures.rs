@@ -8,6 +8,8 @@
 // Test helpers unwrap and panic: a failure is the point.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use rlx_test_support::rel_err_f32;
+
 use rlx_models::decoder::LogitRows;
 use rlx_models::{Decoder, Device, ModelError, Precision};
 use std::path::PathBuf;
@@ -39,11 +41,6 @@ fn reference(name: &str) -> Reference {
     Reference { prompt, vocab: shape[1] as usize, logits, greedy: ints("greedy") }
 }
 
-fn rel_err(got: &[f32], want: &[f64]) -> f64 {
-    let got: Vec<f64> = got.iter().map(|&v| v as f64).collect();
-    rlx_test_support::rel_err(&got, want)
-}
-
 /// The decoder `name` on `device`, or `None` after a loud skip (a failure under
 /// RLX_REQUIRE_GPU=1) when a GPU device cannot be opened.
 fn open(name: &str, device: Device) -> Option<Decoder> {
@@ -63,12 +60,12 @@ fn check(device: Device) {
         let Some(mut dec) = open(name, device) else { return };
         assert_eq!(dec.config().vocab_size, r.vocab);
         let logits = dec.logits(&r.prompt).unwrap();
-        let err = rel_err(&logits, &r.logits);
+        let err = rel_err_f32(&logits, &r.logits);
         assert!(err <= 1e-4, "{device} {name}: logits relative error {err:e} > 1e-4");
 
         let last = dec.last_logits(&r.prompt).unwrap();
         let tail = &r.logits[(r.prompt.len() - 1) * r.vocab..];
-        let last_err = rel_err(&last, tail);
+        let last_err = rel_err_f32(&last, tail);
         assert!(last_err <= 1e-4, "{device} {name}: last-row logits relative error {last_err:e}");
 
         let greedy = dec.generate_greedy(&r.prompt, r.greedy.len()).unwrap();
@@ -118,7 +115,7 @@ fn prefixes_give_the_reference_rows() {
     for len in [1, 5, r.prompt.len()] {
         let got = dec.logits(&r.prompt[..len]).unwrap();
         assert_eq!(got.len(), len * r.vocab);
-        let err = rel_err(&got, &r.logits[..len * r.vocab]);
+        let err = rel_err_f32(&got, &r.logits[..len * r.vocab]);
         assert!(err <= 1e-5, "prefix {len}: relative error {err:e}");
     }
     assert_eq!(dec.bucket(5), 16);

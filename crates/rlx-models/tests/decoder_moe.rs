@@ -7,6 +7,8 @@
 // Test helpers unwrap and panic: a failure is the point.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use rlx_test_support::rel_err_f32;
+
 use rlx_models::{Decoder, Device, ModelError, Precision};
 use safetensors::tensor::TensorView;
 use safetensors::{Dtype, SafeTensors};
@@ -72,11 +74,6 @@ fn reference() -> (Vec<i32>, Vec<f64>) {
     (prompt, logits)
 }
 
-fn rel_err(got: &[f32], want: &[f64]) -> f64 {
-    let got: Vec<f64> = got.iter().map(|&v| v as f64).collect();
-    rlx_test_support::rel_err(&got, want)
-}
-
 #[test]
 fn fused_experts_load_like_per_expert_ones() {
     let dir = edited("fused", fuse);
@@ -85,7 +82,7 @@ fn fused_experts_load_like_per_expert_ones() {
     assert!(!names.keys().any(|n| n.contains("experts.0.")));
     let (prompt, want) = reference();
     let mut dec = Decoder::load(&dir, Device::Cpu, Precision::F32).unwrap();
-    let err = rel_err(&dec.logits(&prompt).unwrap(), &want);
+    let err = rel_err_f32(&dec.logits(&prompt).unwrap(), &want);
     assert!(err <= 1e-4, "fused experts: logits relative error {err:e}");
     std::fs::remove_dir_all(dir).unwrap();
 }
@@ -114,7 +111,7 @@ fn half_precisions_stay_close_on_every_device() {
                 }
                 Err(e) => panic!("{device} {precision:?}: {e}"),
             };
-            let err = rel_err(&dec.logits(&prompt).unwrap(), &want);
+            let err = rel_err_f32(&dec.logits(&prompt).unwrap(), &want);
             eprintln!("{device} {precision:?}: logits relative error {err:.2e}");
             assert!(err <= 5e-3, "{device} {precision:?}: logits relative error {err:e}");
             let greedy = dec.generate_greedy(&prompt, 4).unwrap();

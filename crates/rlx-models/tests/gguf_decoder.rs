@@ -12,6 +12,8 @@
 // Test helpers unwrap and panic: a failure is the point.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use rlx_test_support::rel_err_f32;
+
 use rlx_models::gguf::GgufError;
 use rlx_models::{gguf_tokenizer, Architecture, Decoder, Device, GgufFile, ModelError, Precision};
 use std::path::{Path, PathBuf};
@@ -48,11 +50,6 @@ fn reference(arch: &str) -> Reference {
     Reference { prompt: ints("prompt"), logits, greedy: ints("greedy") }
 }
 
-fn rel_err(got: &[f32], want: &[f64]) -> f64 {
-    let got: Vec<f64> = got.iter().map(|&v| v as f64).collect();
-    rlx_test_support::rel_err(&got, want)
-}
-
 fn open(path: &Path, device: Device) -> Option<Decoder> {
     match Decoder::load(path, device, Precision::F32) {
         Ok(d) => Some(d),
@@ -70,7 +67,7 @@ fn check(device: Device) {
         for (ty, bound) in [("f32", 1e-4), ("f16", 3e-3)] {
             let Some(mut dec) = open(&file(arch, ty), device) else { return };
             let logits = dec.logits(&r.prompt).unwrap();
-            let err = rel_err(&logits, &r.logits);
+            let err = rel_err_f32(&logits, &r.logits);
             assert!(err <= bound, "{device} {arch}.{ty}: logits relative error {err:e} > {bound:e}");
             let greedy = dec.generate_greedy(&r.prompt, r.greedy.len()).unwrap();
             assert_eq!(greedy, r.greedy, "{device} {arch}.{ty}: greedy tokens differ from transformers'");

@@ -28,4 +28,4 @@ pub mod require;
 pub use data::{quant_blocks, random_tensor, seed_of, uniform, Rng};
 #[cfg(feature = "devices")]
 pub use devices::{open, sessions, unavailable, GPU_DEVICES};
-pub use require::{gpu_required, no_gpu, rel_err, skip};
+pub use require::{gpu_required, no_gpu, rel_err, rel_err_f32, skip};

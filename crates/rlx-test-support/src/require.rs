@@ -23,6 +23,12 @@ pub fn no_gpu(device: &str, reason: &str) {
     skip(&format!("no {device}: {reason}"));
 }
 
+/// [`rel_err`] of f32 output against an f64 reference (model outputs against transformers').
+pub fn rel_err_f32(out: &[f32], reference: &[f64]) -> f64 {
+    let out: Vec<f64> = out.iter().map(|&v| f64::from(v)).collect();
+    rel_err(&out, reference)
+}
+
 /// ‖out − ref‖₂ / ‖ref‖₂ over the finite elements (absolute ‖out − ref‖₂ when the reference is
 /// all zeros). NaN where one side has a NaN the other lacks, infinite where one side has an
 /// infinity the other lacks: both fail any bound.

@@ -12,6 +12,7 @@
 //!
 //! All take [`GroupedParams`]; bindings x, w, ids (read), out (read_write).
 
+use super::nn::{B_F16, B_F32};
 use super::{size_of, Access, Spec};
 use crate::grid;
 use crate::GpuError;
@@ -160,23 +161,10 @@ impl GroupedParams {
     }
 }
 
-// Defines are one line each.
-const W_F32: &str =
-    "fn w4_at(i: u32) -> vec4<f32> { return w[i]; } fn w1_at(i: u32) -> f32 { return w[i >> 2u][i & 3u]; }";
-// f16 → f32 without branches (selects): normal, subnormal (m · 2^-24, exact in f32) and
-// inf/NaN (quieted), as the cast kernel widens them.
-const W_F16: &str = "fn g_h1(h: u32) -> f32 { let e = (h >> 10u) & 0x1fu; let m = h & 0x3ffu; \
-     let s = (h & 0x8000u) << 16u; let normal = s | ((e + 112u) << 23u) | (m << 13u); \
-     let sub = s | bitcast<u32>(f32(m) * 5.9604645e-8); \
-     let special = s | 0x7f800000u | (m << 13u) | select(0u, 0x400000u, m != 0u); \
-     return bitcast<f32>(select(select(normal, sub, e == 0u), special, e == 31u)); } \
-     fn g_h2(v: u32) -> vec2<f32> { return vec2<f32>(g_h1(v & 0xffffu), g_h1(v >> 16u)); } \
-     fn w4_at(i: u32) -> vec4<f32> { let u = w[i]; return vec4<f32>(g_h2(u.x), g_h2(u.y)); } \
-     fn w1_at(i: u32) -> f32 { let u = w[i >> 2u]; return g_h2(select(u.y, u.x, (i & 2u) == 0u))[i & 1u]; }";
-
-type Defines = [(&'static str, &'static str); 2];
-static VEC_F32: Defines = [("W_ELEM", "vec4<f32>"), ("W_LOAD", W_F32)];
-static VEC_F16: Defines = [("W_ELEM", "vec2<u32>"), ("W_LOAD", W_F16)];
+/// The weight loads are the matrix-vector kernels' (`nn::B_F32`, `nn::B_F16`).
+type Defines = [(&'static str, &'static str); 3];
+static VEC_F32: Defines = [("W_ELEM", "vec4<f32>"), ("B_LOAD", B_F32), ("ENABLE_F16", "")];
+static VEC_F16: Defines = [("W_ELEM", "vec4<f16>"), ("B_LOAD", B_F16), ("ENABLE_F16", "enable f16;")];
 
 /// x, w, ids (read), out (read_write).
 const BINDINGS: &[Access] = &[Access::Read, Access::Read, Access::Read, Access::ReadWrite];
@@ -186,13 +174,21 @@ pub(crate) fn spec(k: GroupedKernel) -> Spec {
         GroupedKernel::Vec { f16_w } => (
             if f16_w { "matmul_grouped_vec_f16w_f32" } else { "matmul_grouped_vec_f32" },
             "kernels/matmul_grouped_vec.wgsl",
-            include_str!("../../kernels/matmul_grouped_vec.wgsl"),
+            concat!(
+                include_str!("../../kernels/matmul_grouped_vec.wgsl"),
+                "\n",
+                include_str!("../../kernels/matmul_grouped_common.wgsl")
+            ),
             f16_w,
         ),
         GroupedKernel::Tiled { f16_w } => (
             if f16_w { "matmul_grouped_tiled_f16w_f32" } else { "matmul_grouped_tiled_f32" },
             "kernels/matmul_grouped_tiled.wgsl",
-            include_str!("../../kernels/matmul_grouped_tiled.wgsl"),
+            concat!(
+                include_str!("../../kernels/matmul_grouped_tiled.wgsl"),
+                "\n",
+                include_str!("../../kernels/matmul_grouped_common.wgsl")
+            ),
             f16_w,
         ),
     };

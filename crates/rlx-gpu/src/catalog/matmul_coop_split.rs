@@ -4,8 +4,9 @@
 //! lowering decides which matmuls form a group (`lower/matmul_group.rs`).
 
 use super::matmul_coop::tile_defines;
+use super::matmul_vec_multi::ACCESS;
 use super::MatmulRung;
-use crate::catalog::{size_of, Access, Spec};
+use crate::catalog::{size_of, Spec};
 use crate::{GpuError, MatmulParams};
 
 const SPLIT_SRC: &str = concat!(
@@ -55,35 +56,13 @@ impl CoopSplitParams {
     }
 }
 
-/// Bindings: a, b0, b1, b2, c0, c1, c2 [, bias0, bias1, bias2].
-const PLAIN: &[Access] = &[
-    Access::Read,
-    Access::Read,
-    Access::Read,
-    Access::Read,
-    Access::ReadWrite,
-    Access::ReadWrite,
-    Access::ReadWrite,
-];
-const BIASED: &[Access] = &[
-    Access::Read,
-    Access::Read,
-    Access::Read,
-    Access::Read,
-    Access::ReadWrite,
-    Access::ReadWrite,
-    Access::ReadWrite,
-    Access::Read,
-    Access::Read,
-    Access::Read,
-];
-
-/// Storage bindings of a launch (for the device's per-stage limit).
+/// Storage bindings of a launch (for the device's per-stage limit): a, b0, b1, b2, c0, c1, c2
+/// [, bias0, bias1, bias2], as the split matrix-vector launch binds them.
 pub fn coop_split_bindings(bias: bool) -> u32 {
     if bias {
-        BIASED.len() as u32
+        10
     } else {
-        PLAIN.len() as u32
+        7
     }
 }
 
@@ -130,7 +109,7 @@ pub(super) fn coop_split_spec(wide: bool, bias: bool) -> Spec {
         source: SPLIT_SRC,
         defines: &SPLIT_DEFINES[w][b],
         workgroup_size: [rung.threads(), 1, 1],
-        bindings: if bias { BIASED } else { PLAIN },
+        bindings: &ACCESS[..coop_split_bindings(bias) as usize],
         params_size: size_of::<CoopSplitParams>(),
     }
 }

@@ -51,13 +51,13 @@ type VecDefines = [(&'static str, &'static str); 9];
 
 // Defines are one line each.
 // Both read B through `b_elem`, which each kernel defines over its own binding(s).
-pub(super) const B_F32: &str = "fn b4_at(i: u32) -> vec4<f32> { return b_elem(i); } \
+pub const B_F32: &str = "fn b4_at(i: u32) -> vec4<f32> { return b_elem(i); } \
      fn b1_at(i: u32) -> f32 { return b_elem(i >> 2u)[i & 3u]; }";
 // f16 weights as vec4<f16>, widened by the hardware's conversion (exact: f16 subnormals are
 // normal f32, inf and NaN stay). Why not integer bit manipulation (as the cast kernel does, to
 // need no shader f16): the H200 then spent longer converting than loading, and f16 weights
 // decoded slower than f32 ones (Qwen2.5-0.5B gate·up 0.46 ms against 0.35 ms a step).
-pub(super) const B_F16: &str = "fn b4_at(i: u32) -> vec4<f32> { return vec4<f32>(b_elem(i)); } \
+pub const B_F16: &str = "fn b4_at(i: u32) -> vec4<f32> { return vec4<f32>(b_elem(i)); } \
      fn b1_at(i: u32) -> f32 { return f32(b_elem(i >> 2u)[i & 3u]); }";
 
 const fn vec_defines(bias: bool, act: &'static str, f16_b: bool) -> VecDefines {

@@ -11,7 +11,9 @@ use crate::{grid, GpuError};
 const MULTI_SRC: &str = concat!(
     include_str!("../../kernels/matmul_vec_multi.wgsl"),
     "\n",
-    include_str!("../../kernels/matmul_vec_core.wgsl")
+    include_str!("../../kernels/matmul_vec_core.wgsl"),
+    "\n",
+    include_str!("../../kernels/matmul_epilogue.wgsl")
 );
 
 /// Most weights one split launch reads (b0, b1, b2 in the kernel).
@@ -64,7 +66,8 @@ impl VecMultiParams {
 
 /// Bindings of the split form: a, b0, b1, b2, c0, c1, c2 [, bias0, bias1, bias2] [, gamma];
 /// of the gated form: a, b0 (the activated weight), b1, c [, gamma]. Only c's are written.
-const ACCESS: [Access; 11] = [
+/// The split coop launch (`matmul_coop_split.rs`) binds the same first ten.
+pub(super) const ACCESS: [Access; 11] = [
     Access::Read,
     Access::Read,
     Access::Read,
@@ -98,7 +101,7 @@ fn bindings(gated: bool, bias: bool, norm: bool) -> &'static [Access] {
     }
 }
 
-type MultiDefines = [(&'static str, &'static str); 9];
+type MultiDefines = [(&'static str, &'static str); 10];
 
 const SPLIT_DECL: &str = "@group(0) @binding(3) var<storage, read> b2: array<BElem>; \
      @group(0) @binding(4) var<storage, read_write> c0: array<f32>; \
@@ -161,6 +164,7 @@ const fn multi_defines(gated: bool, bias: bool, act: &'static str, f16_b: bool, 
         ("ENABLE_F16", if f16_b { "enable f16;" } else { "" }),
         ("PRENORM", if norm { "true" } else { "false" }),
         ("NORM_DECL", if norm { norm_decl(gated, bias) } else { NO_NORM }),
+        ("HAS_BIAS", "false"),
     ]
 }
 

@@ -37,7 +37,7 @@ pub use matmul_params::{MatmulParams, MATMUL_TILE};
 pub(crate) use matmul_rung::coop_available;
 pub use matmul_rung::MatmulRung;
 pub use matmul_splitk::{partial_params, split_count, SplitKParams};
-pub use matmul_vec::{vec_fits, vec_grid, VEC_MAX_ROWS};
+pub use matmul_vec::{vec_fits, vec_grid, B_F16, B_F32, VEC_MAX_ROWS};
 pub use matmul_vec_multi::{multi_bindings, VecMultiParams, MULTI_MAX_PARTS};
 pub use params::{
     attention_launches, matmul_launches, AttentionParams, MatmulLaunch, NormParams, RopeParams, SoftmaxParams,

@@ -31,8 +31,9 @@ pub(super) fn cases(out: &mut Vec<Case>) {
                 let s = if per_slot { k } else { 1 };
                 let x = c.input_f32("x", &[t, s, kk], -1.0, 1.0)?;
                 let w = weight(c, "w", &[e, n, kk], f16_w)?;
-                // Ids in [0, E): repeats within and across tokens.
-                let ids = c.input_i32("ids", &[t, k], 0, e as i32)?;
+                // Ids in [0, E) (input_i32's range is inclusive): repeats within and across
+                // tokens.
+                let ids = c.input_i32("ids", &[t, k], 0, e as i32 - 1)?;
                 Ok(vec![c.grouped_matmul(x, w, ids)?])
             }));
         }
@@ -52,13 +53,13 @@ pub(super) fn cases(out: &mut Vec<Case>) {
         let v = with_nans(c.uniform(3 * 2 * 8, -1.0, 1.0), 5);
         let x = c.input_tensor("x", Tensor::from_f32([3, 2, 8], v)?)?;
         let w = c.param_f32("w", &[4, 5, 8], -1.0, 1.0)?;
-        let ids = c.input_i32("ids", &[3, 2], 0, 4)?;
+        let ids = c.input_i32("ids", &[3, 2], 0, 3)?;
         Ok(vec![c.grouped_matmul(x, w, ids)?])
     }));
-    out.push(Case::new("grouped_matmul_k0_is_zeros", |c| {
+    out.push(Case::new("grouped_matmul_empty_k_is_zeros", |c| {
         let x = c.input_f32("x", &[3, 1, 0], -1.0, 1.0)?;
         let w = c.param_f32("w", &[4, 5, 0], -1.0, 1.0)?;
-        let ids = c.input_i32("ids", &[3, 2], 0, 4)?;
+        let ids = c.input_i32("ids", &[3, 2], 0, 3)?;
         Ok(vec![c.grouped_matmul(x, w, ids)?])
     }));
     // The whole block: router softmax → top-k → renormalize → gate/up → silu · up → down →
