@@ -3,6 +3,7 @@
 //! Axes are `isize`: negative values count from the end, as in PyTorch.
 
 mod composite;
+mod conv1d;
 mod grouped;
 mod nn;
 mod quant;

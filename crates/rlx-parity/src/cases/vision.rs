@@ -1,5 +1,5 @@
 //! Vision ops: conv2d (stride, padding, dilation, groups, bias), max and average pooling, and
-//! nearest-neighbour ×2 upsampling.
+//! nearest-neighbour ×2 upsampling; conv1d and 1-D pooling (the 2-D ops on a height of one).
 
 use crate::Case;
 
@@ -7,6 +7,41 @@ pub(super) fn cases(out: &mut Vec<Case>) {
     conv(out);
     pool(out);
     upsample(out);
+    one_d(out);
+}
+
+/// conv1d over [N, C, L] (strides, padding, dilation, groups, bias; audio-encoder shapes) and
+/// 1-D max and average pooling.
+fn one_d(out: &mut Vec<Case>) {
+    // (tag, x [N, C, L], w [O, C/g, K], bias, stride, padding, dilation, groups)
+    type Conv1 = (&'static str, [usize; 3], [usize; 3], bool, usize, usize, usize, usize);
+    let table: [Conv1; 5] = [
+        ("k3_pad1", [2, 3, 17], [5, 3, 3], true, 1, 1, 1, 1),
+        ("stride2_whisper", [1, 8, 30], [8, 8, 3], true, 2, 1, 1, 1),
+        ("dilation3_no_bias", [1, 4, 40], [6, 4, 5], false, 1, 6, 3, 1),
+        ("groups2", [2, 6, 11], [4, 3, 4], true, 3, 0, 1, 2),
+        ("depthwise", [1, 5, 23], [5, 1, 7], true, 1, 3, 1, 5),
+    ];
+    for (tag, xs, ws, bias, stride, padding, dilation, groups) in table {
+        out.push(Case::new(format!("conv1d_{tag}"), move |c| {
+            let x = c.input_f32("x", &xs, -1.0, 1.0)?;
+            let w = c.param_f32("w", &ws, -0.5, 0.5)?;
+            let b = if bias { Some(c.param_f32("b", &[ws[0]], -0.5, 0.5)?) } else { None };
+            Ok(vec![c.conv1d(x, w, b, stride, padding, dilation, groups)?])
+        }));
+    }
+    for (tag, max, kernel, stride, padding) in
+        [("max_k3_s2_p1", true, 3, 2, 1), ("avg_k4_s4", false, 4, 4, 0), ("avg_k3_s1_p1", false, 3, 1, 1)]
+    {
+        out.push(Case::new(format!("pool1d_{tag}"), move |c| {
+            let x = c.input_f32("x", &[2, 3, 21], -1.0, 1.0)?;
+            Ok(vec![if max {
+                c.max_pool1d(x, kernel, stride, padding)?
+            } else {
+                c.avg_pool1d(x, kernel, stride, padding)?
+            }])
+        }));
+    }
 }
 
 /// One conv2d configuration.
