@@ -1,7 +1,9 @@
-//! 1-D convolution and pooling on [N, C, L] data, as PyTorch's `conv1d`, `max_pool1d` and
-//! `avg_pool1d`. Each is the 2-D op on a height of one: the reshapes around it are views, so
-//! nothing is copied, and every backend that runs `Conv2d`/`Pool2d` (natively or decomposed)
-//! runs these too.
+//! Vision and audio layers built from the native ops:
+//! - 1-D convolution and pooling on [N, C, L] data, as PyTorch's `conv1d`, `max_pool1d` and
+//!   `avg_pool1d`. Each is the 2-D op on a height of one: the reshapes around it are views, so
+//!   nothing is copied, and every backend that runs `Conv2d`/`Pool2d` (natively or decomposed)
+//!   runs these too.
+//! - The channel-wise `layer_norm2d` of ConvNeXt- and SAM-style encoders on [N, C, H, W].
 
 use crate::{Graph, IrError, NodeId, Shape};
 
@@ -101,9 +103,48 @@ impl Graph {
     }
 }
 
+impl Graph {
+    /// LayerNorm over the channels of x [N, C, H, W] at every position (ConvNeXt's and SAM's
+    /// `LayerNorm2d`): (x − mean_c) / sqrt(var_c + eps) · γ[c] + β[c], γ and β [C] (ones and
+    /// zeros when absent). The layer norm over axis 1: the channels move last and back.
+    pub fn layer_norm2d(
+        &mut self,
+        x: NodeId,
+        gamma: Option<NodeId>,
+        beta: Option<NodeId>,
+        eps: f32,
+    ) -> Result<NodeId, IrError> {
+        let shape = self.ty(x)?.shape.clone();
+        if shape.rank() != 4 {
+            return Err(IrError::Attribute {
+                op: "layer_norm2d",
+                attr: "input rank",
+                shape,
+                reason: "the input must be [batch, channels, height, width]".into(),
+            });
+        }
+        self.layer_norm(x, gamma, beta, 1, eps)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::{DType, Graph, IrError};
+
+    #[test]
+    fn layer_norm2d_normalizes_channels_and_wants_nchw() {
+        let mut g = Graph::new("ln2d");
+        let x = g.input("x", &[2, 8, 3, 5], DType::F32).unwrap();
+        let gamma = g.param("g", &[8], DType::F32).unwrap();
+        let y = g.layer_norm2d(x, Some(gamma), None, 1e-6).unwrap();
+        assert_eq!(g.ty(y).unwrap().shape.dims(), [2, 8, 3, 5]);
+        let flat = g.input("flat", &[2, 8], DType::F32).unwrap();
+        let e = g.layer_norm2d(flat, None, None, 1e-6).unwrap_err();
+        assert!(e.to_string().contains("[batch, channels, height, width]"), "{e}");
+        // γ must have the channel count.
+        let g3 = g.param("g3", &[3], DType::F32).unwrap();
+        assert!(g.layer_norm2d(x, Some(g3), None, 1e-6).is_err());
+    }
 
     #[test]
     fn shapes_follow_pytorch_and_bad_ranks_are_named() {

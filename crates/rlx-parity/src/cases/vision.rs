@@ -1,5 +1,6 @@
 //! Vision ops: conv2d (stride, padding, dilation, groups, bias), max and average pooling, and
-//! nearest-neighbour ×2 upsampling; conv1d and 1-D pooling (the 2-D ops on a height of one).
+//! nearest-neighbour ×2 upsampling; conv1d and 1-D pooling (the 2-D ops on a height of one);
+//! the channel-wise layer_norm2d.
 
 use crate::Case;
 
@@ -8,6 +9,7 @@ pub(super) fn cases(out: &mut Vec<Case>) {
     pool(out);
     upsample(out);
     one_d(out);
+    norm2d(out);
 }
 
 /// conv1d over [N, C, L] (strides, padding, dilation, groups, bias; audio-encoder shapes) and
@@ -40,6 +42,25 @@ fn one_d(out: &mut Vec<Case>) {
             } else {
                 c.avg_pool1d(x, kernel, stride, padding)?
             }])
+        }));
+    }
+}
+
+/// The channel-wise layer_norm2d: channels that are not a power of two, a channel offset the
+/// normalization must remove, and without affine parameters.
+fn norm2d(out: &mut Vec<Case>) {
+    for (tag, dims, affine) in [("c6_affine", [2, 6, 5, 7], true), ("c32_plain", [1, 32, 4, 4], false)] {
+        out.push(Case::new(format!("layer_norm2d_{tag}"), move |c| {
+            let x = c.input_f32("x", &dims, 2.0, 4.0)?;
+            let (g, b) = if affine {
+                (
+                    Some(c.param_f32("g", &[dims[1]], 0.5, 1.5)?),
+                    Some(c.param_f32("b", &[dims[1]], -0.5, 0.5)?),
+                )
+            } else {
+                (None, None)
+            };
+            Ok(vec![c.layer_norm2d(x, g, b, 1e-6)?])
         }));
     }
 }
