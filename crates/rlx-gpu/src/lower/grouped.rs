@@ -5,8 +5,8 @@
 //!   run the matrix-vector kernel (one workgroup per slot and block of output rows), many (a
 //!   prefill) the expert-major tiled kernel ([`GroupedKernel::choose`]).
 //! - An f16 weight widened by a cast that only grouped matmuls read as their weight (the
-//!   experts under `Precision::F16`) is read by them as f16 ([`absorbed_casts`]): the cast
-//!   launches nothing, and the experts stream at half the bytes.
+//!   experts under `Precision::F16`) is read by them as f16 (`matmul::absorbed_casts`): the
+//!   cast launches nothing, and the experts stream at half the bytes.
 //! - K = 0 or E = 0 (an empty x or w) with a non-empty output: every output is 0 (an empty dot,
 //!   or every id out of range), written by a fill.
 
@@ -15,8 +15,7 @@ use super::LowerCtx;
 use crate::catalog::grouped::{GroupedKernel, GroupedParams};
 use crate::schedule::Dispatch;
 use crate::{GpuError, KernelKey};
-use rlx_ir::{DType, Graph, Node, NodeId, Op};
-use std::collections::HashSet;
+use rlx_ir::{Node, NodeId};
 
 const KERNEL: &str = "grouped_matmul";
 
@@ -40,8 +39,7 @@ pub(super) fn lower(
     let dst = cx.operand_nonempty(id)?;
     let numel = cx.ty(id)?.numel();
     // An absorbed cast: bind the f16 value it would have widened.
-    let f16_source = cx.absorbed.contains(&w).then(|| cx.node(w).map(|n| n.inputs.first().copied()));
-    let (w_src, f16_w) = match f16_source.transpose()?.flatten() {
+    let (w_src, f16_w) = match super::matmul::absorbed_source(cx.graph, &cx.absorbed, w) {
         Some(src) => (src, true),
         None => (w, false),
     };
@@ -58,33 +56,6 @@ pub(super) fn lower(
     let operands = vec![x_op, w_op, cx.operand_nonempty(ids)?, dst];
     out.push(Dispatch::new(KernelKey::Grouped(kernel), label, operands, &p, grid));
     Ok(())
-}
-
-/// The casts f16 → f32 whose every reader is a grouped matmul reading it as its weight: those
-/// read the f16 value directly, and the cast launches nothing (its planned buffer stays
-/// allocated but unwritten).
-pub(super) fn absorbed_casts(g: &Graph) -> HashSet<NodeId> {
-    let uses = g.use_counts();
-    let mut weight_reads = vec![0usize; g.len()];
-    for node in g.nodes() {
-        let (Op::GroupedMatMul, Some(&x), Some(&w)) = (&node.op, node.inputs.first(), node.inputs.get(1))
-        else {
-            continue;
-        };
-        let widened = g.node(w).is_ok_and(|n| {
-            matches!(n.op, Op::Cast(DType::F32))
-                && n.inputs.first().and_then(|&s| g.ty(s).ok()).is_some_and(|t| t.dtype == DType::F16)
-        });
-        if widened && x != w {
-            if let Some(c) = weight_reads.get_mut(w.index()) {
-                *c += 1;
-            }
-        }
-    }
-    (0..g.len())
-        .filter(|&i| weight_reads[i] > 0 && Some(&weight_reads[i]) == uses.get(i))
-        .map(|i| NodeId(i as u32))
-        .collect()
 }
 
 #[cfg(test)]

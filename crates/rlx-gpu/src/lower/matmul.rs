@@ -84,8 +84,7 @@ pub(super) fn lower(
     if let Some(p) = single.filter(|p| cx.options.matmul.is_none() && vec_fits(p)) {
         let grid = vec_grid(&p).map_err(|e| named(cx, id, e))?;
         // An absorbed cast: bind the f16 value it would have widened.
-        let f16_source = cx.absorbed.contains(&b).then(|| cx.node(b).map(|n| n.inputs.first().copied()));
-        let (b_op, f16_b) = match f16_source.transpose()?.flatten() {
+        let (b_op, f16_b) = match absorbed_source(cx.graph, &cx.absorbed, b) {
             Some(src) => (cx.operand_nonempty(src)?, true),
             None => (b_op, false),
         };
@@ -165,43 +164,55 @@ pub(super) fn named(cx: &LowerCtx, id: NodeId, e: GpuError) -> GpuError {
     }
 }
 
-/// The casts f16 → f32 whose every reader is a matmul that takes the matrix-vector kernel with
-/// the cast as its B (a transposed weight): those matmuls read the f16 value directly, and the
-/// cast itself launches nothing. Its planned buffer stays allocated but unwritten.
+/// Whether `id` is a cast f16 → f32 (a weight widened for kernels that compute in f32).
+fn widens_f16(g: &Graph, id: NodeId) -> bool {
+    g.node(id).is_ok_and(|n| {
+        matches!(n.op, Op::Cast(DType::F32))
+            && n.inputs.first().and_then(|&s| g.ty(s).ok()).is_some_and(|t| t.dtype == DType::F16)
+    })
+}
+
+/// The casts f16 → f32 whose every reader reads it as a weight that its kernel can read as
+/// stored: B of a matmul that takes the matrix-vector kernel (transposed, unless a rung is
+/// forced) and w of a grouped matmul. Those kernels bind the f16 value ([`absorbed_source`])
+/// and the cast launches nothing. Its planned buffer stays allocated but unwritten.
 pub(super) fn absorbed_casts(g: &Graph, options: &KernelOptions) -> HashSet<NodeId> {
-    if options.matmul.is_some() {
-        return HashSet::new();
-    }
     let uses = g.use_counts();
-    let mut vec_reads = vec![0usize; g.len()];
+    let mut weight_reads = vec![0usize; g.len()];
     for node in g.nodes() {
-        let (ta, tb) = match node.op {
-            Op::MatMul { transpose_a, transpose_b } | Op::FusedMatMul { transpose_a, transpose_b, .. } => {
-                (transpose_a, transpose_b)
-            }
-            _ => continue,
-        };
         let (Some(&a), Some(&b)) = (node.inputs.first(), node.inputs.get(1)) else { continue };
-        let widened = match g.node(b) {
-            Ok(n) => {
-                matches!(n.op, Op::Cast(DType::F32))
-                    && n.inputs.first().and_then(|&s| g.ty(s).ok()).is_some_and(|t| t.dtype == DType::F16)
+        let reads_as_stored = match node.op {
+            Op::MatMul { transpose_a, transpose_b } | Op::FusedMatMul { transpose_a, transpose_b, .. } => {
+                let (Ok(at), Ok(bt)) = (g.ty(a), g.ty(b)) else { continue };
+                options.matmul.is_none()
+                    && matches!(
+                        matmul_launches(at.shape.dims(), bt.shape.dims(), transpose_a, transpose_b),
+                        Ok((launches, _)) if matches!(launches.as_slice(), [(p, _)] if vec_fits(p))
+                    )
             }
-            Err(_) => false,
+            Op::GroupedMatMul => true,
+            _ => false,
         };
-        let (Ok(at), Ok(bt)) = (g.ty(a), g.ty(b)) else { continue };
-        let vec = match matmul_launches(at.shape.dims(), bt.shape.dims(), ta, tb) {
-            Ok((launches, _)) => matches!(launches.as_slice(), [(p, _)] if vec_fits(p)),
-            Err(_) => false,
-        };
-        // A matmul reading the cast as A too would see it twice; it is not counted.
-        if widened && vec && a != b {
-            if let Some(c) = vec_reads.get_mut(b.index()) {
+        // A node reading the cast as its first operand too would see it twice; it is not counted.
+        if reads_as_stored && a != b && widens_f16(g, b) {
+            if let Some(c) = weight_reads.get_mut(b.index()) {
                 *c += 1;
             }
         }
     }
-    (0..g.len()).filter(|&i| vec_reads[i] > 0 && vec_reads[i] == uses[i]).map(|i| NodeId(i as u32)).collect()
+    (0..g.len())
+        .filter(|&i| weight_reads[i] > 0 && Some(&weight_reads[i]) == uses.get(i))
+        .map(|i| NodeId(i as u32))
+        .collect()
+}
+
+/// The f16 value an absorbed cast `w` widens, which its readers bind instead; `None` when `w`
+/// is not absorbed.
+pub(super) fn absorbed_source(g: &Graph, absorbed: &HashSet<NodeId>, w: NodeId) -> Option<NodeId> {
+    if !absorbed.contains(&w) {
+        return None;
+    }
+    g.node(w).ok()?.inputs.first().copied()
 }
 
 #[cfg(test)]

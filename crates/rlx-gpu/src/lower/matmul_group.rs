@@ -120,8 +120,10 @@ fn member_of(g: &Graph, id: NodeId, absorbed: &HashSet<NodeId>, vec: bool) -> Op
     if p.a_stride_k != 1 || p.b_stride_n != p.k || p.a_offset != 0 || p.b_offset != 0 || p.c_offset != 0 {
         return None;
     }
-    let (bound, f16_b) =
-        if absorbed.contains(&b) { (*g.node(b).ok()?.inputs.first()?, true) } else { (b, false) };
+    let (bound, f16_b) = match super::matmul::absorbed_source(g, absorbed, b) {
+        Some(src) => (src, true),
+        None => (b, false),
+    };
     if !f16_b && bt.dtype != DType::F32 {
         return None;
     }
@@ -129,6 +131,35 @@ fn member_of(g: &Graph, id: NodeId, absorbed: &HashSet<NodeId>, vec: bool) -> Op
         return None;
     }
     Some(VecMember { id, a, b: bound, f16_b, bias, act, m: p.m, k: p.k, n: p.n, a_stride_m: p.a_stride_m })
+}
+
+/// `candidates` (in node order) gathered into groups of two to [`MULTI_MAX_PARTS`]: each joins
+/// the first open group whose first member `joins` it, else opens one.
+fn siblings(
+    candidates: impl Iterator<Item = VecMember>,
+    joins: impl Fn(&VecMember, &VecMember) -> bool,
+) -> Vec<Vec<VecMember>> {
+    let mut open: Vec<Vec<VecMember>> = Vec::new();
+    for m in candidates {
+        let fits = |grp: &&mut Vec<VecMember>| {
+            grp.len() < MULTI_MAX_PARTS && grp.first().is_some_and(|f| joins(f, &m))
+        };
+        match open.iter_mut().find(fits) {
+            Some(grp) => grp.push(m),
+            None => open.push(vec![m]),
+        }
+    }
+    open.retain(|grp| grp.len() >= 2);
+    open
+}
+
+/// Each part's N, 0 past the group's parts.
+fn part_widths(grp: &[VecMember]) -> [u32; MULTI_MAX_PARTS] {
+    let mut n = [0u32; MULTI_MAX_PARTS];
+    for (slot, m) in n.iter_mut().zip(grp) {
+        *slot = m.n;
+    }
+    n
 }
 
 /// Whether two members may share a launch (same A, shape of A and weight type).
@@ -170,26 +201,13 @@ impl VecGroups {
                 }
             }
         }
-        // Split groups from the rest, in node order, at most MULTI_MAX_PARTS each.
-        let mut open: Vec<Vec<VecMember>> = Vec::new();
-        for i in 0..g.len() {
-            let id = NodeId(i as u32);
-            let Some(m) = members.get(&id).filter(|m| m.act.is_none() && !groups.silent.contains(&id)) else {
-                continue;
-            };
-            if multi_bindings(false, m.bias.is_some(), false) > limits.max_storage_bindings {
-                continue;
-            }
-            let fits = |grp: &&mut Vec<VecMember>| {
-                grp.len() < MULTI_MAX_PARTS
-                    && grp.first().is_some_and(|f| compatible(f, m) && f.bias.is_some() == m.bias.is_some())
-            };
-            match open.iter_mut().find(fits) {
-                Some(grp) => grp.push(*m),
-                None => open.push(vec![*m]),
-            }
-        }
-        for grp in open.into_iter().filter(|grp| grp.len() >= 2) {
+        // Split groups from the rest.
+        let rest = (0..g.len()).filter_map(|i| members.get(&NodeId(i as u32))).filter(|m| {
+            m.act.is_none()
+                && !groups.silent.contains(&m.id)
+                && multi_bindings(false, m.bias.is_some(), false) <= limits.max_storage_bindings
+        });
+        for grp in siblings(rest.copied(), |f, m| compatible(f, m) && f.bias.is_some() == m.bias.is_some()) {
             groups.silent.extend(grp.iter().skip(1).map(|m| m.id));
             groups.split.insert(grp[0].id, grp);
         }
@@ -231,29 +249,17 @@ impl VecGroups {
     fn find_coop(&mut self, g: &Graph, options: &KernelOptions, limits: &GpuLimits) {
         let none = HashSet::new();
         let ready = |x: NodeId, first: NodeId| x.index() < first.index() || is_leaf(g, x);
-        let mut open: Vec<Vec<VecMember>> = Vec::new();
-        for i in 0..g.len() {
-            let Some(m) = member_of(g, NodeId(i as u32), &none, false).filter(|m| m.act.is_none()) else {
-                continue;
-            };
-            if coop_split_bindings(m.bias.is_some()) > limits.max_storage_bindings {
-                continue;
-            }
-            let fits = |grp: &&mut Vec<VecMember>| {
-                grp.len() < MULTI_MAX_PARTS
-                    && grp.first().is_some_and(|f| {
-                        compatible(f, &m)
-                            && f.bias.is_some() == m.bias.is_some()
-                            && ready(m.b, f.id)
-                            && m.bias.is_none_or(|b| ready(b, f.id))
-                    })
-            };
-            match open.iter_mut().find(fits) {
-                Some(grp) => grp.push(m),
-                None => open.push(vec![m]),
-            }
-        }
-        for grp in open.into_iter().filter(|grp| grp.len() >= 2) {
+        let candidates =
+            (0..g.len()).filter_map(|i| member_of(g, NodeId(i as u32), &none, false)).filter(|m| {
+                m.act.is_none() && coop_split_bindings(m.bias.is_some()) <= limits.max_storage_bindings
+            });
+        let joins = |f: &VecMember, m: &VecMember| {
+            compatible(f, m)
+                && f.bias.is_some() == m.bias.is_some()
+                && ready(m.b, f.id)
+                && m.bias.is_none_or(|b| ready(b, f.id))
+        };
+        for grp in siblings(candidates, joins) {
             let total: u32 = grp.iter().map(|m| m.n).fold(0, u32::saturating_add);
             let Some(first) = grp.first() else { continue };
             let Ok(rung) = MatmulRung::choose(first.m, total, 1, limits, options) else { continue };
@@ -313,11 +319,8 @@ pub(super) fn lower(
     use crate::KernelKey;
     if let Some(grp) = cx.groups.split.get(&id).cloned() {
         let Some(&first) = grp.first() else { return Ok(false) };
-        let mut n = [0u32; MULTI_MAX_PARTS];
-        for (slot, m) in n.iter_mut().zip(&grp) {
-            *slot = m.n;
-        }
-        let (mut params, grid) = VecMultiParams::new(first.m, first.k, first.a_stride_m, n, false)?;
+        let (mut params, grid) =
+            VecMultiParams::new(first.m, first.k, first.a_stride_m, part_widths(&grp), false)?;
         let mut ops = split_operands(cx, id, &grp)?;
         let norm = with_prenorm(cx, id, &mut ops, &mut params)?;
         let label = group_label(id, &grp);
@@ -411,10 +414,7 @@ fn lower_coop(
 ) -> Result<(), crate::GpuError> {
     use crate::catalog::nn::{CoopSplitParams, NnKernel};
     let Some(&first) = grp.first() else { return Ok(()) };
-    let mut n = [0u32; MULTI_MAX_PARTS];
-    for (slot, m) in n.iter_mut().zip(grp) {
-        *slot = m.n;
-    }
+    let n = part_widths(grp);
     let (p, _, _) = MatmulParams::from_shapes(
         &[first.m as usize, first.k as usize],
         &[first.n as usize, first.k as usize],

@@ -140,8 +140,7 @@ pub fn lower(graph: &Graph, limits: &GpuLimits, options: &KernelOptions) -> Resu
         leaf_index.insert(id, leaves.len());
         leaves.push(Leaf { node: id, kind, ty: node.ty.clone(), bytes: whole_units(device_bytes(&node.ty)) });
     }
-    let mut absorbed = matmul::absorbed_casts(graph, options);
-    absorbed.extend(grouped::absorbed_casts(graph));
+    let absorbed = matmul::absorbed_casts(graph, options);
     let groups = matmul_group::VecGroups::find(graph, options, limits, &absorbed);
     groups.adjust(&mut plan);
     let (pool_of, pools) = assign_pools(&plan);
