@@ -72,6 +72,8 @@ impl Capabilities {
             QuantMatMul,
             QuantGather,
             GroupedMatMul,
+            SelectiveScan,
+            GatedDeltaRule,
             LayerNorm,
             RmsNorm,
             Softmax,

@@ -2,7 +2,7 @@
 
 use crate::elem::invalid;
 use crate::ops::{
-    attention, conv, elementwise as ew, grouped, matmul, norm, quant, random, reduce, rope, shape,
+    attention, conv, elementwise as ew, grouped, matmul, norm, quant, random, reduce, rope, shape, ssm,
 };
 use crate::widen;
 use rlx_backend::BackendError;
@@ -91,6 +91,12 @@ pub(crate) fn compute(op: &Op, inputs: &[&Tensor], out: &TensorType) -> Result<T
         Op::QuantMatMul { quant: q } => quant::quant_matmul(*q, arg(0)?, arg(1)?, out),
         Op::QuantGather { quant: q } => quant::quant_gather(*q, arg(0)?, arg(1)?, out),
         Op::GroupedMatMul => grouped::grouped_matmul(arg(0)?, arg(1)?, arg(2)?, out),
+        Op::SelectiveScan { delta_softplus, output } => {
+            ssm::selective_scan(*delta_softplus, *output, [arg(0)?, arg(1)?, arg(2)?, arg(3)?, arg(4)?], out)
+        }
+        Op::GatedDeltaRule { scale, output } => {
+            ssm::gated_delta_rule(*scale, *output, [arg(0)?, arg(1)?, arg(2)?, arg(3)?, arg(4)?], out)
+        }
         Op::LayerNorm { eps } => norm::layer_norm(*eps, arg(0)?, arg(1)?, arg(2)?, out),
         Op::RmsNorm { eps } => norm::rms_norm(*eps, arg(0)?, arg(1)?, out),
         Op::Softmax => norm::softmax(arg(0)?, out),

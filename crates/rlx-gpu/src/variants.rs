@@ -10,6 +10,7 @@ use crate::catalog::cast::{self, CastFn};
 use crate::catalog::elementwise::{self, BinaryFn, UnaryFn};
 use crate::catalog::grouped::{self, GroupedKernel};
 use crate::catalog::quant::{self, QuantKernel};
+use crate::catalog::ssm::{self, SsmKernel};
 use crate::catalog::{data, nn, random, Spec, WordType, PRELUDE};
 use crate::preprocess::{preprocess, ParamsBinding};
 use crate::GpuError;
@@ -43,6 +44,8 @@ pub enum KernelKey {
     Quant(QuantKernel),
     /// The experts of a mixture-of-experts layer ([`crate::catalog::grouped`]).
     Grouped(GroupedKernel),
+    /// The recurrences of state-space models ([`crate::catalog::ssm`]).
+    Ssm(SsmKernel),
 }
 
 impl KernelKey {
@@ -106,6 +109,7 @@ pub fn variant(key: KernelKey) -> KernelVariant {
         KernelKey::Random(d) => random::spec(d),
         KernelKey::Quant(k) => quant::spec(k),
         KernelKey::Grouped(k) => grouped::spec(k),
+        KernelKey::Ssm(k) => ssm::spec(k),
     };
     let Spec { name, file, source, defines, workgroup_size, bindings, params_size } = spec;
     KernelVariant { key, name, file, source, defines, workgroup_size, bindings, params_size }
@@ -124,6 +128,7 @@ pub fn keys() -> Vec<KernelKey> {
     keys.extend(random::keys().into_iter().map(KernelKey::Random));
     keys.extend(QuantKernel::all().into_iter().map(KernelKey::Quant));
     keys.extend(GroupedKernel::all().into_iter().map(KernelKey::Grouped));
+    keys.extend(SsmKernel::all().into_iter().map(KernelKey::Ssm));
     keys
 }
 

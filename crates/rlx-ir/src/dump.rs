@@ -81,6 +81,10 @@ fn attrs(op: &Op) -> String {
             };
             a.push(format!("k={k} axis={axis} largest={largest} output={out}"));
         }
+        Op::SelectiveScan { delta_softplus, output } => {
+            a.push(format!("delta_softplus={delta_softplus} output={}", output.name()))
+        }
+        Op::GatedDeltaRule { scale, output } => a.push(format!("scale={scale:?} output={}", output.name())),
         Op::Reshape(s) | Op::Expand(s) => a.push(format!("shape={s}")),
         Op::Permute(p) => a.push(format!("perm={p:?}")),
         Op::Slice { axis, start, end, step } => {

@@ -2,7 +2,7 @@
 //! backend's business. Attribute checks happen in the builder (see `builder.rs`); a node that is
 //! in a graph has passed them.
 
-use crate::{DType, QuantType, Shape, Tensor};
+use crate::{DType, QuantType, ScanOutput, Shape, Tensor};
 
 /// Elementwise functions of one operand. Output dtype = input dtype (floats only, except `Neg`
 /// and `Abs`, which also take I32).
@@ -357,6 +357,14 @@ pub enum Op {
     /// chosen experts, picked on the device. An id outside [0, E) gives a row of zeros (as
     /// `Gather` does), never a read out of bounds.
     GroupedMatMul,
+    /// inputs: u [B, D, L], delta [B, D, L], a [D, N], b and c [B, G, N, L] (F32, G divides D).
+    /// Mamba-1's selective scan ([`crate::ssm`] has the formula); output y [B, D, L] or the
+    /// last state [B, D, N] ([`ScanOutput`]).
+    SelectiveScan { delta_softplus: bool, output: ScanOutput },
+    /// inputs: q [B, L, H, K], k [B, L, H, K], v [B, L, H, V], g and beta [B, L, H] (F32).
+    /// The gated delta rule of GatedDeltaNet ([`crate::ssm`] has the formula); output o
+    /// [B, L, H, V] or the last state [B, H, K, V] ([`ScanOutput`]).
+    GatedDeltaRule { scale: f32, output: ScanOutput },
 
     /// inputs: x, gamma, beta (gamma and beta: [last dim]). Normalises over the last axis.
     LayerNorm { eps: f32 },
@@ -440,6 +448,8 @@ pub enum OpKind {
     QuantMatMul,
     QuantGather,
     GroupedMatMul,
+    SelectiveScan,
+    GatedDeltaRule,
     LayerNorm,
     RmsNorm,
     Softmax,
@@ -484,6 +494,8 @@ impl Op {
             Op::QuantMatMul { .. } => OpKind::QuantMatMul,
             Op::QuantGather { .. } => OpKind::QuantGather,
             Op::GroupedMatMul => OpKind::GroupedMatMul,
+            Op::SelectiveScan { .. } => OpKind::SelectiveScan,
+            Op::GatedDeltaRule { .. } => OpKind::GatedDeltaRule,
             Op::LayerNorm { .. } => OpKind::LayerNorm,
             Op::RmsNorm { .. } => OpKind::RmsNorm,
             Op::Softmax => OpKind::Softmax,
@@ -590,6 +602,8 @@ impl OpKind {
             OpKind::QuantMatMul => "quant_matmul",
             OpKind::QuantGather => "quant_gather",
             OpKind::GroupedMatMul => "grouped_matmul",
+            OpKind::SelectiveScan => "selective_scan",
+            OpKind::GatedDeltaRule => "gated_delta_rule",
             OpKind::LayerNorm => "layer_norm",
             OpKind::RmsNorm => "rms_norm",
             OpKind::Softmax => "softmax",

@@ -26,6 +26,9 @@
 //!   deterministic weights: the BERT benchmark workload and the test/parity encoder.
 //! - [`gguf`] reads GGUF files (metadata, tensor infos, packed tensor data) with every length
 //!   and offset checked; [`gguf::gguf_config`] maps llama / qwen2 / qwen3 metadata.
+//! - [`Mamba::load`] reads a Mamba-1 checkpoint (transformers' `MambaForCausalLM`) and
+//!   [`Mamba::logits`] gives its logits over one token sequence, on the native selective scan
+//!   ([`mamba`]).
 //! - [`ChatTemplate`] renders a checkpoint's (or GGUF file's) chat template over [`Message`]s as
 //!   transformers' `apply_chat_template` does ([`chat`]); [`decoder::stop_tokens`] lists the
 //!   end-of-sequence ids a generation stops at.
@@ -38,6 +41,7 @@ mod error;
 pub mod fetch;
 pub mod gguf;
 pub mod graph;
+pub mod mamba;
 pub mod random;
 mod tokenize;
 mod weights;
@@ -52,6 +56,7 @@ pub use error::{ModelError, Result};
 pub use fetch::{fetch, Fetched, KnownModel, DEFAULT_MODEL, KNOWN_MODELS};
 pub use gguf::{gguf_config, gguf_tokenizer, GgufDecoderConfig, GgufFile};
 pub use graph::{build_graph, encoder_graph, encoder_layers};
+pub use mamba::{Mamba, MambaConfig};
 pub use rlx_runtime::Device;
 pub use tokenize::{SentenceTokenizer, TokenBatch};
 pub use weights::{Precision, SafetensorsFile, WeightData};

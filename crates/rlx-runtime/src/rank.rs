@@ -79,6 +79,15 @@ fn op_flops(op: &Op, out: usize, a: &[usize], b: &[usize], c: &[usize]) -> f64 {
         Op::QuantMatMul { .. } => 2.0 * out * a.last().copied().unwrap_or(0) as f64,
         // out [T, k, N]: each element one dot of K (x's last dim).
         Op::GroupedMatMul => 2.0 * out * a.last().copied().unwrap_or(0) as f64,
+        // u [B, D, L] with a state of N (c = A [D, N]) per channel: an exp and three
+        // multiply-adds per (b, d, t, n).
+        Op::SelectiveScan { .. } => {
+            8.0 * a.iter().product::<usize>() as f64 * c.last().copied().unwrap_or(0) as f64
+        }
+        // q [B, L, H, K] with v [B, L, H, V] (c): three K × V passes over the state per step.
+        Op::GatedDeltaRule { .. } => {
+            6.0 * a.iter().product::<usize>() as f64 * c.last().copied().unwrap_or(0) as f64
+        }
         Op::Attention(spec) => {
             // q·kᵀ then p·v: out is [B, Sq, Hq, Dv] (or Bhsd); each output row needs Sk·(D+Dv)
             // multiply-adds, per output element Sk·(D+Dv)/Dv.

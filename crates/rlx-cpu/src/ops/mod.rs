@@ -12,3 +12,4 @@ pub(crate) mod random;
 pub(crate) mod reduce;
 pub(crate) mod rope;
 pub(crate) mod shape;
+pub(crate) mod ssm;

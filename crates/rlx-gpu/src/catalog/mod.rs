@@ -10,6 +10,7 @@
 //! - [`random`]: counter-based random numbers (Philox4x32-10), uniform and normal.
 //! - [`quant`]: matmuls and row lookups on block-quantized weights kept packed.
 //! - [`grouped`]: the experts of a mixture-of-experts layer, chosen per token on the device.
+//! - [`ssm`]: the recurrences of state-space models (selective scan, gated delta rule).
 //!
 //! Every variant's WGSL is its kernel file followed by the prelude ([`PRELUDE`]).
 
@@ -20,6 +21,7 @@ pub mod grouped;
 pub mod nn;
 pub mod quant;
 pub mod random;
+pub mod ssm;
 
 /// Shared helpers every kernel may call (`kernels/prelude.wgsl`), appended to every variant.
 pub const PRELUDE: &str = include_str!("../../kernels/prelude.wgsl");

@@ -26,6 +26,7 @@ mod quant;
 mod random;
 mod reduce;
 mod rope;
+mod ssm;
 mod state;
 
 use crate::convert::device_bytes;
@@ -252,6 +253,7 @@ fn lower_node(cx: &mut LowerCtx, id: NodeId, node: &Node, out: &mut Vec<Dispatch
         OpKind::MatMul | OpKind::FusedMatMul => matmul::lower(cx, id, node, out),
         OpKind::QuantMatMul | OpKind::QuantGather => quant::lower(cx, id, node, out),
         OpKind::GroupedMatMul => grouped::lower(cx, id, node, out),
+        OpKind::SelectiveScan | OpKind::GatedDeltaRule => ssm::lower(cx, id, node, out),
         OpKind::LayerNorm | OpKind::RmsNorm | OpKind::AddNorm | OpKind::Softmax | OpKind::LogSoftmax => {
             norm::lower(cx, id, node, out)
         }

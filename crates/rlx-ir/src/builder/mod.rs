@@ -10,9 +10,13 @@ mod quant;
 mod random;
 mod sample;
 mod shape_ops;
+mod ssd;
+mod ssm;
 mod state;
 
 pub use sample::{SamplingSpec, DEFAULT_TOP_K};
+pub use ssd::SsdOpts;
+pub use ssm::{GatedDeltaOpts, SelectiveScanOpts};
 
 use crate::{BinaryOp, CompareOp, DType, Graph, IrError, NodeId, Op, Shape, Tensor, TensorType, UnaryOp};
 

@@ -7,6 +7,7 @@ mod nn;
 mod quant;
 mod random;
 mod shape_ops;
+mod ssm;
 mod state;
 
 use crate::{DType, IrError, Op, Shape, ShapeList, TensorType, UnaryOp};
@@ -83,6 +84,8 @@ fn infer_type(op: &Op, inputs: &[&TensorType]) -> Result<TensorType, IrError> {
         Op::QuantMatMul { quant } => quant::quant_matmul(name, *quant, inputs),
         Op::QuantGather { quant } => quant::quant_gather(name, *quant, inputs),
         Op::GroupedMatMul => grouped::grouped_matmul(name, inputs),
+        Op::SelectiveScan { output, .. } => ssm::selective_scan(name, *output, inputs),
+        Op::GatedDeltaRule { scale, output } => ssm::gated_delta_rule(name, *scale, *output, inputs),
         Op::MatMul { .. }
         | Op::LayerNorm { .. }
         | Op::RmsNorm { .. }

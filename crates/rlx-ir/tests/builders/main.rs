@@ -12,6 +12,7 @@ mod quant;
 mod sample;
 mod shape_ops;
 mod sizes;
+mod ssm;
 
 use rlx_ir::{DType, Graph, IrError, NodeId, TensorType};
 

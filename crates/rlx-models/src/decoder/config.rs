@@ -155,14 +155,16 @@ impl DecoderConfig {
 
 /// Typed access to one JSON object, with errors naming the key (under `scope`) and value.
 /// A `null` value counts as absent, as transformers treats it.
-struct Keys<'a> {
-    path: &'a Path,
-    map: &'a Map<String, Value>,
-    scope: &'a str,
+/// The keys of one JSON object of a config file, with typed getters whose errors name the file,
+/// the key and its value (shared with the Mamba config, [`crate::mamba::MambaConfig`]).
+pub(crate) struct Keys<'a> {
+    pub(crate) path: &'a Path,
+    pub(crate) map: &'a Map<String, Value>,
+    pub(crate) scope: &'a str,
 }
 
 impl<'a> Keys<'a> {
-    fn err(&self, reason: String) -> ModelError {
+    pub(crate) fn err(&self, reason: String) -> ModelError {
         ModelError::Config { path: PathBuf::from(self.path), reason }
     }
 
@@ -171,16 +173,16 @@ impl<'a> Keys<'a> {
     }
 
     /// `key = value: why` as a config error.
-    fn bad(&self, key: &str, why: impl std::fmt::Display) -> ModelError {
+    pub(crate) fn bad(&self, key: &str, why: impl std::fmt::Display) -> ModelError {
         let value = self.get(key).map_or("null".to_string(), Value::to_string);
         self.err(format!("{} = {value}: {why}", self.name(key)))
     }
 
-    fn get(&self, key: &str) -> Option<&'a Value> {
+    pub(crate) fn get(&self, key: &str) -> Option<&'a Value> {
         self.map.get(key).filter(|v| !v.is_null())
     }
 
-    fn opt_usize(&self, key: &str) -> Result<Option<usize>> {
+    pub(crate) fn opt_usize(&self, key: &str) -> Result<Option<usize>> {
         let Some(v) = self.get(key) else { return Ok(None) };
         match v.as_u64().and_then(|n| usize::try_from(n).ok()) {
             Some(n) => Ok(Some(n)),
@@ -189,7 +191,7 @@ impl<'a> Keys<'a> {
     }
 
     /// A required size, at least 1.
-    fn size(&self, key: &str) -> Result<usize> {
+    pub(crate) fn size(&self, key: &str) -> Result<usize> {
         match self.opt_usize(key)? {
             None => Err(self.err(format!("key '{}' is missing; a decoder config needs it", self.name(key)))),
             Some(0) => Err(self.bad(key, "must be at least 1")),
@@ -197,7 +199,7 @@ impl<'a> Keys<'a> {
         }
     }
 
-    fn opt_f64(&self, key: &str) -> Result<Option<f64>> {
+    pub(crate) fn opt_f64(&self, key: &str) -> Result<Option<f64>> {
         let Some(v) = self.get(key) else { return Ok(None) };
         match v.as_f64().filter(|x| x.is_finite()) {
             Some(x) => Ok(Some(x)),
@@ -214,12 +216,12 @@ impl<'a> Keys<'a> {
         }
     }
 
-    fn opt_bool(&self, key: &str) -> Result<Option<bool>> {
+    pub(crate) fn opt_bool(&self, key: &str) -> Result<Option<bool>> {
         let Some(v) = self.get(key) else { return Ok(None) };
         v.as_bool().map(Some).ok_or_else(|| self.bad(key, "expected true or false"))
     }
 
-    fn opt_str(&self, key: &str) -> Result<Option<&'a str>> {
+    pub(crate) fn opt_str(&self, key: &str) -> Result<Option<&'a str>> {
         let Some(v) = self.get(key) else { return Ok(None) };
         v.as_str().map(Some).ok_or_else(|| self.bad(key, "expected a string"))
     }

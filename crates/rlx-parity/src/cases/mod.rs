@@ -21,6 +21,8 @@ mod reduce;
 mod reduce_edges;
 mod shape;
 mod shape_edges;
+mod ssd;
+mod ssm;
 mod vision;
 mod wiring;
 
@@ -42,6 +44,8 @@ pub fn cases() -> Vec<Case> {
     matmul_rungs::cases(&mut out);
     quant::cases(&mut out);
     grouped::cases(&mut out);
+    ssm::cases(&mut out);
+    ssd::cases(&mut out);
     norm::cases(&mut out);
     attention::cases(&mut out);
     attention_rungs::cases(&mut out);
@@ -67,6 +71,7 @@ pub fn cases() -> Vec<Case> {
 pub fn bench_cases() -> Vec<Case> {
     let mut out = Vec::new();
     vision::bench_cases(&mut out);
+    ssm::bench_cases(&mut out);
     out
 }
 
