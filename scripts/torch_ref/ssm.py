@@ -105,9 +105,10 @@ def _mamba2_block(heads, head_dim, groups, state, kernel, chunk):
 
         x = t["hidden_states"]
         hidden = x.shape[-1]
+        assert (heads * head_dim) % hidden == 0, "Mamba2Config needs an integer expand"
         cfg = Mamba2Config(
             hidden_size=hidden, num_heads=heads, head_dim=head_dim, n_groups=groups, state_size=state,
-            expand=heads * head_dim / hidden, conv_kernel=kernel, chunk_size=chunk, use_bias=False,
+            expand=(heads * head_dim) // hidden, conv_kernel=kernel, chunk_size=chunk, use_bias=False,
             use_conv_bias=True, layer_norm_epsilon=1e-5, num_hidden_layers=1, vocab_size=16,
         )
         mixer = Mamba2Mixer(cfg, layer_idx=0).to(x.device).float().eval()

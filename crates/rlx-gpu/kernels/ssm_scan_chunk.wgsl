@@ -19,7 +19,9 @@
 // Each invocation holds NB = 16 states in registers (Mamba's N) and walks larger N in blocks
 // of NB: phase 3 adds each block's share of y into the output it wrote for the block before.
 // Workgroups of 64 invocations are 64 consecutive channels of one (b, c): they read the same
-// Bm[:, t] and C[:, t] (one broadcast load per group) and A rows side by side. Work is
+// Bm[:, t] and C[:, t] (one broadcast load per group) and A rows side by side. u and δ are
+// [B, D, L], so neighbouring invocations read addresses L apart: each loads TILE = 8 steps of
+// its channel back to back (a full 32-byte sector) before computing them. Work is
 // O(B·D·L·N) twice (phases 1 and 3); phase 2 is O(B·D·N·L/chunk).
 //
 // Bindings: u, delta, A, Bm (read), hend [B, D, chunks, N] and dtsum [B, D, chunks] (written).
@@ -52,10 +54,6 @@ fn main(
     let t1 = min(t0 + p.chunk, p.l);
     let out0 = ((b * p.d + d) * p.chunks + c) * p.n;
     var sum = 0.0;
-    for (var t = t0; t < t1; t++) {
-        sum += step_dt(delta[x0 + t]);
-    }
-    dtsum[(b * p.d + d) * p.chunks + c] = sum;
     for (var n0 = 0u; n0 < p.n; n0 += NB) {
         var h: array<f32, 16>;
         var av: array<f32, 16>;
@@ -64,17 +62,36 @@ fn main(
             // States past N get A = 0 and Bm = 0: they stay 0 and are never written.
             av[j] = select(0.0, a[d * p.n + min(n0 + j, p.n - 1u)], n0 + j < p.n);
         }
-        for (var t = t0; t < t1; t++) {
-            let dt = step_dt(delta[x0 + t]);
-            let du = dt * u[x0 + t];
-            for (var j = 0u; j < NB; j++) {
-                let nj = min(n0 + j, p.n - 1u);
-                let bv = select(0.0, bm[bc0 + nj * p.l + t], n0 + j < p.n);
-                h[j] = exp(dt * av[j]) * h[j] + du * bv;
+        for (var tt = t0; tt < t1; tt += TILE) {
+            // TILE steps of u and δ read back to back: each invocation uses a whole 32-byte
+            // sector of its channel at once instead of relying on it staying cached.
+            var dts: array<f32, 8>;
+            var dus: array<f32, 8>;
+            // Constant trip counts (guarded), so that the tile arrays stay in registers.
+            for (var i = 0u; i < TILE; i++) {
+                let t = min(tt + i, t1 - 1u);
+                dts[i] = step_dt(delta[x0 + t]);
+                dus[i] = dts[i] * u[x0 + t];
+            }
+            for (var i = 0u; i < TILE; i++) {
+                let t = tt + i;
+                if (t >= t1) {
+                    break;
+                }
+                for (var j = 0u; j < NB; j++) {
+                    let nj = min(n0 + j, p.n - 1u);
+                    let bv = select(0.0, bm[bc0 + nj * p.l + t], n0 + j < p.n);
+                    h[j] = exp(dts[i] * av[j]) * h[j] + dus[i] * bv;
+                }
+                if (n0 == 0u) {
+                    sum += dts[i];
+                }
             }
         }
         for (var j = 0u; j < NB && n0 + j < p.n; j++) {
             hend[out0 + n0 + j] = h[j];
         }
     }
+    // N ≥ 1 whenever this kernel runs (an empty A is a fill), so the first block summed δ.
+    dtsum[(b * p.d + d) * p.chunks + c] = sum;
 }

@@ -20,6 +20,8 @@ struct ScanParams {
 // States one invocation keeps in registers at a time; N is walked in blocks of NB.
 const NB: u32 = 16u;
 const WG: u32 = 64u;
+// Steps whose u and δ an invocation loads together (8 f32: one 32-byte sector).
+const TILE: u32 = 8u;
 
 // PyTorch's softplus (threshold 20), with log1p done stably: log(1 + e) · e / ((1 + e) − 1)
 // is exact to a few ulps where 1 + e rounds (Goldberg's trick), and e itself where 1 + e == 1.

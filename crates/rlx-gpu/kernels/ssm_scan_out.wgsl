@@ -43,22 +43,39 @@ fn main(
             h[j] = select(0.0, carry[in0 + nj], live);
             av[j] = select(0.0, a[d * p.n + nj], live);
         }
-        for (var t = t0; t < t1; t++) {
-            let dt = step_dt(delta[x0 + t]);
-            let du = dt * u[x0 + t];
-            var acc = 0.0;
-            for (var j = 0u; j < NB; j++) {
-                let nj = min(n0 + j, p.n - 1u);
-                let live = n0 + j < p.n;
-                let bv = select(0.0, bm[bc0 + nj * p.l + t], live);
-                let cv = select(0.0, cm[bc0 + nj * p.l + t], live);
-                h[j] = exp(dt * av[j]) * h[j] + du * bv;
-                acc = fma(cv, h[j], acc);
+        for (var tt = t0; tt < t1; tt += TILE) {
+            // As in phase 1: TILE steps of u and δ at once, and TILE outputs written together.
+            var dts: array<f32, 8>;
+            var dus: array<f32, 8>;
+            var ys: array<f32, 8>;
+            // Constant trip counts (guarded), so that the tile arrays stay in registers.
+            for (var i = 0u; i < TILE; i++) {
+                let t = min(tt + i, t1 - 1u);
+                dts[i] = step_dt(delta[x0 + t]);
+                dus[i] = dts[i] * u[x0 + t];
             }
-            if (n0 == 0u) {
-                y[x0 + t] = acc;
-            } else {
-                y[x0 + t] += acc;
+            for (var i = 0u; i < TILE; i++) {
+                let t = tt + i;
+                if (t >= t1) {
+                    break;
+                }
+                var acc = 0.0;
+                for (var j = 0u; j < NB; j++) {
+                    let nj = min(n0 + j, p.n - 1u);
+                    let live = n0 + j < p.n;
+                    let bv = select(0.0, bm[bc0 + nj * p.l + t], live);
+                    let cv = select(0.0, cm[bc0 + nj * p.l + t], live);
+                    h[j] = exp(dts[i] * av[j]) * h[j] + dus[i] * bv;
+                    acc = fma(cv, h[j], acc);
+                }
+                ys[i] = acc;
+            }
+            for (var i = 0u; i < TILE && tt + i < t1; i++) {
+                if (n0 == 0u) {
+                    y[x0 + tt + i] = ys[i];
+                } else {
+                    y[x0 + tt + i] += ys[i];
+                }
             }
         }
     }

@@ -123,14 +123,5 @@ fn scan(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn chunks_shrink_until_the_gpu_is_full() {
-        // Mamba-130m prefill: B = 8, D = 1536, L = 2048 → 12 288 channels.
-        assert_eq!(scan_chunk(8 * 1536, 2048), 64);
-        assert_eq!(scan_chunk(1, 10), 16);
-        assert_eq!(scan_chunk(1 << 20, 4096), 256);
-    }
-}
+#[path = "ssm_tests.rs"]
+mod ssm_tests;
