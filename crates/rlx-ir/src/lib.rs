@@ -20,7 +20,9 @@ mod shape;
 mod tensor;
 mod verify;
 
-pub use builder::{SamplingSpec, DEFAULT_TOP_K};
+pub use builder::{
+    InterpolateMode, InterpolateSize, RnnActivation, RnnConfig, RnnOutput, RnnWeights, SamplingSpec, DEFAULT_TOP_K,
+};
 pub use dtype::DType;
 pub use dump::dump;
 pub use error::{IrError, ShapeList};

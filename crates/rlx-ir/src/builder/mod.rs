@@ -4,14 +4,20 @@
 
 mod composite;
 mod conv1d;
+mod conv3d;
+mod conv_transpose;
 mod grouped;
+mod interpolate;
 mod nn;
 mod quant;
 mod random;
+mod recurrent;
 mod sample;
 mod shape_ops;
 mod state;
 
+pub use interpolate::{InterpolateMode, InterpolateSize};
+pub use recurrent::{RnnActivation, RnnConfig, RnnOutput, RnnWeights};
 pub use sample::{SamplingSpec, DEFAULT_TOP_K};
 
 use crate::{BinaryOp, CompareOp, DType, Graph, IrError, NodeId, Op, Shape, Tensor, TensorType, UnaryOp};

@@ -4,11 +4,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod composite;
+mod conv_variants;
 mod elementwise;
 mod fused;
 mod grouped;
 mod nn;
 mod quant;
+mod recurrent;
 mod sample;
 mod shape_ops;
 mod sizes;

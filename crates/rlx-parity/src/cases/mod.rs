@@ -4,6 +4,7 @@ mod attention;
 mod attention_rungs;
 mod boundaries;
 mod cast_dtypes;
+mod conv_variants;
 mod elementwise;
 mod elementwise_edges;
 mod grid;
@@ -17,6 +18,7 @@ mod nn_edges;
 mod norm;
 mod quant;
 mod random;
+mod recurrent;
 mod reduce;
 mod reduce_edges;
 mod shape;
@@ -29,7 +31,7 @@ use crate::Case;
 pub use matmul_rungs::F16_OPERANDS_TOL;
 
 /// Every case, in family order: elementwise, reduce, shape, matmul, norm, attention and rope,
-/// vision, whole layers, size and rank boundaries, special values and dtype edges per family,
+/// vision, convolution variants and resizing, recurrent layers, whole layers, size and rank boundaries, special values and dtype edges per family,
 /// graph wiring, launch-grid edges, typed storage (casts between every dtype, f16/bf16/u8
 /// graphs), random numbers and token sampling.
 pub fn cases() -> Vec<Case> {
@@ -47,6 +49,8 @@ pub fn cases() -> Vec<Case> {
     attention_rungs::cases(&mut out);
     kv_cache::cases(&mut out);
     vision::cases(&mut out);
+    conv_variants::cases(&mut out);
+    recurrent::cases(&mut out);
     models::cases(&mut out);
     boundaries::cases(&mut out);
     elementwise_edges::cases(&mut out);
@@ -67,6 +71,8 @@ pub fn cases() -> Vec<Case> {
 pub fn bench_cases() -> Vec<Case> {
     let mut out = Vec::new();
     vision::bench_cases(&mut out);
+    conv_variants::bench_cases(&mut out);
+    recurrent::bench_cases(&mut out);
     out
 }
 
