@@ -21,7 +21,8 @@ mod tensor;
 mod verify;
 
 pub use builder::{
-    InterpolateMode, InterpolateSize, RnnActivation, RnnConfig, RnnOutput, RnnWeights, SamplingSpec, DEFAULT_TOP_K,
+    InterpolateMode, InterpolateSize, RnnActivation, RnnConfig, RnnOutput, RnnWeights, SamplingSpec,
+    DEFAULT_TOP_K,
 };
 pub use dtype::DType;
 pub use dump::dump;

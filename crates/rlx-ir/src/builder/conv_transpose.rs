@@ -197,9 +197,7 @@ impl Graph {
             reason,
         };
         let (&[n, c, h, wd], &[wc, cog, kh, kw]) = (xt.shape.dims(), ws.dims()) else {
-            return Err(mismatch(
-                "x must be [N, C_in, H, W] and w [C_in, C_out / groups, KH, KW]".into(),
-            ));
+            return Err(mismatch("x must be [N, C_in, H, W] and w [C_in, C_out / groups, KH, KW]".into()));
         };
         let attr = |a: &'static str, reason: String| IrError::Attribute {
             op,
@@ -376,8 +374,10 @@ impl Graph {
         }
         let mut stacked = Vec::with_capacity(sh);
         for row in rows {
-            let parts =
-                row.into_iter().map(|y| self.reshape(y, &[n, c, qh, 1, qw, 1])).collect::<Result<Vec<_>, _>>()?;
+            let parts = row
+                .into_iter()
+                .map(|y| self.reshape(y, &[n, c, qh, 1, qw, 1]))
+                .collect::<Result<Vec<_>, _>>()?;
             stacked.push(if parts.len() == 1 { parts[0] } else { self.concat(&parts, 5)? });
         }
         let y = if stacked.len() == 1 { stacked[0] } else { self.concat(&stacked, 3)? };
@@ -386,7 +386,14 @@ impl Graph {
 
     /// `len` elements from `start` along `axis` of a tensor `full` long there (no node when
     /// that is everything).
-    fn crop(&mut self, y: NodeId, axis: isize, start: usize, len: usize, full: usize) -> Result<NodeId, IrError> {
+    fn crop(
+        &mut self,
+        y: NodeId,
+        axis: isize,
+        start: usize,
+        len: usize,
+        full: usize,
+    ) -> Result<NodeId, IrError> {
         if start == 0 && len == full {
             return Ok(y);
         }

@@ -74,7 +74,8 @@ impl AxisMap {
         let last = self.len.saturating_sub(1);
         let mut taps = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for o in 0..self.out {
-            let src = if align_corners { scale * o as f32 } else { (scale * (o as f32 + 0.5) - 0.5).max(0.0) };
+            let src =
+                if align_corners { scale * o as f32 } else { (scale * (o as f32 + 0.5) - 0.5).max(0.0) };
             let i0 = (src as usize).min(last);
             let l1 = (src - i0 as f32).clamp(0.0, 1.0);
             taps.0.push(i0 as i32);

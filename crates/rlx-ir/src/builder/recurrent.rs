@@ -183,7 +183,10 @@ impl Graph {
             };
             let (steps, batch) = if config.batch_first { (b, a) } else { (a, b) };
             if steps == 0 {
-                return Err(attr("sequence length", "the sequence is empty (T = 0); pass at least one step".into()));
+                return Err(attr(
+                    "sequence length",
+                    "the sequence is empty (T = 0); pass at least one step".into(),
+                ));
             }
             if !xt.dtype.is_float() {
                 return Err(IrError::DType {
@@ -197,7 +200,7 @@ impl Graph {
                 return Err(attr("num_layers", "num_layers must be ≥ 1".into()));
             }
             let dirs = config.directions();
-            let sets = config.num_layers.checked_mul(dirs).unwrap_or(usize::MAX);
+            let sets = config.num_layers.saturating_mul(dirs);
             if weights.len() != sets {
                 return Err(IrError::Arity {
                     op,
@@ -280,7 +283,8 @@ impl Graph {
         let op = cell.name();
         let rows = cell.gates() * hidden;
         let suffix = if reverse { "_reverse" } else { "" };
-        let mut wanted = vec![("weight_ih", w.w_ih, vec![rows, in_size]), ("weight_hh", w.w_hh, vec![rows, hidden])];
+        let mut wanted =
+            vec![("weight_ih", w.w_ih, vec![rows, in_size]), ("weight_hh", w.w_hh, vec![rows, hidden])];
         wanted.extend(w.b_ih.map(|b| ("bias_ih", b, vec![rows])));
         wanted.extend(w.b_hh.map(|b| ("bias_hh", b, vec![rows])));
         for (operand, (name, id, want)) in wanted.into_iter().enumerate() {
@@ -332,7 +336,13 @@ impl Graph {
     }
 
     /// Slot `idx` of h0/c0 as [B, H], or zeros.
-    fn initial_state(&mut self, s: Option<NodeId>, idx: usize, d: Dims, dtype: DType) -> Result<NodeId, IrError> {
+    fn initial_state(
+        &mut self,
+        s: Option<NodeId>,
+        idx: usize,
+        d: Dims,
+        dtype: DType,
+    ) -> Result<NodeId, IrError> {
         match s {
             Some(s) => {
                 let one = self.narrow(s, 0, idx, 1)?;

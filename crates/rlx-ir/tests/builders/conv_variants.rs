@@ -23,7 +23,10 @@ fn conv3d_errors_name_the_op_and_shapes() {
     assert_msg(&e, &["conv3d", "[1, 4, 5, 5, 5] and [6, 3, 3, 3, 3]", "C / groups"]);
     assert_eq!(g.len(), len, "a failed composite leaves no nodes");
     let flat = f32_in(&mut g, "flat", &[4, 5, 5, 5]);
-    assert_msg(&g.conv3d(flat, w, None, [1; 3], [0; 3], [1; 3], 1).unwrap_err(), &["conv3d", "[N, C, D, H, W]"]);
+    assert_msg(
+        &g.conv3d(flat, w, None, [1; 3], [0; 3], [1; 3], 1).unwrap_err(),
+        &["conv3d", "[N, C, D, H, W]"],
+    );
     let w4 = f32_in(&mut g, "w4", &[6, 4, 7, 1, 1]);
     let e = g.conv3d(x, w4, None, [1; 3], [0; 3], [1; 3], 1).unwrap_err();
     assert_msg(&e, &["conv3d", "depth window spans 7", "padded depth is only 5"]);
@@ -31,7 +34,10 @@ fn conv3d_errors_name_the_op_and_shapes() {
     let e = g.conv3d(x, w1, None, [1, 0, 1], [0; 3], [1; 3], 1).unwrap_err();
     assert_msg(&e, &["conv3d", "stride [1, 0, 1]"]);
     let b5 = f32_in(&mut g, "b5", &[5]);
-    assert_msg(&g.conv3d(x, w1, Some(b5), [1; 3], [0; 3], [1; 3], 1).unwrap_err(), &["conv3d", "bias", "[6]"]);
+    assert_msg(
+        &g.conv3d(x, w1, Some(b5), [1; 3], [0; 3], [1; 3], 1).unwrap_err(),
+        &["conv3d", "bias", "[6]"],
+    );
 }
 
 #[test]
@@ -77,7 +83,10 @@ fn conv_transpose_refuses_what_pytorch_refuses() {
     assert_msg(&e, &["conv_transpose2d", "bias", "[2]"]);
     let x1 = f32_in(&mut g, "x1", &[4, 5]);
     let w1 = f32_in(&mut g, "w1", &[4, 2, 3]);
-    assert_msg(&g.conv_transpose1d(x1, w1, None, 1, 0, 0, 1, 1).unwrap_err(), &["conv_transpose1d", "[4, 5]"]);
+    assert_msg(
+        &g.conv_transpose1d(x1, w1, None, 1, 0, 0, 1, 1).unwrap_err(),
+        &["conv_transpose1d", "[4, 5]"],
+    );
     let x3 = f32_in(&mut g, "x3", &[1, 4, 5]);
     let e = g.conv_transpose1d(x3, w1, None, 2, 0, 3, 1, 1).unwrap_err();
     assert!(matches!(e, IrError::Attribute { op: "conv_transpose1d", .. }), "{e}");
@@ -113,7 +122,10 @@ fn interpolate_errors() {
     let e = g.interpolate(x, InterpolateSize::Scale([f64::NAN, 1.0]), mode).unwrap_err();
     assert_msg(&e, &["interpolate", "scale factors", "finite"]);
     let flat = f32_in(&mut g, "flat", &[4, 4]);
-    assert_msg(&g.interpolate(flat, InterpolateSize::Size([2, 2]), mode).unwrap_err(), &["interpolate", "[N, C, H, W]"]);
+    assert_msg(
+        &g.interpolate(flat, InterpolateSize::Size([2, 2]), mode).unwrap_err(),
+        &["interpolate", "[N, C, H, W]"],
+    );
     let ints = g.input("ints", &[1, 1, 2, 2], DType::I32).unwrap();
     let e = g.interpolate(ints, InterpolateSize::Size([4, 4]), InterpolateMode::Nearest).unwrap_err();
     assert!(matches!(e, IrError::DType { op: "interpolate", .. }), "{e}");

@@ -1,12 +1,21 @@
 use crate::{assert_msg, f32_in, ty};
 use rlx_ir::{DType, Graph, IrError, NodeId, OpKind, RnnActivation, RnnConfig, RnnWeights};
 
-/// PyTorch-shaped weights for `layers` × `dirs` directions of a cell with `gates` gates.
-fn weights(g: &mut Graph, gates: usize, layers: usize, dirs: usize, input: usize, hidden: usize) -> Vec<RnnWeights> {
+/// PyTorch-shaped weights for `layers` × `dirs` directions of a cell with `gates` gates (input
+/// names numbered so that one graph holds several sets).
+fn weights(
+    g: &mut Graph,
+    gates: usize,
+    layers: usize,
+    dirs: usize,
+    input: usize,
+    hidden: usize,
+) -> Vec<RnnWeights> {
+    let set = g.len();
     let mut out = Vec::new();
     for l in 0..layers {
         for d in 0..dirs {
-            let sfx = format!("l{l}{}", if d == 1 { "_reverse" } else { "" });
+            let sfx = format!("l{l}{}_{set}", if d == 1 { "_reverse" } else { "" });
             let in_size = if l == 0 { input } else { dirs * hidden };
             let w_ih = f32_in(g, &format!("weight_ih_{sfx}"), &[gates * hidden, in_size]);
             let w_hh = f32_in(g, &format!("weight_hh_{sfx}"), &[gates * hidden, hidden]);

@@ -43,7 +43,16 @@ fn conv3d(out: &mut Vec<Case>) {
     let table: [Conv3; 5] = [
         ("k3_pad1", [1, 2, 4, 5, 6], [3, 2, 3, 3, 3], true, [1, 1, 1], [1, 1, 1], [1, 1, 1], 1),
         ("stride2_groups2", [2, 4, 5, 6, 7], [4, 2, 2, 3, 3], true, [2, 2, 1], [0, 1, 1], [1, 1, 1], 2),
-        ("dilation_rect_no_bias", [1, 3, 7, 5, 6], [2, 3, 2, 2, 3], false, [1, 2, 1], [1, 0, 2], [2, 1, 2], 1),
+        (
+            "dilation_rect_no_bias",
+            [1, 3, 7, 5, 6],
+            [2, 3, 2, 2, 3],
+            false,
+            [1, 2, 1],
+            [1, 0, 2],
+            [2, 1, 2],
+            1,
+        ),
         ("depthwise_kd1", [1, 4, 3, 4, 4], [4, 1, 1, 3, 3], true, [1, 1, 1], [0, 1, 1], [1, 1, 1], 4),
         ("stem_k3x7x7_s1x2x2", [1, 3, 5, 13, 11], [5, 3, 3, 7, 7], true, [1, 2, 2], [1, 3, 3], [1, 1, 1], 1),
     ];
@@ -135,9 +144,19 @@ fn conv_transpose2d(out: &mut Vec<Case>) {
         ),
         (
             "s3_d2_coprime",
-            Tconv2 { x: [1, 3, 4, 4], w: [3, 2, 3, 3], stride: [3, 3], output_padding: [2, 1], dilation: [2, 2], ..T2 },
+            Tconv2 {
+                x: [1, 3, 4, 4],
+                w: [3, 2, 3, 3],
+                stride: [3, 3],
+                output_padding: [2, 1],
+                dilation: [2, 2],
+                ..T2
+            },
         ),
-        ("depthwise_op1", Tconv2 { x: [1, 4, 6, 6], w: [4, 1, 3, 3], output_padding: [1, 1], groups: 4, ..T2 }),
+        (
+            "depthwise_op1",
+            Tconv2 { x: [1, 4, 6, 6], w: [4, 1, 3, 3], output_padding: [1, 1], groups: 4, ..T2 },
+        ),
         (
             "s1_no_pad_no_bias",
             Tconv2 { x: [1, 3, 5, 5], w: [3, 2, 3, 3], stride: [1, 1], padding: [0, 0], bias: false, ..T2 },
@@ -150,7 +169,16 @@ fn conv_transpose2d(out: &mut Vec<Case>) {
             let x = c.input_f32("x", &k.x, -1.0, 1.0)?;
             let w = c.param_f32("w", &k.w, -0.5, 0.5)?;
             let b = if k.bias { Some(c.param_f32("b", &[k.w[1] * k.groups], -0.5, 0.5)?) } else { None };
-            Ok(vec![c.conv_transpose2d(x, w, b, k.stride, k.padding, k.output_padding, k.dilation, k.groups)?])
+            Ok(vec![c.conv_transpose2d(
+                x,
+                w,
+                b,
+                k.stride,
+                k.padding,
+                k.output_padding,
+                k.dilation,
+                k.groups,
+            )?])
         }));
     }
 }

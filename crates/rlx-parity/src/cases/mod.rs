@@ -31,9 +31,10 @@ use crate::Case;
 pub use matmul_rungs::F16_OPERANDS_TOL;
 
 /// Every case, in family order: elementwise, reduce, shape, matmul, norm, attention and rope,
-/// vision, convolution variants and resizing, recurrent layers, whole layers, size and rank boundaries, special values and dtype edges per family,
-/// graph wiring, launch-grid edges, typed storage (casts between every dtype, f16/bf16/u8
-/// graphs), random numbers and token sampling.
+/// vision, convolution variants and resizing, recurrent layers, whole layers, size and rank
+/// boundaries, special values and dtype edges per family, graph wiring, launch-grid edges,
+/// typed storage (casts between every dtype, f16/bf16/u8 graphs), random numbers and token
+/// sampling.
 pub fn cases() -> Vec<Case> {
     let mut out = Vec::new();
     elementwise::cases(&mut out);

@@ -78,7 +78,10 @@ pub(super) fn cases(out: &mut Vec<Case>) {
         // Only bias_hh: its n part must stay inside r ⊙ (W_hn h + b_hn).
         ("hh_bias_only", Rec { kind: Gru, bias: (false, true), steps: 4, ..BASE }),
         ("2layer", Rec { kind: RnnTanh, steps: 6, input: 4, hidden: 5, layers: 2, ..BASE }),
-        ("bidir_h0", Rec { kind: RnnTanh, steps: 4, batch: 2, input: 3, bidirectional: true, initial: true, ..BASE }),
+        (
+            "bidir_h0",
+            Rec { kind: RnnTanh, steps: 4, batch: 2, input: 3, bidirectional: true, initial: true, ..BASE },
+        ),
         ("1layer", Rec { kind: RnnRelu, input: 4, hidden: 5, ..BASE }),
         ("2layer_bidir_batch_first_h0", Rec { kind: RnnRelu, initial: true, batch_first: true, ..two_bidir }),
         ("ih_bias_only", Rec { kind: RnnRelu, bias: (true, false), steps: 3, ..BASE }),
@@ -120,14 +123,17 @@ fn build(c: &mut CaseCtx, r: &Rec) -> Result<Vec<NodeId>, IrError> {
             let in_size = if layer == 0 { r.input } else { dirs * r.hidden };
             let w_ih = c.param_f32(&format!("weight_ih_{sfx}"), &[rows, in_size], -k, k)?;
             let w_hh = c.param_f32(&format!("weight_hh_{sfx}"), &[rows, r.hidden], -k, k)?;
-            let b_ih = if r.bias.0 { Some(c.param_f32(&format!("bias_ih_{sfx}"), &[rows], -k, k)?) } else { None };
-            let b_hh = if r.bias.1 { Some(c.param_f32(&format!("bias_hh_{sfx}"), &[rows], -k, k)?) } else { None };
+            let b_ih =
+                if r.bias.0 { Some(c.param_f32(&format!("bias_ih_{sfx}"), &[rows], -k, k)?) } else { None };
+            let b_hh =
+                if r.bias.1 { Some(c.param_f32(&format!("bias_hh_{sfx}"), &[rows], -k, k)?) } else { None };
             weights.push(RnnWeights { w_ih, w_hh, b_ih, b_hh });
         }
     }
     let state = [r.layers * dirs, r.batch, r.hidden];
     let h0 = if r.initial { Some(c.input_f32("h0", &state, -0.5, 0.5)?) } else { None };
-    let config = RnnConfig { num_layers: r.layers, bidirectional: r.bidirectional, batch_first: r.batch_first };
+    let config =
+        RnnConfig { num_layers: r.layers, bidirectional: r.bidirectional, batch_first: r.batch_first };
     let y = match r.kind {
         Kind::Lstm => {
             let c0 = if r.initial { Some(c.input_f32("c0", &state, -0.5, 0.5)?) } else { None };
