@@ -37,6 +37,7 @@ TCONV2D = {
     "k3_s2_p1_op1": (2, 1, 1, 1, 1),
     "groups3_rect_op": ((2, 3), (1, 0), (1, 2), 1, 3),
     "s2_d2_bias_phases": (2, (2, 1), 1, 2, 1),
+    "s2_d2_zero_phases_no_bias": (2, 0, 1, 2, 1),
     "s3_d2_coprime": (3, 1, (2, 1), 2, 1),
     "depthwise_op1": (2, 1, 1, 1, 4),
     "s1_no_pad_no_bias": (1, 0, 0, 1, 1),

@@ -115,7 +115,7 @@ const T2: Tconv2 = Tconv2 {
 };
 
 fn conv_transpose2d(out: &mut Vec<Case>) {
-    let table: [(&str, Tconv2); 8] = [
+    let table: [(&str, Tconv2); 9] = [
         ("k4_s2_p1_decoder", T2),
         ("k3_s2_p1_op1", Tconv2 { x: [1, 3, 6, 5], w: [3, 5, 3, 3], output_padding: [1, 1], ..T2 }),
         (
@@ -160,6 +160,19 @@ fn conv_transpose2d(out: &mut Vec<Case>) {
         (
             "s1_no_pad_no_bias",
             Tconv2 { x: [1, 3, 5, 5], w: [3, 2, 3, 3], stride: [1, 1], padding: [0, 0], bias: false, ..T2 },
+        ),
+        // The same without bias: those phases are zeros.
+        (
+            "s2_d2_zero_phases_no_bias",
+            Tconv2 {
+                x: [1, 2, 4, 4],
+                w: [2, 2, 2, 2],
+                bias: false,
+                padding: [0, 0],
+                output_padding: [1, 1],
+                dilation: [2, 2],
+                ..T2
+            },
         ),
         // Padding larger than the kernel reach on one axis: the output is an inner crop.
         ("k2_s2_pad_crop", Tconv2 { x: [1, 2, 7, 3], w: [2, 3, 2, 2], padding: [2, 0], ..T2 }),
