@@ -94,6 +94,10 @@ enum Command {
         /// --matmul-shape (default 1×n×n, a decode step).
         #[arg(long)]
         quant: Option<rlx_ir::QuantType>,
+        /// Only the `ops` workload's cases whose name contains this (see `parity --bench-cases
+        /// --list`).
+        #[arg(long = "case")]
+        case_filter: Option<String>,
         /// Workloads to run (default: all).
         #[arg(value_enum)]
         workloads: Vec<cli::bench_embed::BenchWorkload>,
@@ -235,6 +239,7 @@ fn main() -> ExitCode {
             precision,
             matmul_kernel,
             quant,
+            case_filter,
             workloads,
         } => {
             use cli::bench::{BenchOptions, Workload};
@@ -281,6 +286,7 @@ fn main() -> ExitCode {
                 precision,
                 matmul_kernel,
                 quant,
+                case_filter,
             };
             let graphs = if run_graphs { cli::bench::run(&options) } else { Ok(()) };
             graphs
