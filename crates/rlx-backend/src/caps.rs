@@ -85,6 +85,7 @@ impl Capabilities {
             FusedMatMul,
             AddNorm,
             FusedElementwise,
+            Custom,
         ]
         .into_iter()
         .collect()

@@ -81,6 +81,9 @@ pub(crate) fn compute(op: &Op, inputs: &[&Tensor], out: &TensorType) -> Result<T
         Op::Reverse { axes } => shape::reverse(axes, arg(0)?, out),
         Op::Upsample2x => shape::upsample2x(arg(0)?, out),
         Op::Random { dist, .. } => random::random(*dist, arg(0)?, out),
+        Op::Custom(call) => {
+            call.op().cpu(inputs, out).map_err(|e| invalid(name, format!("{}: {e}", call.op().name())))
+        }
         Op::MatMul { transpose_a, transpose_b } => {
             matmul::matmul(*transpose_a, *transpose_b, arg(0)?, arg(1)?, out)
         }

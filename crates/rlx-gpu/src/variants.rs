@@ -43,6 +43,9 @@ pub enum KernelKey {
     Quant(QuantKernel),
     /// The experts of a mixture-of-experts layer ([`crate::catalog::grouped`]).
     Grouped(GroupedKernel),
+    /// A user-defined op's kernel ([`crate::custom`]); not in [`keys`], which lists the
+    /// built-in table.
+    Custom(crate::custom::CustomKernel),
 }
 
 impl KernelKey {
@@ -106,6 +109,7 @@ pub fn variant(key: KernelKey) -> KernelVariant {
         KernelKey::Random(d) => random::spec(d),
         KernelKey::Quant(k) => quant::spec(k),
         KernelKey::Grouped(k) => grouped::spec(k),
+        KernelKey::Custom(k) => return crate::custom::variant(k),
     };
     let Spec { name, file, source, defines, workgroup_size, bindings, params_size } = spec;
     KernelVariant { key, name, file, source, defines, workgroup_size, bindings, params_size }

@@ -137,6 +137,7 @@ fn attrs(op: &Op) -> String {
             a.push(format!("kind={k} kernel={kernel:?} stride={stride:?} padding={padding:?}"));
         }
         Op::Random { dist, shape } => a.push(format!("dist={} shape={shape}", dist.name())),
+        Op::Custom(call) => a.push(format!("name={}", call.op().name())),
         Op::FusedElementwise(p) => {
             let steps = p
                 .steps

@@ -8,6 +8,7 @@
 //! re-validate shapes.
 
 mod builder;
+mod custom;
 mod dtype;
 mod dump;
 mod error;
@@ -21,6 +22,7 @@ mod tensor;
 mod verify;
 
 pub use builder::{SamplingSpec, DEFAULT_TOP_K};
+pub use custom::{CpuRef, CustomCall, CustomLaunch, CustomOp, CustomOpBuilder, CustomWgsl, ShapeRule};
 pub use dtype::DType;
 pub use dump::dump;
 pub use error::{IrError, ShapeList};

@@ -402,6 +402,11 @@ pub enum Op {
     ///   `Uniform` is promised bit for bit.
     Random { dist: RandomDist, shape: Shape },
 
+    /// inputs: whatever the op's shape rule accepts. A user-defined op ([`crate::CustomOp`]):
+    /// its shape rule gives the output type, its CPU reference the CPU's values and its WGSL
+    /// kernel the GPUs'. Built with [`crate::Graph::custom`].
+    Custom(crate::CustomCall),
+
     // ---- fused forms, created by rlx-opt, never by users ----
     /// inputs: a, b [, bias [N]] then `activation` on the result (if any).
     FusedMatMul { transpose_a: bool, transpose_b: bool, bias: bool, activation: Option<UnaryOp> },
@@ -453,6 +458,7 @@ pub enum OpKind {
     FusedMatMul,
     AddNorm,
     FusedElementwise,
+    Custom,
 }
 
 impl Op {
@@ -497,6 +503,7 @@ impl Op {
             Op::FusedMatMul { .. } => OpKind::FusedMatMul,
             Op::AddNorm { .. } => OpKind::AddNorm,
             Op::FusedElementwise(_) => OpKind::FusedElementwise,
+            Op::Custom(_) => OpKind::Custom,
         }
     }
 
@@ -603,6 +610,7 @@ impl OpKind {
             OpKind::FusedMatMul => "fused_matmul",
             OpKind::AddNorm => "add_norm",
             OpKind::FusedElementwise => "fused_elementwise",
+            OpKind::Custom => "custom",
         }
     }
 }

@@ -27,7 +27,7 @@ mod ctx;
 mod dump;
 mod runner;
 
-pub use cases::{bench_cases, cases, F16_OPERANDS_TOL};
+pub use cases::{bench_cases, cases, knn_op, F16_OPERANDS_TOL, KNN_MAX_K};
 pub use compare::{compare_outputs, compare_outputs_by, Metric, OutputCheck};
 pub use ctx::{Built, CaseCtx};
 pub use dump::dump_case;

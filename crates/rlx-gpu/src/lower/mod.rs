@@ -16,6 +16,7 @@
 
 mod attention;
 mod cast;
+mod custom;
 mod data;
 mod elementwise;
 mod grouped;
@@ -258,6 +259,7 @@ fn lower_node(cx: &mut LowerCtx, id: NodeId, node: &Node, out: &mut Vec<Dispatch
         OpKind::Attention => attention::lower(cx, id, node, out),
         OpKind::Rope => rope::lower(cx, id, node, out),
         OpKind::Random => random::lower(cx, id, node, out),
+        OpKind::Custom => custom::lower(cx, id, node, out),
         // Decomposed by rlx-opt for GPU capabilities; reaching here is a pipeline bug.
         OpKind::Conv2d | OpKind::Pool2d | OpKind::Upsample2x | OpKind::FusedElementwise => {
             Err(GpuError::Lowering {

@@ -4,6 +4,7 @@
 
 mod composite;
 mod conv1d;
+mod custom;
 mod grouped;
 mod nn;
 mod quant;

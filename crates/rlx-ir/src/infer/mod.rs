@@ -97,6 +97,11 @@ fn infer_type(op: &Op, inputs: &[&TensorType]) -> Result<TensorType, IrError> {
         | Op::AddNorm { .. }
         | Op::FusedElementwise(_) => nn::infer_nn_op(op, inputs),
         Op::Random { shape, .. } => random::infer_random(name, shape, inputs),
+        Op::Custom(call) => call.op().infer(inputs).map_err(|reason| IrError::Custom {
+            op: call.op().name().to_string(),
+            shapes: inputs.iter().map(|t| t.shape.clone()).collect::<Vec<_>>().into(),
+            reason,
+        }),
     }
 }
 

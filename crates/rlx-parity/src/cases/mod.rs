@@ -4,6 +4,7 @@ mod attention;
 mod attention_rungs;
 mod boundaries;
 mod cast_dtypes;
+mod custom;
 mod elementwise;
 mod elementwise_edges;
 mod grid;
@@ -26,6 +27,7 @@ mod wiring;
 
 use crate::Case;
 
+pub use custom::{knn_op, KNN_MAX_K};
 pub use matmul_rungs::F16_OPERANDS_TOL;
 
 /// Every case, in family order: elementwise, reduce, shape, matmul, norm, attention and rope,
@@ -57,6 +59,7 @@ pub fn cases() -> Vec<Case> {
     grid::cases(&mut out);
     cast_dtypes::cases(&mut out);
     random::cases(&mut out);
+    custom::cases(&mut out);
     out
 }
 
