@@ -4,7 +4,10 @@
 
 mod composite;
 mod conv1d;
+mod dot_general;
+mod einsum;
 mod grouped;
+mod lora;
 mod nn;
 mod quant;
 mod random;

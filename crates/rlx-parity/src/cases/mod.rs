@@ -16,6 +16,7 @@ mod models;
 mod nn_edges;
 mod norm;
 mod quant;
+mod quant_formats;
 mod random;
 mod reduce;
 mod reduce_edges;
@@ -27,6 +28,7 @@ mod wiring;
 use crate::Case;
 
 pub use matmul_rungs::F16_OPERANDS_TOL;
+pub use quant_formats::bench_cases;
 
 /// Every case, in family order: elementwise, reduce, shape, matmul, norm, attention and rope,
 /// vision, whole layers, size and rank boundaries, special values and dtype edges per family,
@@ -41,6 +43,7 @@ pub fn cases() -> Vec<Case> {
     matmul_groups::cases(&mut out);
     matmul_rungs::cases(&mut out);
     quant::cases(&mut out);
+    quant_formats::cases(&mut out);
     grouped::cases(&mut out);
     norm::cases(&mut out);
     attention::cases(&mut out);
