@@ -28,7 +28,6 @@ mod wiring;
 use crate::Case;
 
 pub use matmul_rungs::F16_OPERANDS_TOL;
-pub use quant_formats::bench_cases;
 
 /// Every case, in family order: elementwise, reduce, shape, matmul, norm, attention and rope,
 /// vision, whole layers, size and rank boundaries, special values and dtype edges per family,

@@ -194,8 +194,7 @@ fn einsum_cases(out: &mut Vec<Case>) {
 /// parity table: each streams a 4096×4096 weight). Per format of this file and Q8_0 / Q4_0 (the
 /// symmetric int8 / int4 baselines): M = 1 (decode) and M = 512 (prefill) against N = K = 4096;
 /// LoRA r = 16 on a 4096² f32 layer at the same two M.
-pub fn bench_cases() -> Vec<Case> {
-    let mut out = Vec::new();
+pub(super) fn bench_cases(out: &mut Vec<Case>) {
     let formats = [QuantType::Q8_0, QuantType::Q4_0].into_iter().chain(FORMATS);
     for q in formats {
         for m in [1, 512] {
@@ -208,5 +207,4 @@ pub fn bench_cases() -> Vec<Case> {
     for m in [1, 512] {
         out.push(Case::new(format!("bench_lora_r16_4096_m{m}"), move |c| lora(c, &[m], 4096, 4096, 16, 2.0)));
     }
-    out
 }
