@@ -24,11 +24,13 @@
 mod cases;
 mod compare;
 mod ctx;
+mod dump;
 mod runner;
 
-pub use cases::{cases, F16_OPERANDS_TOL};
+pub use cases::{bench_cases, cases, F16_OPERANDS_TOL};
 pub use compare::{compare_outputs, compare_outputs_by, Metric, OutputCheck};
 pub use ctx::{Built, CaseCtx};
+pub use dump::dump_case;
 pub use runner::{run_case, run_case_in, run_table, CaseResult, ParityError, Report, Row};
 
 use rlx_ir::{IrError, NodeId};

@@ -37,6 +37,14 @@ pub enum ParityError {
         #[source]
         source: Box<rlx_runtime::Error>,
     },
+    /// Writing a case's files (`parity --dump`) failed.
+    #[error("case {case}: cannot write {}: {source}", path.display())]
+    Dump {
+        case: String,
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// How one case compared.
@@ -115,7 +123,7 @@ fn feeds(values: &[(String, Tensor)]) -> Vec<(&str, &dyn HostData)> {
 /// case's own values, which give the result. The first run makes stale state show: a kernel
 /// that accumulates into its output, skips elements, or a replayed command buffer that misses
 /// a new upload or a new `set_param` gives wrong numbers in the second run.
-fn execute(session: &Session, case: &Case, built: &Built) -> Result<Vec<Tensor>, ParityError> {
+pub(crate) fn execute(session: &Session, case: &Case, built: &Built) -> Result<Vec<Tensor>, ParityError> {
     let fail = |stage: &'static str| {
         move |e| ParityError::Device {
             case: case.name.clone(),

@@ -62,6 +62,16 @@ pub fn cases() -> Vec<Case> {
     out
 }
 
+/// The heaviest realistic workload of each op family, kept out of the parity table (too big for
+/// CI's CPU reference): `rlx bench --workload ops` times them on a device and
+/// `scripts/check_ops_gpu_host.py --bench` times torch on the same data (`parity --bench-cases
+/// --dump`). Names start `bench_`.
+pub fn bench_cases() -> Vec<Case> {
+    let mut out = Vec::new();
+    vision::bench_cases(&mut out);
+    out
+}
+
 /// `v` with a NaN at index 1 and then every `period` elements.
 pub(crate) fn with_nans(mut v: Vec<f32>, period: usize) -> Vec<f32> {
     for x in v.iter_mut().skip(1).step_by(period.max(1)) {

@@ -12,6 +12,28 @@ pub(super) fn cases(out: &mut Vec<Case>) {
     norm2d(out);
 }
 
+/// Whisper-base's audio stem at batch 8 (30 s of log-mel frames: conv1d 80 → 512, k3 p1, then
+/// k3 s2 p1) and a SAM-style layer_norm2d over [8, 256, 64, 64].
+pub(super) fn bench_cases(out: &mut Vec<Case>) {
+    out.push(Case::new("bench_conv1d_whisper_stem_b8", |c| {
+        let x = c.input_f32("x", &[8, 80, 3000], -1.0, 1.0)?;
+        let w1 = c.param_f32("w1", &[512, 80, 3], -0.1, 0.1)?;
+        let b1 = c.param_f32("b1", &[512], -0.1, 0.1)?;
+        let w2 = c.param_f32("w2", &[512, 512, 3], -0.05, 0.05)?;
+        let b2 = c.param_f32("b2", &[512], -0.1, 0.1)?;
+        let h = c.conv1d(x, w1, Some(b1), 1, 1, 1, 1)?;
+        let h = c.gelu(h)?;
+        let h = c.conv1d(h, w2, Some(b2), 2, 1, 1, 1)?;
+        Ok(vec![c.gelu(h)?])
+    }));
+    out.push(Case::new("bench_layer_norm2d_sam_b8", |c| {
+        let x = c.input_f32("x", &[8, 256, 64, 64], -1.0, 1.0)?;
+        let g = c.param_f32("g", &[256], 0.5, 1.5)?;
+        let b = c.param_f32("b", &[256], -0.5, 0.5)?;
+        Ok(vec![c.layer_norm2d(x, Some(g), Some(b), 1e-6)?])
+    }));
+}
+
 /// conv1d over [N, C, L] (strides, padding, dilation, groups, bias; audio-encoder shapes) and
 /// 1-D max and average pooling.
 fn one_d(out: &mut Vec<Case>) {
