@@ -69,6 +69,7 @@ pub fn cases() -> Vec<Case> {
 pub fn bench_cases() -> Vec<Case> {
     let mut out = Vec::new();
     vision::bench_cases(&mut out);
+    quant_formats::bench_cases(&mut out);
     out
 }
 
