@@ -111,7 +111,9 @@ mod tests {
         let v = values(256, 0.8);
         let amax = v.iter().fold(0.0f32, |m, x| m.max(x.abs()));
         // (format, worst error allowed, relative to the block's amax or to |x|).
-        let abs_cases = [(QuantType::Q8_0, 0.5 / 127.0), (QuantType::Q4_0, 0.5 / 7.0)];
+        // Q4_0's levels are −8..7 steps of amax / 8: the end opposite the largest element clamps
+        // at 7 steps, a full step short.
+        let abs_cases = [(QuantType::Q8_0, 0.5 / 127.0), (QuantType::Q4_0, 1.0 / 8.0)];
         for (ty, tol) in abs_cases {
             let y = decode(ty, &quantize(ty, &v).unwrap());
             let worst = v.iter().zip(&y).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
