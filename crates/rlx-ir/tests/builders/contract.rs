@@ -83,7 +83,8 @@ fn dot_general_errors_name_the_axes_and_leave_no_nodes() {
 
 #[test]
 fn einsum_lowers_to_dot_general_and_permutes_only_for_the_output_order() {
-    let cases: [(&str, &[usize], &[usize], &[usize], &[OpKind]); 6] = [
+    type Row = (&'static str, &'static [usize], &'static [usize], &'static [usize], &'static [OpKind]);
+    let cases: [Row; 6] = [
         ("bij,bjk->bik", &[2, 5, 7], &[2, 7, 3], &[2, 5, 3], &[OpKind::MatMul]),
         ("bhqd,bhkd->bhqk", &[2, 3, 5, 8], &[2, 3, 7, 8], &[2, 3, 5, 7], &[OpKind::MatMul]),
         (" ij , jk ", &[5, 7], &[7, 3], &[5, 3], &[OpKind::MatMul]),
