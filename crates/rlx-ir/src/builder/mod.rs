@@ -5,7 +5,10 @@
 mod composite;
 mod conv1d;
 mod custom;
+mod dot_general;
+mod einsum;
 mod grouped;
+mod lora;
 mod nn;
 mod quant;
 mod random;

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod composite;
+mod contract;
 mod elementwise;
 mod fused;
 mod grouped;

@@ -17,6 +17,7 @@ mod models;
 mod nn_edges;
 mod norm;
 mod quant;
+mod quant_formats;
 mod random;
 mod reduce;
 mod reduce_edges;
@@ -43,6 +44,7 @@ pub fn cases() -> Vec<Case> {
     matmul_groups::cases(&mut out);
     matmul_rungs::cases(&mut out);
     quant::cases(&mut out);
+    quant_formats::cases(&mut out);
     grouped::cases(&mut out);
     norm::cases(&mut out);
     attention::cases(&mut out);
@@ -70,6 +72,7 @@ pub fn cases() -> Vec<Case> {
 pub fn bench_cases() -> Vec<Case> {
     let mut out = Vec::new();
     vision::bench_cases(&mut out);
+    quant_formats::bench_cases(&mut out);
     out
 }
 
