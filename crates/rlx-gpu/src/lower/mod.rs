@@ -18,6 +18,7 @@ mod attention;
 mod cast;
 mod data;
 mod elementwise;
+mod fft;
 mod grouped;
 mod matmul;
 mod matmul_group;
@@ -252,6 +253,7 @@ fn lower_node(cx: &mut LowerCtx, id: NodeId, node: &Node, out: &mut Vec<Dispatch
         OpKind::MatMul | OpKind::FusedMatMul => matmul::lower(cx, id, node, out),
         OpKind::QuantMatMul | OpKind::QuantGather => quant::lower(cx, id, node, out),
         OpKind::GroupedMatMul => grouped::lower(cx, id, node, out),
+        OpKind::Fft => fft::lower(cx, id, node, out),
         OpKind::LayerNorm | OpKind::RmsNorm | OpKind::AddNorm | OpKind::Softmax | OpKind::LogSoftmax => {
             norm::lower(cx, id, node, out)
         }

@@ -4,6 +4,9 @@
 
 mod composite;
 mod conv1d;
+mod fft;
+mod spectrogram;
+mod stft;
 mod grouped;
 mod nn;
 mod quant;
@@ -13,6 +16,8 @@ mod shape_ops;
 mod state;
 
 pub use sample::{SamplingSpec, DEFAULT_TOP_K};
+pub use spectrogram::{WelchOptions, WelchScaling, WHISPER_HOP, WHISPER_N_FFT};
+pub use stft::{PadMode, StftOptions};
 
 use crate::{BinaryOp, CompareOp, DType, Graph, IrError, NodeId, Op, Shape, Tensor, TensorType, UnaryOp};
 

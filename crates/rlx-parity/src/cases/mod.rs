@@ -6,6 +6,7 @@ mod boundaries;
 mod cast_dtypes;
 mod elementwise;
 mod elementwise_edges;
+pub(crate) mod fft;
 mod grid;
 mod grouped;
 mod kv_cache;
@@ -42,6 +43,7 @@ pub fn cases() -> Vec<Case> {
     matmul_rungs::cases(&mut out);
     quant::cases(&mut out);
     grouped::cases(&mut out);
+    fft::cases(&mut out);
     norm::cases(&mut out);
     attention::cases(&mut out);
     attention_rungs::cases(&mut out);
