@@ -48,7 +48,7 @@ impl MelScale {
             MelScale::Slaney => {
                 let (min_log_hz, min_log_mel, logstep) = slaney_consts();
                 if mel >= min_log_mel {
-                    min_log_hz * (logstep * (mel - min_log_mel)).exp()
+                    min_log_hz * ((mel - min_log_mel) / logstep).exp()
                 } else {
                     200.0 * mel / 3.0
                 }

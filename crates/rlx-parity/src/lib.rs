@@ -26,8 +26,7 @@ mod compare;
 mod ctx;
 mod runner;
 
-pub use cases::fft::bench_cases as fft_bench_cases;
-pub use cases::{cases, F16_OPERANDS_TOL};
+pub use cases::{bench_cases, cases, F16_OPERANDS_TOL};
 pub use compare::{compare_outputs, compare_outputs_by, Metric, OutputCheck};
 pub use ctx::{Built, CaseCtx};
 pub use runner::{run_case, run_case_in, run_table, CaseResult, ParityError, Report, Row};

@@ -161,8 +161,9 @@ impl Graph {
 
     /// The inverse of [`Graph::stft`] for X F32 `[B, n_freq, frames, 2]`: the signals
     /// `[B, length]`, as `torch.istft(view_as_complex(X), n_fft, hop_length, win_length,
-    /// window, center, normalized=False, onesided, length)` (real output). Each frame's inverse
-    /// FFT is windowed, overlap-added and divided by the window envelope Σ w²; centring trims
+    /// window, center, normalized=False, onesided, length)` (real output; like PyTorch, a
+    /// two-sided spectrum contributes only its bins 0..=n_fft/2). Each frame's inverse FFT is
+    /// windowed, overlap-added and divided by the window envelope Σ w²; centring trims
     /// n_fft / 2 samples at both ends; `length` (default: everything the frames cover, less the
     /// centre trim) trims or zero-pads the end. Errors (`istft`): bad options, hop > win_length,
     /// a bin count that is not n_freq, or an envelope below 1e-11 inside the output (the
@@ -212,13 +213,9 @@ impl Graph {
         }
         self.atomically(|g| {
             let spec = g.permute(x, &[0, 2, 1, 3])?; // [B, frames, bins, 2]
-            let fr = if opts.onesided {
-                g.irfft(spec, Some(n))?
-            } else {
-                let t = g.fft(spec, true)?;
-                let re = g.slice(t, -1, 0, 1, 1)?;
-                g.reshape(re, &[b, frames, n])?
-            };
+            // Two-sided spectra are read as PyTorch reads them for a real output: only bins
+            // 0..=n_fft/2, the rest taken as their Hermitian mirror (irfft).
+            let fr = g.irfft(spec, Some(n))?;
             let w = g.constant_f32(&[n], window.iter().map(|&v| v as f32).collect())?;
             let fr = g.mul(fr, w)?;
             let y = g.overlap_add(fr, b, frames, n, hop)?; // [B, ≥ expected]

@@ -12,9 +12,9 @@
 //! lavapipe): Whisper's 30 s log-mel at batch 8, and 1024 rows of a 4096-point transform.
 
 use super::with_nans;
-use crate::{Case, CaseCtx};
+use crate::Case;
 use rlx_ir::audio::hann_window;
-use rlx_ir::{IrError, NodeId, PadMode, StftOptions, Tensor, WelchOptions, WelchScaling, FFT_NATIVE_MAX};
+use rlx_ir::{PadMode, StftOptions, Tensor, WelchOptions, WelchScaling, FFT_NATIVE_MAX};
 
 pub(super) fn cases(out: &mut Vec<Case>) {
     let nmax = FFT_NATIVE_MAX;
@@ -143,18 +143,16 @@ pub(super) fn istft_cases() -> Vec<(&'static str, usize, Option<usize>, StftOpti
     ]
 }
 
-/// Heavy realistic workloads for timing against torch on a real GPU (not in the parity table):
-/// Whisper's log-mel of 30 s at 16 kHz for batch 8 (`[8, 480000]` → `[8, 80, 3000]`), and the
-/// forward transform of 1024 rows of 4096 points (`[1024, 4096, 2]`, four-step).
-pub fn bench_cases() -> Vec<Case> {
-    vec![
-        Case::new("logmel_bench_whisper_30s_b8", |c: &mut CaseCtx| -> Result<Vec<NodeId>, IrError> {
-            let audio = c.input_f32("audio", &[8, 480_000], -0.5, 0.5)?;
-            Ok(vec![c.whisper_log_mel(audio, 80)?])
-        }),
-        Case::new("fft_bench_n4096_rows1024", |c: &mut CaseCtx| -> Result<Vec<NodeId>, IrError> {
-            let x = c.input_f32("x", &[1024, 4096, 2], -1.0, 1.0)?;
-            Ok(vec![c.fft(x, false)?])
-        }),
-    ]
+/// The family's benchmark workloads (see [`super::bench_cases`]): Whisper's log-mel of 30 s at
+/// 16 kHz for batch 8 (`[8, 480000]` → `[8, 80, 3000]`), and the forward transform of 1024 rows
+/// of 4096 points (`[1024, 4096, 2]`, four-step).
+pub(super) fn bench_cases(out: &mut Vec<Case>) {
+    out.push(Case::new("bench_logmel_whisper_30s_b8", |c| {
+        let audio = c.input_f32("audio", &[8, 480_000], -0.5, 0.5)?;
+        Ok(vec![c.whisper_log_mel(audio, 80)?])
+    }));
+    out.push(Case::new("bench_fft_n4096_rows1024", |c| {
+        let x = c.input_f32("x", &[1024, 4096, 2], -1.0, 1.0)?;
+        Ok(vec![c.fft(x, false)?])
+    }));
 }

@@ -6,7 +6,7 @@ mod boundaries;
 mod cast_dtypes;
 mod elementwise;
 mod elementwise_edges;
-pub(crate) mod fft;
+mod fft;
 mod grid;
 mod grouped;
 mod kv_cache;
@@ -59,6 +59,14 @@ pub fn cases() -> Vec<Case> {
     grid::cases(&mut out);
     cast_dtypes::cases(&mut out);
     random::cases(&mut out);
+    out
+}
+
+/// The heaviest realistic workload of each op family, kept out of the parity table (too big for
+/// CI's CPU reference): timed on a device against torch on the same data. Names start `bench_`.
+pub fn bench_cases() -> Vec<Case> {
+    let mut out = Vec::new();
+    fft::bench_cases(&mut out);
     out
 }
 
