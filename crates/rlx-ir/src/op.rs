@@ -371,7 +371,8 @@ pub enum Op {
     /// to [`FFT_NATIVE_MAX`]: the size one GPU workgroup transforms in shared memory.
     /// `Graph::fft` takes any N, building larger powers of two (four-step) and other lengths
     /// (Bluestein) from this op. Equals `torch.view_as_real(torch.fft.fft(view_as_complex(x),
-    /// dim=-1))` (or `ifft`). A NaN anywhere in a row makes that whole row NaN.
+    /// dim=-1))` (or `ifft`). A NaN in a row spreads to the outputs of that row that read it
+    /// (in general all of them); other rows are untouched.
     Fft { inverse: bool },
 
     /// inputs: x, gamma, beta (gamma and beta: [last dim]). Normalises over the last axis.

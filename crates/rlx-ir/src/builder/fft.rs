@@ -69,7 +69,9 @@ impl Graph {
         if n.is_power_of_two() && n <= FFT_NATIVE_MAX {
             return self.push(Op::Fft { inverse }, &[x]);
         }
-        self.atomically(|g| if n.is_power_of_two() { g.four_step(x, inverse) } else { g.bluestein(x, inverse) })
+        self.atomically(
+            |g| if n.is_power_of_two() { g.four_step(x, inverse) } else { g.bluestein(x, inverse) },
+        )
     }
 
     /// `fft(x, true)`: PyTorch's `fft.ifft` (× 1/N) on complex rows `[..., N, 2]`.
@@ -153,7 +155,13 @@ impl Graph {
     /// x `[..., K, 2]` times the constant complex vector (re, im) of length K, along axis −2:
     /// `x·C1 + swap(x)·C2` with C1 = (re, re), C2 = (−im, im) and swap exchanging real and
     /// imaginary parts.
-    pub(super) fn complex_scale(&mut self, x: NodeId, re: &[f64], im: &[f64], dims: &[usize]) -> Result<NodeId, IrError> {
+    pub(super) fn complex_scale(
+        &mut self,
+        x: NodeId,
+        re: &[f64],
+        im: &[f64],
+        dims: &[usize],
+    ) -> Result<NodeId, IrError> {
         let c1: Vec<f32> = re.iter().flat_map(|&r| [r as f32, r as f32]).collect();
         let c2: Vec<f32> = im.iter().flat_map(|&i| [-i as f32, i as f32]).collect();
         let mut cd = dims.to_vec();

@@ -5,15 +5,15 @@
 mod composite;
 mod conv1d;
 mod fft;
-mod spectrogram;
-mod stft;
 mod grouped;
 mod nn;
 mod quant;
 mod random;
 mod sample;
 mod shape_ops;
+mod spectrogram;
 mod state;
+mod stft;
 
 pub use sample::{SamplingSpec, DEFAULT_TOP_K};
 pub use spectrogram::{WelchOptions, WelchScaling, WHISPER_HOP, WHISPER_N_FFT};

@@ -140,7 +140,7 @@ impl Graph {
         // One-sided: every bin but DC (and Nyquist for even n) counts twice.
         let weights: Vec<f32> = (0..bins)
             .map(|k| {
-                let single = k == 0 || (n % 2 == 0 && k == n / 2);
+                let single = k == 0 || (n.is_multiple_of(2) && k == n / 2);
                 (if single { scale } else { 2.0 * scale }) as f32
             })
             .collect();

@@ -48,7 +48,14 @@ impl StftOptions {
     /// PyTorch's defaults for `n_fft`: hop n_fft / 4, rectangular window, centred with reflect
     /// padding, one-sided.
     pub fn new(n_fft: usize) -> StftOptions {
-        StftOptions { n_fft, hop_length: n_fft / 4, window: None, center: true, pad_mode: PadMode::Reflect, onesided: true }
+        StftOptions {
+            n_fft,
+            hop_length: n_fft / 4,
+            window: None,
+            center: true,
+            pad_mode: PadMode::Reflect,
+            onesided: true,
+        }
     }
 
     /// Frequency bins of the output: n_fft / 2 + 1 when one-sided, else n_fft.
@@ -91,7 +98,14 @@ impl StftOptions {
 /// The `[frames, n]` table of signal positions that frames of `n` samples `step` apart read
 /// from a signal of `len` samples padded by `pad` at both ends: reflected (`reflect`) or −1
 /// (zero) where the padded position lies outside the signal.
-pub(super) fn frame_indices(len: usize, n: usize, step: usize, pad: usize, reflect: bool, frames: usize) -> Vec<i32> {
+pub(super) fn frame_indices(
+    len: usize,
+    n: usize,
+    step: usize,
+    pad: usize,
+    reflect: bool,
+    frames: usize,
+) -> Vec<i32> {
     let mut idx = Vec::with_capacity(frames * n);
     let last = len as i64 - 1;
     for t in 0..frames {
@@ -123,7 +137,8 @@ impl Graph {
         let (lead, len) = real_rows(self, "stft", x)?;
         let shape = self.ty(x)?.shape.clone();
         let window = opts.padded_window("stft", &shape)?;
-        let bad = |reason: String| IrError::Attribute { op: "stft", attr: "signal", shape: shape.clone(), reason };
+        let bad =
+            |reason: String| IrError::Attribute { op: "stft", attr: "signal", shape: shape.clone(), reason };
         let &[b] = lead.as_slice() else {
             return Err(bad("the signal must be [batch, samples]; reshape a 1-D signal to [1, L]".into()));
         };
@@ -137,7 +152,10 @@ impl Graph {
             )));
         }
         if len + 2 * pad < n {
-            return Err(bad(format!("the (padded) signal of {} samples is shorter than n_fft = {n}", len + 2 * pad)));
+            return Err(bad(format!(
+                "the (padded) signal of {} samples is shorter than n_fft = {n}",
+                len + 2 * pad
+            )));
         }
         let frames = 1 + (len + 2 * pad - n) / opts.hop_length;
         self.atomically(|g| {
@@ -172,7 +190,8 @@ impl Graph {
         let (lead, frames) = complex_rows(self, "istft", x)?;
         let shape = self.ty(x)?.shape.clone();
         let window = opts.padded_window("istft", &shape)?;
-        let bad = |reason: String| IrError::Attribute { op: "istft", attr: "input", shape: shape.clone(), reason };
+        let bad =
+            |reason: String| IrError::Attribute { op: "istft", attr: "input", shape: shape.clone(), reason };
         let &[b, bins] = lead.as_slice() else {
             return Err(bad("the spectrum must be [batch, n_freq, frames, 2]".into()));
         };
@@ -186,7 +205,9 @@ impl Graph {
         }
         let win_len = opts.window.as_ref().map_or(n, Vec::len);
         if hop > win_len {
-            return Err(bad(format!("hop_length {hop} exceeds win_length {win_len}: frames would not overlap")));
+            return Err(bad(format!(
+                "hop_length {hop} exceeds win_length {win_len}: frames would not overlap"
+            )));
         }
         let expected = n + hop * (frames - 1);
         let start = if opts.center { n / 2 } else { 0 };
@@ -213,8 +234,8 @@ impl Graph {
         }
         self.atomically(|g| {
             let spec = g.permute(x, &[0, 2, 1, 3])?; // [B, frames, bins, 2]
-            // Two-sided spectra are read as PyTorch reads them for a real output: only bins
-            // 0..=n_fft/2, the rest taken as their Hermitian mirror (irfft).
+                                                     // Two-sided spectra are read as PyTorch reads them for a real output: only bins
+                                                     // 0..=n_fft/2, the rest taken as their Hermitian mirror (irfft).
             let fr = g.irfft(spec, Some(n))?;
             let w = g.constant_f32(&[n], window.iter().map(|&v| v as f32).collect())?;
             let fr = g.mul(fr, w)?;
@@ -233,7 +254,14 @@ impl Graph {
 
     /// Σ_t frame_t placed at t·hop: fr `[B, frames, n]` → `[B, (frames + R − 1)·hop]` with
     /// R = ⌈n / hop⌉ (see the module doc).
-    fn overlap_add(&mut self, fr: NodeId, b: usize, frames: usize, n: usize, hop: usize) -> Result<NodeId, IrError> {
+    fn overlap_add(
+        &mut self,
+        fr: NodeId,
+        b: usize,
+        frames: usize,
+        n: usize,
+        hop: usize,
+    ) -> Result<NodeId, IrError> {
         let r = n.div_ceil(hop);
         let fr = if r * hop > n { self.pad(fr, &[(0, 0), (0, 0), (0, r * hop - n)], 0.0)? } else { fr };
         let chunks = self.reshape(fr, &[b, frames, r, hop])?;

@@ -5,6 +5,7 @@
 
 mod composite;
 mod elementwise;
+mod fft;
 mod fused;
 mod grouped;
 mod nn;

@@ -49,7 +49,9 @@ pub(super) fn cases(out: &mut Vec<Case>) {
         let x = c.input_tensor("x", Tensor::from_f32([3, 64, 2], v)?)?;
         Ok(vec![c.fft(x, false)?])
     }));
-    for (tag, lead, n) in [("n1", vec![2], 1), ("n7", vec![3], 7), ("n64_b2x2", vec![2, 2], 64), ("n400", vec![2], 400)] {
+    for (tag, lead, n) in
+        [("n1", vec![2], 1), ("n7", vec![3], 7), ("n64_b2x2", vec![2, 2], 64), ("n400", vec![2], 400)]
+    {
         out.push(Case::new(format!("rfft_{tag}"), move |c| {
             let mut dims = lead.clone();
             dims.push(n);
@@ -58,7 +60,9 @@ pub(super) fn cases(out: &mut Vec<Case>) {
         }));
     }
     // (tag, bins M, n): default 2(M − 1); odd n; n past the bins (zero-padded); n trimming them.
-    for (tag, m, n) in [("m5_default", 5, None), ("m5_n7", 5, Some(7)), ("m5_n12", 5, Some(12)), ("m9_n6", 9, Some(6))] {
+    for (tag, m, n) in
+        [("m5_default", 5, None), ("m5_n7", 5, Some(7)), ("m5_n12", 5, Some(12)), ("m9_n6", 9, Some(6))]
+    {
         out.push(Case::new(format!("irfft_{tag}"), move |c| {
             let x = c.input_f32("x", &[3, m, 2], -1.0, 1.0)?;
             Ok(vec![c.irfft(x, n)?])
@@ -122,7 +126,12 @@ pub(super) fn stft_cases() -> Vec<(&'static str, usize, usize, StftOptions)> {
                 ..StftOptions::new(100)
             },
         ),
-        ("n32_hop8_uncentred_twosided", 2, 300, StftOptions { center: false, onesided: false, ..StftOptions::new(32) }),
+        (
+            "n32_hop8_uncentred_twosided",
+            2,
+            300,
+            StftOptions { center: false, onesided: false, ..StftOptions::new(32) },
+        ),
     ]
 }
 
@@ -139,7 +148,12 @@ pub(super) fn istft_cases() -> Vec<(&'static str, usize, Option<usize>, StftOpti
             None,
             StftOptions { hop_length: 20, window: Some(hann_window(60, true)), ..StftOptions::new(100) },
         ),
-        ("n16_hop4_uncentred_twosided_f10", 10, None, StftOptions { center: false, onesided: false, ..StftOptions::new(16) }),
+        (
+            "n16_hop4_uncentred_twosided_f10",
+            10,
+            None,
+            StftOptions { center: false, onesided: false, ..StftOptions::new(16) },
+        ),
     ]
 }
 
