@@ -39,7 +39,7 @@ FFT = {
     "n8192_four_step_inverse_b2": True, "n3_b4_bluestein": False, "n7_b3_bluestein": False,
     "n100_b2_bluestein": False, "n100_bluestein_inverse": True, "n400_b2_bluestein": False,
     "n1000_bluestein": False, "n1000_bluestein_inverse": True, "n16_rows700": False,
-    "n64_nan_row": False,
+    "n64_nan_row": False, "n8_empty_batch": False,
 }
 for tag, inv in FFT.items():
     fn = torch.fft.ifft if inv else torch.fft.fft

@@ -37,6 +37,7 @@ pub(super) fn cases(out: &mut Vec<Case>) {
         ("n1000_bluestein".into(), vec![1], 1000, false),
         ("n1000_bluestein_inverse".into(), vec![1], 1000, true),
         ("n16_rows700".into(), vec![700], 16, false),
+        ("n8_empty_batch".into(), vec![0, 3], 8, false),
     ];
     for (tag, lead, n, inverse) in ffts {
         out.push(Case::new(format!("fft_{tag}"), move |c| {
