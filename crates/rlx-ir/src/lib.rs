@@ -7,6 +7,7 @@
 //! rewritten by passes); [`dump`] prints it. Backends receive verified graphs and never
 //! re-validate shapes.
 
+pub mod audio;
 mod builder;
 mod custom;
 mod dtype;
@@ -20,10 +21,13 @@ pub mod quant;
 mod quantize;
 mod round;
 mod shape;
+pub mod spectral;
 mod tensor;
 mod verify;
 
-pub use builder::{SamplingSpec, DEFAULT_TOP_K};
+pub use builder::{
+    PadMode, SamplingSpec, StftOptions, WelchOptions, WelchScaling, DEFAULT_TOP_K, WHISPER_HOP, WHISPER_N_FFT,
+};
 pub use custom::{CpuRef, CustomCall, CustomLaunch, CustomOp, CustomOpBuilder, CustomWgsl, ShapeRule};
 pub use dtype::DType;
 pub use dump::dump;

@@ -6,6 +6,7 @@
 mod composite;
 mod contract;
 mod elementwise;
+mod fft;
 mod fused;
 mod grouped;
 mod nn;

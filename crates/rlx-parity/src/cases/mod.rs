@@ -7,6 +7,7 @@ mod cast_dtypes;
 mod custom;
 mod elementwise;
 mod elementwise_edges;
+mod fft;
 mod grid;
 mod grouped;
 mod kv_cache;
@@ -46,6 +47,7 @@ pub fn cases() -> Vec<Case> {
     quant::cases(&mut out);
     quant_formats::cases(&mut out);
     grouped::cases(&mut out);
+    fft::cases(&mut out);
     norm::cases(&mut out);
     attention::cases(&mut out);
     attention_rungs::cases(&mut out);
@@ -73,6 +75,7 @@ pub fn bench_cases() -> Vec<Case> {
     let mut out = Vec::new();
     vision::bench_cases(&mut out);
     quant_formats::bench_cases(&mut out);
+    fft::bench_cases(&mut out);
     out
 }
 
