@@ -45,6 +45,13 @@ for tag, inv in FFT.items():
     fn = torch.fft.ifft if inv else torch.fft.fft
     REFS[f"fft_{tag}"] = lambda t, fn=fn: [real(fn(cplx(t["x"]), dim=-1))]
 
+# No rows: view_as_complex refuses the empty tensor's strides; the answer is the empty input.
+REFS["fft_n8_empty_batch"] = lambda t: [torch.zeros_like(t["x"])]
+# A NaN row: which outputs turn NaN depends on which products an FFT skips (cuFFT does not
+# multiply by its exact twiddles 1 and 0 as pocketfft and rlx do), so the reference is torch's
+# CPU FFT (pocketfft), whose NaN positions are the ones rlx's butterflies give.
+REFS["fft_n64_nan_row"] = lambda t: [real(torch.fft.fft(cplx(t["x"].cpu()), dim=-1))]
+
 for tag in ["n1", "n7", "n64_b2x2", "n400"]:
     REFS[f"rfft_{tag}"] = lambda t: [real(torch.fft.rfft(t["x"].double(), dim=-1))]
 
