@@ -72,6 +72,7 @@ impl Capabilities {
             QuantMatMul,
             QuantGather,
             GroupedMatMul,
+            Fft,
             LayerNorm,
             RmsNorm,
             Softmax,
@@ -85,6 +86,7 @@ impl Capabilities {
             FusedMatMul,
             AddNorm,
             FusedElementwise,
+            Custom,
         ]
         .into_iter()
         .collect()

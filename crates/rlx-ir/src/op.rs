@@ -278,6 +278,12 @@ pub struct EwProgram {
     pub steps: Vec<EwStep>,
 }
 
+/// Largest row length N that [`Op::Fft`] takes: a power of two whose N complex f32 values
+/// (8·N bytes) fit one workgroup's shared memory on every GPU rlx targets (16 KiB, half of
+/// lavapipe's 32 KiB, leaving room for the kernel prelude's own shared array). `Graph::fft`
+/// builds longer transforms from transforms of at most this length.
+pub const FFT_NATIVE_MAX: usize = 2048;
+
 /// What a node computes. Inputs are listed per variant as "inputs: …".
 #[derive(Clone, Debug, PartialEq)]
 pub enum Op {
@@ -358,6 +364,17 @@ pub enum Op {
     /// `Gather` does), never a read out of bounds.
     GroupedMatMul,
 
+    /// inputs: x (F32 `[..., N, 2]`): rows of N complex values, each stored as (real, imag)
+    /// in a trailing axis of 2. Output F32 `[..., N, 2]`: the discrete Fourier transform of
+    /// every row along axis −2, `X[k] = Σₙ x[n]·e^{∓2πi·nk/N}` (− forward, + inverse), scaled
+    /// as PyTorch's `norm="backward"`: forward unscaled, inverse × 1/N. N is a power of two up
+    /// to [`FFT_NATIVE_MAX`]: the size one GPU workgroup transforms in shared memory.
+    /// `Graph::fft` takes any N, building larger powers of two (four-step) and other lengths
+    /// (Bluestein) from this op. Equals `torch.view_as_real(torch.fft.fft(view_as_complex(x),
+    /// dim=-1))` (or `ifft`). A NaN in a row spreads to the outputs of that row that read it
+    /// (in general all of them); other rows are untouched.
+    Fft { inverse: bool },
+
     /// inputs: x, gamma, beta (gamma and beta: [last dim]). Normalises over the last axis.
     LayerNorm { eps: f32 },
     /// inputs: x, gamma ([last dim]). Normalises over the last axis.
@@ -402,6 +419,11 @@ pub enum Op {
     ///   `Uniform` is promised bit for bit.
     Random { dist: RandomDist, shape: Shape },
 
+    /// inputs: whatever the op's shape rule accepts. A user-defined op ([`crate::CustomOp`]):
+    /// its shape rule gives the output type, its CPU reference the CPU's values and its WGSL
+    /// kernel the GPUs'. Built with [`crate::Graph::custom`].
+    Custom(crate::CustomCall),
+
     // ---- fused forms, created by rlx-opt, never by users ----
     /// inputs: a, b [, bias [N]] then `activation` on the result (if any).
     FusedMatMul { transpose_a: bool, transpose_b: bool, bias: bool, activation: Option<UnaryOp> },
@@ -440,6 +462,7 @@ pub enum OpKind {
     QuantMatMul,
     QuantGather,
     GroupedMatMul,
+    Fft,
     LayerNorm,
     RmsNorm,
     Softmax,
@@ -453,6 +476,7 @@ pub enum OpKind {
     FusedMatMul,
     AddNorm,
     FusedElementwise,
+    Custom,
 }
 
 impl Op {
@@ -484,6 +508,7 @@ impl Op {
             Op::QuantMatMul { .. } => OpKind::QuantMatMul,
             Op::QuantGather { .. } => OpKind::QuantGather,
             Op::GroupedMatMul => OpKind::GroupedMatMul,
+            Op::Fft { .. } => OpKind::Fft,
             Op::LayerNorm { .. } => OpKind::LayerNorm,
             Op::RmsNorm { .. } => OpKind::RmsNorm,
             Op::Softmax => OpKind::Softmax,
@@ -497,6 +522,7 @@ impl Op {
             Op::FusedMatMul { .. } => OpKind::FusedMatMul,
             Op::AddNorm { .. } => OpKind::AddNorm,
             Op::FusedElementwise(_) => OpKind::FusedElementwise,
+            Op::Custom(_) => OpKind::Custom,
         }
     }
 
@@ -590,6 +616,7 @@ impl OpKind {
             OpKind::QuantMatMul => "quant_matmul",
             OpKind::QuantGather => "quant_gather",
             OpKind::GroupedMatMul => "grouped_matmul",
+            OpKind::Fft => "fft",
             OpKind::LayerNorm => "layer_norm",
             OpKind::RmsNorm => "rms_norm",
             OpKind::Softmax => "softmax",
@@ -603,6 +630,7 @@ impl OpKind {
             OpKind::FusedMatMul => "fused_matmul",
             OpKind::AddNorm => "add_norm",
             OpKind::FusedElementwise => "fused_elementwise",
+            OpKind::Custom => "custom",
         }
     }
 }

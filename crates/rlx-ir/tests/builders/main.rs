@@ -4,8 +4,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod composite;
+mod contract;
 mod conv_variants;
 mod elementwise;
+mod fft;
 mod fused;
 mod grouped;
 mod nn;

@@ -5,8 +5,10 @@ mod attention_rungs;
 mod boundaries;
 mod cast_dtypes;
 mod conv_variants;
+mod custom;
 mod elementwise;
 mod elementwise_edges;
+mod fft;
 mod grid;
 mod grouped;
 mod kv_cache;
@@ -17,6 +19,7 @@ mod models;
 mod nn_edges;
 mod norm;
 mod quant;
+mod quant_formats;
 mod random;
 mod recurrent;
 mod reduce;
@@ -28,6 +31,7 @@ mod wiring;
 
 use crate::Case;
 
+pub use custom::{knn_op, KNN_MAX_K};
 pub use matmul_rungs::F16_OPERANDS_TOL;
 
 /// Every case, in family order: elementwise, reduce, shape, matmul, norm, attention and rope,
@@ -44,7 +48,9 @@ pub fn cases() -> Vec<Case> {
     matmul_groups::cases(&mut out);
     matmul_rungs::cases(&mut out);
     quant::cases(&mut out);
+    quant_formats::cases(&mut out);
     grouped::cases(&mut out);
+    fft::cases(&mut out);
     norm::cases(&mut out);
     attention::cases(&mut out);
     attention_rungs::cases(&mut out);
@@ -62,6 +68,7 @@ pub fn cases() -> Vec<Case> {
     grid::cases(&mut out);
     cast_dtypes::cases(&mut out);
     random::cases(&mut out);
+    custom::cases(&mut out);
     out
 }
 
@@ -72,6 +79,8 @@ pub fn cases() -> Vec<Case> {
 pub fn bench_cases() -> Vec<Case> {
     let mut out = Vec::new();
     vision::bench_cases(&mut out);
+    quant_formats::bench_cases(&mut out);
+    fft::bench_cases(&mut out);
     conv_variants::bench_cases(&mut out);
     recurrent::bench_cases(&mut out);
     out
