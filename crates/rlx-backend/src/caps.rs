@@ -74,6 +74,7 @@ impl Capabilities {
             GroupedMatMul,
             SelectiveScan,
             GatedDeltaRule,
+            Fft,
             LayerNorm,
             RmsNorm,
             Softmax,
@@ -87,6 +88,7 @@ impl Capabilities {
             FusedMatMul,
             AddNorm,
             FusedElementwise,
+            Custom,
         ]
         .into_iter()
         .collect()

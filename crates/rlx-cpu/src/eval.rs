@@ -2,7 +2,7 @@
 
 use crate::elem::invalid;
 use crate::ops::{
-    attention, conv, elementwise as ew, grouped, matmul, norm, quant, random, reduce, rope, shape, ssm,
+    attention, conv, elementwise as ew, fft, grouped, matmul, norm, quant, random, reduce, rope, shape, ssm,
 };
 use crate::widen;
 use rlx_backend::BackendError;
@@ -81,6 +81,9 @@ pub(crate) fn compute(op: &Op, inputs: &[&Tensor], out: &TensorType) -> Result<T
         Op::Reverse { axes } => shape::reverse(axes, arg(0)?, out),
         Op::Upsample2x => shape::upsample2x(arg(0)?, out),
         Op::Random { dist, .. } => random::random(*dist, arg(0)?, out),
+        Op::Custom(call) => {
+            call.op().cpu(inputs, out).map_err(|e| invalid(name, format!("{}: {e}", call.op().name())))
+        }
         Op::MatMul { transpose_a, transpose_b } => {
             matmul::matmul(*transpose_a, *transpose_b, arg(0)?, arg(1)?, out)
         }
@@ -97,6 +100,7 @@ pub(crate) fn compute(op: &Op, inputs: &[&Tensor], out: &TensorType) -> Result<T
         Op::GatedDeltaRule { scale, output } => {
             ssm::gated_delta_rule(*scale, *output, [arg(0)?, arg(1)?, arg(2)?, arg(3)?, arg(4)?], out)
         }
+        Op::Fft { inverse } => fft::fft(*inverse, arg(0)?, out),
         Op::LayerNorm { eps } => norm::layer_norm(*eps, arg(0)?, arg(1)?, arg(2)?, out),
         Op::RmsNorm { eps } => norm::rms_norm(*eps, arg(0)?, arg(1)?, out),
         Op::Softmax => norm::softmax(arg(0)?, out),

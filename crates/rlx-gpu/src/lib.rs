@@ -51,6 +51,7 @@ mod cache_dir;
 mod cache_file;
 pub mod catalog;
 pub mod convert;
+pub mod custom;
 pub mod deps;
 mod error;
 pub mod grid;
@@ -58,6 +59,7 @@ mod lower;
 pub mod policy;
 mod preprocess;
 pub mod schedule;
+pub mod spirv;
 mod variants;
 
 #[cfg(test)]

@@ -47,11 +47,11 @@ impl GpuLimits {
     }
 }
 
-#[cfg(test)]
 impl GpuLimits {
     /// lavapipe's limits (128 MiB bindings, 32 KiB shared memory, subgroup 8, f16): the device the
-    /// unit tests lower for, varied per test with struct-update syntax.
-    pub(crate) fn lavapipe() -> Self {
+    /// unit tests and the op audit lower for without a device, varied per test with struct-update
+    /// syntax.
+    pub fn lavapipe() -> Self {
         GpuLimits {
             max_binding_bytes: 128 << 20,
             min_offset_alignment: 16,
@@ -65,7 +65,7 @@ impl GpuLimits {
     }
 
     /// An H200 under Vulkan: 48 KiB shared memory, subgroup 32, cooperative matrices.
-    pub(crate) fn hopper() -> Self {
+    pub fn hopper() -> Self {
         GpuLimits {
             shared_memory_bytes: 48 << 10,
             subgroup_size: 32,

@@ -11,7 +11,7 @@ use crate::catalog::elementwise::{self, BinaryFn, UnaryFn};
 use crate::catalog::grouped::{self, GroupedKernel};
 use crate::catalog::quant::{self, QuantKernel};
 use crate::catalog::ssm::{self, SsmKernel};
-use crate::catalog::{data, nn, random, Spec, WordType, PRELUDE};
+use crate::catalog::{data, fft, nn, random, Spec, WordType, PRELUDE};
 use crate::preprocess::{preprocess, ParamsBinding};
 use crate::GpuError;
 use rlx_ir::{BinaryOp, RandomDist, UnaryOp};
@@ -46,6 +46,11 @@ pub enum KernelKey {
     Grouped(GroupedKernel),
     /// The recurrences of state-space models ([`crate::catalog::ssm`]).
     Ssm(SsmKernel),
+    /// Radix-2 Fourier transforms of complex rows in shared memory ([`crate::catalog::fft`]).
+    FftRadix2F32,
+    /// A user-defined op's kernel ([`crate::custom`]); not in [`keys`], which lists the
+    /// built-in table.
+    Custom(crate::custom::CustomKernel),
 }
 
 impl KernelKey {
@@ -110,6 +115,8 @@ pub fn variant(key: KernelKey) -> KernelVariant {
         KernelKey::Quant(k) => quant::spec(k),
         KernelKey::Grouped(k) => grouped::spec(k),
         KernelKey::Ssm(k) => ssm::spec(k),
+        KernelKey::FftRadix2F32 => fft::spec(),
+        KernelKey::Custom(k) => return crate::custom::variant(k),
     };
     let Spec { name, file, source, defines, workgroup_size, bindings, params_size } = spec;
     KernelVariant { key, name, file, source, defines, workgroup_size, bindings, params_size }
@@ -129,6 +136,7 @@ pub fn keys() -> Vec<KernelKey> {
     keys.extend(QuantKernel::all().into_iter().map(KernelKey::Quant));
     keys.extend(GroupedKernel::all().into_iter().map(KernelKey::Grouped));
     keys.extend(SsmKernel::all().into_iter().map(KernelKey::Ssm));
+    keys.push(KernelKey::FftRadix2F32);
     keys
 }
 

@@ -39,6 +39,10 @@ pub enum IrError {
     )]
     TooLarge { op: &'static str, shape: Shape, dtype: DType, what: String, limit: u64 },
 
+    /// A custom op's shape rule refused its operands ([`crate::CustomOp`]).
+    #[error("custom op {op}: operands of shapes {shapes}: {reason}")]
+    Custom { op: String, shapes: ShapeList, reason: String },
+
     /// Wrong operand count for an op.
     #[error("{op}: takes {expected} operands, got {got}")]
     Arity { op: &'static str, expected: String, got: usize },

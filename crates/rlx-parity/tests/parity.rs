@@ -8,7 +8,7 @@
 
 use rlx_backend::{Backend, BackendError, Capabilities, Executable, NodeId, Tensor, TensorData};
 use rlx_cpu::CpuBackend;
-use rlx_parity::{cases, compare_outputs, run_case_in, run_table, Case, Metric, ParityError};
+use rlx_parity::{bench_cases, cases, compare_outputs, run_case_in, run_table, Case, Metric, ParityError};
 use rlx_runtime::{Device, KernelOptions, MatmulKernel, Precision, Session};
 use std::collections::HashSet;
 use std::io::Write as _;
@@ -115,6 +115,30 @@ fn table_is_large_with_unique_names_and_default_tolerance() {
     // The layers the brief asks for are there.
     for name in ["encoder_layer_bert", "decoder_layer_gqa_kv_cache"] {
         assert!(seen.contains(name), "missing {name}");
+    }
+}
+
+/// The benchmark workloads stay out of the parity table, and each builds (graph and seeded
+/// data) with the output shapes of its PyTorch counterpart.
+#[test]
+fn bench_cases_build_outside_the_table() {
+    let table: HashSet<String> = cases().into_iter().map(|c| c.name).collect();
+    let shapes: [(&str, &[&[usize]]); 4] = [
+        ("bench_conv3d_r3d_stem_b8", &[&[8, 64, 16, 56, 56]]),
+        ("bench_conv_transpose2d_decoder_b8", &[&[8, 128, 128, 128]]),
+        ("bench_resize_bilinear_x4_b8", &[&[8, 256, 256, 256]]),
+        ("bench_lstm_2layer_bidir_h512_t128_b16", &[&[128, 16, 1024], &[4, 16, 512], &[4, 16, 512]]),
+    ];
+    let bench = bench_cases();
+    for case in &bench {
+        assert!(case.name.starts_with("bench_") && !table.contains(&case.name), "{}", case.name);
+    }
+    for (name, want) in shapes {
+        let case = bench.iter().find(|c| c.name == name).unwrap_or_else(|| panic!("no bench case {name}"));
+        let built = case.instantiate().unwrap();
+        let got: Vec<&[usize]> =
+            built.graph.outputs().iter().map(|&o| built.graph.ty(o).unwrap().shape.dims()).collect();
+        assert_eq!(got, want, "{name}");
     }
 }
 

@@ -9,8 +9,9 @@ use crate::cache::DeviceKey;
 use crate::device::Device;
 use crate::error::Error;
 use crate::rank::Calibration;
-use rlx_backend::{Backend, BackendError};
+use rlx_backend::{Backend, BackendError, Capabilities};
 use rlx_cpu::CpuBackend;
+use rlx_ir::OpKind;
 use rlx_vulkan::{AdapterInfo, AdapterType, VulkanBackend};
 use rlx_wgpu::WgpuBackend;
 
@@ -252,6 +253,21 @@ fn details(device: Device, backend: &dyn Backend) -> Vec<(String, String)> {
     d.push(("max tensor bytes".to_string(), max));
     d.push(("buffer alignment".to_string(), format!("{} bytes", caps.buffer_alignment)));
     d.push(("native ops".to_string(), caps.native_ops.len().to_string()));
+    // Every other op kind is either rewritten by rlx-opt into native ones or has no way to run
+    // here; rlx has no host fallback, so the second list is the one that must stay empty.
+    let (decomposed, unreachable): (Vec<OpKind>, Vec<OpKind>) = Capabilities::all_ops()
+        .into_iter()
+        .filter(|k| !caps.native_ops.contains(k))
+        .partition(|k| rlx_opt::passes::DECOMPOSABLE.contains(k));
+    let names = |v: &[OpKind]| {
+        if v.is_empty() {
+            "none".to_string()
+        } else {
+            v.iter().map(|k| k.name()).collect::<Vec<_>>().join(", ")
+        }
+    };
+    d.push(("decomposed into native ops".to_string(), names(&decomposed)));
+    d.push(("host fallback".to_string(), names(&unreachable)));
     let dtypes: Vec<&str> = caps.dtypes.iter().map(|t| t.name()).collect();
     d.push(("dtypes".to_string(), dtypes.join(", ")));
     d

@@ -71,7 +71,12 @@ impl Pipeline {
                 hint: "this device needs the uniform-buffer params path, which rlx-vulkan lacks".into(),
             });
         }
-        let words = spirv::words(name).ok_or_else(|| BackendError::Driver {
+        // A user-defined kernel was compiled when the lowering entered it (rlx_gpu::custom).
+        let words = match key {
+            KernelKey::Custom(k) => rlx_gpu::custom::spirv_words(k),
+            _ => spirv::words(name),
+        };
+        let words = words.ok_or_else(|| BackendError::Driver {
             device: shared.name().to_string(),
             scope: scope("loading SPIR-V"),
             reason: "no embedded module; the build script and the variants table disagree".into(),

@@ -16,8 +16,10 @@
 
 mod attention;
 mod cast;
+mod custom;
 mod data;
 mod elementwise;
+mod fft;
 mod grouped;
 mod matmul;
 mod matmul_group;
@@ -254,12 +256,14 @@ fn lower_node(cx: &mut LowerCtx, id: NodeId, node: &Node, out: &mut Vec<Dispatch
         OpKind::QuantMatMul | OpKind::QuantGather => quant::lower(cx, id, node, out),
         OpKind::GroupedMatMul => grouped::lower(cx, id, node, out),
         OpKind::SelectiveScan | OpKind::GatedDeltaRule => ssm::lower(cx, id, node, out),
+        OpKind::Fft => fft::lower(cx, id, node, out),
         OpKind::LayerNorm | OpKind::RmsNorm | OpKind::AddNorm | OpKind::Softmax | OpKind::LogSoftmax => {
             norm::lower(cx, id, node, out)
         }
         OpKind::Attention => attention::lower(cx, id, node, out),
         OpKind::Rope => rope::lower(cx, id, node, out),
         OpKind::Random => random::lower(cx, id, node, out),
+        OpKind::Custom => custom::lower(cx, id, node, out),
         // Decomposed by rlx-opt for GPU capabilities; reaching here is a pipeline bug.
         OpKind::Conv2d | OpKind::Pool2d | OpKind::Upsample2x | OpKind::FusedElementwise => {
             Err(GpuError::Lowering {

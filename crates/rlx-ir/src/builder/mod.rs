@@ -4,19 +4,34 @@
 
 mod composite;
 mod conv1d;
+mod conv3d;
+mod conv_transpose;
+mod custom;
+mod dot_general;
+mod einsum;
+mod fft;
 mod grouped;
+mod interpolate;
+mod lora;
 mod nn;
 mod quant;
 mod random;
+mod recurrent;
 mod sample;
 mod shape_ops;
+mod spectrogram;
 mod ssd;
 mod ssm;
 mod state;
+mod stft;
 
+pub use interpolate::{InterpolateMode, InterpolateSize};
+pub use recurrent::{RnnActivation, RnnConfig, RnnOutput, RnnWeights};
 pub use sample::{SamplingSpec, DEFAULT_TOP_K};
+pub use spectrogram::{WelchOptions, WelchScaling, WHISPER_HOP, WHISPER_N_FFT};
 pub use ssd::SsdOpts;
 pub use ssm::{GatedDeltaOpts, SelectiveScanOpts};
+pub use stft::{PadMode, StftOptions};
 
 use crate::{BinaryOp, CompareOp, DType, Graph, IrError, NodeId, Op, Shape, Tensor, TensorType, UnaryOp};
 

@@ -2,6 +2,7 @@
 //! operand types and returns the node's [`TensorType`]. `Graph::push` calls [`infer`] for every
 //! node, builders and passes alike; the verifier calls it again to detect type drift.
 
+mod fft;
 mod grouped;
 mod nn;
 mod quant;
@@ -86,6 +87,7 @@ fn infer_type(op: &Op, inputs: &[&TensorType]) -> Result<TensorType, IrError> {
         Op::GroupedMatMul => grouped::grouped_matmul(name, inputs),
         Op::SelectiveScan { output, .. } => ssm::selective_scan(name, *output, inputs),
         Op::GatedDeltaRule { scale, output } => ssm::gated_delta_rule(name, *scale, *output, inputs),
+        Op::Fft { .. } => fft::fft(name, inputs),
         Op::MatMul { .. }
         | Op::LayerNorm { .. }
         | Op::RmsNorm { .. }
@@ -100,6 +102,11 @@ fn infer_type(op: &Op, inputs: &[&TensorType]) -> Result<TensorType, IrError> {
         | Op::AddNorm { .. }
         | Op::FusedElementwise(_) => nn::infer_nn_op(op, inputs),
         Op::Random { shape, .. } => random::infer_random(name, shape, inputs),
+        Op::Custom(call) => call.op().infer(inputs).map_err(|reason| IrError::Custom {
+            op: call.op().name().to_string(),
+            shapes: inputs.iter().map(|t| t.shape.clone()).collect::<Vec<_>>().into(),
+            reason,
+        }),
     }
 }
 

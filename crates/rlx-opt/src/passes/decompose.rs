@@ -10,7 +10,24 @@ use super::decompose_vision::{conv2d, pool2d, upsample2x};
 use super::legalize::Emitter;
 use crate::OptError;
 use rlx_ir::infer::broadcast_shapes;
-use rlx_ir::{BinaryOp, DType, EwProgram, EwStep, NodeId, NormKind, Op, ReduceOp, Shape, UnaryOp};
+use rlx_ir::{BinaryOp, DType, EwProgram, EwStep, NodeId, NormKind, Op, OpKind, ReduceOp, Shape, UnaryOp};
+
+/// The op kinds [`decompose`] rewrites into other ops: a device that lacks one of these still
+/// runs it, as the ops it decomposes into (so nothing ever falls back to the host). Any other
+/// kind a device lacks is an `Unsupported` error.
+pub const DECOMPOSABLE: [OpKind; 11] = [
+    OpKind::LayerNorm,
+    OpKind::RmsNorm,
+    OpKind::Softmax,
+    OpKind::LogSoftmax,
+    OpKind::Attention,
+    OpKind::FusedMatMul,
+    OpKind::AddNorm,
+    OpKind::FusedElementwise,
+    OpKind::Conv2d,
+    OpKind::Pool2d,
+    OpKind::Upsample2x,
+];
 
 /// The ops that compute `op` from `inputs`, or `None` when rlx has no decomposition of `op`.
 pub(crate) fn decompose(

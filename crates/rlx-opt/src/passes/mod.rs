@@ -14,6 +14,7 @@ mod legalize;
 mod legalize_dtypes;
 
 pub use dce::dce;
+pub use decompose::DECOMPOSABLE;
 pub use fold::const_fold;
 pub use fuse_elementwise::fuse_elementwise;
 pub use fuse_matmul::fuse_matmul_epilogue;

@@ -12,6 +12,27 @@ pub(super) fn cases(out: &mut Vec<Case>) {
     int_edges(out);
     compare(out);
     casts(out);
+    prebuilt_fused(out);
+}
+
+/// A fused elementwise node in the graph as given (rlx-opt makes them for the CPU; a GPU,
+/// which has no fused-elementwise kernel, gets it decomposed back into its steps): exp(x)·y + 2
+/// with y broadcast along rows.
+fn prebuilt_fused(out: &mut Vec<Case>) {
+    use rlx_ir::{BinaryOp, EwProgram, EwStep, Op, UnaryOp};
+    out.push(Case::new("fused_elementwise_prebuilt_bcast", |c| {
+        let x = c.input_f32("x", &[3, 5], -1.0, 1.0)?;
+        let y = c.input_f32("y", &[5], -1.0, 1.0)?;
+        let steps = vec![
+            EwStep::Input(0),
+            EwStep::Unary(UnaryOp::Exp, 0),
+            EwStep::Input(1),
+            EwStep::Binary(BinaryOp::Mul, 1, 2),
+            EwStep::Scalar(2.0),
+            EwStep::Binary(BinaryOp::Add, 3, 4),
+        ];
+        Ok(vec![c.push(Op::FusedElementwise(EwProgram { steps }), &[x, y])?])
+    }));
 }
 
 /// NaN, ±inf, ±0, huge and tiny magnitudes, both signs: every unary op must agree on each.

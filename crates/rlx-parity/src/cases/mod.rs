@@ -4,8 +4,11 @@ mod attention;
 mod attention_rungs;
 mod boundaries;
 mod cast_dtypes;
+mod conv_variants;
+mod custom;
 mod elementwise;
 mod elementwise_edges;
+mod fft;
 mod grid;
 mod grouped;
 mod kv_cache;
@@ -16,7 +19,9 @@ mod models;
 mod nn_edges;
 mod norm;
 mod quant;
+mod quant_formats;
 mod random;
+mod recurrent;
 mod reduce;
 mod reduce_edges;
 mod shape;
@@ -28,12 +33,14 @@ mod wiring;
 
 use crate::Case;
 
+pub use custom::{knn_op, KNN_MAX_K};
 pub use matmul_rungs::F16_OPERANDS_TOL;
 
 /// Every case, in family order: elementwise, reduce, shape, matmul, norm, attention and rope,
-/// vision, whole layers, size and rank boundaries, special values and dtype edges per family,
-/// graph wiring, launch-grid edges, typed storage (casts between every dtype, f16/bf16/u8
-/// graphs), random numbers and token sampling.
+/// vision, convolution variants and resizing, recurrent layers, whole layers, size and rank
+/// boundaries, special values and dtype edges per family, graph wiring, launch-grid edges,
+/// typed storage (casts between every dtype, f16/bf16/u8 graphs), random numbers and token
+/// sampling.
 pub fn cases() -> Vec<Case> {
     let mut out = Vec::new();
     elementwise::cases(&mut out);
@@ -43,14 +50,18 @@ pub fn cases() -> Vec<Case> {
     matmul_groups::cases(&mut out);
     matmul_rungs::cases(&mut out);
     quant::cases(&mut out);
+    quant_formats::cases(&mut out);
     grouped::cases(&mut out);
     ssm::cases(&mut out);
     ssd::cases(&mut out);
+    fft::cases(&mut out);
     norm::cases(&mut out);
     attention::cases(&mut out);
     attention_rungs::cases(&mut out);
     kv_cache::cases(&mut out);
     vision::cases(&mut out);
+    conv_variants::cases(&mut out);
+    recurrent::cases(&mut out);
     models::cases(&mut out);
     boundaries::cases(&mut out);
     elementwise_edges::cases(&mut out);
@@ -61,6 +72,7 @@ pub fn cases() -> Vec<Case> {
     grid::cases(&mut out);
     cast_dtypes::cases(&mut out);
     random::cases(&mut out);
+    custom::cases(&mut out);
     out
 }
 
@@ -71,6 +83,10 @@ pub fn cases() -> Vec<Case> {
 pub fn bench_cases() -> Vec<Case> {
     let mut out = Vec::new();
     vision::bench_cases(&mut out);
+    quant_formats::bench_cases(&mut out);
+    fft::bench_cases(&mut out);
+    conv_variants::bench_cases(&mut out);
+    recurrent::bench_cases(&mut out);
     ssm::bench_cases(&mut out);
     out
 }

@@ -28,6 +28,9 @@ pub enum Workload {
     /// A random-init decoder LLM of a real shape (--decoder) over one prompt of
     /// --prefill-tokens, logits of the last position.
     Prefill,
+    /// The op families' benchmark cases (`rlx_parity::bench_cases`, --case filters them by
+    /// name), on the data `parity --bench-cases --dump` writes for the torch timing.
+    Ops,
 }
 
 impl Workload {
@@ -38,6 +41,7 @@ impl Workload {
             Workload::Bert => "bert",
             Workload::Attention => "attention",
             Workload::Prefill => "prefill",
+            Workload::Ops => "ops",
         }
     }
 }
@@ -73,6 +77,8 @@ pub struct BenchOptions {
     /// Run the matmul workload as `QuantMatMul` on a weight [N, K] of these blocks (random
     /// valid ones), reporting GB/s of weight bytes.
     pub quant: Option<rlx_ir::QuantType>,
+    /// Only the op benchmark cases whose name contains this.
+    pub case_filter: Option<String>,
 }
 
 /// One measured (workload, device) pair.
@@ -108,9 +114,9 @@ pub(super) struct Prepared {
     pub int_inputs: Vec<(String, Vec<i32>)>,
     pub flops: f64,
     pub iters: usize,
-    /// The packed U8 param of the quantized matmul (its only param), set instead of random
-    /// ones; its length is the weight bytes one run streams.
-    pub packed: Option<(String, Vec<u8>)>,
+    /// Every param's value, set instead of random ones (the quantized matmul's packed weight,
+    /// an op case's data). The bytes of its U8 params are the weight bytes one run streams.
+    pub params: Option<Vec<(String, Tensor)>>,
 }
 
 pub(super) fn progress(msg: &str) {
@@ -120,6 +126,7 @@ pub(super) fn progress(msg: &str) {
 
 fn prepare(w: Workload, o: &BenchOptions) -> Result<Prepared, Box<dyn std::error::Error>> {
     match w {
+        Workload::Ops => Err("the ops workload is prepared per case (bench_ops)".into()),
         Workload::Tiny => {
             let mut g = Graph::new("tiny");
             let x = g.input("x", &[4], DType::F32)?;
@@ -135,7 +142,7 @@ fn prepare(w: Workload, o: &BenchOptions) -> Result<Prepared, Box<dyn std::error
                 int_inputs: vec![],
                 flops: 4.0,
                 iters: o.tiny_iters,
-                packed: None,
+                params: None,
             })
         }
         Workload::Matmul if o.quant.is_some() => super::bench_quant::quant_matmul(o),
@@ -154,7 +161,7 @@ fn prepare(w: Workload, o: &BenchOptions) -> Result<Prepared, Box<dyn std::error
             let dims = if m == k && k == n { format!("{n}³") } else { format!("{m}×{k}×{n}") };
             let tb = if o.matmul_transpose_b { " bᵀ" } else { "" };
             let label = format!("matmul {dims}{tb} {}{}", o.precision, kernel_tag(o));
-            Ok(Prepared { label, graph: g, inputs, int_inputs: vec![], flops, iters: o.iters, packed: None })
+            Ok(Prepared { label, graph: g, inputs, int_inputs: vec![], flops, iters: o.iters, params: None })
         }
         Workload::Attention => {
             let [b, h, s, d] = o.attn_shape;
@@ -184,7 +191,7 @@ fn prepare(w: Workload, o: &BenchOptions) -> Result<Prepared, Box<dyn std::error
             let flops = if o.attn_causal { full / 2.0 } else { full };
             let tag = if o.attn_causal { " causal" } else { "" };
             let label = format!("attn b{b}h{h}s{s}d{d}{tag} {}", o.precision);
-            Ok(Prepared { label, graph: g, inputs, int_inputs: vec![], flops, iters: o.iters, packed: None })
+            Ok(Prepared { label, graph: g, inputs, int_inputs: vec![], flops, iters: o.iters, params: None })
         }
         Workload::Bert => {
             let cfg = BertConfig { num_hidden_layers: o.bert_layers, ..BertConfig::base() };
@@ -195,7 +202,7 @@ fn prepare(w: Workload, o: &BenchOptions) -> Result<Prepared, Box<dyn std::error
                 format!("bert {}L b{batch}×s{seq} {}{}", cfg.num_hidden_layers, o.precision, kernel_tag(o));
             let flops = cfg.encoder_flops(batch, seq);
             let inputs = vec![(rlx_models::graph::ENCODER_INPUT.into(), x)];
-            Ok(Prepared { label, graph, inputs, int_inputs: vec![], flops, iters: o.iters, packed: None })
+            Ok(Prepared { label, graph, inputs, int_inputs: vec![], flops, iters: o.iters, params: None })
         }
         Workload::Prefill => {
             let p = super::bench_decoder::prefill(o.decoder, o.prefill_tokens, o.precision)?;
@@ -207,7 +214,7 @@ fn prepare(w: Workload, o: &BenchOptions) -> Result<Prepared, Box<dyn std::error
                 int_inputs: p.i32_inputs,
                 flops: p.flops,
                 iters: o.iters,
-                packed: None,
+                params: None,
             })
         }
     }
@@ -273,9 +280,12 @@ fn measure(p: &Prepared, device: Device, o: &BenchOptions) -> Result<(Row, Vec<f
     let opts = CompileOptions { precision: o.precision, matmul: o.matmul_kernel, ..Default::default() };
     let mut exe = session.compile_with(&p.graph, &opts)?;
     let compile = t.elapsed();
-    match &p.packed {
-        // The quantized matmul's only param is its packed weight.
-        Some((name, bytes)) => exe.set_param(name, bytes)?,
+    match &p.params {
+        Some(given) => {
+            for (name, value) in given {
+                exe.set_param(name, value)?;
+            }
+        }
         None => set_params(&mut exe, &p.graph)?,
     }
     let feeds: Vec<(&str, &dyn HostData)> = p
@@ -328,7 +338,13 @@ fn measure(p: &Prepared, device: Device, o: &BenchOptions) -> Result<(Row, Vec<f
         device: name,
         adapter: session.capabilities().device_name.clone(),
         flops: p.flops,
-        weight_bytes: p.packed.as_ref().map_or(0.0, |(_, b)| b.len() as f64),
+        weight_bytes: p
+            .params
+            .iter()
+            .flatten()
+            .filter(|(_, t)| t.dtype() == DType::U8)
+            .map(|(_, t)| t.numel() as f64)
+            .sum(),
         iters: e2e.len(),
         compile,
         compute: median(compute),
@@ -351,8 +367,14 @@ fn ms(d: Duration) -> f64 {
 pub fn run(o: &BenchOptions) -> Result<(), Box<dyn std::error::Error>> {
     let mut rows: Vec<Row> = Vec::new();
     let mut failures = Vec::new();
+    let mut prepared = Vec::new();
     for &w in &o.workloads {
-        let p = prepare(w, o)?;
+        match w {
+            Workload::Ops => prepared.extend(super::bench_ops::cases(o)?.into_iter().map(|p| (w, p))),
+            w => prepared.push((w, prepare(w, o)?)),
+        }
+    }
+    for (w, p) in prepared {
         let start = rows.len();
         let mut reference: Option<Vec<f32>> = None;
         for &d in &o.devices {
@@ -391,7 +413,7 @@ pub fn run(o: &BenchOptions) -> Result<(), Box<dyn std::error::Error>> {
 
 fn print_table(rows: &[Row], failures: &[(String, String, String)]) {
     println!(
-        "{:<22} {:<8} {:>12} {:>12} {:>10} {:>10} {:>10} {:>10} {:>10}",
+        "{:<34} {:<8} {:>12} {:>12} {:>10} {:>10} {:>10} {:>10} {:>10}",
         "workload",
         "device",
         "compute ms",
@@ -413,7 +435,7 @@ fn print_table(rows: &[Row], failures: &[(String, String, String)]) {
         let gbs = weight_gbps(r).map_or("-".to_string(), |g| format!("{g:.1}"));
         let compute = format!("{:.3}{}", ms(r.compute), if r.compute_profiled { "" } else { "*" });
         println!(
-            "{:<22} {:<8} {:>12} {:>12.3} {:>10} {:>10} {:>10} {:>10} {:>10.1}",
+            "{:<34} {:<8} {:>12} {:>12.3} {:>10} {:>10} {:>10} {:>10} {:>10.1}",
             r.workload,
             r.device,
             compute,
@@ -449,21 +471,9 @@ fn weight_gbps(r: &Row) -> Option<f64> {
     (r.weight_bytes > 0.0).then(|| r.weight_bytes / r.compute.as_secs_f64().max(1e-12) / 1e9)
 }
 
-/// A JSON string literal.
+/// A JSON string literal (the one escaping rule rlx's JSON writers share).
 fn js(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    rlx_parity::json_str(s)
 }
 
 /// A JSON number, `null` when not finite or absent.

@@ -151,6 +151,8 @@ pub enum BenchWorkload {
     Attention,
     /// A random-init decoder LLM of a real shape (--decoder) over one prompt (--prefill-tokens).
     Prefill,
+    /// The op families' benchmark cases (--case filters them by name).
+    Ops,
     /// all-MiniLM-L6-v2 sentences/s at batch 1 and 64, tokens/s for one 128- and one
     /// 512-token sequence (fetches the model when needed).
     Embed,
@@ -169,6 +171,7 @@ impl BenchWorkload {
             BenchWorkload::Bert => Some(Workload::Bert),
             BenchWorkload::Attention => Some(Workload::Attention),
             BenchWorkload::Prefill => Some(Workload::Prefill),
+            BenchWorkload::Ops => Some(Workload::Ops),
             BenchWorkload::Embed | BenchWorkload::Generate => None,
         }
     }

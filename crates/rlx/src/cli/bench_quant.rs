@@ -28,6 +28,6 @@ pub(super) fn quant_matmul(o: &BenchOptions) -> Result<Prepared, Box<dyn std::er
         int_inputs: vec![],
         flops: 2.0 * m as f64 * k as f64 * n as f64,
         iters: o.iters,
-        packed: Some(("b".into(), blocks)),
+        params: Some(vec![("b".into(), Tensor::from_u8(&[n, row_bytes][..], blocks)?)]),
     })
 }

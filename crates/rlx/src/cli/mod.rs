@@ -4,6 +4,7 @@ pub mod bench;
 pub mod bench_decoder;
 pub mod bench_embed;
 pub mod bench_generate;
+pub mod bench_ops;
 pub mod bench_quant;
 pub mod demo;
 pub mod devices;
