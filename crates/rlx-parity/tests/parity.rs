@@ -148,8 +148,13 @@ fn bench_cases_build_outside_the_table() {
 fn every_case_reference_is_non_degenerate() {
     let cpu = Session::new(Device::Cpu).unwrap();
     // log_softmax over one element is log(1) = 0 by definition; a write whose every row lands
-    // past the state's end leaves the zeroed state as it was.
-    let all_zero_by_design = ["log_softmax_f32_single_col_3x1", "write_rows_huge_offset_i32"];
+    // past the state's end leaves the zeroed state as it was; a scan over zero steps returns the
+    // initial (zero) state.
+    let all_zero_by_design = [
+        "log_softmax_f32_single_col_3x1",
+        "write_rows_huge_offset_i32",
+        "selective_scan_l0_last_state_is_zeros",
+    ];
     let mut degenerate = Vec::new();
     for case in cases() {
         // A vocabulary of one has only token 0 to sample.
