@@ -98,6 +98,25 @@ def _ssd_case(chunk, full):
     return run
 
 
+def _group_the_gated_norm(norm, groups):
+    """Mamba-2 normalises the gated output per group of inner / G (mamba_ssm's RMSNormGated with
+    group_size, and transformers >= 5.24's torch path). transformers 5.17's torch path normalises
+    over all of inner, which differs once G > 1; on such a version, patch in the grouped form."""
+    if groups == 1 or hasattr(norm, "group_size"):
+        return
+
+    def forward(hidden_states, gate=None):
+        h = hidden_states.float()
+        if gate is not None:
+            h = h * F.silu(gate.float())
+        *prefix, last = h.shape
+        g = h.view(*prefix, groups, last // groups)
+        g = g * torch.rsqrt(g.pow(2).mean(-1, keepdim=True) + norm.variance_epsilon)
+        return norm.weight * g.view(*prefix, last).to(hidden_states.dtype)
+
+    norm.forward = forward
+
+
 def _mamba2_block(heads, head_dim, groups, state, kernel, chunk):
     def run(t):
         from transformers import Mamba2Config
@@ -114,6 +133,7 @@ def _mamba2_block(heads, head_dim, groups, state, kernel, chunk):
         mixer = Mamba2Mixer(cfg, layer_idx=0).to(x.device).float().eval()
         names = [n for n, _ in mixer.named_parameters()]
         mixer.load_state_dict({n: t[n] for n in names}, strict=True)
+        _group_the_gated_norm(mixer.norm, groups)
         with torch.no_grad():
             return [mixer(x).float()]
 
