@@ -3,7 +3,7 @@
 
 use crate::error::{ModelError, Result};
 use std::path::Path;
-use tokenizers::{Tokenizer, TruncationParams};
+use tokenizers::{PostProcessor, Tokenizer, TruncationParams};
 
 /// A batch of token sequences padded to one length, row-major [batch, seq].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -36,8 +36,20 @@ impl SentenceTokenizer {
     /// Loads tokenizer.json; truncation at `max_len` tokens (special tokens included) replaces
     /// whatever the file says (all-MiniLM-L6-v2's file says 128, sentence-transformers uses
     /// 256), and the file's fixed padding is turned off: batches are padded here instead.
+    /// `max_len` must leave room for the special tokens the file's post-processor adds (the
+    /// tokenizers crate subtracts them unchecked).
     pub fn from_file(path: &Path, max_len: usize) -> Result<SentenceTokenizer> {
         let mut inner = Tokenizer::from_file(path).map_err(|e| tok_err(path, e))?;
+        let special = inner.get_post_processor().map_or(0, |p| p.added_tokens(false));
+        if max_len < special {
+            return Err(tok_err(
+                path,
+                format!(
+                    "max length {max_len} is shorter than the {special} special tokens the post-processor \
+                     adds to every sentence; raise max_seq_length"
+                ),
+            ));
+        }
         let trunc = TruncationParams { max_length: max_len, ..TruncationParams::default() };
         inner.with_truncation(Some(trunc)).map_err(|e| tok_err(path, e))?;
         inner.with_padding(None);
@@ -79,5 +91,43 @@ impl SentenceTokenizer {
             }
         }
         Ok(TokenBatch { batch, seq, input_ids, token_type_ids, attention_mask })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// A word-level tokenizer.json whose post-processor wraps a sentence in `special` tokens.
+    fn tokenizer_json(special: usize) -> String {
+        let single: Vec<String> = (0..special)
+            .map(|_| r#"{"SpecialToken":{"id":"[CLS]","type_id":0}}"#.to_string())
+            .chain([r#"{"Sequence":{"id":"A","type_id":0}}"#.to_string()])
+            .collect();
+        format!(
+            r#"{{"version":"1.0","truncation":null,"padding":null,"added_tokens":[],"normalizer":null,
+            "pre_tokenizer":{{"type":"Whitespace"}},"decoder":null,
+            "post_processor":{{"type":"TemplateProcessing","single":[{}],"pair":[{{"Sequence":{{"id":"A","type_id":0}}}}],
+            "special_tokens":{{"[CLS]":{{"id":"[CLS]","ids":[1],"tokens":["[CLS]"]}}}}}},
+            "model":{{"type":"WordLevel","vocab":{{"[UNK]":0,"[CLS]":1,"a":2}},"unk_token":"[UNK]"}}}}"#,
+            single.join(",")
+        )
+    }
+
+    /// Found by fuzzing (fuzz/regressions/model_dir): a max length below the number of special
+    /// tokens made the tokenizers crate subtract with overflow (a panic in debug builds, a
+    /// wrapped length in release) instead of an error.
+    #[test]
+    fn max_len_below_special_tokens_is_an_error() {
+        let dir = std::env::temp_dir().join(format!("rlx-tokenize-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("tokenizer.json");
+        std::fs::write(&path, tokenizer_json(3)).unwrap();
+        let err = SentenceTokenizer::from_file(&path, 2).unwrap_err().to_string();
+        assert!(err.contains("3 special tokens"), "{err}");
+        let t = SentenceTokenizer::from_file(&path, 4).unwrap();
+        assert_eq!(t.lengths(&["a a a"]).unwrap(), vec![4]);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
