@@ -37,10 +37,10 @@ for t in $targets; do
     set +e
     cargo +nightly fuzz run "${build[@]}" "$t" "$work" "fuzz/corpus/$t" -- \
         -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
-        -print_final_stats=1 >"fuzz/artifacts/$t/last-run.log" 2>&1
+        -print_final_stats=1 >"fuzz/target-corpus/$t.log" 2>&1
     status=$?
     set -e
-    grep -E '^stat::|^Done|ERROR|panicked|SUMMARY' "fuzz/artifacts/$t/last-run.log" || true
+    grep -E '^stat::|^Done|ERROR|panicked|SUMMARY' "fuzz/target-corpus/$t.log" || true
     if [ "$status" -ne 0 ]; then
         echo "fuzz/run.sh: $t failed (exit $status); the input is under fuzz/artifacts/$t/" >&2
         exit 1

@@ -125,7 +125,7 @@ impl Builder {
         match r.below(3) {
             0 => vec![n],
             1 => {
-                let a = (1..=MAX_DIM).filter(|d| n % d == 0).nth(r.below(8)).unwrap_or(1);
+                let a = (1..=MAX_DIM).filter(|&d| n.is_multiple_of(d)).nth(r.below(8)).unwrap_or(1);
                 vec![a, n / a.max(1)]
             }
             _ => r.dims(),

@@ -21,9 +21,12 @@ pub mod pipeline;
 pub mod reader;
 mod schedule;
 
+/// A fuzz entry point.
+pub type Entry = fn(&[u8]);
+
 /// Every target: (name, entry point). The names are the `fuzz/fuzz_targets` file stems and the
 /// `fuzz/corpus` folder names.
-pub const TARGETS: [(&str, fn(&[u8])); 5] = [
+pub const TARGETS: [(&str, Entry); 5] = [
     ("graph_build", graph_build),
     ("optimize_plan", optimize_plan),
     ("model_dir", model_dir),

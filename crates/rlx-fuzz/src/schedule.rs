@@ -75,7 +75,7 @@ fn edit(r: &mut Reader, s: &mut Schedule) {
         }
         1 => s.pools.push(bytes(r)),
         2 => s.scratch.push(bytes(r)),
-        3 | 4 | 5 => {
+        3..=5 => {
             let (j, value, buf) = (r.below(8), bytes(r), buffer(r));
             if let Some(op) = s.steps.get_mut(at).and_then(|st| {
                 let len = st.operands.len();
