@@ -2,7 +2,10 @@
 //! truncation at max_seq_length, padding (on the right) to the longest sentence of a batch.
 
 use crate::error::{ModelError, Result};
+use serde_json::Value;
 use std::path::Path;
+use std::str::FromStr;
+use tokenizers::normalizers::precompiled::Precompiled;
 use tokenizers::{PostProcessor, Tokenizer, TruncationParams};
 
 /// A batch of token sequences padded to one length, row-major [batch, seq].
@@ -32,6 +35,31 @@ fn tok_err(path: &Path, e: impl std::fmt::Display) -> ModelError {
     ModelError::Tokenizer { path: path.to_path_buf(), reason: e.to_string() }
 }
 
+/// Reads tokenizer.json, refusing what tokenizers 0.22 panics on instead of rejecting: text that
+/// is not JSON (its decoder deserializer `expect`s success) and a `Precompiled` normalizer whose
+/// charsmap does not load (so does its normalizer deserializer).
+fn read_tokenizer(path: &Path) -> Result<Tokenizer> {
+    let text = std::fs::read_to_string(path).map_err(|e| ModelError::io(path, e))?;
+    let value: Value = serde_json::from_str(&text).map_err(|e| tok_err(path, e))?;
+    check_precompiled(&value).map_err(|e| tok_err(path, e))?;
+    Tokenizer::from_str(&text).map_err(|e| tok_err(path, e))
+}
+
+/// Every object of `"type": "Precompiled"` in `v` must load as one (serde_json bounds the depth).
+fn check_precompiled(v: &Value) -> std::result::Result<(), String> {
+    match v {
+        Value::Object(map) => {
+            if map.get("type").and_then(Value::as_str) == Some("Precompiled") {
+                serde_json::from_value::<Precompiled>(v.clone())
+                    .map_err(|e| format!("its Precompiled normalizer does not load: {e}"))?;
+            }
+            map.values().try_for_each(check_precompiled)
+        }
+        Value::Array(items) => items.iter().try_for_each(check_precompiled),
+        _ => Ok(()),
+    }
+}
+
 impl SentenceTokenizer {
     /// Loads tokenizer.json; truncation at `max_len` tokens (special tokens included) replaces
     /// whatever the file says (all-MiniLM-L6-v2's file says 128, sentence-transformers uses
@@ -39,7 +67,7 @@ impl SentenceTokenizer {
     /// `max_len` must leave room for the special tokens the file's post-processor adds (the
     /// tokenizers crate subtracts them unchecked).
     pub fn from_file(path: &Path, max_len: usize) -> Result<SentenceTokenizer> {
-        let mut inner = Tokenizer::from_file(path).map_err(|e| tok_err(path, e))?;
+        let mut inner = read_tokenizer(path)?;
         let special = inner.get_post_processor().map_or(0, |p| p.added_tokens(false));
         if max_len < special {
             return Err(tok_err(
@@ -128,6 +156,30 @@ mod tests {
         assert!(err.contains("3 special tokens"), "{err}");
         let t = SentenceTokenizer::from_file(&path, 4).unwrap();
         assert_eq!(t.lengths(&["a a a"]).unwrap(), vec![4]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Found by fuzzing (fuzz/regressions/model_dir): tokenizers 0.22 panics ("Helper",
+    /// "Precompiled") on a malformed decoder or a Precompiled normalizer that does not load;
+    /// both are errors naming the file.
+    #[test]
+    fn malformed_tokenizer_files_are_errors() {
+        let dir = std::env::temp_dir().join(format!("rlx-tokenize-bad-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("tokenizer.json");
+        let good = tokenizer_json(1);
+        let cut = good.replace(r#""decoder":null"#, r#""decoder":{"type":"#);
+        let precompiled = good.replace(
+            r#""normalizer":null"#,
+            r#""normalizer":{"type":"Precompiled","precompiled_charsmap":"AAAA"}"#,
+        );
+        for text in [cut, precompiled] {
+            std::fs::write(&path, text).unwrap();
+            let err = SentenceTokenizer::from_file(&path, 8).unwrap_err().to_string();
+            assert!(err.contains("tokenizer.json"), "{err}");
+        }
+        std::fs::write(&path, good).unwrap();
+        SentenceTokenizer::from_file(&path, 8).unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
