@@ -12,5 +12,5 @@ def knn(t, k):
     return [torch.sort(d, dim=1, stable=True).indices[:, :k].to(torch.int32)]
 
 
-for tag, k in [("q5_p9_d3_k4", 4), ("q70_p33_d7_k16", 16), ("q1_p1_d1_k1", 1)]:
+for tag, k in [("q5_p9_d3_k4", 4), ("q70_p33_d7_k16", 16), ("q1_p3_d1_k2", 2)]:
     REFS[f"custom_knn_{tag}"] = lambda t, k=k: knn(t, k)

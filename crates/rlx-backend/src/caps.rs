@@ -72,6 +72,7 @@ impl Capabilities {
             QuantMatMul,
             QuantGather,
             GroupedMatMul,
+            Fft,
             LayerNorm,
             RmsNorm,
             Softmax,

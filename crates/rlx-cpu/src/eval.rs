@@ -2,7 +2,7 @@
 
 use crate::elem::invalid;
 use crate::ops::{
-    attention, conv, elementwise as ew, grouped, matmul, norm, quant, random, reduce, rope, shape,
+    attention, conv, elementwise as ew, fft, grouped, matmul, norm, quant, random, reduce, rope, shape,
 };
 use crate::widen;
 use rlx_backend::BackendError;
@@ -94,6 +94,7 @@ pub(crate) fn compute(op: &Op, inputs: &[&Tensor], out: &TensorType) -> Result<T
         Op::QuantMatMul { quant: q } => quant::quant_matmul(*q, arg(0)?, arg(1)?, out),
         Op::QuantGather { quant: q } => quant::quant_gather(*q, arg(0)?, arg(1)?, out),
         Op::GroupedMatMul => grouped::grouped_matmul(arg(0)?, arg(1)?, arg(2)?, out),
+        Op::Fft { inverse } => fft::fft(*inverse, arg(0)?, out),
         Op::LayerNorm { eps } => norm::layer_norm(*eps, arg(0)?, arg(1)?, arg(2)?, out),
         Op::RmsNorm { eps } => norm::rms_norm(*eps, arg(0)?, arg(1)?, out),
         Op::Softmax => norm::softmax(arg(0)?, out),

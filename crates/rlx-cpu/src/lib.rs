@@ -15,8 +15,8 @@
 //! - Matmul runs on the `gemm` crate (f32, rayon threads); every other kernel is a plain loop.
 //! - [`eval`] evaluates one op on host tensors after checking the operands; it is what parity
 //!   tests compare against and what rlx-opt's constant folding calls.
-//! - [`quant`] decodes ggml's block quantizations and f16/bf16 bytes to f32, bit for bit as
-//!   ggml does: the host reference for packed weights.
+//! - [`quant`] decodes the block quantizations (ggml's bit for bit as ggml does; rlx's int, fp8
+//!   and nvfp4 ones) and f16/bf16 bytes to f32: the host reference for packed weights.
 //! - A compiled graph ([`CpuExecutable`]) evaluates nodes in order and frees each value after
 //!   its last reader; it errors (never panics) on an input or param it was not given.
 
@@ -27,6 +27,7 @@ mod index;
 mod memory;
 mod ops;
 pub mod quant;
+mod quant_rlx;
 mod widen;
 
 pub use eval::eval;

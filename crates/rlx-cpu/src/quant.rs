@@ -1,5 +1,6 @@
-//! The reference decoders of packed weights: ggml's block quantizations ([`QuantType`]) and
-//! little-endian f16 / bf16, widened to f32.
+//! The reference decoders of packed weights: the block quantizations of [`QuantType`] (ggml's
+//! here, rlx's int, fp8 and nvfp4 formats in `quant_rlx`) and little-endian f16 / bf16, widened
+//! to f32.
 //!
 //! Contract:
 //! - [`dequantize`] decodes whole blocks, back to back, into exactly as many f32 values as they
@@ -11,6 +12,7 @@
 //!   infinite values (`inf · 0` is NaN) like it.
 //! - Hosts only: GPU paths keep the blocks packed and decode them in their kernels.
 
+use crate::quant_rlx;
 use half::f16;
 use rayon::prelude::*;
 use rlx_ir::{QuantError, QuantType};
@@ -38,6 +40,11 @@ pub fn dequantize(ty: QuantType, bytes: &[u8], out: &mut [f32]) -> Result<(), De
         QuantType::Q4K => for_blocks(bytes, out, q4_k),
         QuantType::Q5K => for_blocks(bytes, out, q5_k),
         QuantType::Q6K => for_blocks(bytes, out, q6_k),
+        QuantType::Q4_1 => for_blocks(bytes, out, quant_rlx::q4_1),
+        QuantType::Q8Asym => for_blocks(bytes, out, quant_rlx::q8_asym),
+        QuantType::Fp8E4M3 => for_blocks(bytes, out, quant_rlx::fp8_e4m3),
+        QuantType::Fp8E5M2 => for_blocks(bytes, out, quant_rlx::fp8_e5m2),
+        QuantType::NvFp4 => for_blocks(bytes, out, quant_rlx::nvfp4),
     }
     Ok(())
 }
@@ -80,7 +87,7 @@ fn for_blocks<const B: usize, const E: usize>(
 }
 
 /// The f16 stored little-endian at `b[i..i + 2]`, widened.
-fn f16_at<const B: usize>(b: &[u8; B], i: usize) -> f32 {
+pub(crate) fn f16_at<const B: usize>(b: &[u8; B], i: usize) -> f32 {
     f16::from_bits(u16::from_le_bytes([b[i], b[i + 1]])).to_f32()
 }
 
@@ -200,18 +207,16 @@ mod tests {
         bytes
     }
 
+    /// The f16 scale offsets of the formats whose every other byte pattern is a finite code
+    /// (the rlx fp8 and nvfp4 formats have their own tests in `quant_rlx`).
     fn scale_offsets(ty: QuantType) -> &'static [usize] {
-        match ty {
-            QuantType::Q8_0 | QuantType::Q4_0 => &[0],
-            QuantType::Q4K | QuantType::Q5K => &[0, 2],
-            QuantType::Q6K => &[208],
-        }
+        ty.f16_offsets()
     }
 
     #[test]
     fn every_output_is_written() {
         let sentinel = f32::from_bits(0x7fc0_1234);
-        for ty in QuantType::ALL {
+        for ty in QuantType::ALL.into_iter().filter(|t| !t.f16_offsets().is_empty()) {
             let bytes = blocks(ty, 3, scale_offsets(ty));
             let mut out = vec![sentinel; 3 * ty.block_elems()];
             dequantize(ty, &bytes, &mut out).unwrap();
@@ -270,7 +275,7 @@ mod tests {
 
     #[test]
     fn non_finite_scales_propagate() {
-        for ty in QuantType::ALL {
+        for ty in QuantType::ALL.into_iter().filter(|t| !t.f16_offsets().is_empty()) {
             let mut bytes = blocks(ty, 1, scale_offsets(ty));
             let at = scale_offsets(ty)[0];
             bytes[at..at + 2].copy_from_slice(&f16::NAN.to_le_bytes());

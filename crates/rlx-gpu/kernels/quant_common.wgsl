@@ -1,12 +1,15 @@
 // What the kernels on block-quantized weights share (matmul_quant_vec.wgsl,
 // matmul_quant_tiled.wgsl, matmul_quant_coop.wgsl, data_quant_gather.wgsl): the params struct,
 // byte access to the packed weight `w` and the piece type the decoders return. Appended to each
-// kernel with one decoder file (quant_q8_0.wgsl, …), which defines `decode8`.
+// kernel with quant_k_scales.wgsl, quant_minifloat.wgsl and one decoder file (quant_q8_0.wgsl,
+// …), which defines `decode8`.
 //
 // The weight is U8 storage, one byte per element, bound as u32 words (little-endian): row r of
 // [rows, row_bytes] starts at byte r · row_bytes, which need not be a word boundary (blocks of
 // 34, 18 and 210 bytes), so multi-byte fields are assembled from two words. f16 scales always
-// sit at even offsets (blocks and rows start at even bytes), so each lies inside one word.
+// sit at even offsets (blocks and rows start at even bytes), so each lies inside one word. The
+// formats rlx adds (Q4_1, Q8_ASYM, FP8_*, NVFP4) have blocks of whole words, so their rows and
+// fields start on word boundaries and their decoders read words directly.
 // `last_word` is the last word holding bytes of the tensor: a 4-byte read never goes past it.
 
 struct QuantParams {
@@ -38,10 +41,15 @@ fn bytes4(o: u32) -> u32 {
     return (lo >> s) | (hi << (32u - s));
 }
 
-// The f16 at the even byte offset o, widened exactly (by hand: unpack2x16float would need the
-// f16-in-f32 capability). Infinities and NaN stay what they are; subnormals become m · 2^-24.
+// The f16 at the even byte offset o, widened exactly (f16_bits).
 fn f16_at(o: u32) -> f32 {
-    let h = (w[o >> 2u] >> ((o & 2u) * 8u)) & 0xffffu;
+    return f16_bits((w[o >> 2u] >> ((o & 2u) * 8u)) & 0xffffu);
+}
+
+// The f16 whose bits are the low 16 of h, widened exactly (by hand: unpack2x16float would need
+// the f16-in-f32 capability). Infinities and NaN stay what they are; subnormals become
+// m · 2^-24.
+fn f16_bits(h: u32) -> f32 {
     let sign = (h & 0x8000u) << 16u;
     let e = (h >> 10u) & 0x1fu;
     let m = h & 0x3ffu;

@@ -10,7 +10,7 @@ use crate::catalog::cast::{self, CastFn};
 use crate::catalog::elementwise::{self, BinaryFn, UnaryFn};
 use crate::catalog::grouped::{self, GroupedKernel};
 use crate::catalog::quant::{self, QuantKernel};
-use crate::catalog::{data, nn, random, Spec, WordType, PRELUDE};
+use crate::catalog::{data, fft, nn, random, Spec, WordType, PRELUDE};
 use crate::preprocess::{preprocess, ParamsBinding};
 use crate::GpuError;
 use rlx_ir::{BinaryOp, RandomDist, UnaryOp};
@@ -43,6 +43,8 @@ pub enum KernelKey {
     Quant(QuantKernel),
     /// The experts of a mixture-of-experts layer ([`crate::catalog::grouped`]).
     Grouped(GroupedKernel),
+    /// Radix-2 Fourier transforms of complex rows in shared memory ([`crate::catalog::fft`]).
+    FftRadix2F32,
     /// A user-defined op's kernel ([`crate::custom`]); not in [`keys`], which lists the
     /// built-in table.
     Custom(crate::custom::CustomKernel),
@@ -109,6 +111,7 @@ pub fn variant(key: KernelKey) -> KernelVariant {
         KernelKey::Random(d) => random::spec(d),
         KernelKey::Quant(k) => quant::spec(k),
         KernelKey::Grouped(k) => grouped::spec(k),
+        KernelKey::FftRadix2F32 => fft::spec(),
         KernelKey::Custom(k) => return crate::custom::variant(k),
     };
     let Spec { name, file, source, defines, workgroup_size, bindings, params_size } = spec;
@@ -128,6 +131,7 @@ pub fn keys() -> Vec<KernelKey> {
     keys.extend(random::keys().into_iter().map(KernelKey::Random));
     keys.extend(QuantKernel::all().into_iter().map(KernelKey::Quant));
     keys.extend(GroupedKernel::all().into_iter().map(KernelKey::Grouped));
+    keys.push(KernelKey::FftRadix2F32);
     keys
 }
 

@@ -136,6 +136,7 @@ fn attrs(op: &Op) -> String {
             };
             a.push(format!("kind={k} kernel={kernel:?} stride={stride:?} padding={padding:?}"));
         }
+        Op::Fft { inverse } => a.push(format!("inverse={inverse}")),
         Op::Random { dist, shape } => a.push(format!("dist={} shape={shape}", dist.name())),
         Op::Custom(call) => a.push(format!("name={}", call.op().name())),
         Op::FusedElementwise(p) => {

@@ -7,6 +7,7 @@
 //! rewritten by passes); [`dump`] prints it. Backends receive verified graphs and never
 //! re-validate shapes.
 
+pub mod audio;
 mod builder;
 mod custom;
 mod dtype;
@@ -14,14 +15,19 @@ mod dump;
 mod error;
 mod graph;
 pub mod infer;
+pub mod minifloat;
 mod op;
 pub mod quant;
+mod quantize;
 mod round;
 mod shape;
+pub mod spectral;
 mod tensor;
 mod verify;
 
-pub use builder::{SamplingSpec, DEFAULT_TOP_K};
+pub use builder::{
+    PadMode, SamplingSpec, StftOptions, WelchOptions, WelchScaling, DEFAULT_TOP_K, WHISPER_HOP, WHISPER_N_FFT,
+};
 pub use custom::{CpuRef, CustomCall, CustomLaunch, CustomOp, CustomOpBuilder, CustomWgsl, ShapeRule};
 pub use dtype::DType;
 pub use dump::dump;
@@ -29,6 +35,7 @@ pub use error::{IrError, ShapeList};
 pub use graph::{Graph, Node, NodeId};
 pub use op::*;
 pub use quant::{QuantError, QuantType};
+pub use quantize::{quantize, quantize_nvfp4};
 pub use round::{bf16_from_f64, f16_from_f64};
 pub use shape::{Shape, TensorType, MAX_TENSOR_BYTES};
 pub use tensor::{Tensor, TensorData};

@@ -278,6 +278,12 @@ pub struct EwProgram {
     pub steps: Vec<EwStep>,
 }
 
+/// Largest row length N that [`Op::Fft`] takes: a power of two whose N complex f32 values
+/// (8·N bytes) fit one workgroup's shared memory on every GPU rlx targets (16 KiB, half of
+/// lavapipe's 32 KiB, leaving room for the kernel prelude's own shared array). `Graph::fft`
+/// builds longer transforms from transforms of at most this length.
+pub const FFT_NATIVE_MAX: usize = 2048;
+
 /// What a node computes. Inputs are listed per variant as "inputs: …".
 #[derive(Clone, Debug, PartialEq)]
 pub enum Op {
@@ -357,6 +363,17 @@ pub enum Op {
     /// chosen experts, picked on the device. An id outside [0, E) gives a row of zeros (as
     /// `Gather` does), never a read out of bounds.
     GroupedMatMul,
+
+    /// inputs: x (F32 `[..., N, 2]`): rows of N complex values, each stored as (real, imag)
+    /// in a trailing axis of 2. Output F32 `[..., N, 2]`: the discrete Fourier transform of
+    /// every row along axis −2, `X[k] = Σₙ x[n]·e^{∓2πi·nk/N}` (− forward, + inverse), scaled
+    /// as PyTorch's `norm="backward"`: forward unscaled, inverse × 1/N. N is a power of two up
+    /// to [`FFT_NATIVE_MAX`]: the size one GPU workgroup transforms in shared memory.
+    /// `Graph::fft` takes any N, building larger powers of two (four-step) and other lengths
+    /// (Bluestein) from this op. Equals `torch.view_as_real(torch.fft.fft(view_as_complex(x),
+    /// dim=-1))` (or `ifft`). A NaN in a row spreads to the outputs of that row that read it
+    /// (in general all of them); other rows are untouched.
+    Fft { inverse: bool },
 
     /// inputs: x, gamma, beta (gamma and beta: [last dim]). Normalises over the last axis.
     LayerNorm { eps: f32 },
@@ -445,6 +462,7 @@ pub enum OpKind {
     QuantMatMul,
     QuantGather,
     GroupedMatMul,
+    Fft,
     LayerNorm,
     RmsNorm,
     Softmax,
@@ -490,6 +508,7 @@ impl Op {
             Op::QuantMatMul { .. } => OpKind::QuantMatMul,
             Op::QuantGather { .. } => OpKind::QuantGather,
             Op::GroupedMatMul => OpKind::GroupedMatMul,
+            Op::Fft { .. } => OpKind::Fft,
             Op::LayerNorm { .. } => OpKind::LayerNorm,
             Op::RmsNorm { .. } => OpKind::RmsNorm,
             Op::Softmax => OpKind::Softmax,
@@ -597,6 +616,7 @@ impl OpKind {
             OpKind::QuantMatMul => "quant_matmul",
             OpKind::QuantGather => "quant_gather",
             OpKind::GroupedMatMul => "grouped_matmul",
+            OpKind::Fft => "fft",
             OpKind::LayerNorm => "layer_norm",
             OpKind::RmsNorm => "rms_norm",
             OpKind::Softmax => "softmax",

@@ -1,4 +1,5 @@
-//! Block-quantized weight formats (the ggml/GGUF families rlx reads).
+//! Block-quantized weight formats: the ggml/GGUF families rlx reads, and the int, fp8 and nvfp4
+//! block formats rlx defines for weights converted on the host ([`crate::quantize`]).
 //!
 //! Contract: [`QuantType`] is the one description of block geometry in rlx. A quantized tensor
 //! of `n` elements is `n / block_elems` blocks of `block_bytes` bytes each, stored back to back
@@ -6,20 +7,24 @@
 //! are computed with checked arithmetic: an element count that is not whole blocks, or whose
 //! byte size overflows `usize`, is a [`QuantError`], never a wrapped number or a panic. What the
 //! bytes of a block mean is written beside each variant; rlx-cpu's `quant::dequantize` is the
-//! reference decoder.
+//! reference decoder. Multi-byte fields are little-endian. Only the five GGUF formats are
+//! reachable from a GGUF file (rlx-models maps ggml type ids to exactly those).
 
 use std::fmt;
 use std::str::FromStr;
 
-/// A block quantization format, as ggml defines it. Every scale stored as f16 is IEEE half
-/// precision, little-endian.
+/// A block quantization format. Every scale stored as f16 is IEEE half precision; every f32
+/// scale IEEE single precision; all little-endian. The formats rlx adds to ggml's have blocks
+/// of a whole number of 32-bit words, so a kernel reads their fields without straddling words.
 #[allow(non_camel_case_types)] // the ggml names, spelled as users know them
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum QuantType {
-    /// 32 elements in 34 bytes: an f16 scale `d`, then 32 signed bytes `q`; `x = q · d`.
+    /// int8 block, symmetric (ggml). 32 elements in 34 bytes: an f16 scale `d`, then 32 signed
+    /// bytes `q`; `x = q · d`.
     Q8_0,
-    /// 32 elements in 18 bytes: an f16 scale `d`, then 16 bytes of 4-bit values. Byte `j` holds
-    /// element `j` in its low nibble and element `j + 16` in its high nibble; `x = (q − 8) · d`.
+    /// int4 block, symmetric (ggml). 32 elements in 18 bytes: an f16 scale `d`, then 16 bytes of
+    /// 4-bit values. Byte `j` holds element `j` in its low nibble and element `j + 16` in its
+    /// high nibble; `x = (q − 8) · d`.
     Q4_0,
     /// 256 elements in 144 bytes: f16 `d`, f16 `dmin`, 12 bytes of eight 6-bit (scale, min)
     /// pairs, 128 bytes of 4-bit values. Eight sub-blocks of 32; `x = d·scale·q − dmin·min`.
@@ -30,17 +35,64 @@ pub enum QuantType {
     /// 256 elements in 210 bytes: 128 bytes of low 4 bits, 64 bytes of high 2 bits, sixteen
     /// signed 8-bit scales (one per 16 elements), then an f16 `d`; `x = d·scale·(q − 32)`.
     Q6K,
+    /// int4 block, asymmetric (ggml's Q4_1, type id 3; rlx's GGUF reader does not map it). 32
+    /// elements in 20 bytes: f16 scale `d` (bytes 0..2), f16 minimum `m` (bytes 2..4), then 16
+    /// bytes of unsigned 4-bit `q` laid out as [`QuantType::Q4_0`]'s (byte `4 + j`: element `j`
+    /// low nibble, `j + 16` high); `x = q · d + m`.
+    Q4_1,
+    /// int8 block, asymmetric (rlx's; no ggml counterpart: ggml's Q8_1 is symmetric). 32
+    /// elements in 36 bytes: f16 scale `d` (bytes 0..2), f16 minimum `m` (bytes 2..4), then 32
+    /// unsigned bytes `q` (element `j` at byte `4 + j`); `x = q · d + m`. The zero point is
+    /// `m`: an element equal to the block's minimum is exactly `m`.
+    Q8Asym,
+    /// fp8 e4m3 block (OCP "e4m3fn": bias 7, no infinities, NaN = S.1111.111, max 448). 32
+    /// elements in 36 bytes: an f32 scale `s` (bytes 0..4), then 32 e4m3 codes (element `j` at
+    /// byte `4 + j`); `x = s · e4m3(q)`. An f32 scale, not f16: a weight block's `amax / 448`
+    /// is often below f16's normal range (6.1e-5).
+    Fp8E4M3,
+    /// fp8 e5m2 block (IEEE-like: bias 15, S.11111.00 is ±inf, S.11111.xx (xx ≠ 0) NaN, max
+    /// 57344). Layout as [`QuantType::Fp8E4M3`]: f32 scale `s`, 32 codes; `x = s · e5m2(q)`.
+    Fp8E5M2,
+    /// NVIDIA's nvfp4: e2m1 values (sign bit 3, two exponent bits, one mantissa bit: ±{0, 0.5,
+    /// 1, 1.5, 2, 3, 4, 6}) in micro-blocks of 16 with one fp8 e4m3 scale each. rlx stores 64
+    /// elements (4 micro-blocks) in 36 bytes: the 4 e4m3 scales (byte `i` scales elements
+    /// `16·i .. 16·i + 16`), then 32 bytes of codes, element `2j` in the low nibble of byte
+    /// `4 + j` and `2j + 1` in its high nibble; `x = e4m3(scale) · e2m1(q)`. The per-tensor f32
+    /// global scale is not stored: the graph multiplies by it ([`crate::Graph::nvfp4_matmul`]).
+    /// Four micro-blocks per block make the scales one word and a row of codes whole words.
+    NvFp4,
 }
 
 impl QuantType {
     /// Every format, in declaration order.
-    pub const ALL: [QuantType; 5] =
+    pub const ALL: [QuantType; 10] = [
+        QuantType::Q8_0,
+        QuantType::Q4_0,
+        QuantType::Q4K,
+        QuantType::Q5K,
+        QuantType::Q6K,
+        QuantType::Q4_1,
+        QuantType::Q8Asym,
+        QuantType::Fp8E4M3,
+        QuantType::Fp8E5M2,
+        QuantType::NvFp4,
+    ];
+
+    /// The formats GGUF files carry (ggml type ids 8, 2, 12, 13, 14), in declaration order.
+    pub const GGUF: [QuantType; 5] =
         [QuantType::Q8_0, QuantType::Q4_0, QuantType::Q4K, QuantType::Q5K, QuantType::Q6K];
 
-    /// Elements per block: 32 for the legacy formats, 256 for the K-quants' super-blocks.
+    /// Elements per block: 32 for the legacy, int8 and fp8 formats, 64 for nvfp4 (four
+    /// micro-blocks of 16), 256 for the K-quants' super-blocks.
     pub fn block_elems(self) -> usize {
         match self {
-            QuantType::Q8_0 | QuantType::Q4_0 => 32,
+            QuantType::Q8_0
+            | QuantType::Q4_0
+            | QuantType::Q4_1
+            | QuantType::Q8Asym
+            | QuantType::Fp8E4M3
+            | QuantType::Fp8E5M2 => 32,
+            QuantType::NvFp4 => 64,
             QuantType::Q4K | QuantType::Q5K | QuantType::Q6K => 256,
         }
     }
@@ -53,20 +105,25 @@ impl QuantType {
             QuantType::Q4K => 144,
             QuantType::Q5K => 176,
             QuantType::Q6K => 210,
+            QuantType::Q4_1 => 20,
+            QuantType::Q8Asym | QuantType::Fp8E4M3 | QuantType::Fp8E5M2 | QuantType::NvFp4 => 36,
         }
     }
 
-    /// Byte offsets, within one block, of its f16 scales (`d`, and `dmin` for Q4_K / Q5_K). All
+    /// Byte offsets, within one block, of its f16 scales (`d`, and `dmin` or `m` where the
+    /// format has one); empty for the fp8 and nvfp4 formats, whose scales are f32 or e4m3. All
     /// are even, so no scale straddles a 32-bit word of a row whose blocks start at even bytes.
     pub fn f16_offsets(self) -> &'static [usize] {
         match self {
             QuantType::Q8_0 | QuantType::Q4_0 => &[0],
-            QuantType::Q4K | QuantType::Q5K => &[0, 2],
+            QuantType::Q4K | QuantType::Q5K | QuantType::Q4_1 | QuantType::Q8Asym => &[0, 2],
             QuantType::Q6K => &[208],
+            QuantType::Fp8E4M3 | QuantType::Fp8E5M2 | QuantType::NvFp4 => &[],
         }
     }
 
-    /// The ggml name: `Q8_0`, `Q4_0`, `Q4_K`, `Q5_K`, `Q6_K`.
+    /// The name: ggml's (`Q8_0`, `Q4_0`, `Q4_K`, `Q5_K`, `Q6_K`, `Q4_1`) or rlx's (`Q8_ASYM`,
+    /// `FP8_E4M3`, `FP8_E5M2`, `NVFP4`).
     pub fn name(self) -> &'static str {
         match self {
             QuantType::Q8_0 => "Q8_0",
@@ -74,6 +131,11 @@ impl QuantType {
             QuantType::Q4K => "Q4_K",
             QuantType::Q5K => "Q5_K",
             QuantType::Q6K => "Q6_K",
+            QuantType::Q4_1 => "Q4_1",
+            QuantType::Q8Asym => "Q8_ASYM",
+            QuantType::Fp8E4M3 => "FP8_E4M3",
+            QuantType::Fp8E5M2 => "FP8_E5M2",
+            QuantType::NvFp4 => "NVFP4",
         }
     }
 
@@ -132,8 +194,17 @@ pub enum QuantError {
     /// Packed bytes and an element count that disagree (a decoder's input and output).
     #[error("{ty}: {bytes} bytes of blocks do not hold {elems} elements (they need {} bytes)", need_bytes(*ty, *elems))]
     LengthMismatch { ty: QuantType, bytes: usize, elems: usize },
-    #[error("unknown quantization type '{name}'; rlx knows Q8_0, Q4_0, Q4_K, Q5_K and Q6_K")]
+    #[error(
+        "unknown quantization type '{name}'; rlx knows Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, Q4_1, \
+         Q8_ASYM, FP8_E4M3, FP8_E5M2 and NVFP4"
+    )]
     UnknownName { name: String },
+    /// A format rlx reads but does not write (the K-quants, whose encoders search per block).
+    #[error(
+        "{ty}: rlx has no quantizer for this format (make it with llama.cpp's llama-quantize); \
+         rlx::quantize writes Q8_0, Q4_0, Q4_1, Q8_ASYM, FP8_E4M3, FP8_E5M2 and NVFP4"
+    )]
+    NoQuantizer { ty: QuantType },
 }
 
 /// The byte size of `elems` for a message, or why there is none.
@@ -152,9 +223,22 @@ mod tests {
     #[test]
     fn geometry_matches_ggml() {
         let want = [(32, 34), (32, 18), (256, 144), (256, 176), (256, 210)];
+        // Only the GGUF formats are ggml's; rlx's own come after them in ALL.
+        assert_eq!(QuantType::ALL[..5], QuantType::GGUF);
         for (ty, (elems, bytes)) in QuantType::ALL.into_iter().zip(want) {
             assert_eq!((ty.block_elems(), ty.block_bytes()), (elems, bytes), "{ty}");
         }
+    }
+
+    #[test]
+    fn rlx_formats_are_whole_words() {
+        let want = [(32, 20), (32, 36), (32, 36), (32, 36), (64, 36)];
+        for (ty, (elems, bytes)) in QuantType::ALL[5..].iter().zip(want) {
+            assert_eq!((ty.block_elems(), ty.block_bytes()), (elems, bytes), "{ty}");
+            assert_eq!(ty.block_bytes() % 4, 0, "{ty}");
+        }
+        assert_eq!(QuantType::NvFp4.byte_len(128), Ok(72));
+        assert!(matches!(QuantType::NvFp4.byte_len(96), Err(QuantError::PartialBlock { .. })));
     }
 
     #[test]

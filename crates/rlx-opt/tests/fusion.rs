@@ -295,3 +295,27 @@ fn fusion_sees_through_broadcast_expands() {
     assert_eq!(count(&opt, OpKind::Expand), 0, "the expands became dead");
     assert_same(&g, &opt, 54, TOL);
 }
+
+#[test]
+fn lora_update_folds_into_the_matmul_epilogue_for_decode_rows() {
+    // lora_matmul at M = 1: the [1, N] rank-r update is a bias of the base matmul, so the add
+    // disappears into a FusedMatMul; at M = 3 it stays one elementwise add.
+    for (m, fused_add) in [(1, true), (3, false)] {
+        let mut g = Graph::new("lora");
+        let x = g.input("x", &[m, 8], DType::F32).unwrap();
+        let w = g.param("w", &[6, 8], DType::F32).unwrap();
+        let a = g.param("a", &[2, 8], DType::F32).unwrap();
+        let b = g.param("b", &[6, 2], DType::F32).unwrap();
+        let y = g.lora_matmul(x, w, a, b, 0.5).unwrap();
+        g.set_outputs(&[y]).unwrap();
+        let f = fuse_matmul_epilogue(&g, &all()).unwrap();
+        let with_bias =
+            fused_matmul(&f).iter().filter(|op| matches!(op, Op::FusedMatMul { bias: true, .. })).count();
+        assert_eq!(with_bias, usize::from(fused_add), "M = {m}");
+        let adds = f.nodes().iter().filter(|n| n.op == Op::Binary(BinaryOp::Add)).count();
+        assert_eq!(adds, usize::from(!fused_add), "M = {m}");
+        // The scale multiplies the [M, r] intermediate, the smallest tensor on the path.
+        assert_eq!(count(&f, OpKind::Binary), 1 + adds, "M = {m}");
+        assert_same(&g, &f, 40 + m as u64, TOL);
+    }
+}

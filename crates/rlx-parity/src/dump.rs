@@ -69,13 +69,15 @@ pub fn bytes(t: &Tensor) -> Vec<u8> {
     }
 }
 
-fn json_str(s: &str) -> String {
+/// `s` as a JSON string literal: quotes, backslashes and control characters escaped.
+pub fn json_str(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
             c if (c as u32) < 0x20 => {
                 let _ = write!(out, "\\u{:04x}", c as u32);
             }
@@ -99,7 +101,7 @@ mod tests {
         assert_eq!(bytes(&t), half::f16::from_f32(1.5).to_bits().to_le_bytes());
         let t = Tensor::from_bool(&[3][..], vec![true, false, true]).unwrap();
         assert_eq!(bytes(&t), [1, 0, 1]);
-        assert_eq!(json_str("a\"b\\c\n"), "\"a\\\"b\\\\c\\u000a\"");
+        assert_eq!(json_str("a\"b\\c\n\u{1}"), "\"a\\\"b\\\\c\\n\\u0001\"");
     }
 
     #[test]

@@ -79,6 +79,11 @@ fn op_flops(op: &Op, out: usize, a: &[usize], b: &[usize], c: &[usize]) -> f64 {
         Op::QuantMatMul { .. } => 2.0 * out * a.last().copied().unwrap_or(0) as f64,
         // out [T, k, N]: each element one dot of K (x's last dim).
         Op::GroupedMatMul => 2.0 * out * a.last().copied().unwrap_or(0) as f64,
+        // A radix-2 FFT of N points: 5·N·log₂N flops per row, out holds 2·N floats per row.
+        Op::Fft { .. } => {
+            let n = a.iter().rev().nth(1).copied().unwrap_or(1).max(1) as f64;
+            2.5 * out * n.log2()
+        }
         Op::Attention(spec) => {
             // q·kᵀ then p·v: out is [B, Sq, Hq, Dv] (or Bhsd); each output row needs Sk·(D+Dv)
             // multiply-adds, per output element Sk·(D+Dv)/Dv.

@@ -82,16 +82,41 @@ pub fn random_tensor(rng: &mut Rng, ty: &TensorType) -> Result<Tensor, IrError> 
     Tensor::from_f64(ty.shape.clone(), ty.dtype, &v)
 }
 
-/// `blocks` random but valid blocks of `ty`, back to back: every byte uniform except the f16
-/// scales ([`QuantType::f16_offsets`]), which are finite, of either sign, with magnitudes in
-/// [scale / 4, scale) (so decoded values stay in a range f32 sums handle without overflow).
+/// `blocks` random but valid blocks of `ty`, back to back: every byte uniform except the
+/// scales, which are finite, of either sign, with magnitudes in [scale / 4, scale) (so decoded
+/// values stay in a range f32 sums handle without overflow): the f16 scales
+/// ([`QuantType::f16_offsets`]), the fp8 formats' f32 scale and nvfp4's e4m3 micro-block scales
+/// (rounded to e4m3). The fp8 codes are drawn from the finite ones (NaN and inf codes are
+/// redrawn as their neighbours), so a block decodes to finite values only.
 pub fn quant_blocks(rng: &mut Rng, ty: QuantType, blocks: usize, scale: f32) -> Vec<u8> {
     let mut bytes: Vec<u8> = (0..blocks * ty.block_bytes()).map(|_| rng.next_u64() as u8).collect();
+    let draw = |rng: &mut Rng| {
+        let sign = if rng.bool() { -1.0 } else { 1.0 };
+        sign * rng.range(scale / 4.0, scale)
+    };
     for block in bytes.chunks_exact_mut(ty.block_bytes()) {
         for &at in ty.f16_offsets() {
-            let sign = if rng.bool() { -1.0 } else { 1.0 };
-            let d = f16_from_f64(f64::from(sign * rng.range(scale / 4.0, scale)));
+            let d = f16_from_f64(f64::from(draw(rng)));
             block[at..at + 2].copy_from_slice(&d.to_bits().to_le_bytes());
+        }
+        match ty {
+            QuantType::Fp8E4M3 | QuantType::Fp8E5M2 => {
+                block[..4].copy_from_slice(&draw(rng).to_le_bytes());
+                let e4m3 = ty == QuantType::Fp8E4M3;
+                for q in &mut block[4..] {
+                    if e4m3 && *q & 0x7f == 0x7f {
+                        *q ^= 1;
+                    } else if !e4m3 && *q & 0x7c == 0x7c {
+                        *q &= !0x40;
+                    }
+                }
+            }
+            QuantType::NvFp4 => {
+                for s in &mut block[..4] {
+                    *s = rlx_ir::minifloat::f32_to_e4m3(draw(rng));
+                }
+            }
+            _ => {}
         }
     }
     bytes
@@ -147,6 +172,20 @@ mod tests {
                     let bits = u16::from_le_bytes([block[at], block[at + 1]]);
                     assert!(bits & 0x7c00 != 0x7c00, "{ty}: non-finite scale {bits:#x}");
                     assert!(bits & 0x7fff != 0, "{ty}: zero scale");
+                }
+                match ty {
+                    QuantType::Fp8E4M3 => assert!(block[4..].iter().all(|q| q & 0x7f != 0x7f), "{ty}"),
+                    QuantType::Fp8E5M2 => assert!(block[4..].iter().all(|q| q & 0x7c != 0x7c), "{ty}"),
+                    QuantType::NvFp4 => {
+                        let s: Vec<f32> =
+                            block[..4].iter().map(|&c| rlx_ir::minifloat::e4m3_to_f32(c)).collect();
+                        assert!(s.iter().all(|v| (0.1..=0.5).contains(&v.abs())), "{ty}: scales {s:?}");
+                    }
+                    _ => {}
+                }
+                if matches!(ty, QuantType::Fp8E4M3 | QuantType::Fp8E5M2) {
+                    let s = f32::from_le_bytes([block[0], block[1], block[2], block[3]]);
+                    assert!((0.125..0.5).contains(&s.abs()), "{ty}: scale {s}");
                 }
             }
         }

@@ -32,9 +32,9 @@ pub use rlx_runtime as runtime;
 pub mod prelude {
     pub use half::f16;
     pub use rlx_ir::{
-        dump, ArgReduceOp, AttentionSpec, AttnLayout, BinaryOp, CompareOp, DType, Graph, MaskKind, NodeId,
-        Op, OpKind, PoolKind, RandomDist, ReduceOp, RopeStyle, SamplingSpec, Shape, Tensor, TensorData,
-        TensorType, UnaryOp, DEFAULT_TOP_K,
+        dump, quantize, quantize_nvfp4, ArgReduceOp, AttentionSpec, AttnLayout, BinaryOp, CompareOp, DType,
+        Graph, MaskKind, NodeId, Op, OpKind, PoolKind, QuantType, RandomDist, ReduceOp, RopeStyle,
+        SamplingSpec, Shape, Tensor, TensorData, TensorType, UnaryOp, DEFAULT_TOP_K,
     };
     pub use rlx_runtime::{
         devices, CompileOptions, Device, DeviceStatus, Error, Executable, HostData, MatmulKernel,

@@ -4,6 +4,7 @@
 pub(crate) mod attention;
 pub(crate) mod conv;
 pub(crate) mod elementwise;
+pub(crate) mod fft;
 pub(crate) mod grouped;
 pub(crate) mod matmul;
 pub(crate) mod norm;

@@ -9,6 +9,7 @@
 //! - [`nn`]: matmul (plain and with fused epilogues), softmax, row norms, attention, RoPE.
 //! - [`random`]: counter-based random numbers (Philox4x32-10), uniform and normal.
 //! - [`quant`]: matmuls and row lookups on block-quantized weights kept packed.
+//! - [`fft`]: Fourier transforms of complex rows in shared memory.
 //! - [`grouped`]: the experts of a mixture-of-experts layer, chosen per token on the device.
 //!
 //! Every variant's WGSL is its kernel file followed by the prelude ([`PRELUDE`]).
@@ -16,6 +17,7 @@
 pub mod cast;
 pub mod data;
 pub mod elementwise;
+pub mod fft;
 pub mod grouped;
 pub mod nn;
 pub mod quant;

@@ -1,7 +1,8 @@
 //! Kernel family "quant": the kernels on block-quantized weights, which stay packed (U8, one
 //! byte per element) in device memory and are decoded inside the kernels. One variant per
-//! kernel and [`QuantType`]: the kernel file, `quant_common.wgsl` and the type's decoder
-//! (`quant_<type>.wgsl`, which defines `decode8`) are concatenated at build time.
+//! kernel and [`QuantType`]: the kernel file, `quant_common.wgsl`, `quant_k_scales.wgsl`,
+//! `quant_minifloat.wgsl` and the type's decoder (`quant_<type>.wgsl`, which defines `decode8`)
+//! are concatenated at build time.
 //!
 //! - [`QuantKernel::MatVec`]: `matmul_quant_vec.wgsl`, the decode path (M ≤ [`QUANT_VEC_ROWS`]
 //!   per row chunk), memory bound.
@@ -184,6 +185,8 @@ macro_rules! quant_src {
             "\n",
             include_str!("../../kernels/quant_k_scales.wgsl"),
             "\n",
+            include_str!("../../kernels/quant_minifloat.wgsl"),
+            "\n",
             include_str!(concat!("../../kernels/", $decoder))
         )
     };
@@ -199,6 +202,11 @@ macro_rules! per_type {
                 quant_src!($kernel, "quant_q4_k.wgsl"),
                 quant_src!($kernel, "quant_q5_k.wgsl"),
                 quant_src!($kernel, "quant_q6_k.wgsl"),
+                quant_src!($kernel, "quant_q4_1.wgsl"),
+                quant_src!($kernel, "quant_q8_asym.wgsl"),
+                quant_src!($kernel, "quant_fp8_e4m3.wgsl"),
+                quant_src!($kernel, "quant_fp8_e5m2.wgsl"),
+                quant_src!($kernel, "quant_nvfp4.wgsl"),
             ],
             [
                 concat!($stem, "_q8_0_f32"),
@@ -206,12 +214,17 @@ macro_rules! per_type {
                 concat!($stem, "_q4_k_f32"),
                 concat!($stem, "_q5_k_f32"),
                 concat!($stem, "_q6_k_f32"),
+                concat!($stem, "_q4_1_f32"),
+                concat!($stem, "_q8_asym_f32"),
+                concat!($stem, "_fp8_e4m3_f32"),
+                concat!($stem, "_fp8_e5m2_f32"),
+                concat!($stem, "_nvfp4_f32"),
             ],
         )
     };
 }
 
-type Table = ([&'static str; 5], [&'static str; 5]);
+type Table = ([&'static str; 10], [&'static str; 10]);
 
 const VEC: Table = per_type!("matmul_quant_vec.wgsl", "matmul_quant_vec");
 const TILED: Table = per_type!("matmul_quant_tiled.wgsl", "matmul_quant_tiled");
@@ -229,6 +242,11 @@ fn index(q: QuantType) -> usize {
         QuantType::Q4K => 2,
         QuantType::Q5K => 3,
         QuantType::Q6K => 4,
+        QuantType::Q4_1 => 5,
+        QuantType::Q8Asym => 6,
+        QuantType::Fp8E4M3 => 7,
+        QuantType::Fp8E5M2 => 8,
+        QuantType::NvFp4 => 9,
     }
 }
 
@@ -262,7 +280,7 @@ mod tests {
 
     #[test]
     fn every_kernel_has_a_variant_per_format_in_order() {
-        assert_eq!(QuantKernel::all().len(), 20);
+        assert_eq!(QuantKernel::all().len(), 40);
         for (i, q) in QuantType::ALL.into_iter().enumerate() {
             assert_eq!(index(q), i);
             let stem = q.name().to_lowercase();

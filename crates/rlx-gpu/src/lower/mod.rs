@@ -19,6 +19,7 @@ mod cast;
 mod custom;
 mod data;
 mod elementwise;
+mod fft;
 mod grouped;
 mod matmul;
 mod matmul_group;
@@ -253,6 +254,7 @@ fn lower_node(cx: &mut LowerCtx, id: NodeId, node: &Node, out: &mut Vec<Dispatch
         OpKind::MatMul | OpKind::FusedMatMul => matmul::lower(cx, id, node, out),
         OpKind::QuantMatMul | OpKind::QuantGather => quant::lower(cx, id, node, out),
         OpKind::GroupedMatMul => grouped::lower(cx, id, node, out),
+        OpKind::Fft => fft::lower(cx, id, node, out),
         OpKind::LayerNorm | OpKind::RmsNorm | OpKind::AddNorm | OpKind::Softmax | OpKind::LogSoftmax => {
             norm::lower(cx, id, node, out)
         }

@@ -5,15 +5,23 @@
 mod composite;
 mod conv1d;
 mod custom;
+mod dot_general;
+mod einsum;
+mod fft;
 mod grouped;
+mod lora;
 mod nn;
 mod quant;
 mod random;
 mod sample;
 mod shape_ops;
+mod spectrogram;
 mod state;
+mod stft;
 
 pub use sample::{SamplingSpec, DEFAULT_TOP_K};
+pub use spectrogram::{WelchOptions, WelchScaling, WHISPER_HOP, WHISPER_N_FFT};
+pub use stft::{PadMode, StftOptions};
 
 use crate::{BinaryOp, CompareOp, DType, Graph, IrError, NodeId, Op, Shape, Tensor, TensorType, UnaryOp};
 

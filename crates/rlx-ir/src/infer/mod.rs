@@ -2,6 +2,7 @@
 //! operand types and returns the node's [`TensorType`]. `Graph::push` calls [`infer`] for every
 //! node, builders and passes alike; the verifier calls it again to detect type drift.
 
+mod fft;
 mod grouped;
 mod nn;
 mod quant;
@@ -83,6 +84,7 @@ fn infer_type(op: &Op, inputs: &[&TensorType]) -> Result<TensorType, IrError> {
         Op::QuantMatMul { quant } => quant::quant_matmul(name, *quant, inputs),
         Op::QuantGather { quant } => quant::quant_gather(name, *quant, inputs),
         Op::GroupedMatMul => grouped::grouped_matmul(name, inputs),
+        Op::Fft { .. } => fft::fft(name, inputs),
         Op::MatMul { .. }
         | Op::LayerNorm { .. }
         | Op::RmsNorm { .. }

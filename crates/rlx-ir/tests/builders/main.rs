@@ -4,7 +4,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod composite;
+mod contract;
 mod elementwise;
+mod fft;
 mod fused;
 mod grouped;
 mod nn;

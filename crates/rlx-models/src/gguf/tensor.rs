@@ -40,20 +40,29 @@ impl GgmlType {
 
     /// The type with ggml id `id`, when rlx reads it.
     pub fn from_id(id: u32) -> Option<GgmlType> {
-        GgmlType::ALL.into_iter().find(|t| t.id() == id)
+        GgmlType::ALL.into_iter().find(|t| t.id() == Some(id))
     }
 
     /// ggml's id (`ggml_type`): F32 0, F16 1, Q4_0 2, Q8_0 8, Q4_K 12, Q5_K 13, Q6_K 14, BF16 30.
-    pub fn id(self) -> u32 {
+    /// `None` for rlx's own block formats (Q4_1 too, which rlx does not read from GGUF), so no
+    /// GGUF type id ever maps to them.
+    pub fn id(self) -> Option<u32> {
         match self {
-            GgmlType::F32 => 0,
-            GgmlType::F16 => 1,
-            GgmlType::BF16 => 30,
-            GgmlType::Quant(QuantType::Q4_0) => 2,
-            GgmlType::Quant(QuantType::Q8_0) => 8,
-            GgmlType::Quant(QuantType::Q4K) => 12,
-            GgmlType::Quant(QuantType::Q5K) => 13,
-            GgmlType::Quant(QuantType::Q6K) => 14,
+            GgmlType::F32 => Some(0),
+            GgmlType::F16 => Some(1),
+            GgmlType::BF16 => Some(30),
+            GgmlType::Quant(QuantType::Q4_0) => Some(2),
+            GgmlType::Quant(QuantType::Q8_0) => Some(8),
+            GgmlType::Quant(QuantType::Q4K) => Some(12),
+            GgmlType::Quant(QuantType::Q5K) => Some(13),
+            GgmlType::Quant(QuantType::Q6K) => Some(14),
+            GgmlType::Quant(
+                QuantType::Q4_1
+                | QuantType::Q8Asym
+                | QuantType::Fp8E4M3
+                | QuantType::Fp8E5M2
+                | QuantType::NvFp4,
+            ) => None,
         }
     }
 

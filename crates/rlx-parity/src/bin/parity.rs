@@ -14,7 +14,8 @@ use std::process::ExitCode;
 const USAGE: &str = "usage: parity <cpu|gpu|vulkan|auto> [--all] [--filter TEXT] [--list] \
                      [--bench-cases] [--dump DIR]\n  \
                      --all          print every case, not only the failures\n  \
-                     --filter TEXT  run only the cases whose name contains TEXT\n  \
+                     --filter TEXT  run only the cases whose name contains TEXT (or one of \
+                     several, comma-separated)\n  \
                      --list         print the case names and exit\n  \
                      --bench-cases  the benchmark workloads instead of the parity table\n  \
                      --dump DIR     run on the device only and write each case's data and \
@@ -62,7 +63,7 @@ fn main() -> ExitCode {
     };
     let mut table = if args.bench { bench_cases() } else { cases() };
     if let Some(f) = &args.filter {
-        table.retain(|c| c.name.contains(f.as_str()));
+        table.retain(|c| f.split(',').any(|part| c.name.contains(part)));
     }
     if args.list {
         for c in &table {

@@ -95,7 +95,7 @@ pub(super) fn cases(out: &mut Vec<Case>) {
     // Integer coordinates: every distance is exact in f32 on every device, and ties (which the
     // small range makes common) must go to the lower index everywhere.
     for (tag, q, p, d, k) in
-        [("q5_p9_d3_k4", 5, 9, 3, 4), ("q70_p33_d7_k16", 70, 33, 7, 16), ("q1_p1_d1_k1", 1, 1, 1, 1)]
+        [("q5_p9_d3_k4", 5, 9, 3, 4), ("q70_p33_d7_k16", 70, 33, 7, 16), ("q1_p3_d1_k2", 1, 3, 1, 2)]
     {
         out.push(Case::new(format!("custom_knn_{tag}"), move |c| {
             let op = knn_op(k).map_err(|reason| rlx_ir::IrError::Custom {

@@ -7,6 +7,7 @@ mod cast_dtypes;
 mod custom;
 mod elementwise;
 mod elementwise_edges;
+mod fft;
 mod grid;
 mod grouped;
 mod kv_cache;
@@ -17,6 +18,7 @@ mod models;
 mod nn_edges;
 mod norm;
 mod quant;
+mod quant_formats;
 mod random;
 mod reduce;
 mod reduce_edges;
@@ -43,7 +45,9 @@ pub fn cases() -> Vec<Case> {
     matmul_groups::cases(&mut out);
     matmul_rungs::cases(&mut out);
     quant::cases(&mut out);
+    quant_formats::cases(&mut out);
     grouped::cases(&mut out);
+    fft::cases(&mut out);
     norm::cases(&mut out);
     attention::cases(&mut out);
     attention_rungs::cases(&mut out);
@@ -70,6 +74,8 @@ pub fn cases() -> Vec<Case> {
 pub fn bench_cases() -> Vec<Case> {
     let mut out = Vec::new();
     vision::bench_cases(&mut out);
+    quant_formats::bench_cases(&mut out);
+    fft::bench_cases(&mut out);
     out
 }
 

@@ -1,4 +1,5 @@
-//! The ops on packed quantized weights: every block format × the matrix-vector path (M = 1, 5,
+//! The ops on packed quantized weights: every GGUF block format (rlx's own formats are in
+//! `quant_formats`) × the matrix-vector path (M = 1, 5,
 //! batch dims), the tiled path (M = 37, 70 with batch dims) and QuantGather, on random valid
 //! blocks; rows whose byte width is not a word multiple (Q8_0, Q4_0, Q6_K), column counts that
 //! are not multiples of the kernels' tiles, an f16 x, K = 0, and NaN scales. Each shape runs
@@ -17,7 +18,7 @@ const SCALE: f32 = 0.02;
 
 pub(super) fn cases(out: &mut Vec<Case>) {
     let mut set = Vec::new();
-    for q in QuantType::ALL {
+    for q in QuantType::GGUF {
         matmul_cases(&mut set, q);
     }
     let ways = [
@@ -33,7 +34,7 @@ pub(super) fn cases(out: &mut Vec<Case>) {
             out.push(c.with_kernels(name, precision, kernel).with_tol(tol));
         }
     }
-    for q in QuantType::ALL {
+    for q in QuantType::GGUF {
         let stem = q.name().to_lowercase();
         out.push(Case::new(format!("quant_gather_{stem}"), move |c| {
             let k = 2 * q.block_elems();

@@ -471,21 +471,9 @@ fn weight_gbps(r: &Row) -> Option<f64> {
     (r.weight_bytes > 0.0).then(|| r.weight_bytes / r.compute.as_secs_f64().max(1e-12) / 1e9)
 }
 
-/// A JSON string literal.
+/// A JSON string literal (the one escaping rule rlx's JSON writers share).
 fn js(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    rlx_parity::json_str(s)
 }
 
 /// A JSON number, `null` when not finite or absent.

@@ -1,0 +1,18 @@
+// Q4_1 decoder (int4 asymmetric, see rlx_ir::QuantType): blocks of 32 elements in 20 bytes, an
+// f16 scale d, an f16 minimum m, then 16 bytes whose low nibbles are elements 0..16 and high
+// nibbles elements 16..32; x = q · d + m. Blocks are 5 words, so fields sit on word boundaries.
+
+const BLOCK_ELEMS: u32 = 32u;
+const BLOCK_BYTES: u32 = 20u;
+
+fn decode8(row: u32, piece: u32) -> Piece {
+    let bb = row + (piece / 4u) * BLOCK_BYTES;
+    let j = piece % 4u;
+    let q = (bb + 4u + (j % 2u) * 8u) >> 2u;
+    let shift = (j / 2u) * 4u;
+    let d = f16_at(bb);
+    let m = f16_at(bb + 2u);
+    let lo = vec4<f32>(nib4(w[q], shift));
+    let hi = vec4<f32>(nib4(w[q + 1u], shift));
+    return Piece(lo * d + m, hi * d + m);
+}

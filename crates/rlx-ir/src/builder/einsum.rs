@@ -1,0 +1,165 @@
+//! `einsum` for two operands, on [`Graph::dot_general`]: indices in both operands and the
+//! output are batch dims, in both operands only are contracted, in one operand and the output
+//! are free, in one operand only are summed out first. What it refuses, each with an error
+//! saying so: a number of operands other than two, an index repeated within one operand (a
+//! diagonal) or within the output, `...`, characters other than ASCII letters, an output
+//! index no operand has, and operands whose rank or sizes disagree with the spec.
+
+use crate::{Graph, IrError, NodeId, Shape};
+
+fn spec_err(shape: Shape, spec: &str, reason: String) -> IrError {
+    IrError::Attribute { op: "einsum", attr: "spec", shape, reason: format!("'{spec}': {reason}") }
+}
+
+/// The index letters of one term, each checked to be a letter and to appear once.
+fn term(spec: &str, t: &str, what: &str, shape: &Shape) -> Result<Vec<char>, IrError> {
+    if t.contains('.') {
+        return Err(spec_err(
+            shape.clone(),
+            spec,
+            "'...' (broadcast dims) is not supported; name every dim".into(),
+        ));
+    }
+    let mut letters = Vec::new();
+    for c in t.chars() {
+        if !c.is_ascii_alphabetic() {
+            return Err(spec_err(
+                shape.clone(),
+                spec,
+                format!("'{c}' in {what} is not an index letter (a-z, A-Z)"),
+            ));
+        }
+        if letters.contains(&c) {
+            return Err(spec_err(
+                shape.clone(),
+                spec,
+                format!("index '{c}' repeats in {what}: diagonals and traces are not supported"),
+            ));
+        }
+        letters.push(c);
+    }
+    Ok(letters)
+}
+
+impl Graph {
+    /// `torch.einsum(spec, a, b)` for exactly two operands, e.g. `"bij,bjk->bik"`, `"ij,kj->ik"`
+    /// or `"bhqd,bhkd->bhqk"`. Without `->` the output is the indices that appear once, in
+    /// alphabetical order (numpy's rule). Spaces are ignored. Lowered to [`Graph::dot_general`]
+    /// (one `MatMul` for the common layouts), a `Sum` for an index only one operand has, and a
+    /// final `Permute` only when the requested output order is not the natural one. Errors name
+    /// `einsum`, the spec, the shapes and what is unsupported.
+    pub fn einsum(&mut self, spec: &str, operands: &[NodeId]) -> Result<NodeId, IrError> {
+        let &[a, b] = operands else {
+            let shape = match operands.first() {
+                Some(&x) => self.ty(x)?.shape.clone(),
+                None => Shape::new(&[]),
+            };
+            return Err(spec_err(
+                shape,
+                spec,
+                format!(
+                    "einsum takes exactly two operands here, got {}; chain pairs for more",
+                    operands.len()
+                ),
+            ));
+        };
+        let clean: String = spec.chars().filter(|c| !c.is_whitespace()).collect();
+        let (ins, out) = match clean.split_once("->") {
+            Some((i, o)) => (i, Some(o)),
+            None => (clean.as_str(), None),
+        };
+        let shapes = [self.ty(a)?.shape.clone(), self.ty(b)?.shape.clone()];
+        let Some((ta, tb)) = ins.split_once(',').filter(|(_, tb)| !tb.contains(',')) else {
+            return Err(spec_err(
+                shapes[0].clone(),
+                spec,
+                "the inputs must be two comma-separated terms".into(),
+            ));
+        };
+        let mut la = term(spec, ta, "operand 0", &shapes[0])?;
+        let mut lb = term(spec, tb, "operand 1", &shapes[1])?;
+        for (i, (letters, shape)) in [(&la, &shapes[0]), (&lb, &shapes[1])].into_iter().enumerate() {
+            if letters.len() != shape.rank() {
+                return Err(spec_err(
+                    shape.clone(),
+                    spec,
+                    format!(
+                        "operand {i} has rank {} but its term names {} dims",
+                        shape.rank(),
+                        letters.len()
+                    ),
+                ));
+            }
+        }
+        let out = match out {
+            Some(o) => term(spec, o, "the output", &shapes[0])?,
+            None => {
+                let mut once: Vec<char> = la
+                    .iter()
+                    .chain(&lb)
+                    .copied()
+                    .filter(|c| la.iter().chain(&lb).filter(|d| *d == c).count() == 1)
+                    .collect();
+                once.sort_unstable();
+                once
+            }
+        };
+        if let Some(c) = out.iter().find(|c| !la.contains(c) && !lb.contains(c)) {
+            return Err(spec_err(
+                shapes[0].clone(),
+                spec,
+                format!("output index '{c}' is in neither operand"),
+            ));
+        }
+        for (i, &c) in la.iter().enumerate() {
+            if let Some(j) = lb.iter().position(|&d| d == c) {
+                let (da, db) = (shapes[0].dims()[i], shapes[1].dims()[j]);
+                if da != db {
+                    return Err(IrError::ShapeMismatch {
+                        op: "einsum",
+                        shapes: shapes.to_vec().into(),
+                        reason: format!(
+                            "'{spec}': index '{c}' has size {da} in operand 0 but {db} in operand 1"
+                        ),
+                    });
+                }
+            }
+        }
+        self.atomically(|g| {
+            // Indices one operand has alone and the output lacks are summed out first.
+            let sum_alone = |g: &mut Graph, x: NodeId, own: &mut Vec<char>, other: &[char]| {
+                let axes: Vec<isize> = (0..own.len())
+                    .filter(|&i| !other.contains(&own[i]) && !out.contains(&own[i]))
+                    .map(|i| i as isize)
+                    .collect();
+                if axes.is_empty() {
+                    return Ok(x);
+                }
+                own.retain(|c| other.contains(c) || out.contains(c));
+                g.sum(x, &axes, false)
+            };
+            let lb_now = lb.clone();
+            let a = sum_alone(g, a, &mut la, &lb_now)?;
+            let la_now = la.clone();
+            let b = sum_alone(g, b, &mut lb, &la_now)?;
+            let pos = |letters: &[char], c: char| letters.iter().position(|&d| d == c).unwrap_or(0);
+            let batch: Vec<char> = out.iter().copied().filter(|c| la.contains(c) && lb.contains(c)).collect();
+            let contract: Vec<char> =
+                la.iter().copied().filter(|c| lb.contains(c) && !out.contains(c)).collect();
+            let lb_axes: Vec<usize> = batch.iter().map(|&c| pos(&la, c)).collect();
+            let rb_axes: Vec<usize> = batch.iter().map(|&c| pos(&lb, c)).collect();
+            let lc_axes: Vec<usize> = contract.iter().map(|&c| pos(&la, c)).collect();
+            let rc_axes: Vec<usize> = contract.iter().map(|&c| pos(&lb, c)).collect();
+            let y = g.dot_general(a, b, &lb_axes, &rb_axes, &lc_axes, &rc_axes)?;
+            // dot_general's order: batch, a's free indices, b's free indices.
+            let mut natural = batch.clone();
+            natural.extend(la.iter().filter(|c| !lb.contains(c)));
+            natural.extend(lb.iter().filter(|c| !la.contains(c)));
+            if natural == out {
+                return Ok(y);
+            }
+            let perm: Vec<usize> = out.iter().map(|&c| pos(&natural, c)).collect();
+            g.permute(y, &perm)
+        })
+    }
+}
