@@ -367,6 +367,31 @@ impl Builder {
                 };
                 one(self.g.sample_tokens(logits, key, &spec, prev))
             }
+            // Spectral ops: native radix-2, four-step and Bluestein builds by row length. irfft's
+            // output length stays ≤ 2·MAX_DIM like the decoded dims (its twiddle tables have n
+            // rows).
+            37 => {
+                let x = self.operand(r);
+                one(match r.below(3) {
+                    0 => self.g.fft(x, r.bool()),
+                    1 => self.g.rfft(x),
+                    _ => {
+                        let n = r.bool().then(|| r.below(2 * MAX_DIM + 1));
+                        self.g.irfft(x, n)
+                    }
+                })
+            }
+            // LoRA matmul and two-operand einsum (through dot_general).
+            38 => {
+                let (x, w, a, b) = (self.operand(r), self.operand(r), self.operand(r), self.operand(r));
+                if r.bool() {
+                    return one(self.g.lora_matmul(x, w, a, b, r.f32()));
+                }
+                const SPECS: [&str; 6] =
+                    ["ij,jk->ik", "bij,bjk->bik", "ij,kj->ik", "bhqd,bhkd->bhqk", "ij,ij->i", "i,j"];
+                let spec = r.pick(&SPECS).unwrap_or("ij,jk->ik");
+                one(self.g.einsum(spec, &[x, w]))
+            }
             _ => self.raw_push(r).map(|x| vec![x]),
         }
     }

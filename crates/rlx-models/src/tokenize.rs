@@ -36,12 +36,14 @@ fn tok_err(path: &Path, e: impl std::fmt::Display) -> ModelError {
 }
 
 /// Reads tokenizer.json, refusing what tokenizers 0.22 panics on instead of rejecting: text that
-/// is not JSON (its decoder deserializer `expect`s success) and a `Precompiled` normalizer whose
-/// charsmap does not load (so does its normalizer deserializer).
+/// is not JSON (its decoder deserializer `expect`s success), a `Precompiled` normalizer whose
+/// charsmap does not load (so does its normalizer deserializer), and a `TemplateProcessing`
+/// template naming a special token its `special_tokens` lacks (encoding indexes the map).
 fn read_tokenizer(path: &Path) -> Result<Tokenizer> {
     let text = std::fs::read_to_string(path).map_err(|e| ModelError::io(path, e))?;
     let value: Value = serde_json::from_str(&text).map_err(|e| tok_err(path, e))?;
     check_precompiled(&value).map_err(|e| tok_err(path, e))?;
+    check_templates(&value).map_err(|e| tok_err(path, e))?;
     Tokenizer::from_str(&text).map_err(|e| tok_err(path, e))
 }
 
@@ -56,6 +58,32 @@ fn check_precompiled(v: &Value) -> std::result::Result<(), String> {
             map.values().try_for_each(check_precompiled)
         }
         Value::Array(items) => items.iter().try_for_each(check_precompiled),
+        _ => Ok(()),
+    }
+}
+
+/// Every `"type": "TemplateProcessing"` object in `v` defines each special token its `single`
+/// and `pair` templates use.
+fn check_templates(v: &Value) -> std::result::Result<(), String> {
+    match v {
+        Value::Object(map) => {
+            if map.get("type").and_then(Value::as_str) == Some("TemplateProcessing") {
+                let defined = map.get("special_tokens").and_then(Value::as_object);
+                for template in ["single", "pair"] {
+                    let pieces = map.get(template).and_then(Value::as_array).into_iter().flatten();
+                    for id in pieces.filter_map(|p| p.get("SpecialToken")?.get("id")?.as_str()) {
+                        if !defined.is_some_and(|d| d.contains_key(id)) {
+                            return Err(format!(
+                                "its post-processor's {template} template uses the special token \
+                                 '{id}', which its special_tokens do not define"
+                            ));
+                        }
+                    }
+                }
+            }
+            map.values().try_for_each(check_templates)
+        }
+        Value::Array(items) => items.iter().try_for_each(check_templates),
         _ => Ok(()),
     }
 }
@@ -173,7 +201,11 @@ mod tests {
             r#""normalizer":null"#,
             r#""normalizer":{"type":"Precompiled","precompiled_charsmap":"AAAA"}"#,
         );
-        for text in [cut, precompiled] {
+        // Found by fuzzing (fuzz/regressions/model_dir/tokenizer-template-undefined-special):
+        // encoding panicked ("no entry found for key") on a template token left undefined.
+        let undefined = good.replace(r#""[CLS]":{"id""#, r#""_CLS]":{"id""#);
+        assert_ne!(undefined, good, "the fixture defines [CLS]");
+        for text in [cut, precompiled, undefined] {
             std::fs::write(&path, text).unwrap();
             let err = SentenceTokenizer::from_file(&path, 8).unwrap_err().to_string();
             assert!(err.contains("tokenizer.json"), "{err}");
