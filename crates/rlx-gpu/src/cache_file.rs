@@ -68,6 +68,38 @@ impl CacheFile {
             .map_err(|reason| CacheFileError::Invalid { path: self.path.clone(), reason })
     }
 
+    /// [`Self::load`] for a driver opening its cache: a file that cannot be used gives `None`, a
+    /// warning line on stderr (`rlx: warning: …`) and a rewrite at the next save.
+    pub fn load_or_warn(&self) -> Option<Vec<u8>> {
+        self.load_reporting(|message| {
+            let _ = writeln!(std::io::stderr(), "rlx: warning: {message}");
+        })
+    }
+
+    /// [`Self::load_or_warn`] with the warning handed to `report`.
+    pub fn load_reporting(&self, report: impl FnOnce(&str)) -> Option<Vec<u8>> {
+        match self.load() {
+            Ok(data) => data,
+            Err(e) => {
+                report(&format!("{e}; pipelines are built without it"));
+                self.changed.store(true, Ordering::Release);
+                None
+            }
+        }
+    }
+
+    /// Warns (as [`Self::load_or_warn`]) that the file holds another device's or driver's cache,
+    /// and has it rewritten at the next save.
+    pub fn foreign(&self) {
+        let _ = writeln!(
+            std::io::stderr(),
+            "rlx: warning: pipeline cache {} was written for another device or driver; it will be \
+             replaced",
+            self.path.display()
+        );
+        self.changed.store(true, Ordering::Release);
+    }
+
     /// Records that a pipeline was built through the cache. Call it after the pipeline exists,
     /// so that a save which sees the mark also sees the pipeline.
     pub fn mark_changed(&self) {
@@ -187,6 +219,27 @@ mod tests {
         }
         assert_eq!(open(b"garbage"), Err("shorter than its header"));
         assert_eq!(open(&[0xab; 64]), Err("not an rlx pipeline cache"));
+    }
+
+    /// A corrupt or truncated file: `None`, one warning naming the file, and the next save
+    /// rewrites it (even before any pipeline is built) with a file that loads.
+    #[test]
+    fn unusable_files_warn_and_are_rewritten() {
+        let dir = temp_dir("warn");
+        std::fs::create_dir_all(&dir).unwrap();
+        let good = seal(b"driver bytes");
+        for bad in [b"garbage".to_vec(), good[..good.len() - 3].to_vec(), good[..10].to_vec()] {
+            let file = CacheFile::new(&dir, "dev.bin");
+            std::fs::write(file.path(), &bad).unwrap();
+            let mut warnings = Vec::new();
+            assert_eq!(file.load_reporting(|m| warnings.push(m.to_string())), None);
+            assert_eq!(warnings.len(), 1);
+            assert!(warnings[0].contains("dev.bin") && warnings[0].contains("replaced"), "{warnings:?}");
+            assert!(file.save_if_changed(|| Some(b"fresh".to_vec())).unwrap());
+            assert_eq!(file.load().unwrap().as_deref(), Some(&b"fresh"[..]));
+            assert_eq!(file.load_reporting(|m| panic!("{m}")).as_deref(), Some(&b"fresh"[..]));
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

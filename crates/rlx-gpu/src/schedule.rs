@@ -252,9 +252,10 @@ impl Schedule {
         pools.chain(leaves).chain(scratch).collect()
     }
 
-    /// Device bytes of every buffer together.
+    /// Device bytes of every buffer together, saturating at `u64::MAX` (a schedule edited by
+    /// hand may hold sizes no device has; the drivers' memory check then refuses it).
     pub fn total_bytes(&self) -> u64 {
-        self.buffers().iter().map(|b| b.bytes).sum()
+        self.buffers().iter().fold(0u64, |sum, b| sum.saturating_add(b.bytes))
     }
 
     /// Input leaves in schedule order: (leaf index, leaf).
@@ -306,5 +307,26 @@ impl std::ops::Deref for ValidSchedule {
     type Target = Schedule;
     fn deref(&self) -> &Schedule {
         &self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Found by fuzzing (fuzz/regressions/schedule): buffer sizes summing past `u64::MAX` made
+    /// `total_bytes` overflow (a panic with overflow checks) instead of saturating.
+    #[test]
+    fn total_bytes_saturates() {
+        let s = Schedule {
+            name: "huge".into(),
+            steps: Vec::new(),
+            pools: vec![u64::MAX, 16],
+            leaves: Vec::new(),
+            scratch: vec![u64::MAX],
+            outputs: Vec::new(),
+        };
+        assert_eq!(s.total_bytes(), u64::MAX);
+        assert_eq!(Schedule { pools: vec![16, 32], scratch: Vec::new(), ..s }.total_bytes(), 48);
     }
 }

@@ -5,6 +5,20 @@ use crate::error::{ModelError, Result};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
+/// The most layers a config may declare. Released transformers have at most a few hundred; a
+/// larger count is a corrupt or hostile file, refused before anything is built or allocated per
+/// layer (a count of 10^11 made the loaders build graphs and per-layer tables for hours).
+pub const MAX_LAYERS: usize = 4096;
+
+/// `n` when it is at most [`MAX_LAYERS`], else the reason naming `key`.
+pub(crate) fn check_layers(key: &str, n: usize) -> std::result::Result<usize, String> {
+    if n > MAX_LAYERS {
+        Err(format!("{key} {n} is more than {MAX_LAYERS} layers; the file is corrupt"))
+    } else {
+        Ok(n)
+    }
+}
+
 /// The feed-forward activation named by `hidden_act`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Activation {
@@ -162,6 +176,7 @@ pub fn read_bert_config(path: &Path) -> Result<BertConfig> {
     if let Some((name, _)) = sizes.iter().find(|(_, v)| *v == 0) {
         return Err(bad(path, format!("{name} must be at least 1")));
     }
+    check_layers("num_hidden_layers", raw.num_hidden_layers).map_err(|reason| bad(path, reason))?;
     if !raw.hidden_size.is_multiple_of(raw.num_attention_heads) {
         return Err(bad(
             path,
@@ -223,4 +238,32 @@ pub fn read_model_config(dir: &Path) -> Result<ModelConfig> {
         Pooling::Mean
     };
     Ok(ModelConfig { bert, max_seq_length, pooling })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// Found by fuzzing (fuzz/regressions/model_dir): a config.json declaring 10^11 layers made
+    /// the embedder build its probe graph layer by layer for hours instead of refusing it.
+    #[test]
+    fn absurd_layer_counts_are_refused() {
+        let dir = std::env::temp_dir().join(format!("rlx-config-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("config.json");
+        let config = |layers: u64| {
+            format!(
+                r#"{{"vocab_size":6,"hidden_size":4,"num_hidden_layers":{layers},"num_attention_heads":2,
+                "intermediate_size":8,"max_position_embeddings":4,"type_vocab_size":1,
+                "layer_norm_eps":1e-12,"hidden_act":"gelu"}}"#
+            )
+        };
+        std::fs::write(&path, config(100_000_000_000)).unwrap();
+        let e = read_bert_config(&path).unwrap_err().to_string();
+        assert!(e.contains("num_hidden_layers") && e.contains("4096"), "{e}");
+        std::fs::write(&path, config(MAX_LAYERS as u64)).unwrap();
+        assert_eq!(read_bert_config(&path).unwrap().num_hidden_layers, MAX_LAYERS);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

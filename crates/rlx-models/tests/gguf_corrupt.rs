@@ -301,6 +301,14 @@ fn config_damage() {
     let blocks = find(&bytes, "llama.block_count") + "llama.block_count".len() + 4;
     let e = config_err(with(&bytes, blocks, &0u32.to_le_bytes()));
     assert!(matches!(e, GgufError::BadValue { ref key, .. } if key == "llama.block_count"), "{e}");
+    // Found by fuzzing (fuzz/regressions/gguf): a huge block count made the loader build a graph
+    // and per-layer tables for hours; it is refused past MAX_LAYERS.
+    let e = config_err(with(&bytes, blocks, &u32::MAX.to_le_bytes()));
+    assert!(
+        matches!(e, GgufError::BadValue { ref key, ref reason, .. }
+        if key == "llama.block_count" && reason.contains("4096")),
+        "{e}"
+    );
     let theta = find(&bytes, "rope.freq_base") + "rope.freq_base".len() + 4;
     let e = config_err(with(&bytes, theta, &f32::NAN.to_le_bytes()));
     assert!(matches!(e, GgufError::BadValue { ref key, .. } if key == "llama.rope.freq_base"), "{e}");

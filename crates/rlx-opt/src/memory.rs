@@ -61,7 +61,8 @@ pub struct MemoryPlan {
 impl MemoryPlan {
     /// Sum of every buffer's size, as if nothing were reused.
     pub fn total_bytes(&self) -> u64 {
-        self.buffers.iter().map(|b| b.size).sum()
+        // Saturating: each buffer fits `MAX_TENSOR_BYTES`, but three of them can pass `u64::MAX`.
+        self.buffers.iter().fold(0u64, |sum, b| sum.saturating_add(b.size))
     }
 }
 

@@ -8,6 +8,7 @@ mod common;
 use common::{assert_same, caps_without, count};
 use rlx_ir::{DType, Graph, OpKind};
 use rlx_opt::passes::legalize;
+use rlx_opt::{optimize, PassOptions};
 
 const TOL: f64 = 1e-5;
 
@@ -79,4 +80,20 @@ fn upsample_is_reshape_expand_reshape() {
     no_vision(&l);
     assert_eq!(count(&l, OpKind::Expand), 1);
     assert_same(&g, &l, 300, TOL);
+}
+
+/// Found by fuzzing (fuzz/regressions/optimize_plan): a padding so large that the padded input
+/// passes `usize` (inference allows it when a huge stride keeps the output small) overflowed the
+/// decomposition's size arithmetic; it is now an error naming conv2d and the padding.
+#[test]
+fn conv2d_padding_past_usize_is_an_error() {
+    let mut g = Graph::new("huge_pad");
+    let x = g.input("x", &[1, 1, 4, 4], DType::F32).unwrap();
+    let w = g.param("w", &[1, 1, 1, 1], DType::F32).unwrap();
+    let huge = usize::MAX / 2;
+    let y = g.conv2d(x, w, None, [huge, huge], [huge, huge], [1, 1], 1).unwrap();
+    g.set_outputs(&[y]).unwrap();
+    let err = optimize(&g, &caps_without(&[OpKind::Conv2d]), &PassOptions::default(), None).unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.contains("conv2d") && msg.contains("padding"), "{msg}");
 }

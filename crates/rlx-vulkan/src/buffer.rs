@@ -31,6 +31,8 @@ pub struct GpuBuffer {
     /// Start of the persistent mapping; null when the memory is not host-visible.
     mapped: *mut u8,
     label: String,
+    /// The heap and byte count reserved in the context's budget, returned on drop.
+    reserved: Option<(usize, u64)>,
 }
 
 // SAFETY: the mapping is plain device memory that Rust never hands out references to; it is
@@ -46,6 +48,9 @@ impl Drop for GpuBuffer {
         unsafe {
             self.shared.device.destroy_buffer(self.buffer, None);
             self.shared.device.free_memory(self.memory, None);
+        }
+        if let Some((heap, bytes)) = self.reserved {
+            self.shared.budget.release(heap, bytes);
         }
     }
 }
@@ -63,6 +68,8 @@ impl GpuBuffer {
         size: u64,
         role: BufferRole,
     ) -> Result<Self, BackendError> {
+        let scope = || format!("allocating buffer '{label}' ({size} bytes)");
+        shared.check_lost(&scope())?;
         let limit = shared.info.limits.max_memory_allocation_size;
         if limit > 0 && size > limit {
             return Err(BackendError::LimitExceeded {
@@ -81,6 +88,7 @@ impl GpuBuffer {
             size,
             mapped: std::ptr::null_mut(),
             label: label.to_string(),
+            reserved: None,
         };
         let dev = &shared.device;
         let usage = match role {
@@ -98,7 +106,6 @@ impl GpuBuffer {
             .size(size.max(4))
             .usage(usage)
             .sharing_mode(vk::SharingMode::EXCLUSIVE);
-        let scope = || format!("allocating buffer '{label}' ({size} bytes)");
         // SAFETY (whole function): calls on a live device with create-infos that outlive them;
         // `buf`'s Drop releases whatever was created if a later step fails.
         buf.buffer = unsafe { dev.create_buffer(&info, None) }.map_err(|r| shared.err(scope(), size, r))?;
@@ -120,6 +127,13 @@ impl GpuBuffer {
                 reason: format!("no memory type with {required:?} is allowed for this buffer"),
             });
         };
+        let heap = shared.memory.memory_types[type_index as usize].heap_index as usize;
+        shared.budget.reserve(heap, req.size).map_err(|why| BackendError::OutOfMemory {
+            device: shared.name().to_string(),
+            scope: format!("{} ({why})", scope()),
+            requested: req.size,
+        })?;
+        buf.reserved = Some((heap, req.size));
         let alloc = vk::MemoryAllocateInfo::default().allocation_size(req.size).memory_type_index(type_index);
         buf.memory =
             unsafe { dev.allocate_memory(&alloc, None) }.map_err(|r| shared.err(scope(), req.size, r))?;

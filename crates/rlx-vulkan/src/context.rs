@@ -7,6 +7,7 @@
 
 use crate::buffer::Transfer;
 use crate::error::vk_error;
+use crate::faults::{HeapBudget, LossState};
 use crate::pipeline::Pipeline;
 use crate::pipeline_cache::PipelineCache;
 use crate::probe::{self, AdapterInfo, OwnedInstance, LIFECYCLE};
@@ -46,6 +47,10 @@ pub(crate) struct Shared {
     /// Nanoseconds per timestamp tick, when the compute queue has timestamps.
     pub(crate) timestamp_period: Option<f64>,
     debug: Option<ash::ext::debug_utils::Device>,
+    /// Bytes allocated per memory heap, against each heap's size (see [`crate::faults`]).
+    pub(crate) budget: HeapBudget,
+    /// Whether the device was lost (see [`crate::faults`]).
+    pub(crate) loss: LossState,
     /// Destroyed in `Drop::drop`, after the device and under LIFECYCLE.
     instance: ManuallyDrop<OwnedInstance>,
 }
@@ -71,7 +76,12 @@ impl Shared {
     }
 
     /// Maps a failed call to the rlx error (see [`vk_error`]).
+    /// A lost device is remembered: later calls return `DeviceLost` without reaching the driver.
     pub(crate) fn err(&self, scope: impl Into<String>, requested: u64, r: vk::Result) -> BackendError {
+        let scope = scope.into();
+        if r == vk::Result::ERROR_DEVICE_LOST {
+            self.loss.record(&scope, r);
+        }
         vk_error(self.name(), scope, requested, r)
     }
 
@@ -124,6 +134,9 @@ pub struct ContextOptions {
     pub memory: Option<MemoryStrategy>,
     /// Where compiled pipelines are kept between processes (`RLX_PIPELINE_CACHE` by default).
     pub pipeline_cache: PipelineCacheDir,
+    /// The most bytes this context may allocate on any one memory heap; `None` (the default)
+    /// means each heap's size. Past it an allocation is `OutOfMemory`, before the driver is asked.
+    pub memory_budget: Option<u64>,
 }
 
 impl Context {
@@ -153,7 +166,7 @@ impl Context {
             let Some((pd, info)) = devices.into_iter().nth(chosen.index) else {
                 return Err(VulkanError::NoDevice.into());
             };
-            create_device(instance, pd, info, options.memory)?
+            create_device(instance, pd, info, &options)?
         };
         // Outside the lock: if this fails, dropping `shared` takes the lock itself.
         let transfer = Transfer::new(&shared)?;
@@ -181,7 +194,7 @@ fn create_device(
     instance: OwnedInstance,
     pd: vk::PhysicalDevice,
     info: AdapterInfo,
-    memory_override: Option<MemoryStrategy>,
+    options: &ContextOptions,
 ) -> Result<Arc<Shared>, BackendError> {
     let inst = &instance.instance;
     // SAFETY (whole function): calls on a live instance and physical device; every create-info
@@ -251,7 +264,7 @@ fn create_device(
     } else {
         MemoryStrategy::Discrete
     };
-    let strategy = memory_override.unwrap_or(implied);
+    let strategy = options.memory.unwrap_or(implied);
     Ok(Arc::new(Shared {
         device,
         queue: Mutex::new(queue),
@@ -261,6 +274,8 @@ fn create_device(
         strategy,
         timestamp_period,
         debug,
+        budget: HeapBudget::new(&memory, options.memory_budget),
+        loss: LossState::default(),
         instance: ManuallyDrop::new(instance),
     }))
 }

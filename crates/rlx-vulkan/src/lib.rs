@@ -45,6 +45,7 @@ mod buffer;
 mod context;
 mod error;
 mod executable;
+mod faults;
 mod pipeline;
 mod pipeline_cache;
 mod probe;

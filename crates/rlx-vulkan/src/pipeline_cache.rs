@@ -82,7 +82,13 @@ impl PipelineCache {
         };
         let Some(dir) = dir else { return cache };
         let file = CacheFile::new(dir, &file_name(&shared.info));
-        let data = file.load().ok().flatten().filter(|d| header_matches(d, &shared.info));
+        let data = file.load_or_warn().filter(|d| {
+            let ours = header_matches(d, &shared.info);
+            if !ours {
+                file.foreign();
+            }
+            ours
+        });
         if let Some(handle) = data.and_then(|d| create(shared, &d)) {
             cache.handle = handle;
             cache.loaded = true;

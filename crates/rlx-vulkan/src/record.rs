@@ -63,6 +63,7 @@ pub(crate) fn submit_and_wait(
     fence: vk::Fence,
     scope: &str,
 ) -> Result<(), BackendError> {
+    shared.check_lost(scope)?;
     let dev = &shared.device;
     let cmds = [cmd];
     let submit = [vk::SubmitInfo::default().command_buffers(&cmds)];
@@ -70,6 +71,7 @@ pub(crate) fn submit_and_wait(
     // for before the next); the queue is locked for the submit.
     unsafe {
         let queue = lock(&shared.queue);
+        shared.loss.take_simulated().map_err(|r| shared.err(scope, 0, r))?;
         dev.queue_submit(*queue, &submit, fence).map_err(|r| shared.err(scope, 0, r))?;
     }
     // Short runs finish within microseconds, and a blocking wait's wake-up costs tens of them

@@ -128,6 +128,30 @@ fn a_garbage_file_is_ignored_then_replaced() {
     }
 }
 
+/// A valid file cut short (a crash or a full disk mid-write by another tool): ignored with a
+/// warning, and replaced by one that loads.
+#[test]
+fn a_truncated_file_is_ignored_then_replaced() {
+    for a in adapters() {
+        let dir = temp_dir("truncated", a);
+        let at = PipelineCacheDir::At(dir.clone());
+        let first = open(a, &at);
+        first.pipeline(KernelKey::SoftmaxRowF32).unwrap();
+        let path = first.pipeline_cache_path().unwrap();
+        drop(first);
+        let full = std::fs::read(&path).unwrap();
+        std::fs::write(&path, &full[..full.len() / 2]).unwrap();
+
+        let ctx = open(a, &at);
+        assert!(!ctx.pipeline_cache_loaded());
+        ctx.pipeline(KernelKey::SoftmaxRowF32).unwrap();
+        drop(ctx);
+        assert!(std::fs::read(&path).unwrap().len() > full.len() / 2);
+        assert!(open(a, &at).pipeline_cache_loaded(), "the replacement is a valid cache");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
 #[test]
 fn off_means_no_cache_file() {
     for a in adapters() {

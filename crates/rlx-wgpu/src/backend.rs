@@ -61,6 +61,30 @@ impl WgpuBackend {
     pub fn save_pipeline_cache(&self) {
         self.ctx.save_pipeline_cache();
     }
+
+    /// A handle that destroys this backend's device (wgpu's `Device::destroy`): the device-lost
+    /// callback fires and every later call of the backend and its executables returns
+    /// `DeviceLost`. For fault tests (docs/reliability.md); it outlives moving the backend into
+    /// a `Session`.
+    #[doc(hidden)]
+    pub fn device_loss_trigger(&self) -> DeviceLossTrigger {
+        DeviceLossTrigger { ctx: self.ctx.clone() }
+    }
+}
+
+/// See [`WgpuBackend::device_loss_trigger`].
+#[doc(hidden)]
+pub struct DeviceLossTrigger {
+    ctx: Arc<Context>,
+}
+
+impl DeviceLossTrigger {
+    /// Destroys the device and waits until wgpu has reported it lost.
+    pub fn destroy_device(&self) {
+        self.ctx.device.destroy();
+        // wgpu calls the device-lost callback from `poll` once the queue is empty.
+        let _ = self.ctx.device.poll(wgpu::PollType::wait_indefinitely());
+    }
 }
 
 /// The capabilities of a wgpu device: rlx-gpu's GPU policy over its limits.

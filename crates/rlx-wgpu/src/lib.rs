@@ -51,7 +51,7 @@ mod pipeline_cache;
 mod probe;
 mod record;
 
-pub use backend::{capabilities, WgpuBackend};
+pub use backend::{capabilities, DeviceLossTrigger, WgpuBackend};
 pub use probe::{
     parse_adapter_choice, parse_backends, requested_features, requested_limits, wanted_features,
     AdapterChoice, EnabledFeatures, KeyLimits, ShaderChecks, WgpuInfo, WgpuOptions, ADAPTER_ENV, BACKEND_ENV,

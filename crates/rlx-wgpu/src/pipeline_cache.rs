@@ -70,7 +70,7 @@ impl PipelineCache {
         }
         let key = wgpu::util::pipeline_cache_key(adapter)?;
         let file = CacheFile::new(dir?, &format!("{key}.bin"));
-        if let Some(data) = file.load().ok().flatten() {
+        if let Some(data) = file.load_or_warn() {
             if let Some(cache) = create(device, Some(&data)) {
                 return Some(PipelineCache { cache, file, loaded: true });
             }

@@ -102,6 +102,28 @@ fn a_garbage_file_is_ignored_then_replaced() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A valid file cut short (a crash or a full disk mid-write by another tool): ignored with a
+/// warning, and the next save replaces it with one that loads.
+#[test]
+fn a_truncated_file_is_ignored_then_replaced() {
+    let dir = temp_dir("truncated");
+    let Some(first) = cached_backend(&dir) else { return };
+    let out = run(&first);
+    let path = first.pipeline_cache_path().unwrap();
+    drop(first);
+    let full = std::fs::read(&path).unwrap();
+    std::fs::write(&path, &full[..full.len() / 2]).unwrap();
+
+    let gpu = cached_backend(&dir).unwrap();
+    assert!(!gpu.pipeline_cache_loaded());
+    assert_eq!(run(&gpu), out);
+    drop(gpu);
+    assert!(std::fs::read(&path).unwrap().len() > full.len() / 2);
+    let again = cached_backend(&dir).unwrap();
+    assert!(again.pipeline_cache_loaded(), "the replacement is a valid cache");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn off_means_no_cache_file() {
     let Some(gpu) = backend_with(options(PipelineCacheDir::Off)) else { return };

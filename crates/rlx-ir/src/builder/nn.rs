@@ -3,6 +3,12 @@
 use super::norm_axis;
 use crate::{AttentionSpec, AttnLayout, DType, Graph, IrError, NodeId, Op, PoolKind, RopeStyle};
 
+/// Default gammas and betas up to this many elements are inline constants. Longer ones are a
+/// scalar expanded to `[dim]`: a norm over a huge (valid) axis must not allocate that axis on the
+/// host while the graph is built (it aborted the process when the allocation failed). Constant
+/// folding turns small expands back into constants anyway.
+const INLINE_DEFAULT_ELEMS: usize = 1 << 16;
+
 impl Graph {
     /// `a @ b` with batch broadcasting; both operands rank ≥ 2.
     pub fn matmul(&mut self, a: NodeId, b: NodeId) -> Result<NodeId, IrError> {
@@ -147,7 +153,8 @@ impl Graph {
         Ok((t.shape.dims()[a], t.dtype))
     }
 
-    /// `id`, or a new 1-D constant `[dim]` of `value`.
+    /// `id`, or a new 1-D `[dim]` of `value`: a constant, or past [`INLINE_DEFAULT_ELEMS`] a
+    /// scalar constant expanded to `[dim]`.
     fn or_full(
         &mut self,
         id: Option<NodeId>,
@@ -157,7 +164,11 @@ impl Graph {
     ) -> Result<NodeId, IrError> {
         match id {
             Some(id) => Ok(id),
-            None => self.full(&[dim], dtype, value),
+            None if dim <= INLINE_DEFAULT_ELEMS => self.full(&[dim], dtype, value),
+            None => {
+                let scalar = self.full(&[], dtype, value)?;
+                self.expand(scalar, &[dim])
+            }
         }
     }
 
@@ -187,5 +198,34 @@ impl Graph {
         let xp = self.permute(x, &perm)?;
         let y = f(self, xp)?;
         self.permute(y, &inv)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// Found by fuzzing (fuzz/regressions/graph_build): a layer norm without gamma over a huge
+    /// (but valid) last axis allocated the default gamma on the host, and the failed allocation
+    /// aborted the process. Past `INLINE_DEFAULT_ELEMS` the default is a scalar expanded.
+    #[test]
+    fn default_gamma_of_a_huge_axis_is_not_allocated() {
+        let mut g = Graph::new("huge_norm");
+        let x = g.input("x", &[2, 1 << 40], DType::F32).unwrap();
+        let y = g.layer_norm(x, None, None, -1, 1e-5).unwrap();
+        let z = g.rms_norm(x, None, -1, 1e-5).unwrap();
+        g.set_outputs(&[y, z]).unwrap();
+        crate::verify(&g).unwrap();
+        for n in g.nodes() {
+            if let Op::Constant(t) = &n.op {
+                assert!(t.shape().numel() <= 1, "a constant of shape {:?}", t.dims());
+            }
+        }
+        // Small axes keep their inline constants.
+        let mut g = Graph::new("small_norm");
+        let x = g.input("x", &[2, 8], DType::F32).unwrap();
+        g.layer_norm(x, None, None, -1, 1e-5).unwrap();
+        assert!(g.nodes().iter().any(|n| matches!(&n.op, Op::Constant(t) if t.shape().numel() == 8)));
     }
 }

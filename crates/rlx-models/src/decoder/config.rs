@@ -245,11 +245,13 @@ fn scope_of(key: &str) -> &'static str {
 fn parse(k: &Keys<'_>) -> Result<DecoderConfig> {
     let architecture = architecture(k)?;
     refuse_unsupported(k)?;
-    let moe = moe::moe(k, architecture, k.size("num_hidden_layers")?)?;
+    let layers = k.size("num_hidden_layers")?;
+    crate::config::check_layers("num_hidden_layers", layers).map_err(|reason| k.err(reason))?;
+    let moe = moe::moe(k, architecture, layers)?;
     let vocab_size = k.size("vocab_size")?;
     let hidden_size = k.size("hidden_size")?;
     let intermediate_size = k.size("intermediate_size")?;
-    let num_hidden_layers = k.size("num_hidden_layers")?;
+    let num_hidden_layers = layers;
     let num_attention_heads = k.size("num_attention_heads")?;
     let num_key_value_heads = match k.opt_usize("num_key_value_heads")? {
         None => num_attention_heads,

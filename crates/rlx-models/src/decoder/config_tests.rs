@@ -304,3 +304,15 @@ fn qwen3_moe_refuses_what_it_does_not_implement() {
     let e = parse_value(&v).unwrap_err().to_string();
     assert!(e.contains("num_experts") && e.contains("missing"), "{e}");
 }
+
+/// Found by fuzzing (fuzz/regressions/model_dir): 10^11 layers made the loader allocate and
+/// build per layer for hours instead of refusing the config.
+#[test]
+fn absurd_layer_counts_are_refused() {
+    let mut v = llama32();
+    v["num_hidden_layers"] = json!(100_000_000_000u64);
+    let e = parse_value(&v).unwrap_err().to_string();
+    assert!(e.contains("num_hidden_layers") && e.contains("4096"), "{e}");
+    v["num_hidden_layers"] = json!(crate::config::MAX_LAYERS);
+    assert_eq!(parse_value(&v).unwrap().num_hidden_layers, crate::config::MAX_LAYERS);
+}

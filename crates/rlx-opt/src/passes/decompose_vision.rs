@@ -53,9 +53,29 @@ fn tap(
     Ok(y)
 }
 
-fn out_size(input: usize, pad: usize, dilation: usize, kernel: usize, stride: usize) -> usize {
-    // The IR's inference has already checked that this is ≥ 1.
-    (input + 2 * pad - dilation * (kernel - 1) - 1) / stride + 1
+/// One output extent. The IR's inference has checked that it is ≥ 1 and fits `usize`, but not
+/// that the padded input does (a huge padding with a huge stride); it is computed in u128 like
+/// inference, and a padded input past `usize` is refused here, since the decomposition builds it.
+fn out_size(
+    op: &'static str,
+    x: [usize; 4],
+    [input, pad, dilation, kernel, stride]: [usize; 5],
+) -> Result<usize, OptError> {
+    let padded = input as u128 + 2 * pad as u128;
+    let window = dilation as u128 * (kernel.saturating_sub(1) as u128) + 1;
+    let too_large = || IrError::Attribute {
+        op,
+        attr: "padding",
+        shape: Shape::new(&x),
+        reason: format!(
+            "the padded input ({input} + 2·{pad}) is too large to decompose into slices; \
+             use a smaller padding"
+        ),
+    };
+    if usize::try_from(padded).is_err() {
+        return Err(too_large().into());
+    }
+    usize::try_from(padded.saturating_sub(window) / stride.max(1) as u128 + 1).map_err(|_| too_large().into())
 }
 
 pub(crate) fn conv2d(
@@ -73,8 +93,8 @@ pub(crate) fn conv2d(
     };
     let [n, c, h, wd] = dims4(em, x, "conv2d")?;
     let [o, cg, kh, kw] = dims4(em, w, "conv2d")?;
-    let oh = out_size(h, padding[0], dilation[0], kh, stride[0]);
-    let ow = out_size(wd, padding[1], dilation[1], kw, stride[1]);
+    let oh = out_size("conv2d", [n, c, h, wd], [h, padding[0], dilation[0], kh, stride[0]])?;
+    let ow = out_size("conv2d", [n, c, h, wd], [wd, padding[1], dilation[1], kw, stride[1]])?;
     let xp = pad_hw(em, x, padding, 0.0)?;
     let mut taps = Vec::with_capacity(kh * kw);
     for i in 0..kh {
@@ -107,9 +127,10 @@ pub(crate) fn pool2d(
     stride: [usize; 2],
     padding: [usize; 2],
 ) -> Result<NodeId, OptError> {
-    let [_, _, h, w] = dims4(em, x, "pool2d")?;
-    let oh = out_size(h, padding[0], 1, kernel[0], stride[0]);
-    let ow = out_size(w, padding[1], 1, kernel[1], stride[1]);
+    let x4 = dims4(em, x, "pool2d")?;
+    let [_, _, h, w] = x4;
+    let oh = out_size("pool2d", x4, [h, padding[0], 1, kernel[0], stride[0]])?;
+    let ow = out_size("pool2d", x4, [w, padding[1], 1, kernel[1], stride[1]])?;
     let fill = match kind {
         PoolKind::Max => f64::NEG_INFINITY,
         PoolKind::Avg => 0.0,

@@ -45,7 +45,8 @@ pub fn resolve_model_dir(model_dir: Option<PathBuf>) -> Result<PathBuf, ModelErr
     }
     let model = known_model(rlx_models::DEFAULT_MODEL)?;
     let dir = rlx_models::fetch::model_dir(&model)?;
-    if missing_files(&dir).is_none() {
+    // Complete means sealed by a finished fetch, not only that the files are there.
+    if rlx_models::fetch::is_complete(&dir) {
         return Ok(dir);
     }
     eprintln!("{} is not in the cache yet; fetching it", model.name);
