@@ -48,6 +48,8 @@ pub(crate) struct Shared {
     debug: Option<ash::ext::debug_utils::Device>,
     /// Destroyed in `Drop::drop`, after the device and under LIFECYCLE.
     instance: ManuallyDrop<OwnedInstance>,
+    /// This device's live objects (`Backend::live_objects`).
+    pub(crate) live: Arc<rlx_backend::LiveCounters>,
 }
 
 impl Drop for Shared {
@@ -167,6 +169,12 @@ impl Context {
     }
 
     /// What was probed about this device.
+    /// The objects of this device alive now (buffers, pipelines, descriptor sets, command
+    /// buffers, fences and pools), counted at creation and destruction.
+    pub fn live_objects(&self) -> rlx_backend::LiveObjects {
+        self.shared.live.snapshot()
+    }
+
     pub fn info(&self) -> &AdapterInfo {
         &self.shared.info
     }
@@ -262,6 +270,7 @@ fn create_device(
         timestamp_period,
         debug,
         instance: ManuallyDrop::new(instance),
+        live: rlx_backend::LiveCounters::new(),
     }))
 }
 
