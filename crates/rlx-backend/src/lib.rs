@@ -16,10 +16,12 @@
 
 mod caps;
 mod error;
+mod live;
 mod options;
 
 pub use caps::Capabilities;
 pub use error::BackendError;
+pub use live::{LiveCounters, LiveGuard, LiveKind, LiveObjects};
 pub use options::{KernelOptions, MatmulKernel, Precision};
 pub use rlx_ir::{DType, Graph, NodeId, OpKind, Shape, Tensor, TensorData, TensorType};
 
@@ -67,6 +69,13 @@ pub trait Backend: Send + Sync {
                 ),
             }),
         }
+    }
+
+    /// The device objects this backend holds right now (buffers, pipelines, bind groups,
+    /// command buffers, ...), for leak checks; `None` where the backend does not count them
+    /// (the CPU, whose memory is the process's own).
+    fn live_objects(&self) -> Option<LiveObjects> {
+        None
     }
 }
 

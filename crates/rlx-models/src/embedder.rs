@@ -99,6 +99,11 @@ impl Embedder {
         self.session.device()
     }
 
+    /// The session the model runs on (its device's live objects, for soak runs).
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
     pub fn config(&self) -> &ModelConfig {
         &self.config
     }

@@ -18,13 +18,18 @@
 //!   integer and bool outputs exactly.
 //! - [`run_table`] runs many cases on one pair of sessions and gives a [`Report`] that prints the
 //!   failure table and the summary line `parity <device>: N passed, M failed`.
+//! - [`random_graph`] generates random well-typed graphs (proptest strategies over a plain
+//!   [`random_graph::GraphSpec`]) and [`diff`] runs them on a device with every optimizer pass
+//!   against the CPU with none, shrinking a failing case to a minimal spec (issue 12 §2).
 //! - Nothing here panics on a failing device: a compile or run error is a failed case carrying
 //!   the error ([`ParityError`]).
 
 mod cases;
 mod compare;
 mod ctx;
+pub mod diff;
 mod dump;
+pub mod random_graph;
 mod runner;
 
 pub use cases::{bench_cases, cases, knn_op, F16_OPERANDS_TOL, KNN_MAX_K};

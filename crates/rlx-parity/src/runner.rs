@@ -124,6 +124,17 @@ fn feeds(values: &[(String, Tensor)]) -> Vec<(&str, &dyn HostData)> {
 /// that accumulates into its output, skips elements, or a replayed command buffer that misses
 /// a new upload or a new `set_param` gives wrong numbers in the second run.
 pub(crate) fn execute(session: &Session, case: &Case, built: &Built) -> Result<Vec<Tensor>, ParityError> {
+    execute_with(session, case, built, case.passes)
+}
+
+/// [`execute`] with other optimizer passes than the case's (the differential runs compare a
+/// device's full pipeline with the CPU's unoptimized graph).
+pub(crate) fn execute_with(
+    session: &Session,
+    case: &Case,
+    built: &Built,
+    passes: rlx_runtime::PassOptions,
+) -> Result<Vec<Tensor>, ParityError> {
     let fail = |stage: &'static str| {
         move |e| ParityError::Device {
             case: case.name.clone(),
@@ -132,11 +143,7 @@ pub(crate) fn execute(session: &Session, case: &Case, built: &Built) -> Result<V
             source: Box::new(e),
         }
     };
-    let opts = CompileOptions {
-        passes: case.passes,
-        precision: case.kernels.precision,
-        matmul: case.kernels.matmul,
-    };
+    let opts = CompileOptions { passes, precision: case.kernels.precision, matmul: case.kernels.matmul };
     let mut exe = session.compile_with(&built.graph, &opts).map_err(|e| match e {
         rlx_runtime::Error::Backend(BackendError::Unsupported { reason, .. })
             if case.kernels.matmul.is_some() =>

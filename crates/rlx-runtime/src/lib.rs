@@ -39,6 +39,6 @@ pub use executable::{Executable, Port};
 pub use host::{FlatData, HostData, HostView};
 pub use rank::{estimate_seconds, rank, Calibration, GraphStats};
 pub use registry::{devices, status, DeviceStatus};
-pub use rlx_backend::{BackendError, KernelOptions, MatmulKernel, Precision, RunProfile};
+pub use rlx_backend::{BackendError, KernelOptions, LiveObjects, MatmulKernel, Precision, RunProfile};
 pub use rlx_opt::PassOptions;
 pub use session::{CompileOptions, Session};

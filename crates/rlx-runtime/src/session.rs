@@ -105,6 +105,12 @@ impl Session {
         self.backend.name()
     }
 
+    /// The device objects the backend holds now (buffers and their bytes, pipelines, bind
+    /// groups, command buffers, ...), for leak checks in soak runs; `None` for the CPU.
+    pub fn live_objects(&self) -> Option<rlx_backend::LiveObjects> {
+        self.backend.live_objects()
+    }
+
     /// What the backend runs natively and its limits.
     pub fn capabilities(&self) -> &rlx_backend::Capabilities {
         self.backend.capabilities()

@@ -110,4 +110,8 @@ impl Backend for VulkanBackend {
             Ok(Box::new(exe) as Box<dyn Executable>)
         })
     }
+
+    fn live_objects(&self) -> Option<rlx_backend::LiveObjects> {
+        Some(self.ctx.live_objects())
+    }
 }

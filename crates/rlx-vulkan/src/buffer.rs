@@ -33,6 +33,8 @@ pub struct GpuBuffer {
     label: String,
     /// The heap and byte count reserved in the context's budget, returned on drop.
     reserved: Option<(usize, u64)>,
+    /// Counts the buffer and its memory as live while it exists.
+    _live: rlx_backend::LiveGuard,
 }
 
 // SAFETY: the mapping is plain device memory that Rust never hands out references to; it is
@@ -89,6 +91,7 @@ impl GpuBuffer {
             mapped: std::ptr::null_mut(),
             label: label.to_string(),
             reserved: None,
+            _live: rlx_backend::LiveGuard::none(),
         };
         let dev = &shared.device;
         let usage = match role {
@@ -137,6 +140,7 @@ impl GpuBuffer {
         let alloc = vk::MemoryAllocateInfo::default().allocation_size(req.size).memory_type_index(type_index);
         buf.memory =
             unsafe { dev.allocate_memory(&alloc, None) }.map_err(|r| shared.err(scope(), req.size, r))?;
+        buf._live = shared.live.track(rlx_backend::LiveKind::Buffer, 1, req.size as i64);
         unsafe { dev.bind_buffer_memory(buf.buffer, buf.memory, 0) }
             .map_err(|r| shared.err(scope(), size, r))?;
         let flags = shared.memory.memory_types[type_index as usize].property_flags;
@@ -241,6 +245,7 @@ pub(crate) struct Transfer {
     cmd: vk::CommandBuffer,
     fence: vk::Fence,
     staging: Option<GpuBuffer>,
+    _live: Vec<rlx_backend::LiveGuard>,
 }
 
 impl Drop for Transfer {
@@ -262,6 +267,7 @@ impl Transfer {
             cmd: vk::CommandBuffer::null(),
             fence: vk::Fence::null(),
             staging: None,
+            _live: Vec::new(),
         };
         let pool = vk::CommandPoolCreateInfo::default()
             .queue_family_index(shared.queue_family)
@@ -276,8 +282,11 @@ impl Transfer {
         let cmds = unsafe { dev.allocate_command_buffers(&alloc) }
             .map_err(|r| shared.err("allocating the transfer command buffer", 0, r))?;
         t.cmd = cmds.first().copied().unwrap_or_default();
+        t._live.push(shared.live.track(rlx_backend::LiveKind::CommandBuffer, 1, 0));
         t.fence = unsafe { dev.create_fence(&vk::FenceCreateInfo::default(), None) }
             .map_err(|r| shared.err("creating the transfer fence", 0, r))?;
+        // The command pool and the fence.
+        t._live.push(shared.live.track(rlx_backend::LiveKind::Other, 2, 0));
         Ok(t)
     }
 

@@ -53,6 +53,8 @@ pub(crate) struct Shared {
     pub(crate) loss: LossState,
     /// Destroyed in `Drop::drop`, after the device and under LIFECYCLE.
     instance: ManuallyDrop<OwnedInstance>,
+    /// This device's live objects (`Backend::live_objects`).
+    pub(crate) live: Arc<rlx_backend::LiveCounters>,
 }
 
 impl Drop for Shared {
@@ -180,6 +182,12 @@ impl Context {
     }
 
     /// What was probed about this device.
+    /// The objects of this device alive now (buffers, pipelines, descriptor sets, command
+    /// buffers, fences and pools), counted at creation and destruction.
+    pub fn live_objects(&self) -> rlx_backend::LiveObjects {
+        self.shared.live.snapshot()
+    }
+
     pub fn info(&self) -> &AdapterInfo {
         &self.shared.info
     }
@@ -277,6 +285,7 @@ fn create_device(
         budget: HeapBudget::new(&memory, options.memory_budget),
         loss: LossState::default(),
         instance: ManuallyDrop::new(instance),
+        live: rlx_backend::LiveCounters::new(),
     }))
 }
 

@@ -22,6 +22,8 @@ pub struct Pipeline {
     pub(crate) pipeline: vk::Pipeline,
     /// The driver reported building it from the pipeline cache.
     from_cache: bool,
+    /// Counts the pipeline (with its module and layouts) as live while it exists.
+    _live: rlx_backend::LiveGuard,
 }
 
 impl Drop for Pipeline {
@@ -89,6 +91,7 @@ impl Pipeline {
             layout: vk::PipelineLayout::null(),
             pipeline: vk::Pipeline::null(),
             from_cache: false,
+            _live: rlx_backend::LiveGuard::none(),
         };
         let dev = &shared.device;
         // SAFETY (whole function): calls on a live device with create-infos that outlive them;
@@ -142,6 +145,7 @@ impl Pipeline {
         let pipelines = unsafe { dev.create_compute_pipelines(cache, &[info], None) }
             .map_err(|(_, r)| shared.err(scope("creating the compute pipeline"), 0, r))?;
         p.pipeline = pipelines.first().copied().unwrap_or_default();
+        p._live = shared.live.track(rlx_backend::LiveKind::Pipeline, 1, 0);
         let hit = vk::PipelineCreationFeedbackFlags::VALID
             | vk::PipelineCreationFeedbackFlags::APPLICATION_PIPELINE_CACHE_HIT;
         p.from_cache = feedback.flags.contains(hit);

@@ -37,6 +37,8 @@ pub(crate) struct Recording {
     _pipelines: Vec<Arc<Pipeline>>,
     pub dispatches: usize,
     pub barriers: usize,
+    /// Counts the descriptor sets, the command buffer and the pools, fence and queries.
+    _live: Vec<rlx_backend::LiveGuard>,
 }
 
 impl Drop for Recording {
@@ -149,6 +151,7 @@ impl Recording {
             _pipelines: pipelines.clone(),
             dispatches: 0,
             barriers: 0,
+            _live: Vec::new(),
         };
         let err = |what: &str| {
             let scope = format!("{what} for graph '{}' ({} steps)", schedule.name, steps.len());
@@ -188,6 +191,9 @@ impl Recording {
                     .set_layouts(&layouts);
                 dev.allocate_descriptor_sets(&alloc).map_err(err("allocating descriptor sets"))?
             };
+            let live = &shared.live;
+            rec._live.push(live.track(rlx_backend::LiveKind::BindGroup, sets.len() as i64, 0));
+            rec._live.push(live.track(rlx_backend::LiveKind::Other, 1, 0));
             let writes: Vec<vk::WriteDescriptorSet> = sets
                 .iter()
                 .zip(&infos)
@@ -210,8 +216,11 @@ impl Recording {
                 .command_buffer_count(1);
             let cmds = dev.allocate_command_buffers(&alloc).map_err(err("allocating the command buffer"))?;
             rec.cmd = cmds.first().copied().unwrap_or_default();
+            rec._live.push(live.track(rlx_backend::LiveKind::CommandBuffer, 1, 0));
             rec.fence =
                 dev.create_fence(&vk::FenceCreateInfo::default(), None).map_err(err("creating the fence"))?;
+            // The command pool and the fence.
+            rec._live.push(live.track(rlx_backend::LiveKind::Other, 2, 0));
             if let Some(period) = shared.timestamp_period {
                 if profiling() {
                     rec.profiled = Some(pipelines.iter().map(|p| p.variant().name).collect());
@@ -221,6 +230,7 @@ impl Recording {
                     .query_count(rec.queries());
                 rec.query_pool =
                     dev.create_query_pool(&info, None).map_err(err("creating the timestamp queries"))?;
+                rec._live.push(live.track(rlx_backend::LiveKind::Other, 1, 0));
                 rec.period = Some(period);
             }
 

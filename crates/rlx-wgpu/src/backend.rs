@@ -125,6 +125,10 @@ impl Backend for WgpuBackend {
             },
         )
     }
+
+    fn live_objects(&self) -> Option<rlx_backend::LiveObjects> {
+        Some(crate::live::live_objects(&self.ctx))
+    }
 }
 
 #[cfg(test)]

@@ -46,6 +46,7 @@ mod buffer;
 mod context;
 mod error;
 mod executable;
+mod live;
 mod pipeline;
 mod pipeline_cache;
 mod probe;

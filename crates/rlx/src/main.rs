@@ -99,6 +99,21 @@ enum Command {
         /// --list`).
         #[arg(long = "case")]
         case_filter: Option<String>,
+        /// Runs per device and workload of the soak workload.
+        #[arg(long, default_value_t = 10_000)]
+        runs: usize,
+        /// Threads of the soak workload's thread checks (0: none).
+        #[arg(long, default_value_t = 4)]
+        threads: usize,
+        /// Runs per thread in the soak workload's thread checks.
+        #[arg(long, default_value_t = 20)]
+        thread_runs: usize,
+        /// Sequence length of the soak workload's BERT layer (x [seq, 384]).
+        #[arg(long, default_value_t = 128)]
+        soak_seq: usize,
+        /// What the soak workload runs (comma-separated; default: all).
+        #[arg(long, value_enum, value_delimiter = ',')]
+        soak: Vec<cli::bench_soak::SoakWorkload>,
         /// Workloads to run (default: all).
         #[arg(value_enum)]
         workloads: Vec<cli::bench_embed::BenchWorkload>,
@@ -241,11 +256,28 @@ fn main() -> ExitCode {
             matmul_kernel,
             quant,
             case_filter,
+            runs,
+            threads,
+            thread_runs,
+            soak_seq,
+            soak,
             workloads,
         } => {
             use cli::bench::{BenchOptions, Workload};
             let embed = workloads.contains(&cli::bench_embed::BenchWorkload::Embed);
             let generate = workloads.contains(&cli::bench_embed::BenchWorkload::Generate);
+            let soak_options = workloads.contains(&cli::bench_embed::BenchWorkload::Soak).then(|| {
+                use cli::bench_soak::SoakWorkload as S;
+                cli::bench_soak::SoakOptions {
+                    devices: devices.clone(),
+                    workloads: if soak.is_empty() { vec![S::BertLayer, S::Embed1, S::Embed64] } else { soak },
+                    runs,
+                    threads,
+                    thread_runs,
+                    seq: soak_seq,
+                    model_dir: None,
+                }
+            });
             let generate_options = cli::bench_generate::BenchGenerateOptions {
                 devices: devices.clone(),
                 decoder,
@@ -293,6 +325,7 @@ fn main() -> ExitCode {
             graphs
                 .and_then(|()| if embed { cli::bench_embed::run(&embed_options) } else { Ok(()) })
                 .and_then(|()| if generate { cli::bench_generate::run(&generate_options) } else { Ok(()) })
+                .and_then(|()| soak_options.as_ref().map_or(Ok(()), cli::bench_soak::run))
         }
         Command::Fetch { model } => cli::fetch::run(&model),
         Command::Generate {

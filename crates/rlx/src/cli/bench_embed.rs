@@ -159,6 +159,9 @@ pub enum BenchWorkload {
     /// A random-init decoder (--decoder) generating over the KV cache: prefill tokens/s for
     /// --prefill-tokens, decode tokens/s over --decode-tokens greedy steps.
     Generate,
+    /// Many runs (--runs) of a BERT layer and MiniLM embed at batch 1 and 64 (--soak) with
+    /// memory and live-object readings, then the same from --threads threads (bench_soak).
+    Soak,
 }
 
 impl BenchWorkload {
@@ -172,7 +175,7 @@ impl BenchWorkload {
             BenchWorkload::Attention => Some(Workload::Attention),
             BenchWorkload::Prefill => Some(Workload::Prefill),
             BenchWorkload::Ops => Some(Workload::Ops),
-            BenchWorkload::Embed | BenchWorkload::Generate => None,
+            BenchWorkload::Embed | BenchWorkload::Generate | BenchWorkload::Soak => None,
         }
     }
 }
