@@ -37,7 +37,19 @@ impl SentenceTokenizer {
     /// whatever the file says (all-MiniLM-L6-v2's file says 128, sentence-transformers uses
     /// 256), and the file's fixed padding is turned off: batches are padded here instead.
     pub fn from_file(path: &Path, max_len: usize) -> Result<SentenceTokenizer> {
-        let mut inner = Tokenizer::from_file(path).map_err(|e| tok_err(path, e))?;
+        let inner = Tokenizer::from_file(path).map_err(|e| tok_err(path, e))?;
+        Self::configure(path, inner, max_len)
+    }
+
+    /// [`SentenceTokenizer::from_file`] from the text of tokenizer.json (fetched by the
+    /// caller: the web has no file system). `name` (a file name or URL) is what errors call it.
+    pub fn from_json(name: &str, json: &str, max_len: usize) -> Result<SentenceTokenizer> {
+        let path = Path::new(name);
+        let inner: Tokenizer = json.parse().map_err(|e| tok_err(path, e))?;
+        Self::configure(path, inner, max_len)
+    }
+
+    fn configure(path: &Path, mut inner: Tokenizer, max_len: usize) -> Result<SentenceTokenizer> {
         let trunc = TruncationParams { max_length: max_len, ..TruncationParams::default() };
         inner.with_truncation(Some(trunc)).map_err(|e| tok_err(path, e))?;
         inner.with_padding(None);
