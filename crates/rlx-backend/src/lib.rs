@@ -13,6 +13,11 @@
 //!   in place by `WriteRows`, set with `set_param` like a param. [`Backend::compile_group`]
 //!   compiles graphs whose params and states of the same name and type are one value on the
 //!   device (a prefill and a decode graph sharing weights and a KV cache).
+//! - Async forms ([`Backend::compile_async`], [`Executable::set_param_async`],
+//!   [`Executable::run_async`]) serve callers that cannot block: the web, where a GPU wait
+//!   completes on the browser's event loop. A backend that waits on its device implements them
+//!   and keeps the sync methods as `pollster` wrappers over the same code (native only); the
+//!   defaults run the sync methods to completion (the CPU).
 
 mod caps;
 mod error;
@@ -25,7 +30,13 @@ pub use live::{LiveCounters, LiveGuard, LiveKind, LiveObjects};
 pub use options::{KernelOptions, MatmulKernel, Precision};
 pub use rlx_ir::{DType, Graph, NodeId, OpKind, Shape, Tensor, TensorData, TensorType};
 
+use std::future::Future;
+use std::pin::Pin;
 use std::time::Duration;
+
+/// The future of an async backend call. Not `Send`: on the web (wasm32) GPU objects live on
+/// the page's one thread, and the browser's event loop drives the future.
+pub type LocalFuture<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
 
 /// Where the time of one [`Executable::run`] went, for benchmarks: host → device copies, the
 /// device work alone, device → host copies. Reported by backends that can separate them.
@@ -47,6 +58,17 @@ pub trait Backend: Send + Sync {
     /// Lowers an optimized graph into something that runs, with the precision and kernel
     /// choices of `options`.
     fn compile(&self, graph: &Graph, options: &KernelOptions) -> Result<Box<dyn Executable>, BackendError>;
+
+    /// [`Backend::compile`] for callers that cannot block (the web). A backend whose compile
+    /// waits on its device (wgpu: error scopes) implements this and makes `compile` a
+    /// `pollster` wrapper over it; the default runs `compile` to completion.
+    fn compile_async<'a>(
+        &'a self,
+        graph: &'a Graph,
+        options: &'a KernelOptions,
+    ) -> LocalFuture<'a, Result<Box<dyn Executable>, BackendError>> {
+        Box::pin(std::future::ready(self.compile(graph, options)))
+    }
 
     /// Compiles `graphs` (each as [`Backend::compile`] would) so that params and states with the
     /// same name and type are one value: set through any executable of the group, it is set for
@@ -88,6 +110,25 @@ pub trait Executable: Send {
     /// Runs the graph once. `inputs` holds one tensor for every `Input` node, each matching its
     /// type; every param has been set. Returns the graph's outputs in order.
     fn run(&mut self, inputs: &[(NodeId, &Tensor)]) -> Result<Vec<Tensor>, BackendError>;
+
+    /// [`Executable::set_param`] for callers that cannot block (the web); the default runs
+    /// `set_param` to completion.
+    fn set_param_async<'a>(
+        &'a mut self,
+        id: NodeId,
+        value: &'a Tensor,
+    ) -> LocalFuture<'a, Result<(), BackendError>> {
+        Box::pin(std::future::ready(self.set_param(id, value)))
+    }
+
+    /// [`Executable::run`] for callers that cannot block (the web: a GPU readback completes
+    /// on the browser's event loop); the default runs `run` to completion.
+    fn run_async<'a>(
+        &'a mut self,
+        inputs: &'a [(NodeId, &'a Tensor)],
+    ) -> LocalFuture<'a, Result<Vec<Tensor>, BackendError>> {
+        Box::pin(std::future::ready(self.run(inputs)))
+    }
 
     /// The time breakdown of the last successful `run`; `None` before the first run or when the
     /// backend does not separate copies from compute (the CPU, where data never moves).

@@ -140,9 +140,12 @@ pub struct ModelConfig {
     pub pooling: Pooling,
 }
 
-fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T> {
-    let text = std::fs::read_to_string(path).map_err(|e| ModelError::io(path, e))?;
-    serde_json::from_str(&text).map_err(|source| ModelError::Json { path: path.to_path_buf(), source })
+fn read_text(path: &Path) -> Result<String> {
+    std::fs::read_to_string(path).map_err(|e| ModelError::io(path, e))
+}
+
+fn parse_json<T: for<'de> Deserialize<'de>>(path: &Path, text: &str) -> Result<T> {
+    serde_json::from_str(text).map_err(|source| ModelError::Json { path: path.to_path_buf(), source })
 }
 
 fn bad(path: &Path, reason: impl Into<String>) -> ModelError {
@@ -151,7 +154,12 @@ fn bad(path: &Path, reason: impl Into<String>) -> ModelError {
 
 /// Parses config.json.
 pub fn read_bert_config(path: &Path) -> Result<BertConfig> {
-    let raw: RawConfig = read_json(path)?;
+    bert_config_from_json(path, &read_text(path)?)
+}
+
+/// Parses the text of config.json; `path` is what errors call it.
+pub fn bert_config_from_json(path: &Path, text: &str) -> Result<BertConfig> {
+    let raw: RawConfig = parse_json(path, text)?;
     let activation = match raw.hidden_act.as_str() {
         "gelu" => Activation::Gelu,
         "gelu_new" | "gelu_pytorch_tanh" | "gelu_fast" => Activation::GeluTanh,
@@ -205,13 +213,35 @@ pub fn read_bert_config(path: &Path) -> Result<BertConfig> {
 /// Reads config.json plus, when present, sentence_bert_config.json and 1_Pooling/config.json
 /// (absent: max_seq_length = max_position_embeddings, mean pooling).
 pub fn read_model_config(dir: &Path) -> Result<ModelConfig> {
-    let bert = read_bert_config(&dir.join("config.json"))?;
-    let sbert_path = dir.join("sentence_bert_config.json");
-    let max_seq_length = if sbert_path.exists() {
-        let raw: RawSbertConfig = read_json(&sbert_path)?;
-        raw.max_seq_length.unwrap_or(bert.max_position_embeddings)
-    } else {
-        bert.max_position_embeddings
+    let optional = |path: PathBuf| path.exists().then(|| read_text(&path)).transpose();
+    let config = read_text(&dir.join("config.json"))?;
+    let sbert = optional(dir.join(SBERT_CONFIG))?;
+    let pooling = optional(dir.join(POOLING_CONFIG))?;
+    model_config_from_json(dir, &config, sbert.as_deref(), pooling.as_deref())
+}
+
+/// sentence-transformers' config file, relative to the model directory.
+pub const SBERT_CONFIG: &str = "sentence_bert_config.json";
+/// The pooling config file, relative to the model directory.
+pub const POOLING_CONFIG: &str = "1_Pooling/config.json";
+
+/// [`read_model_config`] from the texts of config.json, sentence_bert_config.json and
+/// 1_Pooling/config.json (the last two optional), fetched by the caller: the web has no file
+/// system. `dir` (a folder or base URL) is what errors call their location.
+pub fn model_config_from_json(
+    dir: &Path,
+    config: &str,
+    sbert: Option<&str>,
+    pooling: Option<&str>,
+) -> Result<ModelConfig> {
+    let bert = bert_config_from_json(&dir.join("config.json"), config)?;
+    let sbert_path = dir.join(SBERT_CONFIG);
+    let max_seq_length = match sbert {
+        Some(text) => {
+            let raw: RawSbertConfig = parse_json(&sbert_path, text)?;
+            raw.max_seq_length.unwrap_or(bert.max_position_embeddings)
+        }
+        None => bert.max_position_embeddings,
     };
     if max_seq_length < 2 || max_seq_length > bert.max_position_embeddings {
         return Err(bad(
@@ -222,9 +252,9 @@ pub fn read_model_config(dir: &Path) -> Result<ModelConfig> {
             ),
         ));
     }
-    let pooling_path: PathBuf = dir.join("1_Pooling").join("config.json");
-    let pooling = if pooling_path.exists() {
-        let raw: RawPooling = read_json(&pooling_path)?;
+    let pooling_path: PathBuf = dir.join(POOLING_CONFIG);
+    let pooling = if let Some(text) = pooling {
+        let raw: RawPooling = parse_json(&pooling_path, text)?;
         match (
             raw.pooling_mode_mean_tokens,
             raw.pooling_mode_cls_token,

@@ -1,5 +1,10 @@
 //! [`Embedder`]: a model directory loaded onto one device, turning sentences into normalised
 //! embeddings. Graphs are compiled per (batch, seq) shape and kept in a small LRU cache.
+//!
+//! The work is async at its core (`embed_async` and below), so it runs on the web, where a GPU
+//! answers on the browser's event loop; the sync methods (native only) wait for it with
+//! pollster. On a backend that never waits (the CPU, native Vulkan) the futures are ready at
+//! once.
 
 use crate::config::{read_model_config, ModelConfig};
 use crate::error::{ModelError, Result};
@@ -73,6 +78,22 @@ impl Embedder {
         let config = read_model_config(dir)?;
         let tokenizer = SentenceTokenizer::from_file(&dir.join("tokenizer.json"), config.max_seq_length)?;
         let file = SafetensorsFile::open(&dir.join("model.safetensors"))?;
+        Embedder::from_parts(session, config, tokenizer, &file, opts)
+    }
+
+    /// The model from its parts, already read (the web fetches the files itself: see
+    /// [`crate::config::model_config_from_json`], [`SentenceTokenizer::from_json`] and
+    /// [`SafetensorsFile::from_bytes`]). Every weight is read and checked against the config.
+    pub fn from_parts(
+        session: Session,
+        config: ModelConfig,
+        tokenizer: SentenceTokenizer,
+        file: &SafetensorsFile,
+        opts: EmbedderOptions,
+    ) -> Result<Embedder> {
+        if opts.batch_size == 0 {
+            return Err(ModelError::ZeroBatch);
+        }
         // The params are the same for every shape; a tiny graph lists them.
         let probe = build_graph(&config.bert, config.pooling, 1, 1, opts.precision)?;
         let weights = probe
@@ -124,14 +145,32 @@ impl Embedder {
     /// Embeds `sentences` in order. They are run longest first in batches of
     /// `batch_size` (similar lengths share a batch, so little padding), and returned in the
     /// order given.
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn embed(&mut self, sentences: &[&str]) -> Result<Vec<Vec<f32>>> {
+        pollster::block_on(self.embed_async(sentences))
+    }
+
+    /// Embeds `sentences` in one model run, padded to the longest of them.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn embed_batch(&mut self, sentences: &[&str]) -> Result<Vec<Vec<f32>>> {
+        pollster::block_on(self.embed_batch_async(sentences))
+    }
+
+    /// Runs an already tokenized batch.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn run_tokens(&mut self, tokens: &TokenBatch) -> Result<Vec<Vec<f32>>> {
+        pollster::block_on(self.run_tokens_async(tokens))
+    }
+
+    /// [`Embedder::embed`] without blocking (the web).
+    pub async fn embed_async(&mut self, sentences: &[&str]) -> Result<Vec<Vec<f32>>> {
         let lengths = self.tokenizer.lengths(sentences)?;
         let mut order: Vec<usize> = (0..sentences.len()).collect();
         order.sort_by_key(|&i| std::cmp::Reverse(lengths.get(i).copied().unwrap_or(0)));
         let mut out = vec![Vec::new(); sentences.len()];
         for chunk in order.chunks(self.opts.batch_size) {
             let batch: Vec<&str> = chunk.iter().filter_map(|&i| sentences.get(i).copied()).collect();
-            for (&i, e) in chunk.iter().zip(self.embed_batch(&batch)?) {
+            for (&i, e) in chunk.iter().zip(self.embed_batch_async(&batch).await?) {
                 if let Some(slot) = out.get_mut(i) {
                     *slot = e;
                 }
@@ -140,17 +179,17 @@ impl Embedder {
         Ok(out)
     }
 
-    /// Embeds `sentences` in one model run, padded to the longest of them.
-    pub fn embed_batch(&mut self, sentences: &[&str]) -> Result<Vec<Vec<f32>>> {
+    /// [`Embedder::embed_batch`] without blocking (the web).
+    pub async fn embed_batch_async(&mut self, sentences: &[&str]) -> Result<Vec<Vec<f32>>> {
         if sentences.is_empty() {
             return Ok(Vec::new());
         }
         let tokens = self.tokenizer.batch(sentences)?;
-        self.run_tokens(&tokens)
+        self.run_tokens_async(&tokens).await
     }
 
-    /// Runs an already tokenized batch.
-    pub fn run_tokens(&mut self, tokens: &TokenBatch) -> Result<Vec<Vec<f32>>> {
+    /// [`Embedder::run_tokens`] without blocking (the web).
+    pub async fn run_tokens_async(&mut self, tokens: &TokenBatch) -> Result<Vec<Vec<f32>>> {
         let vocab = self.config.bert.vocab_size;
         if let Some(&bad) = tokens.input_ids.iter().find(|&&id| id < 0 || id as usize >= vocab) {
             return Err(ModelError::Tokenize {
@@ -172,13 +211,13 @@ impl Embedder {
             return Err(ModelError::Tokenize { reason: format!("a token type id is outside 0..{types}") });
         }
         let dim = self.dim();
-        let exe = self.executable(tokens.batch, tokens.seq)?;
+        let exe = self.executable(tokens.batch, tokens.seq).await?;
         let inputs: [(&str, &dyn HostData); 3] = [
             (INPUT_IDS, &tokens.input_ids),
             (TOKEN_TYPE_IDS, &tokens.token_type_ids),
             (ATTENTION_MASK, &tokens.attention_mask),
         ];
-        let out = exe.run(&inputs)?;
+        let out = exe.run_async(&inputs).await?;
         let values = out.first().map(|t| t.to_f32_vec()).unwrap_or_default();
         if values.len() != tokens.batch * dim {
             return Err(ModelError::OutputSize { batch: tokens.batch, dim, got: values.len() });
@@ -187,7 +226,7 @@ impl Embedder {
     }
 
     /// The executable for (batch, seq): from the cache, or compiled with every weight set.
-    fn executable(&mut self, batch: usize, seq: usize) -> Result<&mut Executable> {
+    async fn executable(&mut self, batch: usize, seq: usize) -> Result<&mut Executable> {
         let key = (batch, seq);
         if let Some(pos) = self.cache.iter().position(|(k, _)| *k == key) {
             let entry = self.cache.remove(pos);
@@ -195,11 +234,11 @@ impl Embedder {
         } else {
             let g = build_graph(&self.config.bert, self.config.pooling, batch, seq, self.opts.precision)?;
             let opts = CompileOptions { precision: self.opts.precision, ..Default::default() };
-            let mut exe = self.session.compile_with(&g, &opts)?;
+            let mut exe = self.session.compile_async(&g, &opts).await?;
             for (name, data) in &self.weights {
                 match data {
-                    WeightData::F32(v) => exe.set_param(name, v)?,
-                    WeightData::F16(v) => exe.set_param(name, v)?,
+                    WeightData::F32(v) => exe.set_param_async(name, v).await?,
+                    WeightData::F16(v) => exe.set_param_async(name, v).await?,
                 }
             }
             if self.cache.len() >= self.opts.max_cached {

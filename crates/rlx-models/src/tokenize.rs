@@ -41,10 +41,16 @@ fn tok_err(path: &Path, e: impl std::fmt::Display) -> ModelError {
 /// template naming a special token its `special_tokens` lacks (encoding indexes the map).
 fn read_tokenizer(path: &Path) -> Result<Tokenizer> {
     let text = std::fs::read_to_string(path).map_err(|e| ModelError::io(path, e))?;
-    let value: Value = serde_json::from_str(&text).map_err(|e| tok_err(path, e))?;
+    parse_tokenizer(path, &text)
+}
+
+/// tokenizer.json's text, checked for what the tokenizers crate panics on before it parses it;
+/// `path` names it in errors (a URL on the web).
+fn parse_tokenizer(path: &Path, text: &str) -> Result<Tokenizer> {
+    let value: Value = serde_json::from_str(text).map_err(|e| tok_err(path, e))?;
     check_precompiled(&value).map_err(|e| tok_err(path, e))?;
     check_templates(&value).map_err(|e| tok_err(path, e))?;
-    Tokenizer::from_str(&text).map_err(|e| tok_err(path, e))
+    Tokenizer::from_str(text).map_err(|e| tok_err(path, e))
 }
 
 /// Every object of `"type": "Precompiled"` in `v` must load as one (serde_json bounds the depth).
@@ -97,7 +103,19 @@ impl SentenceTokenizer {
     /// `max_len` must leave room for the special tokens the file's post-processor adds (the
     /// tokenizers crate subtracts them unchecked).
     pub fn from_file(path: &Path, max_len: usize) -> Result<SentenceTokenizer> {
-        let mut inner = read_tokenizer(path)?;
+        let inner = read_tokenizer(path)?;
+        Self::configure(path, inner, max_len)
+    }
+
+    /// [`SentenceTokenizer::from_file`] from the text of tokenizer.json (fetched by the
+    /// caller: the web has no file system). `name` (a file name or URL) is what errors call it.
+    pub fn from_json(name: &str, json: &str, max_len: usize) -> Result<SentenceTokenizer> {
+        let path = Path::new(name);
+        let inner = parse_tokenizer(path, json)?;
+        Self::configure(path, inner, max_len)
+    }
+
+    fn configure(path: &Path, mut inner: Tokenizer, max_len: usize) -> Result<SentenceTokenizer> {
         let special = inner.get_post_processor().map_or(0, |p| p.added_tokens(false));
         if max_len < special {
             return Err(tok_err(

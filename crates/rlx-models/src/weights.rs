@@ -1,13 +1,12 @@
-//! model.safetensors, memory-mapped: tensors are read straight from the mapping by HF name
+//! model.safetensors, memory-mapped (or from bytes the caller fetched: the web): tensors are read straight from the mapping by HF name
 //! (with or without the `bert.` prefix), checked against the shape the config implies, and
 //! widened from F16/BF16 to f32 (or kept as f16 for [`Precision::F16`]).
 
+use crate::bytes::FileBytes;
 use crate::error::{ModelError, Result};
 use half::{bf16, f16};
-use memmap2::Mmap;
 use safetensors::tensor::{Metadata, TensorInfo};
 use safetensors::{Dtype, SafeTensors};
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
 /// The compile precision decides the weights' dtype: [`Precision::F16`] keeps them f16 on the
@@ -28,10 +27,10 @@ pub enum WeightData {
     F16(Vec<f16>),
 }
 
-/// A memory-mapped safetensors file.
+/// A safetensors file, memory-mapped or held in memory.
 pub struct SafetensorsFile {
     path: PathBuf,
-    mmap: Mmap,
+    mmap: FileBytes,
     /// Bytes before the data section (8-byte length + JSON header).
     data_start: usize,
     metadata: Metadata,
@@ -46,10 +45,16 @@ impl std::fmt::Debug for SafetensorsFile {
 impl SafetensorsFile {
     /// Maps `path` and parses its header.
     pub fn open(path: &Path) -> Result<SafetensorsFile> {
-        let file = File::open(path).map_err(|e| ModelError::io(path, e))?;
-        // SAFETY: the mapping is read-only; the model files are not expected to change while
-        // loaded (as with every mmap-based weight loader). Every tensor is copied out before use.
-        let mmap = unsafe { Mmap::map(&file) }.map_err(|e| ModelError::io(path, e))?;
+        Self::parse(path, FileBytes::open(path)?)
+    }
+
+    /// The file from its bytes (fetched by the caller: the web has no file system). `name`
+    /// (a file name or URL) is what errors call it.
+    pub fn from_bytes(name: &str, bytes: Vec<u8>) -> Result<SafetensorsFile> {
+        Self::parse(Path::new(name), FileBytes::Owned(bytes))
+    }
+
+    fn parse(path: &Path, mmap: FileBytes) -> Result<SafetensorsFile> {
         let (header_len, metadata) = SafeTensors::read_metadata(&mmap)
             .map_err(|e| ModelError::Safetensors { path: path.to_path_buf(), reason: e.to_string() })?;
         Ok(SafetensorsFile { path: path.to_path_buf(), mmap, data_start: header_len + 8, metadata })

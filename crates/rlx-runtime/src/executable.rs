@@ -132,16 +132,38 @@ impl Executable {
     /// Stores the value of param `name`. Checks the name, the dtype, and the element count (flat
     /// data) or the exact shape (a `Tensor`).
     pub fn set_param(&mut self, name: &str, value: &dyn HostData) -> Result<(), Error> {
+        let (id, t) = self.param_value(name, value)?;
+        self.inner.set_param(id, &t)?;
+        self.mark_set(name);
+        Ok(())
+    }
+
+    /// [`Executable::set_param`] without blocking (the web, where a GPU backend waits for its
+    /// device's answer on the browser's event loop).
+    pub async fn set_param_async(&mut self, name: &str, value: &dyn HostData) -> Result<(), Error> {
+        let (id, t) = self.param_value(name, value)?;
+        self.inner.set_param_async(id, &t).await?;
+        self.mark_set(name);
+        Ok(())
+    }
+
+    /// The node and the checked, converted value of param `name`.
+    fn param_value<'a>(
+        &self,
+        name: &str,
+        value: &'a dyn HostData,
+    ) -> Result<(NodeId, Cow<'a, Tensor>), Error> {
         let Some(i) = self.params.iter().position(|p| p.name == name) else {
             return Err(self.unknown(PortKind::Param, name));
         };
         let (port, id) = (&self.params[i], self.param_ids[i]);
-        let t = host::to_tensor(PortKind::Param, name, &port.ty, value)?;
-        self.inner.set_param(id, &t)?;
+        Ok((id, host::to_tensor(PortKind::Param, name, &port.ty, value)?))
+    }
+
+    fn mark_set(&self, name: &str) {
         if let Ok(mut set) = self.params_set.lock() {
             set.insert(name.to_string());
         }
-        Ok(())
     }
 
     /// Overwrites state `name` (for every executable of the group). Checks the name, the dtype
@@ -166,13 +188,37 @@ impl Executable {
 
     /// Runs the graph once with a value for every input; returns the outputs in order.
     pub fn run(&mut self, inputs: &[(&str, &dyn HostData)]) -> Result<Vec<Tensor>, Error> {
+        let given = self.checked_inputs(inputs)?;
+        let feeds: Vec<(NodeId, &Tensor)> =
+            self.input_ids.iter().zip(&given).filter_map(|(&id, g)| g.as_deref().map(|t| (id, t))).collect();
+        let out = self.inner.run(&feeds)?;
+        self.check_outputs(&out)?;
+        Ok(out)
+    }
+
+    /// [`Executable::run`] without blocking: the only way to run on a GPU on the web, where
+    /// the readback completes on the browser's event loop.
+    pub async fn run_async(&mut self, inputs: &[(&str, &dyn HostData)]) -> Result<Vec<Tensor>, Error> {
+        let given = self.checked_inputs(inputs)?;
+        let feeds: Vec<(NodeId, &Tensor)> =
+            self.input_ids.iter().zip(&given).filter_map(|(&id, g)| g.as_deref().map(|t| (id, t))).collect();
+        let out = self.inner.run_async(&feeds).await?;
+        self.check_outputs(&out)?;
+        Ok(out)
+    }
+
+    /// Each declared input's value, checked and converted, in declaration order (every one
+    /// present: a missing, unknown or repeated input is an error, as are unset params).
+    fn checked_inputs<'a>(
+        &self,
+        inputs: &[(&str, &'a dyn HostData)],
+    ) -> Result<Vec<Option<Cow<'a, Tensor>>>, Error> {
         let unset = self.unset_params();
         if !unset.is_empty() {
             let unset = NameList(unset.into_iter().map(String::from).collect());
             return Err(Error::ParamsNotSet { unset });
         }
-        // Each declared input's value, checked and converted, in declaration order.
-        let mut given: Vec<Option<Cow<'_, Tensor>>> = vec![None; self.inputs.len()];
+        let mut given: Vec<Option<Cow<'a, Tensor>>> = vec![None; self.inputs.len()];
         for &(name, value) in inputs {
             let Some(i) = self.inputs.iter().position(|p| p.name == name) else {
                 return Err(self.unknown(PortKind::Input, name));
@@ -193,11 +239,7 @@ impl Executable {
         if !missing.is_empty() {
             return Err(Error::MissingInputs { missing: NameList(missing), expected: self.signature_text() });
         }
-        let feeds: Vec<(NodeId, &Tensor)> =
-            self.input_ids.iter().zip(&given).filter_map(|(&id, g)| g.as_deref().map(|t| (id, t))).collect();
-        let out = self.inner.run(&feeds)?;
-        self.check_outputs(&out)?;
-        Ok(out)
+        Ok(given)
     }
 
     fn check_outputs(&self, out: &[Tensor]) -> Result<(), Error> {

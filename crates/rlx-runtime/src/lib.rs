@@ -19,25 +19,38 @@
 //!   ever sees well-typed tensors. Every failure is an [`Error`] naming what is wrong and the fix;
 //!   no public function panics on bad input.
 
+// Calibration (a micro-benchmark per device, cached on disk) and the native registry are not
+// part of the web build: there the registry opens the CPU and WebGPU only (`registry_web`).
+#[cfg(not(target_arch = "wasm32"))]
 mod auto;
+#[cfg(not(target_arch = "wasm32"))]
 mod cache;
+#[cfg(not(target_arch = "wasm32"))]
 mod calibrate;
 mod device;
 mod error;
 mod executable;
 mod host;
 mod rank;
+#[cfg(not(target_arch = "wasm32"))]
+mod registry;
+#[cfg(target_arch = "wasm32")]
+#[path = "registry_web.rs"]
 mod registry;
 mod session;
 
+#[cfg(not(target_arch = "wasm32"))]
 pub use auto::{cached_ranking, calibrate_device};
+#[cfg(not(target_arch = "wasm32"))]
 pub use cache::{calibration_path, CacheEntry, DeviceKey};
+#[cfg(not(target_arch = "wasm32"))]
 pub use calibrate::calibrate;
 pub use device::{Device, ParseDeviceError, DEVICE_ENV};
 pub use error::{Error, NameList, PortKind};
 pub use executable::{Executable, Port};
 pub use host::{FlatData, HostData, HostView};
 pub use rank::{estimate_seconds, rank, Calibration, GraphStats};
+#[cfg(not(target_arch = "wasm32"))]
 pub use registry::{devices, status, DeviceStatus};
 pub use rlx_backend::{BackendError, KernelOptions, LiveObjects, MatmulKernel, Precision, RunProfile};
 pub use rlx_opt::PassOptions;

@@ -95,6 +95,16 @@ pub(crate) fn open(device: Device) -> Result<Box<dyn Backend>, Error> {
     Opened::open(device).map(Opened::into_backend)
 }
 
+/// [`open`] without blocking ([`crate::Session::open`]): the wgpu adapter and device are
+/// awaited, the other backends open as `open` opens them.
+pub(crate) async fn open_async(device: Device) -> Result<(Device, Box<dyn Backend>), Error> {
+    let backend: Box<dyn Backend> = match device {
+        Device::Gpu => Box::new(open_wgpu_async().await?),
+        d => open(d)?,
+    };
+    Ok((device, backend))
+}
+
 /// A backend opened as its concrete type, for the facts a `dyn Backend` does not expose.
 pub(crate) enum Opened {
     Cpu(CpuBackend),
@@ -214,6 +224,12 @@ fn unavailable(device: Device, e: BackendError) -> Error {
 /// the reason when there is no adapter (or the variables are invalid).
 fn open_wgpu() -> Result<WgpuBackend, Error> {
     WgpuBackend::new().map_err(|e| unavailable(Device::Gpu, e))
+}
+
+/// [`open_wgpu`] without blocking.
+async fn open_wgpu_async() -> Result<WgpuBackend, Error> {
+    let opts = rlx_wgpu::WgpuOptions::from_env().map_err(|e| unavailable(Device::Gpu, e))?;
+    WgpuBackend::open(opts).await.map_err(|e| unavailable(Device::Gpu, e))
 }
 
 /// The Vulkan backend on the device `rlx_vulkan::pick` chooses; unavailable with the probe's

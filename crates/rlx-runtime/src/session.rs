@@ -1,9 +1,11 @@
 //! `Session`: one opened backend, compiling graphs into executables.
 
+#[cfg(not(target_arch = "wasm32"))]
 use crate::auto;
 use crate::device::Device;
 use crate::error::Error;
 use crate::executable::Executable;
+#[cfg(not(target_arch = "wasm32"))]
 use crate::rank::GraphStats;
 use crate::registry;
 use rlx_backend::{Backend, KernelOptions, MatmulKernel, Precision};
@@ -52,21 +54,40 @@ impl Session {
     /// BERT-base layer, [`GraphStats::representative`]) by the calibrated estimate; see
     /// [`Session::auto_for`] to rank for the graph at hand instead. Software adapters (lavapipe)
     /// are never chosen by `Auto`; without a real GPU it is the CPU, and nothing is measured.
+    ///
+    /// On the web only `Device::Cpu` opens this way: a GPU answers on the browser's event
+    /// loop, so use [`Session::open`] there.
     pub fn new(device: Device) -> Result<Session, Error> {
-        match device {
-            Device::Auto => Self::auto_with(&GraphStats::representative()),
-            d => Ok(Session { device: d, backend: registry::open(d)? }),
+        #[cfg(not(target_arch = "wasm32"))]
+        if device == Device::Auto {
+            return Self::auto_with(&GraphStats::representative());
         }
+        Ok(Session { device, backend: registry::open(device)? })
+    }
+
+    /// [`Session::new`] without blocking, for the web, where a GPU adapter and device are
+    /// granted on the browser's event loop. There `Device::Gpu` is WebGPU, `Device::Auto` is
+    /// WebGPU when the browser grants an adapter and the CPU otherwise (nothing is measured),
+    /// and `Device::Vulkan` is unavailable. On native it is the same as `Session::new`.
+    pub async fn open(device: Device) -> Result<Session, Error> {
+        #[cfg(not(target_arch = "wasm32"))]
+        if device == Device::Auto {
+            return Self::auto_with(&GraphStats::representative());
+        }
+        let (device, backend) = registry::open_async(device).await?;
+        Ok(Session { device, backend })
     }
 
     /// `Device::Auto` for `g`: `RLX_DEVICE` if set, else the available device with the lowest
     /// estimated time for this graph (matmul and attention flops, tensor bytes and step count
     /// against each device's calibration). A device without a cached calibration is measured
     /// first (about a second, once per device and driver, with a line on stderr).
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn auto_for(g: &Graph) -> Result<Session, Error> {
         Self::auto_with(&GraphStats::of(g))
     }
 
+    #[cfg(not(target_arch = "wasm32"))]
     fn auto_with(stats: &GraphStats) -> Result<Session, Error> {
         Self::resolve(Device::from_env_or(Device::Auto)?, stats)
     }
@@ -74,6 +95,7 @@ impl Session {
     /// The one place `Device::Auto` is resolved: `requested` is what `RLX_DEVICE` names (`Auto`
     /// when unset), which must then be available; `Auto` is the fastest candidate for `stats`
     /// (auto.rs). The registry itself opens concrete devices only.
+    #[cfg(not(target_arch = "wasm32"))]
     pub(crate) fn resolve(requested: Device, stats: &GraphStats) -> Result<Session, Error> {
         match requested {
             Device::Auto => {
@@ -91,6 +113,7 @@ impl Session {
     }
 
     /// The backend, for code in this crate that borrowed it into a session (calibration).
+    #[cfg(not(target_arch = "wasm32"))]
     pub(crate) fn into_backend(self) -> Box<dyn Backend> {
         self.backend
     }
@@ -124,6 +147,22 @@ impl Session {
     /// Verifies `g`, optimizes it for this device (constant folding evaluates on the CPU
     /// reference), and compiles it on the backend.
     pub fn compile_with(&self, g: &Graph, opts: &CompileOptions) -> Result<Executable, Error> {
+        let optimized = self.optimize(g, opts)?;
+        let compiled = self.backend.compile(&optimized, &opts.kernel_options())?;
+        Executable::new(g, optimized, compiled, self.backend.name(), Default::default())
+    }
+
+    /// [`Session::compile_with`] without blocking: the only way to compile for a GPU on the
+    /// web, where the device reports compile errors on the browser's event loop.
+    pub async fn compile_async(&self, g: &Graph, opts: &CompileOptions) -> Result<Executable, Error> {
+        let optimized = self.optimize(g, opts)?;
+        let options = opts.kernel_options();
+        let compiled = self.backend.compile_async(&optimized, &options).await?;
+        Executable::new(g, optimized, compiled, self.backend.name(), Default::default())
+    }
+
+    /// Verifies `g` and runs rlx-opt's pipeline for this backend.
+    fn optimize(&self, g: &Graph, opts: &CompileOptions) -> Result<Graph, Error> {
         // An explicit check first: it is the most common mistake and deserves its own message
         // rather than whatever the verifier meets first.
         if g.outputs().is_empty() {
@@ -131,9 +170,7 @@ impl Session {
         }
         rlx_ir::verify(g)?;
         let fold = |op: &Op, inputs: &[&Tensor], out: &TensorType| rlx_cpu::eval(op, inputs, out).ok();
-        let optimized = rlx_opt::optimize(g, self.backend.capabilities(), &opts.passes, Some(&fold))?;
-        let compiled = self.backend.compile(&optimized, &opts.kernel_options())?;
-        Executable::new(g, optimized, compiled, self.backend.name(), Default::default())
+        Ok(rlx_opt::optimize(g, self.backend.capabilities(), &opts.passes, Some(&fold))?)
     }
 
     /// Compiles `graphs` together: params and states with the same name and type are one value
@@ -144,12 +181,7 @@ impl Session {
     pub fn compile_group(&self, graphs: &[&Graph], opts: &CompileOptions) -> Result<Vec<Executable>, Error> {
         let mut optimized = Vec::with_capacity(graphs.len());
         for g in graphs {
-            if g.outputs().is_empty() {
-                return Err(IrError::NoOutputs { graph: g.name().to_string() }.into());
-            }
-            rlx_ir::verify(g)?;
-            let fold = |op: &Op, inputs: &[&Tensor], out: &TensorType| rlx_cpu::eval(op, inputs, out).ok();
-            optimized.push(rlx_opt::optimize(g, self.backend.capabilities(), &opts.passes, Some(&fold))?);
+            optimized.push(self.optimize(g, opts)?);
         }
         let refs: Vec<&Graph> = optimized.iter().collect();
         let compiled = self.backend.compile_group(&refs, &opts.kernel_options())?;

@@ -5,7 +5,7 @@
 use crate::context::Context;
 use crate::executable::WgpuExecutable;
 use crate::probe::{WgpuInfo, WgpuOptions};
-use rlx_backend::{Backend, BackendError, Capabilities, Executable, KernelOptions};
+use rlx_backend::{Backend, BackendError, Capabilities, Executable, KernelOptions, LocalFuture};
 use rlx_gpu::GpuLimits;
 use rlx_ir::Graph;
 use std::sync::Arc;
@@ -18,13 +18,21 @@ pub struct WgpuBackend {
 
 impl WgpuBackend {
     /// Opens the adapter the environment selects (see [`WgpuOptions::from_env`]).
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn new() -> Result<Self, BackendError> {
         Self::with_options(WgpuOptions::from_env()?)
     }
 
-    /// Opens the adapter `opts` selects.
+    /// Opens the adapter `opts` selects: [`WgpuBackend::open`], waited for.
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn with_options(opts: WgpuOptions) -> Result<Self, BackendError> {
-        let ctx = Context::new(&opts)?;
+        pollster::block_on(Self::open(opts))
+    }
+
+    /// Opens the adapter `opts` selects, without blocking: the only way on the web, where
+    /// the browser's event loop answers the adapter and device requests.
+    pub async fn open(opts: WgpuOptions) -> Result<Self, BackendError> {
+        let ctx = Context::open(&opts).await?;
         let caps = capabilities(&ctx.info);
         Ok(WgpuBackend { ctx: Arc::new(ctx), caps })
     }
@@ -102,9 +110,20 @@ impl Backend for WgpuBackend {
     }
 
     fn compile(&self, graph: &Graph, options: &KernelOptions) -> Result<Box<dyn Executable>, BackendError> {
-        let schedule = rlx_gpu::lower(graph, &self.ctx.limits, options)
-            .map_err(|e| rlx_gpu::backend_error(&self.caps.device_name, e))?;
-        Ok(Box::new(WgpuExecutable::build(self.ctx.clone(), &schedule, &mut Default::default())?))
+        crate::wait(self.ctx.name(), "compile", self.compile_async(graph, options))
+    }
+
+    fn compile_async<'a>(
+        &'a self,
+        graph: &'a Graph,
+        options: &'a KernelOptions,
+    ) -> LocalFuture<'a, Result<Box<dyn Executable>, BackendError>> {
+        Box::pin(async move {
+            let schedule = rlx_gpu::lower(graph, &self.ctx.limits, options)
+                .map_err(|e| rlx_gpu::backend_error(&self.caps.device_name, e))?;
+            let exe = WgpuExecutable::build(self.ctx.clone(), &schedule, &mut Default::default()).await?;
+            Ok(Box::new(exe) as Box<dyn Executable>)
+        })
     }
 
     /// Each graph gets its own buffers and bind groups; params and states of the same name are
@@ -120,7 +139,8 @@ impl Backend for WgpuBackend {
             options,
             &self.caps.device_name,
             |schedule, shared| {
-                let exe = WgpuExecutable::build(self.ctx.clone(), schedule, shared)?;
+                let build = WgpuExecutable::build(self.ctx.clone(), schedule, shared);
+                let exe = crate::wait(self.ctx.name(), "compile_group", build)?;
                 Ok(Box::new(exe) as Box<dyn Executable>)
             },
         )

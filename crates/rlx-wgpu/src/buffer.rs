@@ -4,7 +4,10 @@
 //! compile time and reused by every run: one copy per output, one map per buffer, one wait.
 
 use rlx_gpu::Place;
-use std::sync::mpsc;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
 
 /// Usage of every device-side storage buffer: bound to kernels, written by the queue, copied
 /// out for readback.
@@ -44,19 +47,29 @@ impl Staging {
         Staging { buffers }
     }
 
-    /// Requests a map of every buffer; the returned receiver gets (buffer index, result) for
-    /// each once the device is polled.
-    pub(crate) fn map_all(&self) -> mpsc::Receiver<(usize, Result<(), wgpu::BufferAsyncError>)> {
-        let (tx, rx) = mpsc::channel();
+    /// Requests a map of every buffer. The returned future is ready with (buffer index,
+    /// result) for each once every callback ran: after a blocking `device.poll` on native, on
+    /// the browser's event loop on the web.
+    pub(crate) fn map_all(&self) -> MapAll {
+        let state = Arc::new(Mutex::new(MapState {
+            pending: self.buffers.len(),
+            results: Vec::with_capacity(self.buffers.len()),
+            waker: None,
+        }));
         for (i, b) in self.buffers.iter().enumerate() {
-            let tx = tx.clone();
+            let state = state.clone();
             b.map_async(wgpu::MapMode::Read, .., move |r| {
-                // The receiver outlives the poll that runs this callback; a send after it is
-                // gone has nobody to tell.
-                let _ = tx.send((i, r));
+                let mut s = state.lock().unwrap_or_else(|p| p.into_inner());
+                s.results.push((i, r));
+                s.pending = s.pending.saturating_sub(1);
+                if s.pending == 0 {
+                    if let Some(w) = s.waker.take() {
+                        w.wake();
+                    }
+                }
             });
         }
-        rx
+        MapAll { state }
     }
 
     /// Calls `f` on the bytes of `place` while mapped (no copy).
@@ -73,5 +86,29 @@ impl Staging {
         for b in mapped.iter().filter_map(|&i| self.buffers.get(i)) {
             b.unmap();
         }
+    }
+}
+
+struct MapState {
+    pending: usize,
+    results: Vec<(usize, Result<(), wgpu::BufferAsyncError>)>,
+    waker: Option<Waker>,
+}
+
+/// The maps of [`Staging::map_all`], ready when every buffer's callback has run.
+pub(crate) struct MapAll {
+    state: Arc<Mutex<MapState>>,
+}
+
+impl Future for MapAll {
+    type Output = Vec<(usize, Result<(), wgpu::BufferAsyncError>)>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if s.pending == 0 {
+            return Poll::Ready(std::mem::take(&mut s.results));
+        }
+        s.waker = Some(cx.waker().clone());
+        Poll::Pending
     }
 }

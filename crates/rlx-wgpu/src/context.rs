@@ -28,7 +28,9 @@ pub(crate) struct Context {
 }
 
 impl Context {
-    pub(crate) fn new(opts: &WgpuOptions) -> Result<Self, BackendError> {
+    /// Opens the adapter `opts` selects. Async because the web can only wait for an adapter
+    /// and a device on its event loop; native callers block on it with pollster.
+    pub(crate) async fn open(opts: &WgpuOptions) -> Result<Self, BackendError> {
         let backends = opts.backends.unwrap_or(wgpu::Backends::all());
         let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
         desc.backends = backends;
@@ -42,7 +44,7 @@ impl Context {
         let instance = wgpu::Instance::new(desc);
         let adapter = match &opts.adapter {
             Some(choice) => {
-                let adapters = pollster::block_on(instance.enumerate_adapters(backends));
+                let adapters = instance.enumerate_adapters(backends).await;
                 probe::pick(adapters, choice).map_err(unavailable)?
             }
             None => {
@@ -53,7 +55,7 @@ impl Context {
                     // The real limits: rlx sizes its work by them.
                     apply_limit_buckets: false,
                 };
-                pollster::block_on(instance.request_adapter(&request)).map_err(|e| {
+                instance.request_adapter(&request).await.map_err(|e| {
                     unavailable(format!(
                         "no wgpu adapter ({e}); backends tried: {backends:?}. Install a GPU driver, or \
                          Mesa's lavapipe (Debian: mesa-vulkan-drivers) for a CPU Vulkan device"
@@ -83,7 +85,7 @@ impl Context {
             memory_hints: wgpu::MemoryHints::Performance,
             trace: wgpu::Trace::Off,
         };
-        let (device, queue) = pollster::block_on(adapter.request_device(&device_desc)).map_err(|e| {
+        let (device, queue) = adapter.request_device(&device_desc).await.map_err(|e| {
             unavailable(format!(
                 "opening a device on {} ({:?}) failed: {e}",
                 adapter_info.name, adapter_info.backend
@@ -105,7 +107,7 @@ impl Context {
         );
         let limits = info.gpu_limits();
         let pipeline_cache =
-            PipelineCache::open(&device, &adapter_info, opts.pipeline_cache.resolve().as_deref());
+            PipelineCache::open(&device, &adapter_info, opts.pipeline_cache.resolve().as_deref()).await;
         Ok(Context {
             pipeline_cache,
             _instance: instance,
@@ -130,7 +132,7 @@ impl Context {
     /// result, unless the device was lost, a scope caught an error, or the uncaptured-error
     /// handler recorded one meanwhile: then that error, naming `scope`. `requested` is the
     /// number of bytes `f` allocates (for out-of-memory reports).
-    pub(crate) fn guarded<T>(
+    pub(crate) async fn guarded<T>(
         &self,
         scope: &str,
         requested: u64,
@@ -142,11 +144,7 @@ impl Context {
         let internal = self.device.push_error_scope(wgpu::ErrorFilter::Internal);
         let result = f();
         // Scopes pop in the reverse order of their pushes.
-        let caught = [
-            pollster::block_on(internal.pop()),
-            pollster::block_on(validation.pop()),
-            pollster::block_on(oom.pop()),
-        ];
+        let caught = [internal.pop().await, validation.pop().await, oom.pop().await];
         self.check_lost(scope)?;
         // Out of memory first: a failed allocation causes validation errors downstream.
         let mut caught: Vec<_> = caught.iter().flatten().map(error::describe).collect();
@@ -157,23 +155,9 @@ impl Context {
         self.settle(scope, requested, result)
     }
 
-    /// Runs `f` without error scopes and returns its result, unless the device was lost or the
-    /// uncaptured-error handler recorded an error meanwhile: then that error, naming `scope`.
-    /// For `run`, where everything was validated at compile time and three scopes pushed and
-    /// popped per call cost more than a small graph's whole GPU time.
-    pub(crate) fn checked<T>(
-        &self,
-        scope: &str,
-        f: impl FnOnce() -> Result<T, BackendError>,
-    ) -> Result<T, BackendError> {
-        self.check_lost(scope)?;
-        let result = f();
-        self.settle(scope, 0, result)
-    }
-
     /// `result`, unless the device was lost or the uncaptured-error handler recorded an error
     /// meanwhile: then that error, naming `scope` (`requested` bytes for out-of-memory reports).
-    fn settle<T>(
+    pub(crate) fn settle<T>(
         &self,
         scope: &str,
         requested: u64,
@@ -198,21 +182,32 @@ impl Context {
         }
     }
 
-    /// The pipeline of `key`, built on first use (in its own error scope, so a kernel the
-    /// driver refuses is reported and never cached).
-    pub(crate) fn pipeline(&self, key: KernelKey) -> Result<Arc<Pipeline>, BackendError> {
-        let mut cache = self.pipelines.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(p) = cache.get(&key) {
-            return Ok(p.clone());
+    /// Builds the pipeline of `key` unless it exists (in its own error scope, so a kernel the
+    /// driver refuses is reported and never cached). Compile builds every pipeline of a
+    /// schedule this way first, then takes them with [`Context::built_pipeline`].
+    pub(crate) async fn build_pipeline(&self, key: KernelKey) -> Result<(), BackendError> {
+        if self.pipelines.lock().unwrap_or_else(|p| p.into_inner()).contains_key(&key) {
+            return Ok(());
         }
         let variant = rlx_gpu::variant(key);
         let scope = format!("building kernel {} ({})", variant.name, variant.file);
-        let pipeline = Arc::new(self.guarded(&scope, 0, || Pipeline::new(self, variant))?);
+        // The lock is not held across the wait: the future may be polled from another task.
+        let pipeline = Arc::new(self.guarded(&scope, 0, || Pipeline::new(self, variant)).await?);
         if let Some(c) = &self.pipeline_cache {
             c.compiled();
         }
-        cache.insert(key, pipeline.clone());
-        Ok(pipeline)
+        self.pipelines.lock().unwrap_or_else(|p| p.into_inner()).insert(key, pipeline);
+        Ok(())
+    }
+
+    /// The pipeline of `key`, built by [`Context::build_pipeline`] before.
+    pub(crate) fn built_pipeline(&self, key: KernelKey) -> Result<Arc<Pipeline>, BackendError> {
+        let cache = self.pipelines.lock().unwrap_or_else(|p| p.into_inner());
+        cache.get(&key).cloned().ok_or_else(|| BackendError::Driver {
+            device: self.name().to_string(),
+            scope: format!("binding kernel {}", rlx_gpu::variant(key).name),
+            reason: "its pipeline was not built before the bind groups".into(),
+        })
     }
 
     /// Number of pipelines built so far.

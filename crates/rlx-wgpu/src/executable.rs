@@ -9,14 +9,15 @@
 use crate::buffer::{self, Staging};
 use crate::context::Context;
 use crate::pipeline::Pipeline;
-use rlx_backend::{BackendError, Executable, RunProfile};
+use rlx_backend::{BackendError, Executable, LocalFuture, RunProfile};
 use rlx_gpu::convert::{from_device, to_device};
 use rlx_gpu::{BufferId, Buffers, LeafKind, Operand, Place, SharedLeaves, ValidSchedule};
 use rlx_ir::{NodeId, Tensor, TensorType};
 use std::collections::HashMap;
 use std::num::NonZeroU64;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use web_time::Instant;
 
 /// One kernel launch, ready to record.
 pub(crate) struct Step {
@@ -62,15 +63,19 @@ impl WgpuExecutable {
     /// again here), inside the device's error scopes.
     /// Params and states already in `shared` (by name, from other executables of the compile
     /// group) are bound, not allocated; new ones are added to it.
-    pub(crate) fn build(
+    /// Pipelines are built first (each in its own scopes), then everything else in one scope.
+    pub(crate) async fn build(
         ctx: Arc<Context>,
         s: &ValidSchedule,
         shared: &mut SharedLeaves<wgpu::Buffer>,
     ) -> Result<Self, BackendError> {
         check_sizes(&ctx, s)?;
+        for d in &s.steps {
+            ctx.build_pipeline(d.key).await?;
+        }
         let scope = format!("compiling graph '{}' ({} steps)", s.name, s.steps.len());
         let c = ctx.clone();
-        let exe = c.guarded(&scope, s.total_bytes(), || build(ctx, s, shared))?;
+        let exe = c.guarded(&scope, s.total_bytes(), || build(ctx, s, shared)).await?;
         // New pipelines reach the disk now, not only when the backend drops (a crash or an
         // abort skips drops).
         c.save_pipeline_cache();
@@ -99,8 +104,8 @@ impl WgpuExecutable {
         Ok((buffer, name))
     }
 
-    /// Everything of one run between the error scopes.
-    fn run_scoped(
+    /// Everything of one run between the device checks.
+    async fn run_checked(
         &self,
         inputs: &[(NodeId, &Tensor)],
         start: Instant,
@@ -123,21 +128,22 @@ impl WgpuExecutable {
         let submitted = Instant::now();
         ctx.queue.submit([commands]);
         let maps = (!self.staging.buffers.is_empty()).then(|| self.staging.map_all());
+        // Native: blocks until the maps' callbacks ran. Web: returns at once; the browser
+        // runs the callbacks, and the await below yields to its event loop until then.
         ctx.device
             .poll(wgpu::PollType::wait_indefinitely())
             .map_err(|e| self.refuse("waiting for a run", e.to_string()))?;
-        let waited = submitted.elapsed();
-
         let Some(maps) = maps else {
-            return Ok((Vec::new(), profile(start, uploaded, waited, None)));
+            return Ok((Vec::new(), profile(start, uploaded, submitted.elapsed(), None)));
         };
+        let results = maps.await;
+        let waited = submitted.elapsed();
         let mut mapped = Vec::new();
         let mut failure = None;
-        for _ in 0..self.staging.buffers.len() {
-            match maps.try_recv() {
-                Ok((i, Ok(()))) => mapped.push(i),
-                Ok((i, Err(e))) => failure = Some(format!("mapping staging buffer {i}: {e}")),
-                Err(_) => failure = Some("a staging buffer was not mapped after the wait".into()),
+        for (i, r) in results {
+            match r {
+                Ok(()) => mapped.push(i),
+                Err(e) => failure = Some(format!("mapping staging buffer {i}: {e}")),
             }
         }
         let read = match failure {
@@ -256,7 +262,7 @@ fn build(
     let mut steps = Vec::with_capacity(s.steps.len());
     let mut uniforms = Vec::new();
     for d in s.steps.iter() {
-        let pipeline = ctx.pipeline(d.key)?;
+        let pipeline = ctx.built_pipeline(d.key)?;
         let uniform = (!pipeline.uses_immediates()).then(|| {
             let buffer = device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some(&format!("{} params", d.label)),
@@ -339,24 +345,52 @@ fn build(
 
 impl Executable for WgpuExecutable {
     fn set_param(&mut self, id: NodeId, value: &Tensor) -> Result<(), BackendError> {
-        let ctx = self.ctx.clone();
-        let (buffer, name) = self.leaf(id, value, "param")?;
-        let bytes = to_device(value, ctx.name(), name)?;
-        ctx.guarded(&format!("setting param '{name}'"), bytes.len() as u64, || {
-            if !bytes.is_empty() {
-                ctx.queue.write_buffer(buffer, 0, &bytes);
-            }
-            Ok(())
+        let device = self.ctx.name().to_string();
+        crate::wait(&device, "set_param", self.set_param_async(id, value))
+    }
+
+    fn set_param_async<'a>(
+        &'a mut self,
+        id: NodeId,
+        value: &'a Tensor,
+    ) -> LocalFuture<'a, Result<(), BackendError>> {
+        Box::pin(async move {
+            let ctx = self.ctx.clone();
+            let (buffer, name) = self.leaf(id, value, "param")?;
+            let bytes = to_device(value, ctx.name(), name)?;
+            let scope = format!("setting param '{name}'");
+            ctx.guarded(&scope, bytes.len() as u64, || {
+                if !bytes.is_empty() {
+                    ctx.queue.write_buffer(buffer, 0, &bytes);
+                }
+                Ok(())
+            })
+            .await
         })
     }
 
     fn run(&mut self, inputs: &[(NodeId, &Tensor)]) -> Result<Vec<Tensor>, BackendError> {
-        let start = Instant::now();
-        let ctx = self.ctx.clone();
-        let scope = format!("running {} steps", self.steps.len());
-        let (outputs, profile) = ctx.checked(&scope, || self.run_scoped(inputs, start))?;
-        self.profile = Some(profile);
-        Ok(outputs)
+        let device = self.ctx.name().to_string();
+        crate::wait(&device, "run", self.run_async(inputs))
+    }
+
+    /// Without error scopes (validated at compile time; three scopes per call cost more than
+    /// a small graph's GPU time): the device-lost flag and the uncaptured-error log are checked
+    /// before and after instead.
+    fn run_async<'a>(
+        &'a mut self,
+        inputs: &'a [(NodeId, &'a Tensor)],
+    ) -> LocalFuture<'a, Result<Vec<Tensor>, BackendError>> {
+        Box::pin(async move {
+            let start = Instant::now();
+            let ctx = self.ctx.clone();
+            let scope = format!("running {} steps", self.steps.len());
+            ctx.check_lost(&scope)?;
+            let result = self.run_checked(inputs, start).await;
+            let (outputs, profile) = ctx.settle(&scope, 0, result)?;
+            self.profile = Some(profile);
+            Ok(outputs)
+        })
     }
 
     fn last_profile(&self) -> Option<RunProfile> {

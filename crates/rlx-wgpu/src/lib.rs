@@ -57,10 +57,38 @@ pub use probe::{
     parse_adapter_choice, parse_backends, requested_features, requested_limits, wanted_features,
     AdapterChoice, EnabledFeatures, KeyLimits, ShaderChecks, WgpuInfo, WgpuOptions, ADAPTER_ENV, BACKEND_ENV,
 };
+use rlx_backend::BackendError;
 pub use rlx_backend::RunProfile;
 pub use rlx_gpu::PipelineCacheDir;
 /// The wgpu backend set type of [`WgpuOptions::backends`].
 pub use wgpu::Backends;
+
+/// Waits for `work`, the async core of a sync API call: with pollster on native.
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) fn wait<T>(
+    _device: &str,
+    _call: &str,
+    work: impl std::future::Future<Output = Result<T, BackendError>>,
+) -> Result<T, BackendError> {
+    pollster::block_on(work)
+}
+
+/// On the web a thread cannot block on the GPU (the browser's event loop answers it), so the
+/// sync API refuses, naming the async call to use instead.
+#[cfg(target_arch = "wasm32")]
+pub(crate) fn wait<T>(
+    device: &str,
+    call: &str,
+    _work: impl std::future::Future<Output = Result<T, BackendError>>,
+) -> Result<T, BackendError> {
+    Err(BackendError::Unsupported {
+        op: call.to_string(),
+        device: device.to_string(),
+        reason: "the web cannot block on the GPU; use the async API (Session::open, \
+                 compile_async, set_param_async, run_async)"
+            .into(),
+    })
+}
 
 // Backends are shared between threads and executables move between them (rlx-backend's
 // contract): checked when the crate compiles.

@@ -39,7 +39,7 @@ impl Drop for PipelineCache {
 /// Creates a pipeline cache from `data` (or empty) inside error scopes: `None` when wgpu
 /// reports an error, which would otherwise reach the device's uncaptured-error log and fail
 /// the next compile.
-fn create(device: &wgpu::Device, data: Option<&[u8]>) -> Option<wgpu::PipelineCache> {
+async fn create(device: &wgpu::Device, data: Option<&[u8]>) -> Option<wgpu::PipelineCache> {
     let oom = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
     let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
     let internal = device.push_error_scope(wgpu::ErrorFilter::Internal);
@@ -49,18 +49,14 @@ fn create(device: &wgpu::Device, data: Option<&[u8]>) -> Option<wgpu::PipelineCa
     // file that was damaged or written by anything else, and wgpu checks its own header again.
     let cache = unsafe { device.create_pipeline_cache(&desc) };
     // Scopes pop in the reverse order of their pushes.
-    let errors = [
-        pollster::block_on(internal.pop()),
-        pollster::block_on(validation.pop()),
-        pollster::block_on(oom.pop()),
-    ];
+    let errors = [internal.pop().await, validation.pop().await, oom.pop().await];
     errors.iter().all(Option::is_none).then_some(cache)
 }
 
 impl PipelineCache {
     /// The cache of `device`, from the file in `dir` when it holds a usable one; `None` when
     /// `dir` is `None` or the device cannot keep a pipeline cache.
-    pub(crate) fn open(
+    pub(crate) async fn open(
         device: &wgpu::Device,
         adapter: &wgpu::AdapterInfo,
         dir: Option<&Path>,
@@ -71,11 +67,11 @@ impl PipelineCache {
         let key = wgpu::util::pipeline_cache_key(adapter)?;
         let file = CacheFile::new(dir?, &format!("{key}.bin"));
         if let Some(data) = file.load_or_warn() {
-            if let Some(cache) = create(device, Some(&data)) {
+            if let Some(cache) = create(device, Some(&data)).await {
                 return Some(PipelineCache { cache, file, loaded: true });
             }
         }
-        let cache = create(device, None)?;
+        let cache = create(device, None).await?;
         Some(PipelineCache { cache, file, loaded: false })
     }
 

@@ -37,16 +37,15 @@ pub use tensor::{to_f32, GgmlType, TensorInfo, TensorView, MAX_DIMS};
 pub use tokenizer::gguf_tokenizer;
 pub use value::{GgufArray, GgufValue, GgufValueType};
 
+use crate::bytes::FileBytes;
 use crate::error::{ModelError, Result};
-use memmap2::Mmap;
 use parse::Header;
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
 /// A memory-mapped GGUF file whose header has been checked (see the module doc).
 pub struct GgufFile {
     path: PathBuf,
-    mmap: Mmap,
+    mmap: FileBytes,
     header: Header,
 }
 
@@ -65,17 +64,12 @@ impl GgufFile {
     /// Maps `path` and reads and checks its header.
     pub fn open(path: impl AsRef<Path>) -> Result<GgufFile> {
         let path = path.as_ref();
-        let file = File::open(path).map_err(|e| ModelError::io(path, e))?;
-        let len = file.metadata().map_err(|e| ModelError::io(path, e))?.len();
-        if len == 0 {
+        let mmap = FileBytes::open(path)?;
+        if mmap.is_empty() {
             // An empty file cannot be mapped; say what is missing instead of an I/O error.
             let source = GgufError::Truncated { what: "the magic number".into(), at: 0, need: 4, len: 0 };
             return Err(ModelError::Gguf { path: path.to_path_buf(), source });
         }
-        // SAFETY: the mapping is read-only; model files are not expected to change while loaded
-        // (as with every mmap-based weight loader). Every access is bounds-checked against the
-        // length mapped here.
-        let mmap = unsafe { Mmap::map(&file) }.map_err(|e| ModelError::io(path, e))?;
         let header =
             parse::parse(&mmap).map_err(|source| ModelError::Gguf { path: path.to_path_buf(), source })?;
         Ok(GgufFile { path: path.to_path_buf(), mmap, header })
