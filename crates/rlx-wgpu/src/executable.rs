@@ -134,7 +134,11 @@ impl WgpuExecutable {
         let mut mapped = Vec::new();
         let mut failure = None;
         for _ in 0..self.staging.buffers.len() {
-            match maps.try_recv() {
+            // Not try_recv: with one device shared by threads, another thread's poll may have
+            // collected this map's callback and be about to run it when ours returns (the soak
+            // test's shared-session case failed that way). The GPU work is done; only the
+            // callback's delivery is pending, so the bound is generous and never reached.
+            match maps.recv_timeout(std::time::Duration::from_secs(60)) {
                 Ok((i, Ok(()))) => mapped.push(i),
                 Ok((i, Err(e))) => failure = Some(format!("mapping staging buffer {i}: {e}")),
                 Err(_) => failure = Some("a staging buffer was not mapped after the wait".into()),
