@@ -27,8 +27,15 @@ pub(crate) struct Context {
     pipelines: Mutex<HashMap<KernelKey, Arc<Pipeline>>>,
 }
 
+/// Held while a context opens. On the H200's NVIDIA driver, 8 threads each opening a wgpu
+/// session at once deadlocked about one time in two (`rlx bench soak --threads 8`, 2026-11-27;
+/// every thread parked on a futex inside the driver); the native Vulkan backend and lavapipe
+/// never did. Opening is rare and costs milliseconds, so contexts open one at a time.
+static OPENING: Mutex<()> = Mutex::new(());
+
 impl Context {
     pub(crate) fn new(opts: &WgpuOptions) -> Result<Self, BackendError> {
+        let _one_at_a_time = OPENING.lock().unwrap_or_else(|p| p.into_inner());
         let backends = opts.backends.unwrap_or(wgpu::Backends::all());
         let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
         desc.backends = backends;
