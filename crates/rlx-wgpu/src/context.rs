@@ -27,6 +27,15 @@ pub(crate) struct Context {
     pipelines: Mutex<HashMap<KernelKey, Arc<Pipeline>>>,
 }
 
+/// Held while a context opens. On the H200's NVIDIA driver, 8 threads each opening a wgpu
+/// session at once deadlocked about one time in two (`rlx bench soak --threads 8`, 2026-11-27;
+/// every thread parked on a futex inside the driver); the native Vulkan backend and lavapipe
+/// never did. Opening is rare and costs milliseconds, so contexts open one at a time: the sync
+/// entry ([`WgpuBackend::with_options`](crate::WgpuBackend::with_options)) holds this while it
+/// waits for [`Context::open`] (a lock held across an await would be one the web cannot use).
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) static OPENING: Mutex<()> = Mutex::new(());
+
 impl Context {
     /// Opens the adapter `opts` selects. Async because the web can only wait for an adapter
     /// and a device on its event loop; native callers block on it with pollster.

@@ -310,10 +310,14 @@ pub fn threads(o: &SoakOptions, device: Device, w: SoakWorkload, reference: &[u3
         differing,
         error,
     };
+    // Progress on stderr: a thread check that stops making progress shows which mode it is in.
+    let announce = |mode: &str| eprintln!("soak {device} {}: {n} threads x {k} runs, {mode}", w.name());
     let repeat = |r: &mut Runner| (0..k).map(|_| r.run()).collect::<Res<Vec<_>>>();
+    announce("session per thread");
     let mut rows =
         vec![row("session per thread", tally(n, reference, |_| repeat(&mut Runner::new(device, w, o)?)))];
     if w == SoakWorkload::BertLayer {
+        announce("one session, N executables");
         let shared = bert_layer(o.seq).and_then(|b| Ok((Session::new(device)?, b)));
         rows.push(row(
             "one session, N executables",
@@ -326,6 +330,7 @@ pub fn threads(o: &SoakOptions, device: Device, w: SoakWorkload, reference: &[u3
             },
         ));
     }
+    announce("one executable, mutex");
     let one = Runner::new(device, w, o).map(Mutex::new);
     rows.push(row(
         "one executable, mutex",
