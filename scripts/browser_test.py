@@ -77,6 +77,8 @@ class Page:
     def __init__(self, ws_url):
         self.ws = connect(ws_url, max_size=None, open_timeout=30)
         self.next_id = 0
+        # The page's console and uncaught exceptions, shown when a run fails or stalls.
+        self.console = []
 
     def call(self, method, timeout=60, **params):
         self.next_id += 1
@@ -87,10 +89,24 @@ class Page:
             if left <= 0:
                 fail(f"no answer to {method} within {timeout} s")
             message = json.loads(self.ws.recv(timeout=left))
+            self.note_event(message)
             if message.get("id") == self.next_id:
                 if "error" in message:
                     fail(f"{method}: {message['error']}")
                 return message.get("result", {})
+
+    def note_event(self, message):
+        params = message.get("params", {})
+        if message.get("method") == "Runtime.consoleAPICalled":
+            args = [str(a.get("value", a.get("description", ""))) for a in params.get("args", [])]
+            self.console.append(f"console.{params.get('type')}: {' '.join(args)}")
+        elif message.get("method") == "Runtime.exceptionThrown":
+            details = params.get("exceptionDetails", {})
+            exception = details.get("exception", {}).get("description") or details.get("text")
+            self.console.append(f"uncaught: {exception}")
+
+    def console_tail(self, lines=20):
+        return "\n".join(self.console[-lines:]) or "(nothing on the console)"
 
     def evaluate(self, expression):
         result = self.call("Runtime.evaluate", expression=expression, returnByValue=True)
@@ -128,6 +144,7 @@ def run_page(browser, url, shot):
     try:
         page = Page(ws_url)
         page.call("Page.enable")
+        page.call("Runtime.enable")
         page.call("Page.navigate", url=url)
         deadline = time.monotonic() + RUN_TIMEOUT_S
         result = None
@@ -139,7 +156,10 @@ def run_page(browser, url, shot):
             time.sleep(1)
         if result is None:
             status = page.evaluate("document.getElementById('status')?.innerText")
-            fail(f"{url}: no result within {RUN_TIMEOUT_S:.0f} s; the page says: {status!r}")
+            fail(
+                f"{url}: no result within {RUN_TIMEOUT_S:.0f} s; the page says: {status!r}; "
+                f"its console:\n{page.console_tail()}"
+            )
         png = base64.b64decode(page.call("Page.captureScreenshot", format="png")["data"])
         shot.write_bytes(png)
         return result
@@ -207,7 +227,10 @@ def main():
         base = f"http://127.0.0.1:{port}/index.html?test=1"
         runs = [("webgpu", f"{base}&device=auto&f16check=1", "webgpu"), ("cpu", f"{base}&device=cpu", "cpu")]
         summary = {}
+        only = os.environ.get("RLX_BROWSER_ONLY")  # "webgpu" or "cpu": one run, for debugging
         for name, url, want in runs:
+            if only and name != only:
+                continue
             shot = OUT / f"demo-{name}.png"
             result = run_page(browser, url, shot)
             cosines = check(name, result, fixture, want)

@@ -22,8 +22,14 @@ cp web/index.html web/main.js "$site/"
 cp crates/rlx-models/tests/fixtures/minilm_reference.json "$site/fixture.json"
 
 model="${RLX_MODEL_DIR:-}"
+cache="${XDG_CACHE_HOME:-$HOME/.cache}/rlx/models/all-minilm-l6-v2"
+# A folder sealed by a finished `rlx fetch` (the README's test command fetches it first).
+if [ -z "$model" ] && [ -f "$cache/.rlx-complete" ]; then
+  model="$cache"
+fi
 if [ -z "$model" ]; then
-  model="$(cargo run -q -p rlx -- fetch all-minilm-l6-v2)"
+  # The test profile: the binary `cargo test --workspace` already built, not a second build.
+  model="$(cargo run -q --profile test -p rlx -- fetch all-minilm-l6-v2)"
 fi
 for f in config.json tokenizer.json model.safetensors sentence_bert_config.json 1_Pooling/config.json; do
   ln -s "$(cd "$model" && pwd)/$f" "$site/model/$f"

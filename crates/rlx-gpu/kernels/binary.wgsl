@@ -68,7 +68,7 @@ fn pow_c(x: f32, y: f32) -> f32 {
         return x + y;
     }
     let ax = abs(x);
-    let inf = bitcast<f32>(0x7f800000u);
+    let inf = f32_bits(0x7f800000u);
     if (abs(y) == inf) {
         // (±1)^±inf = 1; otherwise 0 or inf by whether |x| and y pull the same way.
         if (ax == 1.0) {

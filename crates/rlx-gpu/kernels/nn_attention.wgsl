@@ -68,7 +68,7 @@ fn main(
     let lo = range.x;
     let hi = range.y;
 
-    var m = bitcast<f32>(NEG_INF_BITS);
+    var m = f32_bits(NEG_INF_BITS);
     var l = 0.0;
     var acc: array<f32, PER>;
     for (var jj = 0u; jj < PER; jj++) {
@@ -114,7 +114,7 @@ fn main(
 
         // 3. Online softmax.
         let row0 = r * BKV;
-        var tile_max = bitcast<f32>(NEG_INF_BITS);
+        var tile_max = f32_bits(NEG_INF_BITS);
         for (var kk = 0u; kk < BKV; kk++) {
             if (vis_s[row0 + kk] != 0u) {
                 tile_max = max_nan(tile_max, s_s[row0 + kk]);

@@ -37,7 +37,7 @@ fn main(
     let h = bh % p.hq;
     let stride = 2u + p.dv;
     let first = row * p.chunks * stride;
-    let neg_inf = bitcast<f32>(NEG_INF_BITS);
+    let neg_inf = f32_bits(NEG_INF_BITS);
     var m_all = neg_inf;
     for (var c = 0u; c < p.chunks; c++) {
         m_all = max_nan(m_all, part[first + c * stride]);

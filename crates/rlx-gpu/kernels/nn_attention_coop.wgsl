@@ -102,7 +102,7 @@ fn main(
     }
 
     // Pass 1: the row maxima over the visible scores.
-    var m = bitcast<f32>(NEG_INF_BITS);
+    var m = f32_bits(NEG_INF_BITS);
     for (var j0 = lo; j0 < hi; j0 += BKV) {
         load_k(k_base, j0, t);
         workgroupBarrier();

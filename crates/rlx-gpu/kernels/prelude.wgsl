@@ -26,6 +26,13 @@ fn nan_from(v: f32) -> f32 {
     return bitcast<f32>(bitcast<u32>(v) | 0x7fc00000u);
 }
 
+// The f32 with bits `w`, at run time. `bitcast<f32>(0x7f800000u)` of a literal or a `const` is
+// a const expression, and WGSL makes a const expression that comes out infinite or NaN a
+// shader-creation error (Chrome's Tint enforces it; naga does not); a parameter is not const.
+fn f32_bits(w: u32) -> f32 {
+    return bitcast<f32>(w);
+}
+
 // max that propagates NaN (WGSL's max may return either operand): PyTorch's maximum.
 fn max_nan(u: f32, v: f32) -> f32 {
     if (is_nan(u) || is_nan(v)) {
