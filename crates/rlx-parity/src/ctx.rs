@@ -190,6 +190,20 @@ pub(crate) fn numel(dims: &[usize]) -> usize {
     dims.iter().product()
 }
 
+/// The range [`CaseCtx::fill_params`] draws a transformer parameter from, scaled like a trained
+/// layer's: weights about 1/sqrt(fan_in), LayerNorm gammas near 1, small biases (names as in
+/// Hugging Face BERT checkpoints).
+pub fn trained_like(name: &str, ty: &TensorType) -> (f32, f32) {
+    if name.ends_with("LayerNorm.weight") {
+        (0.8, 1.2)
+    } else if name.ends_with(".bias") {
+        (-0.1, 0.1)
+    } else {
+        let r = 1.5 / (ty.shape.dims().last().copied().unwrap_or(1) as f32).sqrt();
+        (-r, r)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -34,7 +34,7 @@ mod runner;
 
 pub use cases::{bench_cases, cases, knn_op, F16_OPERANDS_TOL, KNN_MAX_K};
 pub use compare::{compare_outputs, compare_outputs_by, Metric, OutputCheck};
-pub use ctx::{Built, CaseCtx};
+pub use ctx::{trained_like, Built, CaseCtx};
 pub use dump::{dump_case, json_str};
 pub use runner::{run_case, run_case_in, run_table, CaseResult, ParityError, Report, Row};
 

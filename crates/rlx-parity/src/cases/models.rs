@@ -45,17 +45,7 @@ fn encoder_layer(c: &mut CaseCtx) -> Result<Vec<NodeId>, IrError> {
     let keep: Vec<bool> = (0..B * S).map(|i| !(i >= S && i % S >= S - 3)).collect();
     let mask = c.input_tensor("mask", Tensor::from_bool([B, S], keep)?)?;
     let out = rlx_models::encoder_layers(c, &cfg, x, Some(mask), B, S)?;
-    // Scaled like a trained layer's: weights about 1/sqrt(fan_in), LayerNorm gammas near 1.
-    c.fill_params(|name, ty| {
-        if name.ends_with("LayerNorm.weight") {
-            (0.8, 1.2)
-        } else if name.ends_with(".bias") {
-            (-0.1, 0.1)
-        } else {
-            let r = 1.5 / (ty.shape.dims().last().copied().unwrap_or(1) as f32).sqrt();
-            (-r, r)
-        }
-    })?;
+    c.fill_params(crate::trained_like)?;
     Ok(vec![out])
 }
 

@@ -83,16 +83,7 @@ pub fn bert_layer(seq: usize) -> Res<Built> {
     let mut c = CaseCtx::new("soak_bert_layer");
     let x = c.input_f32("x", &[seq, cfg.hidden_size], -1.0, 1.0)?;
     let out = rlx_models::encoder_layers(&mut c, &cfg, x, None, 1, seq)?;
-    c.fill_params(|name, ty| {
-        if name.ends_with("LayerNorm.weight") {
-            (0.8, 1.2)
-        } else if name.ends_with(".bias") {
-            (-0.1, 0.1)
-        } else {
-            let r = 1.5 / (ty.shape.dims().last().copied().unwrap_or(1) as f32).sqrt();
-            (-r, r)
-        }
-    })?;
+    c.fill_params(rlx_parity::trained_like)?;
     Ok(c.finish(&[out])?)
 }
 
