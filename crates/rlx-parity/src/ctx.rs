@@ -2,6 +2,7 @@
 //! pseudo-random stream seeded by the case name.
 
 use rlx_ir::{DType, Graph, IrError, NodeId, QuantType, Tensor, TensorType};
+use rlx_runtime::{Executable, HostData, Session};
 use rlx_test_support::Rng;
 use std::ops::{Deref, DerefMut};
 
@@ -13,6 +14,22 @@ pub struct Built {
     pub inputs: Vec<(String, Tensor)>,
     /// One value per graph param, by name.
     pub params: Vec<(String, Tensor)>,
+}
+
+impl Built {
+    /// Compiles the graph on `session` with every param set: ready to run with [`Built::feeds`].
+    pub fn compile(&self, session: &Session) -> Result<Executable, rlx_runtime::Error> {
+        let mut exe = session.compile(&self.graph)?;
+        for (name, value) in &self.params {
+            exe.set_param(name, value)?;
+        }
+        Ok(exe)
+    }
+
+    /// The inputs as `Executable::run` takes them.
+    pub fn feeds(&self) -> Vec<(&str, &dyn HostData)> {
+        self.inputs.iter().map(|(n, t)| (n.as_str(), t as &dyn HostData)).collect()
+    }
 }
 
 /// A graph under construction (reach the builder methods through `Deref`) plus the data of its

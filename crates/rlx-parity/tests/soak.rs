@@ -7,7 +7,7 @@
 
 use rlx_parity::random_graph::{build, GraphSpec};
 use rlx_parity::{Built, CaseCtx};
-use rlx_runtime::{Device, Executable, HostData, LiveObjects, Session};
+use rlx_runtime::{Device, Executable, LiveObjects, Session};
 
 /// A graph with a bit of everything: matmul with bias and GELU, layer norm, softmax, a gather,
 /// a concat and a reduction, on awkward sizes.
@@ -22,18 +22,12 @@ fn graph() -> Built {
 }
 
 fn compile(s: &Session, b: &Built) -> Executable {
-    let mut exe = s.compile(&b.graph).unwrap();
-    for (n, t) in &b.params {
-        exe.set_param(n, t).unwrap();
-    }
-    exe
+    b.compile(s).unwrap()
 }
 
 /// Every output as f64 bits (f32 widens exactly).
 fn run(exe: &mut Executable, b: &Built) -> Vec<Vec<u64>> {
-    let feeds: Vec<(&str, &dyn HostData)> =
-        b.inputs.iter().map(|(n, t)| (n.as_str(), t as &dyn HostData)).collect();
-    let outs = exe.run(&feeds).unwrap();
+    let outs = exe.run(&b.feeds()).unwrap();
     outs.iter().map(|t| t.data().to_f64_vec().iter().map(|x| x.to_bits()).collect()).collect()
 }
 

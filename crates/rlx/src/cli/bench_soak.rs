@@ -19,7 +19,7 @@ use super::fetch::resolve_model_dir;
 use rlx::prelude::Device;
 use rlx_models::{BertConfig, Embedder, EmbedderOptions};
 use rlx_parity::{Built, CaseCtx};
-use rlx_runtime::{Executable, HostData, LiveObjects, Session};
+use rlx_runtime::{Executable, LiveObjects, Session};
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Instant;
@@ -102,18 +102,8 @@ fn bits(outs: &[Vec<f32>]) -> Vec<u32> {
     outs.iter().flatten().map(|x| x.to_bits()).collect()
 }
 
-fn compile(session: &Session, built: &Built) -> Res<Executable> {
-    let mut exe = session.compile(&built.graph)?;
-    for (name, t) in &built.params {
-        exe.set_param(name, t)?;
-    }
-    Ok(exe)
-}
-
 fn run_graph(exe: &mut Executable, built: &Built) -> Res<Vec<u32>> {
-    let feeds: Vec<(&str, &dyn HostData)> =
-        built.inputs.iter().map(|(n, t)| (n.as_str(), t as &dyn HostData)).collect();
-    let outs = exe.run(&feeds)?;
+    let outs = exe.run(&built.feeds())?;
     let outs: Vec<Vec<f32>> =
         outs.iter().map(|t| t.data().to_f64_vec().iter().map(|&x| x as f32).collect()).collect();
     Ok(bits(&outs))
@@ -125,7 +115,7 @@ impl Runner {
             SoakWorkload::BertLayer => {
                 let built = bert_layer(o.seq)?;
                 let session = Session::new(device)?;
-                let exe = compile(&session, &built)?;
+                let exe = built.compile(&session)?;
                 Ok(Runner::Graph { session: Box::new(session), exe: Box::new(exe), built: Box::new(built) })
             }
             SoakWorkload::Embed1 | SoakWorkload::Embed64 => {
@@ -314,7 +304,7 @@ pub fn threads(o: &SoakOptions, device: Device, w: SoakWorkload, reference: &[u3
             "one session, N executables",
             match &shared {
                 Ok((session, built)) => tally(n, reference, |_| {
-                    let mut exe = compile(session, built)?;
+                    let mut exe = built.compile(session)?;
                     (0..k).map(|_| run_graph(&mut exe, built)).collect()
                 }),
                 Err(e) => (0, 0, Some(e.to_string())),
