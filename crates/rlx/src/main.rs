@@ -4,7 +4,7 @@
 mod cli;
 
 use clap::{Parser, Subcommand};
-use rlx::prelude::{Device, MatmulKernel, Precision};
+use rlx::prelude::{Device, Precision};
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -34,90 +34,7 @@ enum Command {
     },
     /// Time workloads on devices: compute and end-to-end `run` time, TFLOP/s, ratio to the CPU.
     /// Prints a table (stdout), progress (stderr), and optionally writes JSON.
-    Bench {
-        /// Devices to measure, in order (repeat the flag); the first one's output is the
-        /// reference for the "rel err" column.
-        #[arg(long = "device", default_values = ["cpu", "vulkan"])]
-        devices: Vec<Device>,
-        /// Write the results as JSON to this file.
-        #[arg(long)]
-        json: Option<std::path::PathBuf>,
-        /// Timed runs per workload and device (the median is reported).
-        #[arg(long, default_value_t = 10)]
-        iters: usize,
-        /// Timed runs of the tiny workload.
-        #[arg(long, default_value_t = 1000)]
-        tiny_iters: usize,
-        /// Untimed runs before timing (at least one always runs).
-        #[arg(long, default_value_t = 2)]
-        warmup: usize,
-        /// n of the n³ matmul workload.
-        #[arg(long, default_value_t = 1024)]
-        matmul_size: usize,
-        /// M×K×N of the matmul workload instead of n³, e.g. 512x14336x4096.
-        #[arg(long, value_parser = cli::bench::parse_dims::<3>)]
-        matmul_shape: Option<[usize; 3]>,
-        /// Store the matmul workload's b as [N, K], as a linear layer's weight.
-        #[arg(long)]
-        matmul_transpose_b: bool,
-        /// Batch×heads×sequence×head-dim of the attention workload.
-        #[arg(long, value_parser = cli::bench::parse_dims::<4>, default_value = "32x12x128x64")]
-        attn_shape: [usize; 4],
-        /// Make the attention workload causal.
-        #[arg(long)]
-        attn_causal: bool,
-        /// Decoder shape of the prefill workload.
-        #[arg(long, value_enum, default_value = "qwen2.5-0.5b")]
-        decoder: cli::bench_decoder::DecoderShape,
-        /// Prompt length of the prefill and generate workloads.
-        #[arg(long, default_value_t = 512)]
-        prefill_tokens: usize,
-        /// New tokens of the generate workload.
-        #[arg(long, default_value_t = 128)]
-        decode_tokens: usize,
-        /// Encoder layers of the bert workload (BERT-base has 12).
-        #[arg(long, default_value_t = 12)]
-        bert_layers: usize,
-        /// Batch of the bert workload (sequence 128; input x [batch·128, 768]).
-        #[arg(long, default_value_t = 8)]
-        bert_batch: usize,
-        /// f32 (f32 math), mixed (f32 storage, matmul operands rounded to f16 for tensor cores)
-        /// or f16. The CPU always computes in f32.
-        #[arg(long, default_value = "f32")]
-        precision: Precision,
-        /// Force every matmul onto one GPU kernel: tiled64, reg128 or coop (default: the
-        /// backend picks per shape and device).
-        #[arg(long)]
-        matmul_kernel: Option<MatmulKernel>,
-        /// Run the matmul workload on a weight of these quantized blocks (q8_0, q4_0, q4_k,
-        /// q5_k, q6_k, q4_1, q8_asym, fp8_e4m3, fp8_e5m2, nvfp4) kept packed on the device,
-        /// reporting GB/s of weight bytes; M×K×N from --matmul-shape (default 1×n×n, a decode
-        /// step).
-        #[arg(long)]
-        quant: Option<rlx_ir::QuantType>,
-        /// Only the `ops` workload's cases whose name contains this (see `parity --bench-cases
-        /// --list`).
-        #[arg(long = "case")]
-        case_filter: Option<String>,
-        /// Runs per device and workload of the soak workload.
-        #[arg(long, default_value_t = 10_000)]
-        runs: usize,
-        /// Threads of the soak workload's thread checks (0: none).
-        #[arg(long, default_value_t = 4)]
-        threads: usize,
-        /// Runs per thread in the soak workload's thread checks.
-        #[arg(long, default_value_t = 20)]
-        thread_runs: usize,
-        /// Sequence length of the soak workload's BERT layer (x [seq, 384]).
-        #[arg(long, default_value_t = 128)]
-        soak_seq: usize,
-        /// What the soak workload runs (comma-separated; default: all).
-        #[arg(long, value_enum, value_delimiter = ',')]
-        soak: Vec<cli::bench_soak::SoakWorkload>,
-        /// Workloads to run (default: all).
-        #[arg(value_enum)]
-        workloads: Vec<cli::bench_embed::BenchWorkload>,
-    },
+    Bench(cli::bench_args::BenchArgs),
     /// Download a model (all-minilm-l6-v2) into the cache; does nothing when it is there.
     Fetch {
         /// The model to fetch.
@@ -236,97 +153,7 @@ fn main() -> ExitCode {
             Ok(())
         }
         Command::Demo { device, dump } => cli::demo::run(device, dump).map_err(Into::into),
-        Command::Bench {
-            devices,
-            json,
-            iters,
-            tiny_iters,
-            warmup,
-            matmul_size,
-            matmul_shape,
-            matmul_transpose_b,
-            attn_shape,
-            attn_causal,
-            decoder,
-            prefill_tokens,
-            decode_tokens,
-            bert_layers,
-            bert_batch,
-            precision,
-            matmul_kernel,
-            quant,
-            case_filter,
-            runs,
-            threads,
-            thread_runs,
-            soak_seq,
-            soak,
-            workloads,
-        } => {
-            use cli::bench::{BenchOptions, Workload};
-            let embed = workloads.contains(&cli::bench_embed::BenchWorkload::Embed);
-            let generate = workloads.contains(&cli::bench_embed::BenchWorkload::Generate);
-            let soak_options = workloads.contains(&cli::bench_embed::BenchWorkload::Soak).then(|| {
-                use cli::bench_soak::SoakWorkload as S;
-                cli::bench_soak::SoakOptions {
-                    devices: devices.clone(),
-                    workloads: if soak.is_empty() { vec![S::BertLayer, S::Embed1, S::Embed64] } else { soak },
-                    runs,
-                    threads,
-                    thread_runs,
-                    seq: soak_seq,
-                    model_dir: None,
-                }
-            });
-            let generate_options = cli::bench_generate::BenchGenerateOptions {
-                devices: devices.clone(),
-                decoder,
-                prefill_tokens,
-                decode_tokens,
-                iters,
-                precision,
-                quant,
-            };
-            let workloads = if workloads.is_empty() {
-                vec![Workload::Tiny, Workload::Matmul, Workload::Bert, Workload::Attention]
-            } else {
-                workloads.iter().filter_map(|w| w.graph_workload()).collect()
-            };
-            let run_graphs = !workloads.is_empty();
-            let embed_options = cli::bench_embed::BenchEmbedOptions {
-                devices: devices.clone(),
-                iters,
-                warmup,
-                model_dir: None,
-                precision,
-            };
-            let options = BenchOptions {
-                devices,
-                workloads,
-                json,
-                iters,
-                tiny_iters,
-                warmup,
-                matmul_size,
-                matmul_shape,
-                matmul_transpose_b,
-                attn_shape,
-                attn_causal,
-                decoder,
-                prefill_tokens,
-                bert_layers,
-                bert_batch,
-                precision,
-                matmul_kernel,
-                quant,
-                case_filter,
-            };
-            let graphs = if run_graphs { cli::bench::run(&options) } else { Ok(()) };
-            graphs
-                .and_then(|()| if embed { cli::bench_embed::run(&embed_options) } else { Ok(()) })
-                .and_then(|()| if generate { cli::bench_generate::run(&generate_options) } else { Ok(()) })
-                .and_then(|()| soak_options.as_ref().map_or(Ok(()), cli::bench_soak::run))
-        }
+        Command::Bench(args) => args.run(),
         Command::Fetch { model } => cli::fetch::run(&model),
         Command::Generate {
             model,
@@ -383,5 +210,18 @@ fn main() -> ExitCode {
             }
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::CommandFactory;
+
+    /// clap's own checks of the whole command line (unique argument ids across flattened
+    /// groups, defaults that parse), which it otherwise runs only when a command is parsed.
+    #[test]
+    fn the_command_line_is_well_formed() {
+        Cli::command().debug_assert();
     }
 }

@@ -7,11 +7,11 @@
 //! runs, after warm-up runs. The first device's output is the reference the others are
 //! compared with; the CPU is the reference for the speed ratio.
 
+use super::bench_args::{CommonArgs, DecoderArgs, GraphArgs};
 use rlx::prelude::*;
 use rlx_models::random::{set_random_params, uniform};
 use rlx_models::BertConfig;
 use std::io::Write as _;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// What to measure.
@@ -46,39 +46,14 @@ impl Workload {
     }
 }
 
-/// Options of `rlx bench`.
+/// The graph workloads of `rlx bench` and the option groups they read (see
+/// [`super::bench_args`]).
 #[derive(Clone, Debug)]
-pub struct BenchOptions {
-    pub devices: Vec<Device>,
+pub struct BenchOptions<'a> {
+    pub common: &'a CommonArgs,
+    pub graph: &'a GraphArgs,
+    pub decoder: &'a DecoderArgs,
     pub workloads: Vec<Workload>,
-    pub json: Option<PathBuf>,
-    /// Timed runs per (workload, device); the tiny workload uses `tiny_iters`.
-    pub iters: usize,
-    pub tiny_iters: usize,
-    pub warmup: usize,
-    pub matmul_size: usize,
-    /// M, K, N of the matmul workload when not n³.
-    pub matmul_shape: Option<[usize; 3]>,
-    /// Store the matmul workload's b as [N, K] (a linear layer's weight).
-    pub matmul_transpose_b: bool,
-    /// Batch, heads, sequence and head dim of the attention workload.
-    pub attn_shape: [usize; 4],
-    /// Whether the attention workload is causal.
-    pub attn_causal: bool,
-    /// Shape and prompt length of the prefill workload.
-    pub decoder: super::bench_decoder::DecoderShape,
-    pub prefill_tokens: usize,
-    pub bert_layers: usize,
-    pub bert_batch: usize,
-    /// Precision of every compile (the CPU computes in f32 whatever it says).
-    pub precision: Precision,
-    /// A forced matmul kernel, for comparing rungs.
-    pub matmul_kernel: Option<MatmulKernel>,
-    /// Run the matmul workload as `QuantMatMul` on a weight [N, K] of these blocks (random
-    /// valid ones), reporting GB/s of weight bytes.
-    pub quant: Option<rlx_ir::QuantType>,
-    /// Only the op benchmark cases whose name contains this.
-    pub case_filter: Option<String>,
 }
 
 /// One measured (workload, device) pair.
@@ -124,7 +99,7 @@ pub(super) fn progress(msg: &str) {
     let _ = writeln!(std::io::stderr(), "bench: {msg}");
 }
 
-fn prepare(w: Workload, o: &BenchOptions) -> Result<Prepared, Box<dyn std::error::Error>> {
+fn prepare(w: Workload, o: &BenchOptions<'_>) -> Result<Prepared, Box<dyn std::error::Error>> {
     match w {
         Workload::Ops => Err("the ops workload is prepared per case (bench_ops)".into()),
         Workload::Tiny => {
@@ -141,36 +116,44 @@ fn prepare(w: Workload, o: &BenchOptions) -> Result<Prepared, Box<dyn std::error
                 inputs,
                 int_inputs: vec![],
                 flops: 4.0,
-                iters: o.tiny_iters,
+                iters: o.graph.tiny_iters,
                 params: None,
             })
         }
-        Workload::Matmul if o.quant.is_some() => super::bench_quant::quant_matmul(o),
+        Workload::Matmul if o.graph.quant.is_some() => super::bench_quant::quant_matmul(o),
         Workload::Matmul => {
-            let n = o.matmul_size;
-            let [m, k, n] = o.matmul_shape.unwrap_or([n, n, n]);
+            let n = o.graph.matmul_size;
+            let [m, k, n] = o.graph.matmul_shape.unwrap_or([n, n, n]);
             let mut g = Graph::new("matmul");
             let a = g.input("a", &[m, k], DType::F32)?;
             // A linear layer's weight is stored [N, K].
-            let b_dims = if o.matmul_transpose_b { [n, k] } else { [k, n] };
+            let b_dims = if o.graph.matmul_transpose_b { [n, k] } else { [k, n] };
             let b = g.param("b", &b_dims, DType::F32)?;
-            let c = g.matmul_t(a, b, false, o.matmul_transpose_b)?;
+            let c = g.matmul_t(a, b, false, o.graph.matmul_transpose_b)?;
             g.set_outputs(&[c])?;
             let inputs = vec![("a".to_string(), uniform(m * k, 7, 1.0))];
             let flops = 2.0 * m as f64 * k as f64 * n as f64;
             let dims = if m == k && k == n { format!("{n}³") } else { format!("{m}×{k}×{n}") };
-            let tb = if o.matmul_transpose_b { " bᵀ" } else { "" };
-            let label = format!("matmul {dims}{tb} {}{}", o.precision, kernel_tag(o));
-            Ok(Prepared { label, graph: g, inputs, int_inputs: vec![], flops, iters: o.iters, params: None })
+            let tb = if o.graph.matmul_transpose_b { " bᵀ" } else { "" };
+            let label = format!("matmul {dims}{tb} {}{}", o.common.precision, kernel_tag(o));
+            Ok(Prepared {
+                label,
+                graph: g,
+                inputs,
+                int_inputs: vec![],
+                flops,
+                iters: o.common.iters,
+                params: None,
+            })
         }
         Workload::Attention => {
-            let [b, h, s, d] = o.attn_shape;
+            let [b, h, s, d] = o.graph.attn_shape;
             let mut g = Graph::new("attention");
             let shape = [b, s, h, d];
             let q = g.input("q", &shape, DType::F32)?;
             let k = g.input("k", &shape, DType::F32)?;
             let v = g.input("v", &shape, DType::F32)?;
-            let mask = if o.attn_causal { MaskKind::Causal } else { MaskKind::None };
+            let mask = if o.graph.attn_causal { MaskKind::Causal } else { MaskKind::None };
             let spec = AttentionSpec {
                 layout: AttnLayout::Bshd,
                 mask,
@@ -188,32 +171,58 @@ fn prepare(w: Workload, o: &BenchOptions) -> Result<Prepared, Box<dyn std::error
                 .collect();
             // Q·Kᵀ and P·V: 4·B·H·S²·D, about half of it under a causal mask.
             let full = 4.0 * (b * h) as f64 * (s as f64).powi(2) * d as f64;
-            let flops = if o.attn_causal { full / 2.0 } else { full };
-            let tag = if o.attn_causal { " causal" } else { "" };
-            let label = format!("attn b{b}h{h}s{s}d{d}{tag} {}", o.precision);
-            Ok(Prepared { label, graph: g, inputs, int_inputs: vec![], flops, iters: o.iters, params: None })
+            let flops = if o.graph.attn_causal { full / 2.0 } else { full };
+            let tag = if o.graph.attn_causal { " causal" } else { "" };
+            let label = format!("attn b{b}h{h}s{s}d{d}{tag} {}", o.common.precision);
+            Ok(Prepared {
+                label,
+                graph: g,
+                inputs,
+                int_inputs: vec![],
+                flops,
+                iters: o.common.iters,
+                params: None,
+            })
         }
         Workload::Bert => {
-            let cfg = BertConfig { num_hidden_layers: o.bert_layers, ..BertConfig::base() };
-            let (batch, seq) = (o.bert_batch, BERT_SEQ);
+            let cfg = BertConfig { num_hidden_layers: o.graph.bert_layers, ..BertConfig::base() };
+            let (batch, seq) = (o.graph.bert_batch, BERT_SEQ);
             let graph = rlx_models::encoder_graph(&cfg, batch, seq)?;
             let x = uniform(batch * seq * cfg.hidden_size, 11, 1.0);
-            let label =
-                format!("bert {}L b{batch}×s{seq} {}{}", cfg.num_hidden_layers, o.precision, kernel_tag(o));
+            let label = format!(
+                "bert {}L b{batch}×s{seq} {}{}",
+                cfg.num_hidden_layers,
+                o.common.precision,
+                kernel_tag(o)
+            );
             let flops = cfg.encoder_flops(batch, seq);
             let inputs = vec![(rlx_models::graph::ENCODER_INPUT.into(), x)];
-            Ok(Prepared { label, graph, inputs, int_inputs: vec![], flops, iters: o.iters, params: None })
+            Ok(Prepared {
+                label,
+                graph,
+                inputs,
+                int_inputs: vec![],
+                flops,
+                iters: o.common.iters,
+                params: None,
+            })
         }
         Workload::Prefill => {
-            let p = super::bench_decoder::prefill(o.decoder, o.prefill_tokens, o.precision)?;
-            let label = format!("prefill {} {} tok {}", o.decoder.name(), o.prefill_tokens, o.precision);
+            let p =
+                super::bench_decoder::prefill(o.decoder.shape, o.decoder.prefill_tokens, o.common.precision)?;
+            let label = format!(
+                "prefill {} {} tok {}",
+                o.decoder.shape.name(),
+                o.decoder.prefill_tokens,
+                o.common.precision
+            );
             Ok(Prepared {
                 label,
                 graph: p.graph,
                 inputs: p.f32_inputs,
                 int_inputs: p.i32_inputs,
                 flops: p.flops,
-                iters: o.iters,
+                iters: o.common.iters,
                 params: None,
             })
         }
@@ -237,8 +246,8 @@ pub fn parse_dims<const N: usize>(s: &str) -> Result<[usize; N], String> {
 }
 
 /// " [coop]" when a matmul kernel is forced, else "".
-pub(super) fn kernel_tag(o: &BenchOptions) -> String {
-    o.matmul_kernel.map(|k| format!(" [{k}]")).unwrap_or_default()
+pub(super) fn kernel_tag(o: &BenchOptions<'_>) -> String {
+    o.graph.matmul_kernel.map(|k| format!(" [{k}]")).unwrap_or_default()
 }
 
 /// Sequence length of the BERT workload (DESIGN.md "Benchmarks").
@@ -272,12 +281,13 @@ fn rel_err(out: &[f32], reference: &[f32]) -> f64 {
 }
 
 /// Compiles and times one workload on one device; returns the row and the first output.
-fn measure(p: &Prepared, device: Device, o: &BenchOptions) -> Result<(Row, Vec<f32>), rlx::Error> {
+fn measure(p: &Prepared, device: Device, o: &BenchOptions<'_>) -> Result<(Row, Vec<f32>), rlx::Error> {
     let session = Session::new(device)?;
     let name = session.device().to_string();
     progress(&format!("{} on {name} ({}): compiling", p.label, session.capabilities().device_name));
     let t = Instant::now();
-    let opts = CompileOptions { precision: o.precision, matmul: o.matmul_kernel, ..Default::default() };
+    let opts =
+        CompileOptions { precision: o.common.precision, matmul: o.graph.matmul_kernel, ..Default::default() };
     let mut exe = session.compile_with(&p.graph, &opts)?;
     let compile = t.elapsed();
     match &p.params {
@@ -298,10 +308,10 @@ fn measure(p: &Prepared, device: Device, o: &BenchOptions) -> Result<(Row, Vec<f
         "{} on {name}: compiled in {:.1} ms; {} warm-up run(s)",
         p.label,
         ms(compile),
-        o.warmup
+        o.common.warmup
     ));
     let mut first = Vec::new();
-    for i in 0..o.warmup.max(1) {
+    for i in 0..o.common.warmup.max(1) {
         let out = exe.run(&feeds)?;
         if i == 0 {
             first = out.first().map(Tensor::to_f32_vec).unwrap_or_default();
@@ -364,7 +374,7 @@ fn ms(d: Duration) -> f64 {
 }
 
 /// Runs every workload on every device; a device that fails is reported and skipped.
-pub fn run(o: &BenchOptions) -> Result<(), Box<dyn std::error::Error>> {
+pub fn run(o: &BenchOptions<'_>) -> Result<(), Box<dyn std::error::Error>> {
     let mut rows: Vec<Row> = Vec::new();
     let mut failures = Vec::new();
     let mut prepared = Vec::new();
@@ -377,7 +387,7 @@ pub fn run(o: &BenchOptions) -> Result<(), Box<dyn std::error::Error>> {
     for (w, p) in prepared {
         let start = rows.len();
         let mut reference: Option<Vec<f32>> = None;
-        for &d in &o.devices {
+        for &d in &o.common.devices {
             match measure(&p, d, o) {
                 Ok((mut row, out)) => {
                     match &reference {
@@ -403,7 +413,7 @@ pub fn run(o: &BenchOptions) -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     print_table(&rows, &failures);
-    if let Some(path) = &o.json {
+    if let Some(path) = &o.common.json {
         std::fs::write(path, to_json(&rows, &failures, o))
             .map_err(|e| format!("writing the JSON report {}: {e}", path.display()))?;
         progress(&format!("wrote {}", path.display()));
@@ -484,7 +494,7 @@ fn jn(v: Option<f64>) -> String {
     }
 }
 
-fn to_json(rows: &[Row], failures: &[(String, String, String)], o: &BenchOptions) -> String {
+fn to_json(rows: &[Row], failures: &[(String, String, String)], o: &BenchOptions<'_>) -> String {
     let rows: Vec<String> = rows
         .iter()
         .map(|r| {
@@ -523,10 +533,10 @@ fn to_json(rows: &[Row], failures: &[(String, String, String)], o: &BenchOptions
     format!(
         "{{\n  \"unix_time\": {when},\n  \"warmup\": {},\n  \"bert_layers\": {},\n  \"bert_batch\": {},\n  \
          \"matmul_size\": {},\n  \"rows\": [\n{}\n  ],\n  \"skipped\": [\n{}\n  ]\n}}\n",
-        o.warmup,
-        o.bert_layers,
-        o.bert_batch,
-        o.matmul_size,
+        o.common.warmup,
+        o.graph.bert_layers,
+        o.graph.bert_batch,
+        o.graph.matmul_size,
         rows.join(",\n"),
         skipped.join(",\n")
     )

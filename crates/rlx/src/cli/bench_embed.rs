@@ -5,8 +5,9 @@
 //! single sequences one `run_tokens` call (already tokenized: upload, compute, read back).
 
 use super::bench::median;
+use super::bench_args::CommonArgs;
 use super::fetch::resolve_model_dir;
-use rlx::prelude::{Device, Precision};
+use rlx::prelude::Precision;
 use rlx_models::{Embedder, EmbedderOptions, TokenBatch};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -30,16 +31,13 @@ const SENTENCES: [&str; 8] = [
     "The quarterly report shows revenue grew by twelve percent while costs stayed flat.",
 ];
 
-/// Options of the embed workload.
+/// Options of the embed workload: the common bench options (its precision other than f32
+/// also compares each device's embeddings with its own f32 ones, printing the smallest
+/// cosine) and the model folder (default: the cached all-MiniLM-L6-v2).
 #[derive(Clone, Debug)]
-pub struct BenchEmbedOptions {
-    pub devices: Vec<Device>,
-    pub iters: usize,
-    pub warmup: usize,
+pub struct BenchEmbedOptions<'a> {
+    pub common: &'a CommonArgs,
     pub model_dir: Option<PathBuf>,
-    /// Compile precision; other than f32, each device's embeddings are also compared with its
-    /// own f32 ones (the smallest cosine is printed).
-    pub precision: Precision,
 }
 
 /// One sequence of exactly `n` tokens (n ≥ 2): the tokenized sentences' words cycled between
@@ -81,14 +79,15 @@ fn time<E>(warmup: usize, iters: usize, mut f: impl FnMut() -> Result<(), E>) ->
 }
 
 /// Runs the workload and prints a table on stdout (progress on stderr).
-pub fn run(o: &BenchEmbedOptions) -> Result<(), Box<dyn std::error::Error>> {
+pub fn run(o: &BenchEmbedOptions<'_>) -> Result<(), Box<dyn std::error::Error>> {
     let dir = resolve_model_dir(o.model_dir.clone())?;
-    let iters = o.iters.max(1);
+    let iters = o.common.iters.max(1);
     let mut rows = Vec::new();
     let mut sequences = Vec::new();
     let mut cosines = Vec::new();
-    for &device in &o.devices {
-        let opts = EmbedderOptions { batch_size: 64, precision: o.precision, ..EmbedderOptions::default() };
+    for &device in &o.common.devices {
+        let opts =
+            EmbedderOptions { batch_size: 64, precision: o.common.precision, ..EmbedderOptions::default() };
         let mut emb = match Embedder::load(&dir, device, opts) {
             Ok(e) => e,
             Err(e) => {
@@ -99,18 +98,18 @@ pub fn run(o: &BenchEmbedOptions) -> Result<(), Box<dyn std::error::Error>> {
         for batch in BATCHES {
             let sentences: Vec<&str> = SENTENCES.iter().copied().cycle().take(batch).collect();
             eprintln!("embed: {device}, batch {batch}: compiling and warming up");
-            let t = time(o.warmup, iters, || emb.embed_batch(&sentences).map(drop))?;
+            let t = time(o.common.warmup, iters, || emb.embed_batch(&sentences).map(drop))?;
             let per_s = batch as f64 / t.as_secs_f64().max(1e-12);
             rows.push((emb.device().to_string(), batch, t, per_s));
         }
         for n in SEQUENCE_TOKENS {
             let tokens = long_sequence(&emb, n)?;
             eprintln!("embed: {device}, one sequence of {n} tokens: compiling and warming up");
-            let t = time(o.warmup, iters, || emb.run_tokens(&tokens).map(drop))?;
+            let t = time(o.common.warmup, iters, || emb.run_tokens(&tokens).map(drop))?;
             let per_s = n as f64 / t.as_secs_f64().max(1e-12);
             sequences.push((emb.device().to_string(), n, t, per_s));
         }
-        if o.precision != Precision::F32 {
+        if o.common.precision != Precision::F32 {
             let sentences: Vec<&str> = SENTENCES.to_vec();
             let reference =
                 Embedder::load(&dir, device, EmbedderOptions { batch_size: 64, ..Default::default() })?
@@ -118,11 +117,14 @@ pub fn run(o: &BenchEmbedOptions) -> Result<(), Box<dyn std::error::Error>> {
             let got = emb.embed_batch(&sentences)?;
             let worst =
                 got.iter().zip(&reference).map(|(a, b)| rlx_models::cosine(a, b)).fold(1.0f32, f32::min);
-            eprintln!("embed: {device}, {}: smallest cosine to its f32 embeddings {worst:.6}", o.precision);
+            eprintln!(
+                "embed: {device}, {}: smallest cosine to its f32 embeddings {worst:.6}",
+                o.common.precision
+            );
             cosines.push((device.to_string(), worst));
         }
     }
-    println!("precision {}", o.precision);
+    println!("precision {}", o.common.precision);
     println!("{:<8} {:>6} {:>12} {:>14}", "device", "batch", "ms/batch", "sentences/s");
     for (device, batch, t, per_s) in rows {
         println!("{device:<8} {batch:>6} {:>12.3} {per_s:>14.1}", t.as_secs_f64() * 1e3);

@@ -7,20 +7,16 @@
 //! generations.
 
 use super::bench::{median, progress};
-use super::bench_decoder::DecoderShape;
-use rlx::prelude::{Device, Precision, Session};
+use super::bench_args::{CommonArgs, DecoderArgs};
+use rlx::prelude::{Device, Session};
 use rlx_models::decoder::{Decoder, DecoderOptions};
 use std::time::{Duration, Instant};
 
 /// Options of the generate workload.
 #[derive(Clone, Debug)]
-pub struct BenchGenerateOptions {
-    pub devices: Vec<Device>,
-    pub decoder: DecoderShape,
-    pub prefill_tokens: usize,
-    pub decode_tokens: usize,
-    pub iters: usize,
-    pub precision: Precision,
+pub struct BenchGenerateOptions<'a> {
+    pub common: &'a CommonArgs,
+    pub decoder: &'a DecoderArgs,
     /// Store every matrix whose rows are whole blocks of this format quantized (`--quant`).
     pub quant: Option<rlx_ir::QuantType>,
 }
@@ -35,13 +31,13 @@ struct Row {
     tokens: Vec<i32>,
 }
 
-fn measure(o: &BenchGenerateOptions, device: Device) -> Result<Row, Box<dyn std::error::Error>> {
-    let cfg = o.decoder.config()?;
+fn measure(o: &BenchGenerateOptions<'_>, device: Device) -> Result<Row, Box<dyn std::error::Error>> {
+    let cfg = o.decoder.shape.config()?;
     let vocab = cfg.vocab_size as i32;
     let t = Instant::now();
     let opts = DecoderOptions {
-        precision: o.precision,
-        prefill_chunk: o.prefill_tokens.max(1),
+        precision: o.common.precision,
+        prefill_chunk: o.decoder.prefill_tokens.max(1),
         ..Default::default()
     };
     let session = Session::new(device)?;
@@ -51,20 +47,20 @@ fn measure(o: &BenchGenerateOptions, device: Device) -> Result<Row, Box<dyn std:
     };
     let load = t.elapsed();
     // Token ids spread over the vocabulary (the values do not change the work).
-    let prompt: Vec<i32> = (0..o.prefill_tokens as i32).map(|i| (i * 7919 + 11) % vocab).collect();
-    let n = o.decode_tokens.max(2);
+    let prompt: Vec<i32> = (0..o.decoder.prefill_tokens as i32).map(|i| (i * 7919 + 11) % vocab).collect();
+    let n = o.decoder.decode_tokens.max(2);
     let t = Instant::now();
     let tokens = dec.generate(&prompt, n, |_| true)?;
     let first = t.elapsed();
     progress(&format!(
         "generate {} on {device}: loaded in {:.1} s, first generation (compile + run) {:.1} s",
-        o.decoder.name(),
+        o.decoder.shape.name(),
         load.as_secs_f64(),
         first.as_secs_f64()
     ));
     print_kernel_times(&format!("decode step on {device}"), &dec.decode_kernel_times());
     let (mut prefill, mut step) = (Vec::new(), Vec::new());
-    for _ in 0..o.iters.max(1) {
+    for _ in 0..o.common.iters.max(1) {
         let start = Instant::now();
         let mut first_at = None;
         let again = dec.generate(&prompt, n, |_| {
@@ -112,9 +108,9 @@ pub fn print_kernel_times(what: &str, times: &[(&'static str, Duration)]) {
     }
 }
 
-pub fn run(o: &BenchGenerateOptions) -> Result<(), Box<dyn std::error::Error>> {
+pub fn run(o: &BenchGenerateOptions<'_>) -> Result<(), Box<dyn std::error::Error>> {
     let mut rows = Vec::new();
-    for &d in &o.devices {
+    for &d in &o.common.devices {
         match measure(o, d) {
             Ok(r) => rows.push(r),
             Err(e) => progress(&format!("generate on {d}: skipped: {e}")),
@@ -129,10 +125,10 @@ pub fn run(o: &BenchGenerateOptions) -> Result<(), Box<dyn std::error::Error>> {
         let quant = o.quant.map_or(String::new(), |q| format!(" {q}"));
         let label = format!(
             "generate {} {}+{} {}{quant}",
-            o.decoder.name(),
-            o.prefill_tokens,
-            o.decode_tokens,
-            o.precision
+            o.decoder.shape.name(),
+            o.decoder.prefill_tokens,
+            o.decoder.decode_tokens,
+            o.common.precision
         );
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
         let same = match &reference {
@@ -148,7 +144,7 @@ pub fn run(o: &BenchGenerateOptions) -> Result<(), Box<dyn std::error::Error>> {
             r.device,
             r.load.as_secs_f64() + r.first.as_secs_f64(),
             ms(r.prefill),
-            o.prefill_tokens as f64 / r.prefill.as_secs_f64().max(1e-12),
+            o.decoder.prefill_tokens as f64 / r.prefill.as_secs_f64().max(1e-12),
             ms(r.decode_step),
             1.0 / r.decode_step.as_secs_f64().max(1e-12),
         );

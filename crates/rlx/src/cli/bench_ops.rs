@@ -8,10 +8,10 @@ use rlx::prelude::*;
 
 /// One [`Prepared`] per benchmark case whose name contains `--case` (all without it). Float
 /// inputs go in as f32, integer ones as i32; params are the case's own values.
-pub(super) fn cases(o: &BenchOptions) -> Result<Vec<Prepared>, Box<dyn std::error::Error>> {
+pub(super) fn cases(o: &BenchOptions<'_>) -> Result<Vec<Prepared>, Box<dyn std::error::Error>> {
     let mut out = Vec::new();
     for case in rlx_parity::bench_cases() {
-        if o.case_filter.as_deref().is_some_and(|f| !case.name.contains(f)) {
+        if o.graph.case_filter.as_deref().is_some_and(|f| !case.name.contains(f)) {
             continue;
         }
         let built = case.instantiate()?;
@@ -35,7 +35,7 @@ pub(super) fn cases(o: &BenchOptions) -> Result<Vec<Prepared>, Box<dyn std::erro
             inputs,
             int_inputs,
             flops: 0.0,
-            iters: o.iters,
+            iters: o.common.iters,
             params: Some(built.params),
         });
     }
@@ -43,7 +43,7 @@ pub(super) fn cases(o: &BenchOptions) -> Result<Vec<Prepared>, Box<dyn std::erro
         let names: Vec<String> = rlx_parity::bench_cases().into_iter().map(|c| c.name).collect();
         return Err(format!(
             "no benchmark case matches --case {:?}; the cases are: {}",
-            o.case_filter.as_deref().unwrap_or(""),
+            o.graph.case_filter.as_deref().unwrap_or(""),
             names.join(", ")
         )
         .into());

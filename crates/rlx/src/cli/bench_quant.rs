@@ -8,10 +8,10 @@ use rlx_models::random::{quant_blocks, uniform};
 
 /// The matmul workload on a quantized weight: x [M, K] (input) · dequant(w)ᵀ, w [N, K] of
 /// random valid blocks (finite f16 scales of 0.01).
-pub(super) fn quant_matmul(o: &BenchOptions) -> Result<Prepared, Box<dyn std::error::Error>> {
-    let q = o.quant.ok_or("quant_matmul needs --quant")?;
-    let n = o.matmul_size;
-    let [m, k, n] = o.matmul_shape.unwrap_or([1, n, n]);
+pub(super) fn quant_matmul(o: &BenchOptions<'_>) -> Result<Prepared, Box<dyn std::error::Error>> {
+    let q = o.graph.quant.ok_or("quant_matmul needs --quant")?;
+    let n = o.graph.matmul_size;
+    let [m, k, n] = o.graph.matmul_shape.unwrap_or([1, n, n]);
     let row_bytes = q.byte_len(k).map_err(|e| format!("--matmul-shape: K = {k}: {e}"))?;
     let mut g = Graph::new("quant_matmul");
     let a = g.input("a", &[m, k], DType::F32)?;
@@ -27,7 +27,7 @@ pub(super) fn quant_matmul(o: &BenchOptions) -> Result<Prepared, Box<dyn std::er
         inputs,
         int_inputs: vec![],
         flops: 2.0 * m as f64 * k as f64 * n as f64,
-        iters: o.iters,
+        iters: o.common.iters,
         params: Some(vec![("b".into(), Tensor::from_u8(&[n, row_bytes][..], blocks)?)]),
     })
 }

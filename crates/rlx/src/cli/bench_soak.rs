@@ -15,6 +15,7 @@
 //! the API serializes runs of one executable: it is `Send`, not `Sync`). Every output of every
 //! thread must equal the single-threaded reference bit for bit.
 
+use super::bench_args::SoakArgs;
 use super::fetch::resolve_model_dir;
 use rlx::prelude::Device;
 use rlx_models::{BertConfig, Embedder, EmbedderOptions};
@@ -50,16 +51,12 @@ impl SoakWorkload {
     }
 }
 
+/// Options of the soak workload: the devices, the runs and thread checks
+/// ([`SoakArgs`]) and the model folder (default: the cached all-MiniLM-L6-v2).
 #[derive(Clone, Debug)]
 pub struct SoakOptions {
     pub devices: Vec<Device>,
-    pub workloads: Vec<SoakWorkload>,
-    pub runs: usize,
-    pub threads: usize,
-    /// Runs per thread in the thread checks.
-    pub thread_runs: usize,
-    /// Sequence length of the BERT layer.
-    pub seq: usize,
+    pub args: SoakArgs,
     pub model_dir: Option<PathBuf>,
 }
 
@@ -113,7 +110,7 @@ impl Runner {
     fn new(device: Device, w: SoakWorkload, o: &SoakOptions) -> Res<Runner> {
         match w {
             SoakWorkload::BertLayer => {
-                let built = bert_layer(o.seq)?;
+                let built = bert_layer(o.args.seq)?;
                 let session = Session::new(device)?;
                 let exe = built.compile(&session)?;
                 Ok(Runner::Graph { session: Box::new(session), exe: Box::new(exe), built: Box::new(built) })
@@ -210,7 +207,7 @@ impl SoakRow {
 
 /// Soaks workload `w` on `device` for `runs` runs (at least 3).
 pub fn soak(device: Device, w: SoakWorkload, o: &SoakOptions) -> Res<(SoakRow, Vec<u32>)> {
-    let runs = o.runs.max(3);
+    let runs = o.args.runs.max(3);
     let mut r = Runner::new(device, w, o)?;
     let reference = r.run()?;
     let warmup = (runs / 20).clamp(1, 200);
@@ -280,8 +277,8 @@ where
 
 /// The thread checks of `w` on `device` against the single-threaded `reference`.
 pub fn threads(o: &SoakOptions, device: Device, w: SoakWorkload, reference: &[u32]) -> Vec<ThreadRow> {
-    let n = o.threads.max(1);
-    let k = o.thread_runs.max(1);
+    let n = o.args.threads.max(1);
+    let k = o.args.thread_runs.max(1);
     let row = |mode, (runs, differing, error): (usize, usize, Option<String>)| ThreadRow {
         device: device.to_string(),
         workload: w.name(),
@@ -299,7 +296,7 @@ pub fn threads(o: &SoakOptions, device: Device, w: SoakWorkload, reference: &[u3
         vec![row("session per thread", tally(n, reference, |_| repeat(&mut Runner::new(device, w, o)?)))];
     if w == SoakWorkload::BertLayer {
         announce("one session, N executables");
-        let shared = bert_layer(o.seq).and_then(|b| Ok((Session::new(device)?, b)));
+        let shared = bert_layer(o.args.seq).and_then(|b| Ok((Session::new(device)?, b)));
         rows.push(row(
             "one session, N executables",
             match &shared {
@@ -339,12 +336,12 @@ fn pct(g: Option<f64>) -> String {
 pub fn run(o: &SoakOptions) -> Result<(), Box<dyn std::error::Error>> {
     let (mut rows, mut trows, mut errors) = (Vec::new(), Vec::new(), Vec::new());
     for &device in &o.devices {
-        for &w in &o.workloads {
-            eprintln!("soak {device} {}: {} runs", w.name(), o.runs);
+        for &w in &o.args.soak {
+            eprintln!("soak {device} {}: {} runs", w.name(), o.args.runs);
             match soak(device, w, o) {
                 Ok((row, reference)) => {
                     rows.push(row);
-                    if o.threads > 0 {
+                    if o.args.threads > 0 {
                         trows.extend(threads(o, device, w, &reference));
                     }
                 }
@@ -391,7 +388,7 @@ pub fn run(o: &SoakOptions) -> Result<(), Box<dyn std::error::Error>> {
             "device", "workload", "threads", "N", "runs", "differing"
         );
         for t in &trows {
-            let ok = t.error.is_none() && t.differing == 0 && t.runs == t.threads * o.thread_runs.max(1);
+            let ok = t.error.is_none() && t.differing == 0 && t.runs == t.threads * o.args.thread_runs.max(1);
             failed |= !ok;
             let status = t.error.clone().unwrap_or_else(|| if ok { "ok".into() } else { "DIFFERS".into() });
             println!(

@@ -1,6 +1,7 @@
 //! Subcommands of the `rlx` binary.
 
 pub mod bench;
+pub mod bench_args;
 pub mod bench_decoder;
 pub mod bench_embed;
 pub mod bench_generate;

@@ -1,0 +1,171 @@
+//! The options of `rlx bench`, in groups that clap flattens into one command line: what every
+//! workload takes ([`CommonArgs`]), the graph workloads' shapes ([`GraphArgs`]), the decoder
+//! workloads' ([`DecoderArgs`]) and the soak's ([`SoakArgs`]). Each workload's runner takes the
+//! groups it reads, so no flag is unpacked by hand.
+
+use super::bench::{BenchOptions, Workload};
+use super::bench_decoder::DecoderShape;
+use super::bench_embed::{BenchEmbedOptions, BenchWorkload};
+use super::bench_generate::BenchGenerateOptions;
+use super::bench_soak::{SoakOptions, SoakWorkload};
+use rlx::prelude::{Device, MatmulKernel, Precision};
+use std::path::PathBuf;
+
+/// Every option of `rlx bench`.
+#[derive(clap::Args, Clone, Debug)]
+pub struct BenchArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    #[command(flatten)]
+    pub graph: GraphArgs,
+    #[command(flatten)]
+    pub decoder: DecoderArgs,
+    #[command(flatten)]
+    pub soak: SoakArgs,
+    /// Workloads to run (default: tiny, matmul, bert, attention).
+    #[arg(value_enum)]
+    pub workloads: Vec<BenchWorkload>,
+}
+
+/// What every workload takes.
+#[derive(clap::Args, Clone, Debug)]
+pub struct CommonArgs {
+    /// Devices to measure, in order (repeat the flag); the first one's output is the
+    /// reference for the "rel err" column.
+    #[arg(long = "device", default_values = ["cpu", "vulkan"])]
+    pub devices: Vec<Device>,
+    /// Write the results as JSON to this file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Timed runs per workload and device (the median is reported).
+    #[arg(long, default_value_t = 10)]
+    pub iters: usize,
+    /// Untimed runs before timing (at least one always runs).
+    #[arg(long, default_value_t = 2)]
+    pub warmup: usize,
+    /// f32 (f32 math), mixed (f32 storage, matmul operands rounded to f16 for tensor cores)
+    /// or f16. The CPU always computes in f32.
+    #[arg(long, default_value = "f32")]
+    pub precision: Precision,
+}
+
+/// The shapes and kernels of the graph workloads (tiny, matmul, attention, bert, ops).
+#[derive(clap::Args, Clone, Debug)]
+pub struct GraphArgs {
+    /// Timed runs of the tiny workload.
+    #[arg(long, default_value_t = 1000)]
+    pub tiny_iters: usize,
+    /// n of the n³ matmul workload.
+    #[arg(long, default_value_t = 1024)]
+    pub matmul_size: usize,
+    /// M×K×N of the matmul workload instead of n³, e.g. 512x14336x4096.
+    #[arg(long, value_parser = super::bench::parse_dims::<3>)]
+    pub matmul_shape: Option<[usize; 3]>,
+    /// Store the matmul workload's b as [N, K], as a linear layer's weight.
+    #[arg(long)]
+    pub matmul_transpose_b: bool,
+    /// Batch×heads×sequence×head-dim of the attention workload.
+    #[arg(long, value_parser = super::bench::parse_dims::<4>, default_value = "32x12x128x64")]
+    pub attn_shape: [usize; 4],
+    /// Make the attention workload causal.
+    #[arg(long)]
+    pub attn_causal: bool,
+    /// Encoder layers of the bert workload (BERT-base has 12).
+    #[arg(long, default_value_t = 12)]
+    pub bert_layers: usize,
+    /// Batch of the bert workload (sequence 128; input x [batch·128, 768]).
+    #[arg(long, default_value_t = 8)]
+    pub bert_batch: usize,
+    /// Force every matmul onto one GPU kernel: tiled64, reg128 or coop (default: the
+    /// backend picks per shape and device).
+    #[arg(long)]
+    pub matmul_kernel: Option<MatmulKernel>,
+    /// Run the matmul workload on a weight of these quantized blocks (q8_0, q4_0, q4_k,
+    /// q5_k, q6_k, q4_1, q8_asym, fp8_e4m3, fp8_e5m2, nvfp4) kept packed on the device,
+    /// reporting GB/s of weight bytes; M×K×N from --matmul-shape (default 1×n×n, a decode
+    /// step). The generate workload stores its matrices in these blocks too.
+    #[arg(long)]
+    pub quant: Option<rlx_ir::QuantType>,
+    /// Only the `ops` workload's cases whose name contains this (see `parity --bench-cases
+    /// --list`).
+    #[arg(long = "case")]
+    pub case_filter: Option<String>,
+}
+
+/// The decoder shape of the prefill and generate workloads.
+#[derive(clap::Args, Clone, Debug)]
+pub struct DecoderArgs {
+    /// Decoder shape of the prefill and generate workloads.
+    #[arg(long = "decoder", value_enum, default_value = "qwen2.5-0.5b")]
+    pub shape: DecoderShape,
+    /// Prompt length of the prefill and generate workloads.
+    #[arg(long, default_value_t = 512)]
+    pub prefill_tokens: usize,
+    /// New tokens of the generate workload.
+    #[arg(long, default_value_t = 128)]
+    pub decode_tokens: usize,
+}
+
+/// The soak workload's runs and thread checks.
+#[derive(clap::Args, Clone, Debug)]
+pub struct SoakArgs {
+    /// Runs per device and workload of the soak workload.
+    #[arg(long, default_value_t = 10_000)]
+    pub runs: usize,
+    /// Threads of the soak workload's thread checks (0: none).
+    #[arg(long, default_value_t = 4)]
+    pub threads: usize,
+    /// Runs per thread in the soak workload's thread checks.
+    #[arg(long, default_value_t = 20)]
+    pub thread_runs: usize,
+    /// Sequence length of the soak workload's BERT layer (x [seq, 384]).
+    #[arg(long = "soak-seq", default_value_t = 128)]
+    pub seq: usize,
+    /// What the soak workload runs (comma-separated; default: all).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub soak: Vec<SoakWorkload>,
+}
+
+impl BenchArgs {
+    /// Runs the graph workloads, then embed, generate and soak where asked.
+    pub fn run(self) -> Result<(), Box<dyn std::error::Error>> {
+        let asked = |w: BenchWorkload| self.workloads.contains(&w);
+        let graph_workloads: Vec<Workload> = if self.workloads.is_empty() {
+            vec![Workload::Tiny, Workload::Matmul, Workload::Bert, Workload::Attention]
+        } else {
+            self.workloads.iter().filter_map(|w| w.graph_workload()).collect()
+        };
+        if !graph_workloads.is_empty() {
+            let options = BenchOptions {
+                common: &self.common,
+                graph: &self.graph,
+                decoder: &self.decoder,
+                workloads: graph_workloads,
+            };
+            super::bench::run(&options)?;
+        }
+        if asked(BenchWorkload::Embed) {
+            super::bench_embed::run(&BenchEmbedOptions { common: &self.common, model_dir: None })?;
+        }
+        if asked(BenchWorkload::Generate) {
+            let options = BenchGenerateOptions {
+                common: &self.common,
+                decoder: &self.decoder,
+                quant: self.graph.quant,
+            };
+            super::bench_generate::run(&options)?;
+        }
+        if asked(BenchWorkload::Soak) {
+            let mut soak = self.soak.clone();
+            if soak.soak.is_empty() {
+                soak.soak = vec![SoakWorkload::BertLayer, SoakWorkload::Embed1, SoakWorkload::Embed64];
+            }
+            super::bench_soak::run(&SoakOptions {
+                devices: self.common.devices.clone(),
+                args: soak,
+                model_dir: None,
+            })?;
+        }
+        Ok(())
+    }
+}
