@@ -8,15 +8,15 @@
 //! approximation: under a causal mask no real position attends to a later one, so the rows of
 //! the real tokens do not depend on what follows them; the padded rows are dropped.
 
-use super::checkpoint::Checkpoint;
 use super::config::DecoderConfig;
 use super::gguf::{decoder_config, GgufWeights};
 use super::graph::{decoder_graph_with, LogitRows, INPUT_IDS, LOGIT_ROWS, ROPE_COS, ROPE_SIN};
 use super::params::{quantized_weights, ParamData, QuantizedWeights};
 use super::rope::{rope_tables, RopeTables};
+use crate::common::checkpoint::Checkpoint;
+use crate::common::gguf::{is_gguf, GgufFile};
+use crate::common::safetensors::{Precision, WeightData};
 use crate::error::{ModelError, Result};
-use crate::gguf::GgufFile;
-use crate::weights::{Precision, WeightData};
 use rlx_runtime::{CompileOptions, Device, Executable, HostData, Session};
 use std::path::Path;
 
@@ -76,12 +76,6 @@ impl std::fmt::Debug for Decoder {
 enum Source {
     Hf(Checkpoint),
     Gguf(GgufWeights),
-}
-
-/// True when `path` names a GGUF file: a file (not a directory) whose extension is `gguf`
-/// (any case).
-pub fn is_gguf(path: &Path) -> bool {
-    !path.is_dir() && path.extension().is_some_and(|e| e.eq_ignore_ascii_case("gguf"))
 }
 
 fn invalid(reason: String) -> ModelError {

@@ -4,7 +4,7 @@
 //! they are kept as those bytes (U8 params [rows, row_bytes]) and decoded by the device inside
 //! `QuantMatMul` / `QuantGather`, never widened on the host.
 
-use crate::weights::WeightData;
+use crate::common::safetensors::WeightData;
 use rlx_ir::QuantType;
 use std::collections::BTreeMap;
 

@@ -3,9 +3,9 @@
 
 use super::graph::{mamba_graph, EMBEDDINGS, INPUT_IDS};
 use super::MambaConfig;
-use crate::decoder::Checkpoint;
+use crate::common::checkpoint::Checkpoint;
+use crate::common::safetensors::{Precision, WeightData};
 use crate::error::{ModelError, Result};
-use crate::weights::{Precision, WeightData};
 use rlx_runtime::{Device, Executable, HostData, Session};
 use std::path::Path;
 

@@ -201,7 +201,7 @@ fn prepare(w: Workload, o: &BenchOptions) -> Result<Prepared, Box<dyn std::error
             let label =
                 format!("bert {}L b{batch}×s{seq} {}{}", cfg.num_hidden_layers, o.precision, kernel_tag(o));
             let flops = cfg.encoder_flops(batch, seq);
-            let inputs = vec![(rlx_models::graph::ENCODER_INPUT.into(), x)];
+            let inputs = vec![(rlx_models::bert::graph::ENCODER_INPUT.into(), x)];
             Ok(Prepared { label, graph, inputs, int_inputs: vec![], flops, iters: o.iters, params: None })
         }
         Workload::Prefill => {

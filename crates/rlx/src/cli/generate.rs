@@ -17,7 +17,8 @@
 //! unless `--ignore-eos`.
 
 use rlx::prelude::{Device, Precision};
-use rlx_models::decoder::{is_gguf, stop_tokens, Decoder};
+use rlx_models::decoder::Decoder;
+use rlx_models::{is_gguf, stop_tokens};
 use rlx_models::{gguf_tokenizer, ChatTemplate, GgufFile, Message};
 use std::io::Write as _;
 use std::path::PathBuf;

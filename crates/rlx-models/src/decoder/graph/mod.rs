@@ -21,10 +21,9 @@
 //! i then sit at position i + (Sk − Sq), which the IR's causal masks already assume.
 
 use super::config::DecoderConfig;
-#[path = "graph_moe.rs"]
 mod moe;
 use super::params::QuantizedWeights;
-use crate::weights::{f16_weights, Precision};
+use crate::common::safetensors::{f16_weights, Precision};
 use rlx_ir::{
     AttentionSpec, AttnLayout, DType, Graph, IrError, MaskKind, NodeId, QuantType, RopeStyle, Shape,
 };

@@ -22,8 +22,8 @@
 //!   `strftime_now(fmt)` (UTC). The text it returns already holds the template's special
 //!   tokens: tokenize it without adding them again.
 
+use crate::common::gguf::{GgufError, GgufFile};
 use crate::error::{ModelError, Result};
-use crate::gguf::{GgufError, GgufFile};
 use minijinja::{Environment, Error as JinjaError, ErrorKind, Value};
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
@@ -369,5 +369,4 @@ fn gguf_token(file: &GgufFile, key: &str) -> Result<Option<String>> {
 }
 
 #[cfg(test)]
-#[path = "chat_tests.rs"]
 mod tests;

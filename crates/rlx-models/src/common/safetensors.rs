@@ -2,7 +2,7 @@
 //! (with or without the `bert.` prefix), checked against the shape the config implies, and
 //! widened from F16/BF16 to f32 (or kept as f16 for [`Precision::F16`]).
 
-use crate::bytes::FileBytes;
+use crate::common::bytes::FileBytes;
 use crate::error::{ModelError, Result};
 use half::{bf16, f16};
 use safetensors::tensor::{Metadata, TensorInfo};

@@ -6,11 +6,11 @@
 //! pollster. On a backend that never waits (the CPU, native Vulkan) the futures are ready at
 //! once.
 
-use crate::config::{read_model_config, ModelConfig};
+use crate::bert::config::{read_model_config, ModelConfig};
+use crate::bert::graph::{build_graph, ATTENTION_MASK, INPUT_IDS, TOKEN_TYPE_IDS};
+use crate::bert::tokenizer::{SentenceTokenizer, TokenBatch};
+use crate::common::safetensors::{Precision, SafetensorsFile, WeightData};
 use crate::error::{ModelError, Result};
-use crate::graph::{build_graph, ATTENTION_MASK, INPUT_IDS, TOKEN_TYPE_IDS};
-use crate::tokenize::{SentenceTokenizer, TokenBatch};
-use crate::weights::{Precision, SafetensorsFile, WeightData};
 use rlx_runtime::{CompileOptions, Device, Executable, HostData, Session};
 use std::path::Path;
 
@@ -82,7 +82,7 @@ impl Embedder {
     }
 
     /// The model from its parts, already read (the web fetches the files itself: see
-    /// [`crate::config::model_config_from_json`], [`SentenceTokenizer::from_json`] and
+    /// [`crate::bert::config::model_config_from_json`], [`SentenceTokenizer::from_json`] and
     /// [`SafetensorsFile::from_bytes`]). Every weight is read and checked against the config.
     pub fn from_parts(
         session: Session,
