@@ -5,6 +5,7 @@
 
 pub(crate) mod bytes;
 pub mod checkpoint;
+pub mod compile_cache;
 pub(crate) mod config_keys;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod fetch;
@@ -12,3 +13,5 @@ pub mod gguf;
 pub mod safetensors;
 pub mod stop;
 pub mod tokenizer;
+pub mod tokens;
+pub mod weights;

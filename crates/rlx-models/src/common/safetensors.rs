@@ -27,6 +27,15 @@ pub enum WeightData {
     F16(Vec<f16>),
 }
 
+impl crate::common::weights::Weight for WeightData {
+    fn host_data(&self) -> &dyn rlx_runtime::HostData {
+        match self {
+            WeightData::F32(v) => v,
+            WeightData::F16(v) => v,
+        }
+    }
+}
+
 /// A safetensors file, memory-mapped or held in memory.
 pub struct SafetensorsFile {
     path: PathBuf,

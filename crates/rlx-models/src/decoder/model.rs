@@ -14,8 +14,11 @@ use super::graph::{decoder_graph_with, LogitRows, INPUT_IDS, LOGIT_ROWS, ROPE_CO
 use super::params::{quantized_weights, ParamData, QuantizedWeights};
 use super::rope::{rope_tables, RopeTables};
 use crate::common::checkpoint::Checkpoint;
+use crate::common::compile_cache::CompileCache;
 use crate::common::gguf::{is_gguf, GgufFile};
 use crate::common::safetensors::{Precision, WeightData};
+use crate::common::tokens::check_token_ids;
+use crate::common::weights::{load_params, set_weights};
 use crate::error::{ModelError, Result};
 use rlx_runtime::{CompileOptions, Device, Executable, HostData, Session};
 use std::path::Path;
@@ -44,7 +47,6 @@ impl Default for DecoderOptions {
 
 /// One compiled bucket: the executable and the rope tables for its positions.
 struct Compiled {
-    key: (usize, LogitRows),
     exe: Executable,
     rope: RopeTables,
 }
@@ -56,7 +58,7 @@ pub struct Decoder {
     pub(super) weights: Vec<(String, ParamData)>,
     /// The params among `weights` kept block-quantized.
     pub(super) quant: QuantizedWeights,
-    cache: Vec<Compiled>,
+    cache: CompileCache<(usize, LogitRows), Compiled>,
     pub(super) opts: DecoderOptions,
     /// The KV-cache executables of the last capacity generated at ([`super::generate`]).
     pub(super) generator: Option<super::generate::Generator>,
@@ -106,20 +108,15 @@ impl Decoder {
         } else {
             (DecoderConfig::from_file(&path.join("config.json"))?, Source::Hf(Checkpoint::open(path)?))
         };
-        let weights = probe(&config, opts.precision)?
-            .params()
-            .iter()
-            .map(|(name, _, ty)| {
-                let dims = ty.shape.dims();
-                // The graph decides each weight's storage (vectors stay f32).
-                let precision = if ty.dtype == rlx_ir::DType::F16 { opts.precision } else { Precision::F32 };
-                let data = match &source {
-                    Source::Hf(c) => ParamData::Dense(c.load_param(name, dims, precision)?),
-                    Source::Gguf(g) => g.load(name, dims, precision)?,
-                };
-                Ok((name.to_string(), data))
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let weights = load_params(&probe(&config, opts.precision)?, |name, ty| {
+            let dims = ty.shape.dims();
+            // The graph decides each weight's storage (vectors stay f32).
+            let precision = if ty.dtype == rlx_ir::DType::F16 { opts.precision } else { Precision::F32 };
+            match &source {
+                Source::Hf(c) => Ok(ParamData::Dense(c.load_param(name, dims, precision)?)),
+                Source::Gguf(g) => g.load(name, dims, precision),
+            }
+        })?;
         Ok(Decoder::assemble(session, config, weights, opts))
     }
 
@@ -138,7 +135,8 @@ impl Decoder {
             ..opts
         };
         let quant = quantized_weights(&weights);
-        Decoder { session, config, weights, quant, cache: Vec::new(), opts, generator: None }
+        let cache = CompileCache::new(opts.max_cached);
+        Decoder { session, config, weights, quant, cache, opts, generator: None }
     }
 
     /// A decoder of `config` with weights given by name (the params of [`decoder_graph_with`]
@@ -211,20 +209,16 @@ impl Decoder {
         opts: DecoderOptions,
         seed: u64,
     ) -> Result<Decoder> {
-        let weights = probe(&config, opts.precision)?
-            .params()
-            .iter()
-            .enumerate()
-            .map(|(i, (name, _, ty))| {
-                let v = crate::random::param_value(name, ty, seed.wrapping_add(i as u64));
-                let data = if ty.dtype == rlx_ir::DType::F16 {
-                    WeightData::F16(v.into_iter().map(half::f16::from_f32).collect())
-                } else {
-                    WeightData::F32(v)
-                };
-                (name.to_string(), data)
+        let mut i = 0u64;
+        let weights = load_params(&probe(&config, opts.precision)?, |name, ty| {
+            let v = crate::random::param_value(name, ty, seed.wrapping_add(i));
+            i += 1;
+            Ok(if ty.dtype == rlx_ir::DType::F16 {
+                WeightData::F16(v.into_iter().map(half::f16::from_f32).collect())
+            } else {
+                WeightData::F32(v)
             })
-            .collect();
+        })?;
         Decoder::from_weights(session, config, weights, opts)
     }
 
@@ -247,7 +241,7 @@ impl Decoder {
 
     /// The compiled (bucket length, logit rows) graphs cached now, least recently used first.
     pub fn compiled(&self) -> Vec<(usize, LogitRows)> {
-        self.cache.iter().map(|c| c.key).collect()
+        self.cache.keys()
     }
 
     /// Refuses an empty sequence, ids outside the vocabulary and sequences longer than
@@ -270,15 +264,7 @@ impl Decoder {
     }
 
     pub(super) fn check(&self, ids: &[i32]) -> Result<()> {
-        if ids.is_empty() {
-            return Err(invalid("the token sequence is empty; give at least one token id".into()));
-        }
-        let vocab = self.config.vocab_size;
-        if let Some((pos, id)) = ids.iter().enumerate().find(|(_, &id)| id < 0 || id as usize >= vocab) {
-            return Err(invalid(format!(
-                "token id {id} at position {pos} is outside the vocabulary 0..{vocab}"
-            )));
-        }
+        check_token_ids(ids, self.config.vocab_size)?;
         let max = self.config.max_position_embeddings;
         if ids.len() > max {
             return Err(invalid(format!(
@@ -353,23 +339,15 @@ impl Decoder {
 
     /// The executable for (bucket, rows): from the cache, or compiled with every weight set.
     fn compiled_for(&mut self, bucket: usize, rows: LogitRows) -> Result<&mut Compiled> {
-        let key = (bucket, rows);
-        if let Some(pos) = self.cache.iter().position(|c| c.key == key) {
-            let entry = self.cache.remove(pos);
-            self.cache.push(entry);
-        } else {
+        self.cache.get_or_insert_with((bucket, rows), || {
             let g = decoder_graph_with(&self.config, 1, bucket, self.opts.precision, rows, &self.quant)?;
             let opts = CompileOptions { precision: self.opts.precision, ..Default::default() };
             let mut exe = self.session.compile_with(&g, &opts)?;
             set_weights(&mut exe, &self.weights)?;
             let positions: Vec<usize> = (0..bucket).collect();
             let rope = rope_tables(&self.config, &positions);
-            if self.cache.len() >= self.opts.max_cached {
-                self.cache.remove(0);
-            }
-            self.cache.push(Compiled { key, exe, rope });
-        }
-        self.cache.last_mut().ok_or_else(|| invalid("internal: the compiled-graph cache is empty".into()))
+            Ok(Compiled { exe, rope })
+        })
     }
 }
 
@@ -377,18 +355,6 @@ impl Decoder {
 /// lists them), all listed dense: the loaded data says which stay quantized.
 fn probe(config: &DecoderConfig, precision: Precision) -> Result<rlx_ir::Graph> {
     Ok(decoder_graph_with(config, 1, 1, precision, LogitRows::All, &QuantizedWeights::new())?)
-}
-
-/// Sets every weight of a decoder on `exe` (once per compile group).
-pub(super) fn set_weights(exe: &mut Executable, weights: &[(String, ParamData)]) -> Result<()> {
-    for (name, data) in weights {
-        match data {
-            ParamData::Dense(WeightData::F32(v)) => exe.set_param(name, v)?,
-            ParamData::Dense(WeightData::F16(v)) => exe.set_param(name, v)?,
-            ParamData::Quant { bytes, .. } => exe.set_param(name, bytes)?,
-        }
-    }
-    Ok(())
 }
 
 /// The row length (in features) of the decoder matrix `name`, `None` for vectors.

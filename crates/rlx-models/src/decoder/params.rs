@@ -21,6 +21,15 @@ pub enum ParamData {
     Quant { quant: QuantType, bytes: Vec<u8> },
 }
 
+impl crate::common::weights::Weight for ParamData {
+    fn host_data(&self) -> &dyn rlx_runtime::HostData {
+        match self {
+            ParamData::Dense(w) => w.host_data(),
+            ParamData::Quant { bytes, .. } => bytes,
+        }
+    }
+}
+
 /// The quantized params among `params`.
 pub fn quantized_weights<'a>(params: impl IntoIterator<Item = &'a (String, ParamData)>) -> QuantizedWeights {
     params
