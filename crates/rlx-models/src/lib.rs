@@ -48,6 +48,7 @@
 //!   end-of-sequence ids a generation stops at.
 
 pub mod bert;
+pub mod causal_lm;
 pub mod common;
 pub mod decoder;
 mod error;
@@ -58,12 +59,14 @@ pub use bert::config::{Activation, BertConfig, ModelConfig, Pooling};
 pub use bert::embedder::{cosine, missing_files, Embedder, EmbedderOptions, REQUIRED_FILES};
 pub use bert::graph::{build_graph, encoder_graph, encoder_layers};
 pub use bert::tokenizer::{SentenceTokenizer, TokenBatch};
+pub use causal_lm::{load_causal_lm, CausalLm};
 pub use common::checkpoint::Checkpoint;
 #[cfg(not(target_arch = "wasm32"))]
 pub use common::fetch::{self, fetch, Fetched, KnownModel, DEFAULT_MODEL, KNOWN_MODELS};
 pub use common::gguf::{self, gguf_config, gguf_tokenizer, is_gguf, GgufDecoderConfig, GgufFile};
 pub use common::safetensors::{Precision, SafetensorsFile, WeightData};
 pub use common::stop::stop_tokens;
+pub use common::tokenizer::causal_tokenizer;
 pub use decoder::chat::{ChatTemplate, Message};
 pub use decoder::{
     decoder_graph, rope_tables, Architecture, Decoder, DecoderConfig, DecoderOptions, RopeScaling,

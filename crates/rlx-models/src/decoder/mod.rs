@@ -30,8 +30,9 @@ pub mod model;
 pub mod params;
 pub mod rope;
 
+pub use crate::common::tokens::argmax;
 pub use config::{Architecture, DecoderConfig, MoeConfig, RopeScaling};
 pub use graph::{decoder_graph, decoder_graph_with, LogitRows};
-pub use model::{argmax, Decoder, DecoderOptions};
+pub use model::{Decoder, DecoderOptions};
 pub use params::{ParamData, QuantizedWeights};
 pub use rope::{inverse_frequencies, rope_tables, RopeTables};

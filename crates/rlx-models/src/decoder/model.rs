@@ -17,7 +17,7 @@ use crate::common::checkpoint::Checkpoint;
 use crate::common::compile_cache::CompileCache;
 use crate::common::gguf::{is_gguf, GgufFile};
 use crate::common::safetensors::{Precision, WeightData};
-use crate::common::tokens::check_token_ids;
+use crate::common::tokens::{argmax, check_token_ids};
 use crate::common::weights::{load_params, set_weights};
 use crate::error::{ModelError, Result};
 use rlx_runtime::{CompileOptions, Device, Executable, HostData, Session};
@@ -369,33 +369,5 @@ fn matrix_cols(cfg: &DecoderConfig, name: &str) -> Option<usize> {
         Some(cfg.q_dim())
     } else {
         Some(cfg.hidden_size)
-    }
-}
-
-/// Index of the largest value, the first on ties; a NaN counts as the largest (torch.argmax).
-pub fn argmax(v: &[f32]) -> i32 {
-    let mut best = 0usize;
-    for (i, &x) in v.iter().enumerate() {
-        if x.is_nan() {
-            return i as i32;
-        }
-        if v.get(best).is_some_and(|&b| x > b) {
-            best = i;
-        }
-    }
-    best as i32
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn argmax_takes_the_first_maximum_and_nan() {
-        assert_eq!(argmax(&[1.0, 3.0, 3.0, 2.0]), 1);
-        assert_eq!(argmax(&[-1.0, -0.5]), 1);
-        assert_eq!(argmax(&[0.0, f32::NAN, 5.0, f32::NAN]), 1);
-        assert_eq!(argmax(&[f32::NEG_INFINITY, f32::NEG_INFINITY]), 0);
-        assert_eq!(argmax(&[]), 0);
     }
 }

@@ -22,7 +22,7 @@
 //!   `strftime_now(fmt)` (UTC). The text it returns already holds the template's special
 //!   tokens: tokenize it without adding them again.
 
-use crate::common::gguf::{GgufError, GgufFile};
+use crate::common::gguf::{is_gguf, GgufError, GgufFile};
 use crate::error::{ModelError, Result};
 use minijinja::{Environment, Error as JinjaError, ErrorKind, Value};
 use serde_json::Value as Json;
@@ -136,6 +136,15 @@ impl ChatTemplate {
                 looked: format!("{TEMPLATE_FILE} and \"chat_template\" in {TOKENIZER_CONFIG}"),
             }),
         }
+    }
+
+    /// The template of the model at `model`: a GGUF file's metadata ([`is_gguf`]), else the
+    /// checkpoint directory's files.
+    pub fn for_model(model: &Path) -> Result<ChatTemplate> {
+        if is_gguf(model) {
+            return ChatTemplate::from_gguf(&GgufFile::open(model)?);
+        }
+        ChatTemplate::from_dir(model)
     }
 
     /// The template in `file`'s metadata (see the module doc).
