@@ -17,8 +17,7 @@
 use crate::common::tokens::{argmax, check_token_ids};
 use crate::error::{ModelError, Result};
 use crate::mamba::is_mamba_config;
-use crate::{Decoder, DecoderOptions, Mamba, Precision};
-use rlx_ir::SamplingSpec;
+use crate::{Decoder, DecoderOptions, Mamba, Precision, SamplingSpec};
 use rlx_runtime::Device;
 use std::path::Path;
 

@@ -73,4 +73,6 @@ pub use decoder::{
 };
 pub use error::{ModelError, Result};
 pub use mamba::{Mamba, MambaConfig};
+/// How [`CausalLm::generate`] draws each token.
+pub use rlx_ir::SamplingSpec;
 pub use rlx_runtime::Device;
