@@ -25,25 +25,55 @@ pub use crate::common::stop::stop_tokens;
 pub use crate::common::tokenizer::causal_tokenizer;
 pub use crate::decoder::chat::ChatTemplate;
 
+/// What a loaded [`CausalLm`] is: its family, size and limits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LmInfo {
+    /// The Hugging Face class of the model, as its config names it (`Qwen2ForCausalLM`,
+    /// `MambaForCausalLM`, …).
+    pub architecture: &'static str,
+    /// Number of layers (blocks).
+    pub num_layers: usize,
+    /// Size of the vocabulary: the width of a logits row; token ids are `0..vocab_size`.
+    pub vocab_size: usize,
+    /// The most positions a sequence may hold, prompt and generated tokens together (the
+    /// decoder's `max_position_embeddings`); `None` when the model has no such limit (Mamba).
+    pub context_length: Option<usize>,
+    /// The device the model runs on.
+    pub device: Device,
+    /// How [`CausalLm::generate`] computes each token, for logs ("over the KV cache", …).
+    pub generation_method: &'static str,
+}
+
 /// A causal language model on one device: logits of a token sequence and generation after a
 /// prompt.
 pub trait CausalLm {
-    /// The Hugging Face class of the model, as its config names it (`Qwen2ForCausalLM`,
-    /// `MambaForCausalLM`, …).
-    fn architecture(&self) -> &'static str;
+    /// What the model is ([`LmInfo`]); the methods below read single fields of it.
+    fn info(&self) -> LmInfo;
 
-    /// Number of layers (blocks) of the model.
-    fn num_layers(&self) -> usize;
+    /// [`LmInfo::architecture`].
+    fn architecture(&self) -> &'static str {
+        self.info().architecture
+    }
 
-    /// The device the model runs on.
-    fn device(&self) -> Device;
+    /// [`LmInfo::num_layers`].
+    fn num_layers(&self) -> usize {
+        self.info().num_layers
+    }
 
-    /// Size of the vocabulary: the width of a logits row; token ids are `0..vocab_size`.
-    fn vocab_size(&self) -> usize;
+    /// [`LmInfo::device`].
+    fn device(&self) -> Device {
+        self.info().device
+    }
 
-    /// The most positions a sequence may hold, prompt and generated tokens together (the
-    /// decoder's `max_position_embeddings`); `None` when the model has no such limit (Mamba).
-    fn context_length(&self) -> Option<usize>;
+    /// [`LmInfo::vocab_size`].
+    fn vocab_size(&self) -> usize {
+        self.info().vocab_size
+    }
+
+    /// [`LmInfo::context_length`].
+    fn context_length(&self) -> Option<usize> {
+        self.info().context_length
+    }
 
     /// Logits of every position of `ids`: row-major `[ids.len(), vocab_size]`, row i
     /// predicting the token after `ids[..=i]`. An empty sequence, an id outside the vocabulary
@@ -65,8 +95,10 @@ pub trait CausalLm {
         on_token: &mut dyn FnMut(i32) -> bool,
     ) -> Result<Vec<i32>>;
 
-    /// How [`CausalLm::generate`] computes each token, for logs ("over the KV cache", …).
-    fn generation_method(&self) -> &'static str;
+    /// [`LmInfo::generation_method`].
+    fn generation_method(&self) -> &'static str {
+        self.info().generation_method
+    }
 }
 
 /// Opens `device` and loads the causal LM at `path`: a directory whose config.json is a
@@ -86,24 +118,16 @@ pub fn load_causal_lm(path: &Path, device: Device, opts: DecoderOptions) -> Resu
 }
 
 impl CausalLm for Decoder {
-    fn architecture(&self) -> &'static str {
-        self.config().architecture.hf_class()
-    }
-
-    fn num_layers(&self) -> usize {
-        self.config().num_hidden_layers
-    }
-
-    fn device(&self) -> Device {
-        Decoder::device(self)
-    }
-
-    fn vocab_size(&self) -> usize {
-        self.config().vocab_size
-    }
-
-    fn context_length(&self) -> Option<usize> {
-        Some(self.config().max_position_embeddings)
+    fn info(&self) -> LmInfo {
+        let c = self.config();
+        LmInfo {
+            architecture: c.architecture.hf_class(),
+            num_layers: c.num_hidden_layers,
+            vocab_size: c.vocab_size,
+            context_length: Some(c.max_position_embeddings),
+            device: Decoder::device(self),
+            generation_method: "over the KV cache",
+        }
     }
 
     fn logits(&mut self, ids: &[i32]) -> Result<Vec<f32>> {
@@ -120,31 +144,18 @@ impl CausalLm for Decoder {
     ) -> Result<Vec<i32>> {
         self.sample(prompt, n, spec, seed, on_token)
     }
-
-    fn generation_method(&self) -> &'static str {
-        "over the KV cache"
-    }
 }
 
 impl CausalLm for Mamba {
-    fn architecture(&self) -> &'static str {
-        "MambaForCausalLM"
-    }
-
-    fn num_layers(&self) -> usize {
-        self.config().num_hidden_layers
-    }
-
-    fn device(&self) -> Device {
-        Mamba::device(self)
-    }
-
-    fn vocab_size(&self) -> usize {
-        self.config().vocab_size
-    }
-
-    fn context_length(&self) -> Option<usize> {
-        None
+    fn info(&self) -> LmInfo {
+        LmInfo {
+            architecture: "MambaForCausalLM",
+            num_layers: self.config().num_hidden_layers,
+            vocab_size: self.config().vocab_size,
+            context_length: None,
+            device: Mamba::device(self),
+            generation_method: "recomputing the whole sequence per token",
+        }
     }
 
     fn logits(&mut self, ids: &[i32]) -> Result<Vec<f32>> {
@@ -182,9 +193,5 @@ impl CausalLm for Mamba {
             }
         }
         Ok(out)
-    }
-
-    fn generation_method(&self) -> &'static str {
-        "recomputing the whole sequence per token"
     }
 }

@@ -59,7 +59,7 @@ pub use bert::config::{Activation, BertConfig, ModelConfig, Pooling};
 pub use bert::embedder::{cosine, missing_files, Embedder, EmbedderOptions, REQUIRED_FILES};
 pub use bert::graph::{build_graph, encoder_graph, encoder_layers};
 pub use bert::tokenizer::{SentenceTokenizer, TokenBatch};
-pub use causal_lm::{load_causal_lm, CausalLm};
+pub use causal_lm::{load_causal_lm, CausalLm, LmInfo};
 pub use common::checkpoint::Checkpoint;
 #[cfg(not(target_arch = "wasm32"))]
 pub use common::fetch::{self, fetch, Fetched, KnownModel, DEFAULT_MODEL, KNOWN_MODELS};
