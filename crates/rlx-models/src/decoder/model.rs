@@ -1,7 +1,8 @@
 //! [`Decoder`]: a decoder checkpoint loaded onto one device, giving logits and greedy
 //! continuations of one token sequence.
 //!
-//! Each call runs the full causal forward over the whole sequence (no KV cache yet). Sequences
+//! [`Decoder::logits`] runs the full causal forward over the whole sequence (generation runs over
+//! the device-resident KV cache instead: [`super::generate`]). Sequences
 //! are padded on the right to a bucket length (a power of two, at least
 //! [`DecoderOptions::min_bucket`], at most `max_position_embeddings`), so a generation
 //! compiles a handful of graphs rather than one per length. Padding is exact, not an

@@ -8,7 +8,7 @@
 //! x' = h + down_proj(silu(gate_proj(rms(h))) · up_proj(rms(h)))
 //! ```
 //!
-//! (a Qwen3-MoE layer with experts replaces that MLP by `Graph::moe_swiglu`: `graph_moe.rs`)
+//! (a Qwen3-MoE layer with experts replaces that MLP by `Graph::moe_swiglu`: `moe.rs`)
 //!
 //! attention in [batch, seq, heads, head_dim] with grouped K/V heads, a causal (or sliding
 //! window) mask and scale 1/√head_dim; rope is NeoX style (transformers' `rotate_half`). Then a
