@@ -16,7 +16,7 @@ pub enum ModelError {
     /// A GGUF file that is malformed, or lacks what was asked of it; `source` names the key
     /// or tensor and the numbers read.
     #[error("{path}: {source}")]
-    Gguf { path: PathBuf, source: crate::gguf::GgufError },
+    Gguf { path: PathBuf, source: crate::common::gguf::GgufError },
     #[error(
         "weights: tensor '{name}' is missing (also looked for '{alt}'); the config needs shape {expected:?}"
     )]

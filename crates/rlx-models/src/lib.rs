@@ -1,4 +1,14 @@
-//! rlx-models: real models on rlx. The first is all-MiniLM-L6-v2 (a BERT sentence embedder).
+//! rlx-models: real models on rlx, laid out by model family.
+//!
+//! - [`common`]: what every family shares: safetensors files and sharded checkpoints
+//!   ([`SafetensorsFile`], [`Checkpoint`]), GGUF files ([`gguf`]), config.json keys, tokenizers,
+//!   stop tokens, model downloads ([`fetch()`]), the compiled-graph cache, the weight loader and
+//!   the token-id check.
+//! - [`bert`]: BERT sentence embedders ([`Embedder`]).
+//! - [`decoder`]: decoder-only LLMs ([`Decoder`]) and their chat templates ([`ChatTemplate`]).
+//! - [`mamba`]: Mamba-1 language models ([`Mamba`]).
+//! - [`causal_lm`]: the [`CausalLm`] trait both language-model families implement, and
+//!   [`load_causal_lm`], which picks the family from the files.
 //!
 //! Contract:
 //! - [`Embedder::load`] reads a model directory (config.json, model.safetensors memory-mapped,
@@ -13,7 +23,7 @@
 //!   sha256 and unpacks it into `$XDG_CACHE_HOME/rlx/models/NAME` (or `~/.cache/...`); when the
 //!   folder is already there it does nothing.
 //! - The web build (wasm32) has no file system, mmap or downloads: [`Embedder::from_parts`]
-//!   takes the files' contents ([`config::model_config_from_json`],
+//!   takes the files' contents ([`bert::config::model_config_from_json`],
 //!   [`SentenceTokenizer::from_json`], [`SafetensorsFile::from_bytes`]) and the `_async`
 //!   methods run it; `fetch` and the sync methods are native only.
 //! - F32, F16 and BF16 weights are accepted; they are widened to f32 unless
@@ -34,36 +44,35 @@
 //!   [`Mamba::logits`] gives its logits over one token sequence, on the native selective scan
 //!   ([`mamba`]).
 //! - [`ChatTemplate`] renders a checkpoint's (or GGUF file's) chat template over [`Message`]s as
-//!   transformers' `apply_chat_template` does ([`chat`]); [`decoder::stop_tokens`] lists the
+//!   transformers' `apply_chat_template` does ([`decoder::chat`]); [`stop_tokens`] lists the
 //!   end-of-sequence ids a generation stops at.
 
-mod bytes;
-pub mod chat;
-pub mod config;
+pub mod bert;
+pub mod causal_lm;
+pub mod common;
 pub mod decoder;
-mod embedder;
 mod error;
-#[cfg(not(target_arch = "wasm32"))]
-pub mod fetch;
-pub mod gguf;
-pub mod graph;
 pub mod mamba;
 pub mod random;
-mod tokenize;
-mod weights;
 
-pub use chat::{ChatTemplate, Message};
-pub use config::{Activation, BertConfig, ModelConfig, Pooling};
+pub use bert::config::{Activation, BertConfig, ModelConfig, Pooling};
+pub use bert::embedder::{cosine, missing_files, Embedder, EmbedderOptions, REQUIRED_FILES};
+pub use bert::graph::{build_graph, encoder_graph, encoder_layers};
+pub use bert::tokenizer::{SentenceTokenizer, TokenBatch};
+pub use causal_lm::{load_causal_lm, CausalLm, LmInfo};
+pub use common::checkpoint::Checkpoint;
+#[cfg(not(target_arch = "wasm32"))]
+pub use common::fetch::{self, fetch, Fetched, KnownModel, DEFAULT_MODEL, KNOWN_MODELS};
+pub use common::gguf::{self, gguf_config, gguf_tokenizer, is_gguf, GgufDecoderConfig, GgufFile};
+pub use common::safetensors::{Precision, SafetensorsFile, WeightData};
+pub use common::stop::stop_tokens;
+pub use common::tokenizer::causal_tokenizer;
+pub use decoder::chat::{ChatTemplate, Message};
 pub use decoder::{
     decoder_graph, rope_tables, Architecture, Decoder, DecoderConfig, DecoderOptions, RopeScaling,
 };
-pub use embedder::{cosine, missing_files, Embedder, EmbedderOptions, REQUIRED_FILES};
 pub use error::{ModelError, Result};
-#[cfg(not(target_arch = "wasm32"))]
-pub use fetch::{fetch, Fetched, KnownModel, DEFAULT_MODEL, KNOWN_MODELS};
-pub use gguf::{gguf_config, gguf_tokenizer, GgufDecoderConfig, GgufFile};
-pub use graph::{build_graph, encoder_graph, encoder_layers};
 pub use mamba::{Mamba, MambaConfig};
+/// How [`CausalLm::generate`] draws each token.
+pub use rlx_ir::SamplingSpec;
 pub use rlx_runtime::Device;
-pub use tokenize::{SentenceTokenizer, TokenBatch};
-pub use weights::{Precision, SafetensorsFile, WeightData};

@@ -8,7 +8,7 @@
 use rlx_test_support::rel_err_f32;
 
 use half::{bf16, f16};
-use rlx_models::decoder::Checkpoint;
+use rlx_models::Checkpoint;
 use rlx_models::{Decoder, Device, ModelError, Precision};
 use safetensors::tensor::TensorView;
 use safetensors::{Dtype, SafeTensors};

@@ -8,7 +8,9 @@
 // Test helpers unwrap and panic: a failure is the point.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod support;
 use rlx_test_support::rel_err_f32;
+use support::device_tests;
 
 use rlx_models::decoder::LogitRows;
 use rlx_models::{Decoder, Device, ModelError, Precision};
@@ -91,20 +93,7 @@ fn check(device: Device) {
     }
 }
 
-#[test]
-fn decoders_match_transformers_on_cpu() {
-    check(Device::Cpu);
-}
-
-#[test]
-fn decoders_match_transformers_on_vulkan() {
-    check(Device::Vulkan);
-}
-
-#[test]
-fn decoders_match_transformers_on_wgpu() {
-    check(Device::Gpu);
-}
+device_tests!(check => decoders_match_transformers_on_cpu, decoders_match_transformers_on_vulkan, decoders_match_transformers_on_wgpu);
 
 /// Causal padding is exact: a prefix of the prompt (run in the same bucket, padded further)
 /// gives the reference's rows for that prefix, and one bucket boundary is crossed.

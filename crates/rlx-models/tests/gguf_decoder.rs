@@ -12,7 +12,9 @@
 // Test helpers unwrap and panic: a failure is the point.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod support;
 use rlx_test_support::rel_err_f32;
+use support::device_tests;
 
 use rlx_models::gguf::GgufError;
 use rlx_models::{gguf_tokenizer, Architecture, Decoder, Device, GgufFile, ModelError, Precision};
@@ -76,20 +78,7 @@ fn check(device: Device) {
     }
 }
 
-#[test]
-fn gguf_decoders_match_transformers_on_cpu() {
-    check(Device::Cpu);
-}
-
-#[test]
-fn gguf_decoders_match_transformers_on_vulkan() {
-    check(Device::Vulkan);
-}
-
-#[test]
-fn gguf_decoders_match_transformers_on_wgpu() {
-    check(Device::Gpu);
-}
+device_tests!(check => gguf_decoders_match_transformers_on_cpu, gguf_decoders_match_transformers_on_vulkan, gguf_decoders_match_transformers_on_wgpu);
 
 #[test]
 fn configs_follow_the_metadata() {

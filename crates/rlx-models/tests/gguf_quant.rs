@@ -10,9 +10,11 @@
 // Test helpers unwrap and panic: a failure is the point.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod support;
 use rlx_models::decoder::{decoder_graph_with, LogitRows, ParamData};
 use rlx_models::{Decoder, Device, ModelError, Precision};
 use std::path::PathBuf;
+use support::device_tests;
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gguf_decoders").join(name)
@@ -54,20 +56,7 @@ fn check(device: Device) {
     eprintln!("{device} llama.quant: logits rel err {err:.2e}, greedy {greedy:?} match");
 }
 
-#[test]
-fn quantized_gguf_decoder_matches_the_reference_on_cpu() {
-    check(Device::Cpu);
-}
-
-#[test]
-fn quantized_gguf_decoder_matches_the_reference_on_vulkan() {
-    check(Device::Vulkan);
-}
-
-#[test]
-fn quantized_gguf_decoder_matches_the_reference_on_wgpu() {
-    check(Device::Gpu);
-}
+device_tests!(check => quantized_gguf_decoder_matches_the_reference_on_cpu, quantized_gguf_decoder_matches_the_reference_on_vulkan, quantized_gguf_decoder_matches_the_reference_on_wgpu);
 
 #[test]
 fn quantized_weights_stay_packed_in_the_graph() {

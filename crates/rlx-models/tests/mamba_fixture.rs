@@ -8,9 +8,11 @@
 // Test helpers unwrap and panic: a failure is the point.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use rlx_models::{Device, Mamba, ModelError};
+mod support;
+use rlx_models::{Device, Mamba, ModelError, SamplingSpec};
 use rlx_test_support::rel_err_f32;
 use std::path::PathBuf;
+use support::device_tests;
 
 fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mamba")
@@ -55,20 +57,7 @@ fn check(device: Device) {
     eprintln!("{device} mamba: logits rel err {err:.2e}");
 }
 
-#[test]
-fn mamba_matches_transformers_on_cpu() {
-    check(Device::Cpu);
-}
-
-#[test]
-fn mamba_matches_transformers_on_vulkan() {
-    check(Device::Vulkan);
-}
-
-#[test]
-fn mamba_matches_transformers_on_wgpu() {
-    check(Device::Gpu);
-}
+device_tests!(check => mamba_matches_transformers_on_cpu, mamba_matches_transformers_on_vulkan, mamba_matches_transformers_on_wgpu);
 
 #[test]
 fn bad_input_and_missing_weights_are_named() {
@@ -89,4 +78,39 @@ fn bad_input_and_missing_weights_are_named() {
     let e = Mamba::load(&tmp, Device::Cpu).unwrap_err().to_string();
     assert!(e.contains("lm_head.weight") && e.contains("[256, 32]"), "{e}");
     let _ = std::fs::remove_dir_all(&tmp);
+}
+
+/// Through the `CausalLm` trait (what `rlx logits` and `rlx generate` use): the loader picks
+/// Mamba from config.json, the logits are `Mamba::logits`', greedy generation takes the argmax
+/// of the last row each step, and what Mamba does not do (f16, sampling) is refused.
+#[test]
+fn causal_lm_loads_mamba_and_generates_greedily() {
+    let (prompt, vocab, _) = reference();
+    let opts = rlx_models::DecoderOptions::default();
+    let mut lm = rlx_models::load_causal_lm(&dir(), Device::Cpu, opts).unwrap();
+    assert_eq!((lm.architecture(), lm.vocab_size(), lm.context_length()), ("MambaForCausalLM", vocab, None));
+    let mut m = Mamba::load(&dir(), Device::Cpu).unwrap();
+    assert_eq!(lm.logits(&prompt).unwrap(), m.logits(&prompt).unwrap());
+    let mut seen = Vec::new();
+    let greedy = SamplingSpec::greedy();
+    let got = lm.generate(&prompt, 3, &greedy, 0, &mut |t| {
+        seen.push(t);
+        true
+    });
+    let got = got.unwrap();
+    let mut ids = prompt.clone();
+    for &t in &got {
+        let logits = m.logits(&ids).unwrap();
+        assert_eq!(t, rlx_models::decoder::argmax(&logits[(ids.len() - 1) * vocab..]));
+        ids.push(t);
+    }
+    assert_eq!((got.len(), &seen), (3, &got));
+    // on_token returning false stops after that token.
+    assert_eq!(lm.generate(&prompt, 3, &greedy, 0, &mut |_| false).unwrap().len(), 1);
+    let sampled = SamplingSpec { temperature: 0.7, ..SamplingSpec::greedy() };
+    let e = lm.generate(&prompt, 3, &sampled, 0, &mut |_| true).unwrap_err().to_string();
+    assert!(e.contains("greedily"), "{e}");
+    let half = rlx_models::DecoderOptions { precision: rlx_models::Precision::F16, ..Default::default() };
+    let e = rlx_models::load_causal_lm(&dir(), Device::Cpu, half).err().unwrap().to_string();
+    assert!(e.contains("f32 only") && e.contains("config.json"), "{e}");
 }

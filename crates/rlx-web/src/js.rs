@@ -3,7 +3,7 @@
 
 use crate::options::{self, MODEL_FILES};
 use js_sys::{Array, Float32Array, Uint8Array};
-use rlx_models::config::model_config_from_json;
+use rlx_models::bert::config::model_config_from_json;
 use rlx_models::{EmbedderOptions, SafetensorsFile, SentenceTokenizer};
 use rlx_runtime::{Device, Session};
 use std::path::Path;

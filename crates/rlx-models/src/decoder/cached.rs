@@ -18,7 +18,7 @@ use super::config::DecoderConfig;
 use super::graph::{DecoderBuilder, KvHook, RopeInputs, INPUT_IDS};
 use super::params::QuantizedWeights;
 use super::rope::rope_tables;
-use crate::weights::Precision;
+use crate::common::safetensors::Precision;
 use rlx_ir::{DType, Graph, IrError, NodeId, Tensor};
 
 /// I32 [steps]: the position of each row (offset, offset + 1, …).

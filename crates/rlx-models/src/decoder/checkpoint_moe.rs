@@ -8,9 +8,9 @@
 //!
 //! The decoder graph's params use the fused names.
 
-use super::checkpoint::Checkpoint;
+use crate::common::checkpoint::Checkpoint;
+use crate::common::safetensors::{Precision, WeightData};
 use crate::error::Result;
-use crate::weights::{Precision, WeightData};
 
 /// Suffixes of the fused expert params.
 pub const GATE_UP: &str = "mlp.experts.gate_up_proj";

@@ -10,7 +10,8 @@
 
 use super::cached::{cached_decoder_graph, StepOutput, LOGIT_ROW, OFFSET, POSITIONS, PREV_TOKENS, RNG_KEY};
 use super::graph::INPUT_IDS;
-use super::model::{set_weights, Decoder};
+use super::model::Decoder;
+use crate::common::weights::set_weights;
 use crate::error::{ModelError, Result};
 use rlx_ir::SamplingSpec;
 use rlx_runtime::{CompileOptions, Executable, HostData};

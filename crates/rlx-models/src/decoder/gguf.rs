@@ -2,15 +2,15 @@
 //! [`DecoderConfig`] and its tensors read under the decoder's Hugging Face param names.
 //!
 //! Contract:
-//! - Architectures `llama`, `qwen2` and `qwen3` ([`crate::gguf::ARCHITECTURES`]); any other is
-//!   refused by [`crate::gguf::gguf_config`]. Rope scaling `none` or `linear` (`{arch}.rope.
+//! - Architectures `llama`, `qwen2` and `qwen3` ([`crate::common::gguf::ARCHITECTURES`]); any other is
+//!   refused by [`crate::common::gguf::gguf_config`]. Rope scaling `none` or `linear` (`{arch}.rope.
 //!   scaling.type` / `.factor`); any other type, rope on part of a head, and llama.cpp's
 //!   `rope_freqs.weight` (Llama 3.1's `llama3` scaling) are refused, naming the key or tensor.
 //! - Tensor names are llama.cpp's (`token_embd.weight`, `blk.N.attn_q.weight`, …,
 //!   `output.weight`); [`gguf_name`] maps each param name to its GGUF name. A missing tensor
 //!   is an error naming both names and the shape the config needs; a shape other than the
 //!   config's is an error naming both shapes.
-//! - F32, F16 and BF16 tensors become [`crate::weights::WeightData`] by the same rules as
+//! - F32, F16 and BF16 tensors become [`crate::common::safetensors::WeightData`] by the same rules as
 //!   safetensors ones (f32, or f16 for [`Precision::F16`]). 2-D block-quantized tensors (Q8_0,
 //!   Q4_0, Q4_K, Q5_K, Q6_K linear weights and embeddings) are kept as their blocks
 //!   ([`ParamData::Quant`]) and never dequantized on the host; a quantized 1-D tensor (a norm,
@@ -23,9 +23,9 @@
 
 use super::config::{Architecture, DecoderConfig, RopeScaling};
 use super::params::ParamData;
+use crate::common::gguf::{gguf_config, GgmlType, GgufDecoderConfig, GgufError, GgufFile};
+use crate::common::safetensors::{decode, Precision};
 use crate::error::{ModelError, Result};
-use crate::gguf::{gguf_config, GgmlType, GgufDecoderConfig, GgufError, GgufFile};
-use crate::weights::{decode, Precision};
 use safetensors::Dtype;
 
 /// `{arch}.rope.scaling.type` values taken as "no scaling".
@@ -39,7 +39,7 @@ pub fn decoder_config(file: &GgufFile) -> Result<DecoderConfig> {
         "qwen2" => Architecture::Qwen2,
         "qwen3" => Architecture::Qwen3,
         other => {
-            let known = crate::gguf::ARCHITECTURES.join(", ");
+            let known = crate::common::gguf::ARCHITECTURES.join(", ");
             return Err(file.error(GgufError::Architecture { arch: other.to_string(), known }));
         }
     };

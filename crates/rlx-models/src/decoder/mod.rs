@@ -14,10 +14,13 @@
 //!   continuations of one sequence ([`model`]). It loads a GGUF file (llama, qwen2, qwen3 with
 //!   F32/F16/BF16 tensors, and Q8_0/Q4_0/Q4_K/Q5_K/Q6_K linear weights and embeddings, which
 //!   stay quantized on the device: [`params`]) as well as a Hugging Face directory ([`gguf`]).
-//! - [`stop_tokens`] lists the end-of-sequence ids a generation stops at ([`stop`]).
+//! - [`ChatTemplate`](chat::ChatTemplate) renders the checkpoint's chat template ([`chat`]).
+//!
+//! Checkpoint reading (safetensors, shards, GGUF) and the stop tokens live in
+//! [`crate::common`], shared with the other model families.
 
 pub mod cached;
-pub mod checkpoint;
+pub mod chat;
 mod checkpoint_moe;
 pub mod config;
 pub mod generate;
@@ -26,12 +29,10 @@ pub mod graph;
 pub mod model;
 pub mod params;
 pub mod rope;
-pub mod stop;
 
-pub use checkpoint::Checkpoint;
+pub use crate::common::tokens::argmax;
 pub use config::{Architecture, DecoderConfig, MoeConfig, RopeScaling};
 pub use graph::{decoder_graph, decoder_graph_with, LogitRows};
-pub use model::{argmax, is_gguf, Decoder, DecoderOptions};
+pub use model::{Decoder, DecoderOptions};
 pub use params::{ParamData, QuantizedWeights};
 pub use rope::{inverse_frequencies, rope_tables, RopeTables};
-pub use stop::stop_tokens;

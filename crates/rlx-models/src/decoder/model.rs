@@ -1,22 +1,26 @@
 //! [`Decoder`]: a decoder checkpoint loaded onto one device, giving logits and greedy
 //! continuations of one token sequence.
 //!
-//! Each call runs the full causal forward over the whole sequence (no KV cache yet). Sequences
+//! [`Decoder::logits`] runs the full causal forward over the whole sequence (generation runs over
+//! the device-resident KV cache instead: [`super::generate`]). Sequences
 //! are padded on the right to a bucket length (a power of two, at least
 //! [`DecoderOptions::min_bucket`], at most `max_position_embeddings`), so a generation
 //! compiles a handful of graphs rather than one per length. Padding is exact, not an
 //! approximation: under a causal mask no real position attends to a later one, so the rows of
 //! the real tokens do not depend on what follows them; the padded rows are dropped.
 
-use super::checkpoint::Checkpoint;
 use super::config::DecoderConfig;
 use super::gguf::{decoder_config, GgufWeights};
 use super::graph::{decoder_graph_with, LogitRows, INPUT_IDS, LOGIT_ROWS, ROPE_COS, ROPE_SIN};
 use super::params::{quantized_weights, ParamData, QuantizedWeights};
 use super::rope::{rope_tables, RopeTables};
+use crate::common::checkpoint::Checkpoint;
+use crate::common::compile_cache::CompileCache;
+use crate::common::gguf::{is_gguf, GgufFile};
+use crate::common::safetensors::{Precision, WeightData};
+use crate::common::tokens::{argmax, check_token_ids};
+use crate::common::weights::{load_params, set_weights};
 use crate::error::{ModelError, Result};
-use crate::gguf::GgufFile;
-use crate::weights::{Precision, WeightData};
 use rlx_runtime::{CompileOptions, Device, Executable, HostData, Session};
 use std::path::Path;
 
@@ -44,7 +48,6 @@ impl Default for DecoderOptions {
 
 /// One compiled bucket: the executable and the rope tables for its positions.
 struct Compiled {
-    key: (usize, LogitRows),
     exe: Executable,
     rope: RopeTables,
 }
@@ -56,7 +59,7 @@ pub struct Decoder {
     pub(super) weights: Vec<(String, ParamData)>,
     /// The params among `weights` kept block-quantized.
     pub(super) quant: QuantizedWeights,
-    cache: Vec<Compiled>,
+    cache: CompileCache<(usize, LogitRows), Compiled>,
     pub(super) opts: DecoderOptions,
     /// The KV-cache executables of the last capacity generated at ([`super::generate`]).
     pub(super) generator: Option<super::generate::Generator>,
@@ -76,12 +79,6 @@ impl std::fmt::Debug for Decoder {
 enum Source {
     Hf(Checkpoint),
     Gguf(GgufWeights),
-}
-
-/// True when `path` names a GGUF file: a file (not a directory) whose extension is `gguf`
-/// (any case).
-pub fn is_gguf(path: &Path) -> bool {
-    !path.is_dir() && path.extension().is_some_and(|e| e.eq_ignore_ascii_case("gguf"))
 }
 
 fn invalid(reason: String) -> ModelError {
@@ -112,20 +109,15 @@ impl Decoder {
         } else {
             (DecoderConfig::from_file(&path.join("config.json"))?, Source::Hf(Checkpoint::open(path)?))
         };
-        let weights = probe(&config, opts.precision)?
-            .params()
-            .iter()
-            .map(|(name, _, ty)| {
-                let dims = ty.shape.dims();
-                // The graph decides each weight's storage (vectors stay f32).
-                let precision = if ty.dtype == rlx_ir::DType::F16 { opts.precision } else { Precision::F32 };
-                let data = match &source {
-                    Source::Hf(c) => ParamData::Dense(c.load_param(name, dims, precision)?),
-                    Source::Gguf(g) => g.load(name, dims, precision)?,
-                };
-                Ok((name.to_string(), data))
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let weights = load_params(&probe(&config, opts.precision)?, |name, ty| {
+            let dims = ty.shape.dims();
+            // The graph decides each weight's storage (vectors stay f32).
+            let precision = if ty.dtype == rlx_ir::DType::F16 { opts.precision } else { Precision::F32 };
+            match &source {
+                Source::Hf(c) => Ok(ParamData::Dense(c.load_param(name, dims, precision)?)),
+                Source::Gguf(g) => g.load(name, dims, precision),
+            }
+        })?;
         Ok(Decoder::assemble(session, config, weights, opts))
     }
 
@@ -144,7 +136,8 @@ impl Decoder {
             ..opts
         };
         let quant = quantized_weights(&weights);
-        Decoder { session, config, weights, quant, cache: Vec::new(), opts, generator: None }
+        let cache = CompileCache::new(opts.max_cached);
+        Decoder { session, config, weights, quant, cache, opts, generator: None }
     }
 
     /// A decoder of `config` with weights given by name (the params of [`decoder_graph_with`]
@@ -217,20 +210,16 @@ impl Decoder {
         opts: DecoderOptions,
         seed: u64,
     ) -> Result<Decoder> {
-        let weights = probe(&config, opts.precision)?
-            .params()
-            .iter()
-            .enumerate()
-            .map(|(i, (name, _, ty))| {
-                let v = crate::random::param_value(name, ty, seed.wrapping_add(i as u64));
-                let data = if ty.dtype == rlx_ir::DType::F16 {
-                    WeightData::F16(v.into_iter().map(half::f16::from_f32).collect())
-                } else {
-                    WeightData::F32(v)
-                };
-                (name.to_string(), data)
+        let mut i = 0u64;
+        let weights = load_params(&probe(&config, opts.precision)?, |name, ty| {
+            let v = crate::random::param_value(name, ty, seed.wrapping_add(i));
+            i += 1;
+            Ok(if ty.dtype == rlx_ir::DType::F16 {
+                WeightData::F16(v.into_iter().map(half::f16::from_f32).collect())
+            } else {
+                WeightData::F32(v)
             })
-            .collect();
+        })?;
         Decoder::from_weights(session, config, weights, opts)
     }
 
@@ -253,7 +242,7 @@ impl Decoder {
 
     /// The compiled (bucket length, logit rows) graphs cached now, least recently used first.
     pub fn compiled(&self) -> Vec<(usize, LogitRows)> {
-        self.cache.iter().map(|c| c.key).collect()
+        self.cache.keys()
     }
 
     /// Refuses an empty sequence, ids outside the vocabulary and sequences longer than
@@ -276,15 +265,7 @@ impl Decoder {
     }
 
     pub(super) fn check(&self, ids: &[i32]) -> Result<()> {
-        if ids.is_empty() {
-            return Err(invalid("the token sequence is empty; give at least one token id".into()));
-        }
-        let vocab = self.config.vocab_size;
-        if let Some((pos, id)) = ids.iter().enumerate().find(|(_, &id)| id < 0 || id as usize >= vocab) {
-            return Err(invalid(format!(
-                "token id {id} at position {pos} is outside the vocabulary 0..{vocab}"
-            )));
-        }
+        check_token_ids(ids, self.config.vocab_size)?;
         let max = self.config.max_position_embeddings;
         if ids.len() > max {
             return Err(invalid(format!(
@@ -359,23 +340,15 @@ impl Decoder {
 
     /// The executable for (bucket, rows): from the cache, or compiled with every weight set.
     fn compiled_for(&mut self, bucket: usize, rows: LogitRows) -> Result<&mut Compiled> {
-        let key = (bucket, rows);
-        if let Some(pos) = self.cache.iter().position(|c| c.key == key) {
-            let entry = self.cache.remove(pos);
-            self.cache.push(entry);
-        } else {
+        self.cache.get_or_insert_with((bucket, rows), || {
             let g = decoder_graph_with(&self.config, 1, bucket, self.opts.precision, rows, &self.quant)?;
             let opts = CompileOptions { precision: self.opts.precision, ..Default::default() };
             let mut exe = self.session.compile_with(&g, &opts)?;
             set_weights(&mut exe, &self.weights)?;
             let positions: Vec<usize> = (0..bucket).collect();
             let rope = rope_tables(&self.config, &positions);
-            if self.cache.len() >= self.opts.max_cached {
-                self.cache.remove(0);
-            }
-            self.cache.push(Compiled { key, exe, rope });
-        }
-        self.cache.last_mut().ok_or_else(|| invalid("internal: the compiled-graph cache is empty".into()))
+            Ok(Compiled { exe, rope })
+        })
     }
 }
 
@@ -383,18 +356,6 @@ impl Decoder {
 /// lists them), all listed dense: the loaded data says which stay quantized.
 fn probe(config: &DecoderConfig, precision: Precision) -> Result<rlx_ir::Graph> {
     Ok(decoder_graph_with(config, 1, 1, precision, LogitRows::All, &QuantizedWeights::new())?)
-}
-
-/// Sets every weight of a decoder on `exe` (once per compile group).
-pub(super) fn set_weights(exe: &mut Executable, weights: &[(String, ParamData)]) -> Result<()> {
-    for (name, data) in weights {
-        match data {
-            ParamData::Dense(WeightData::F32(v)) => exe.set_param(name, v)?,
-            ParamData::Dense(WeightData::F16(v)) => exe.set_param(name, v)?,
-            ParamData::Quant { bytes, .. } => exe.set_param(name, bytes)?,
-        }
-    }
-    Ok(())
 }
 
 /// The row length (in features) of the decoder matrix `name`, `None` for vectors.
@@ -409,33 +370,5 @@ fn matrix_cols(cfg: &DecoderConfig, name: &str) -> Option<usize> {
         Some(cfg.q_dim())
     } else {
         Some(cfg.hidden_size)
-    }
-}
-
-/// Index of the largest value, the first on ties; a NaN counts as the largest (torch.argmax).
-pub fn argmax(v: &[f32]) -> i32 {
-    let mut best = 0usize;
-    for (i, &x) in v.iter().enumerate() {
-        if x.is_nan() {
-            return i as i32;
-        }
-        if v.get(best).is_some_and(|&b| x > b) {
-            best = i;
-        }
-    }
-    best as i32
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn argmax_takes_the_first_maximum_and_nan() {
-        assert_eq!(argmax(&[1.0, 3.0, 3.0, 2.0]), 1);
-        assert_eq!(argmax(&[-1.0, -0.5]), 1);
-        assert_eq!(argmax(&[0.0, f32::NAN, 5.0, f32::NAN]), 1);
-        assert_eq!(argmax(&[f32::NEG_INFINITY, f32::NEG_INFINITY]), 0);
-        assert_eq!(argmax(&[]), 0);
     }
 }

@@ -4,7 +4,7 @@
 //! they are kept as those bytes (U8 params [rows, row_bytes]) and decoded by the device inside
 //! `QuantMatMul` / `QuantGather`, never widened on the host.
 
-use crate::weights::WeightData;
+use crate::common::safetensors::WeightData;
 use rlx_ir::QuantType;
 use std::collections::BTreeMap;
 
@@ -19,6 +19,15 @@ pub enum ParamData {
     Dense(WeightData),
     /// Whole blocks of `quant`, row after row (Hugging Face row order), as the file holds them.
     Quant { quant: QuantType, bytes: Vec<u8> },
+}
+
+impl crate::common::weights::Weight for ParamData {
+    fn host_data(&self) -> &dyn rlx_runtime::HostData {
+        match self {
+            ParamData::Dense(w) => w.host_data(),
+            ParamData::Quant { bytes, .. } => bytes,
+        }
+    }
 }
 
 /// The quantized params among `params`.

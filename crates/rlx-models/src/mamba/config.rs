@@ -3,8 +3,8 @@
 //! graph does not implement (another activation, a config of another model type) is a config
 //! error naming it.
 
-use crate::decoder::config::Keys;
-use crate::error::{ModelError, Result};
+use crate::common::config_keys::{parse_config, read_config, Keys};
+use crate::error::Result;
 use serde_json::Value;
 use std::path::Path;
 
@@ -50,18 +50,12 @@ pub fn is_mamba_config(path: &Path) -> bool {
 impl MambaConfig {
     /// Reads and checks `path` (a config.json).
     pub fn from_file(path: &Path) -> Result<MambaConfig> {
-        let text = std::fs::read_to_string(path).map_err(|e| ModelError::io(path, e))?;
-        MambaConfig::from_json(&text, path)
+        read_config(path, parse)
     }
 
     /// Parses config.json's text; `path` only names the file in errors.
     pub fn from_json(text: &str, path: &Path) -> Result<MambaConfig> {
-        let value: Value = serde_json::from_str(text)
-            .map_err(|source| ModelError::Json { path: path.to_path_buf(), source })?;
-        let Some(map) = value.as_object() else {
-            return Err(ModelError::Config { path: path.to_path_buf(), reason: "not a JSON object".into() });
-        };
-        parse(&Keys { path, map, scope: "" })
+        parse_config(text, path, parse)
     }
 }
 

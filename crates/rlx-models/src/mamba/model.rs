@@ -3,9 +3,12 @@
 
 use super::graph::{mamba_graph, EMBEDDINGS, INPUT_IDS};
 use super::MambaConfig;
-use crate::decoder::Checkpoint;
+use crate::common::checkpoint::Checkpoint;
+use crate::common::compile_cache::CompileCache;
+use crate::common::safetensors::{Precision, WeightData};
+use crate::common::tokens::check_token_ids;
+use crate::common::weights::{load_params, set_weights};
 use crate::error::{ModelError, Result};
-use crate::weights::{Precision, WeightData};
 use rlx_runtime::{Device, Executable, HostData, Session};
 use std::path::Path;
 
@@ -17,9 +20,9 @@ const OLD_EMBEDDINGS: &str = "backbone.embedding.weight";
 pub struct Mamba {
     session: Session,
     config: MambaConfig,
-    weights: Vec<(String, Vec<f32>)>,
-    /// The executable of the last sequence length run, with that length.
-    compiled: Option<(usize, Executable)>,
+    weights: Vec<(String, WeightData)>,
+    /// The executable of the last sequence length run, by that length.
+    compiled: CompileCache<usize, Executable>,
 }
 
 impl std::fmt::Debug for Mamba {
@@ -41,23 +44,12 @@ impl Mamba {
     pub fn with_session(dir: &Path, session: Session) -> Result<Mamba> {
         let config = MambaConfig::from_file(&dir.join("config.json"))?;
         let ckpt = Checkpoint::open(dir)?;
-        let probe = mamba_graph(&config, 1)?;
-        let mut weights = Vec::new();
-        for (name, _, ty) in probe.params() {
-            let dims = ty.shape.dims();
-            let source = if name == EMBEDDINGS && !ckpt.contains(EMBEDDINGS) && ckpt.contains(OLD_EMBEDDINGS)
-            {
-                OLD_EMBEDDINGS
-            } else {
-                name
-            };
-            let data = match ckpt.load(source, dims, Precision::F32)? {
-                WeightData::F32(v) => v,
-                WeightData::F16(v) => v.into_iter().map(f32::from).collect(),
-            };
-            weights.push((name.to_string(), data));
-        }
-        Ok(Mamba { session, config, weights, compiled: None })
+        let weights = load_params(&mamba_graph(&config, 1)?, |name, ty| {
+            let old = name == EMBEDDINGS && !ckpt.contains(EMBEDDINGS) && ckpt.contains(OLD_EMBEDDINGS);
+            // All f32: Precision::F32 widens every stored dtype.
+            ckpt.load(if old { OLD_EMBEDDINGS } else { name }, ty.shape.dims(), Precision::F32)
+        })?;
+        Ok(Mamba { session, config, weights, compiled: CompileCache::new(1) })
     }
 
     pub fn config(&self) -> &MambaConfig {
@@ -73,28 +65,13 @@ impl Mamba {
     /// sequence or an id outside the vocabulary is [`ModelError::InvalidInput`].
     pub fn logits(&mut self, ids: &[i32]) -> Result<Vec<f32>> {
         let vocab = self.config.vocab_size;
-        if ids.is_empty() {
-            return Err(ModelError::InvalidInput {
-                reason: "the token sequence is empty; give at least one token id".into(),
-            });
-        }
-        if let Some((pos, id)) = ids.iter().enumerate().find(|(_, &id)| id < 0 || id as usize >= vocab) {
-            return Err(ModelError::InvalidInput {
-                reason: format!("token id {id} at position {pos} is outside the vocabulary 0..{vocab}"),
-            });
-        }
+        check_token_ids(ids, vocab)?;
         let len = ids.len();
-        if self.compiled.as_ref().map(|(l, _)| *l) != Some(len) {
-            let g = mamba_graph(&self.config, len)?;
-            let mut exe = self.session.compile(&g)?;
-            for (name, data) in &self.weights {
-                exe.set_param(name, data)?;
-            }
-            self.compiled = Some((len, exe));
-        }
-        let Some((_, exe)) = self.compiled.as_mut() else {
-            return Err(ModelError::InvalidInput { reason: "internal: no compiled graph".into() });
-        };
+        let exe = self.compiled.get_or_insert_with(len, || {
+            let mut exe = self.session.compile(&mamba_graph(&self.config, len)?)?;
+            set_weights(&mut exe, &self.weights)?;
+            Ok(exe)
+        })?;
         let ids_vec = ids.to_vec();
         let inputs: [(&str, &dyn HostData); 1] = [(INPUT_IDS, &ids_vec)];
         let out = exe.run(&inputs)?;

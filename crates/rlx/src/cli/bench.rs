@@ -196,7 +196,7 @@ fn prepare(w: Workload, o: &BenchOptions<'_>) -> Result<Prepared, Box<dyn std::e
                 kernel_tag(o)
             );
             let flops = cfg.encoder_flops(batch, seq);
-            let inputs = vec![(rlx_models::graph::ENCODER_INPUT.into(), x)];
+            let inputs = vec![(rlx_models::bert::graph::ENCODER_INPUT.into(), x)];
             Ok(Prepared {
                 label,
                 graph,

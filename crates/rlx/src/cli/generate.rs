@@ -1,11 +1,12 @@
-//! `rlx generate`: greedy continuation of a prompt with a decoder LLM (Llama, Qwen2, Qwen3,
-//! Mistral checkpoints from safetensors), streamed to stdout token by token; load time, prompt
-//! length and tokens/s go to stderr.
+//! `rlx generate`: greedy continuation of a prompt with a causal LM (Llama, Qwen2, Qwen3,
+//! Mistral checkpoints from safetensors, GGUF files, Mamba-1 checkpoints), streamed to stdout
+//! token by token; load time, prompt length and tokens/s go to stderr.
 //!
-//! The model is a Hugging Face checkpoint directory or a `.gguf` file (F32/F16/BF16 tensors).
+//! The model is a Hugging Face checkpoint directory or a `.gguf` file (F32/F16/BF16 tensors),
+//! loaded by `rlx_models::load_causal_lm` and run through the `rlx_models::CausalLm` trait.
 //! The prompt is text (tokenized with the checkpoint's tokenizer.json, or a GGUF file's own
 //! tokenizer) or token ids
-//! (`--prompt-ids`, for checkpoints without a tokenizer). Decoding is greedy over the
+//! (`--prompt-ids`, for checkpoints without a tokenizer). A decoder decodes over the
 //! device-resident KV cache: the prompt goes through in chunks, then each token is one decode
 //! step that reads back only that token (see `rlx_models::Decoder::generate`).
 //!
@@ -17,8 +18,7 @@
 //! unless `--ignore-eos`.
 
 use rlx::prelude::{Device, Precision};
-use rlx_models::decoder::{is_gguf, stop_tokens, Decoder};
-use rlx_models::{gguf_tokenizer, ChatTemplate, GgufFile, Message};
+use rlx_models::{causal_tokenizer, load_causal_lm, stop_tokens, ChatTemplate, DecoderOptions, Message};
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -47,28 +47,15 @@ pub struct GenerateOptions {
 }
 
 /// The model's tokenizer: a GGUF file's own (`tokenizer.ggml.*`), else the checkpoint
-/// directory's tokenizer.json.
+/// directory's tokenizer.json, which must be there.
 fn tokenizer(model: &std::path::Path) -> Result<Tokenizer, Box<dyn std::error::Error>> {
-    if is_gguf(model) {
-        return Ok(gguf_tokenizer(&GgufFile::open(model)?)?);
-    }
-    let path = model.join("tokenizer.json");
-    if !path.exists() {
-        let why = format!(
+    causal_tokenizer(model)?.ok_or_else(|| {
+        format!(
             "{} has no tokenizer.json: give the prompt as token ids with --prompt-ids 1,2,3",
             model.display()
-        );
-        return Err(why.into());
-    }
-    Ok(Tokenizer::from_file(&path).map_err(|e| format!("tokenizer {}: {e}", path.display()))?)
-}
-
-/// The model's chat template: a GGUF file's metadata, else the checkpoint directory's files.
-fn chat_template(model: &std::path::Path) -> Result<ChatTemplate, Box<dyn std::error::Error>> {
-    if is_gguf(model) {
-        return Ok(ChatTemplate::from_gguf(&GgufFile::open(model)?)?);
-    }
-    Ok(ChatTemplate::from_dir(model)?)
+        )
+        .into()
+    })
 }
 
 /// The prompt's tokens: the text through the tokenizer (through the chat template first with
@@ -85,7 +72,7 @@ fn prompt(o: &GenerateOptions) -> Result<Prompt, Box<dyn std::error::Error>> {
         (None, Some(text)) => {
             let tok = tokenizer(&o.model)?;
             let (text, special) = if o.chat {
-                let template = chat_template(&o.model)?;
+                let template = ChatTemplate::for_model(&o.model)?;
                 eprintln!("generate: chat template of {}", template.origin().display());
                 let mut messages: Vec<Message> = o.system.iter().map(Message::system).collect();
                 messages.push(Message::user(text));
@@ -113,12 +100,13 @@ pub fn run(o: &GenerateOptions) -> Result<(), Box<dyn std::error::Error>> {
     let (tok, mut ids, stops) = prompt(o)?;
     let t = Instant::now();
     eprintln!("generate: loading {} on {}", o.model.display(), o.device);
-    let mut dec = Decoder::load(&o.model, o.device, o.precision)?;
+    let mut model =
+        load_causal_lm(&o.model, o.device, DecoderOptions { precision: o.precision, ..Default::default() })?;
     eprintln!(
         "generate: {} ({} layers) on {} loaded in {:.1} s",
-        dec.config().architecture.hf_class(),
-        dec.config().num_hidden_layers,
-        dec.device(),
+        model.architecture(),
+        model.num_layers(),
+        model.device(),
         t.elapsed().as_secs_f64()
     );
     let prompt_len = ids.len();
@@ -147,7 +135,7 @@ pub fn run(o: &GenerateOptions) -> Result<(), Box<dyn std::error::Error>> {
         out.flush()?;
         Ok(())
     };
-    let generated = dec.sample(&prompt, o.max_tokens, &o.sampling, o.seed, |next| {
+    let generated = model.generate(&prompt, o.max_tokens, &o.sampling, o.seed, &mut |next| {
         first_token.get_or_insert_with(|| start.elapsed());
         match emit(next) {
             Ok(()) if stops.contains(&next) => {
@@ -172,9 +160,10 @@ pub fn run(o: &GenerateOptions) -> Result<(), Box<dyn std::error::Error>> {
     let decode_rate = (n.saturating_sub(1)) as f64 / (secs - first).max(1e-9);
     eprintln!(
         "generate: prompt {prompt_len} tokens, {n} generated in {secs:.2} s (first after {:.1} ms, then \
-         {decode_rate:.1} tokens/s; {} over the KV cache){}",
+         {decode_rate:.1} tokens/s; {} {}){}",
         first * 1e3,
         if o.sampling.is_greedy() { "greedy".to_string() } else { format!("sampled, seed {}", o.seed) },
+        model.generation_method(),
         stopped.map(|id| format!("; stopped at end-of-sequence token {id}")).unwrap_or_default()
     );
     Ok(())

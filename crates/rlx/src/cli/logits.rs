@@ -1,15 +1,14 @@
-//! `rlx logits`: a decoder's logits over a prompt, written as raw little-endian f32 rows
+//! `rlx logits`: a causal LM's logits over a prompt, written as raw little-endian f32 rows
 //! [prompt tokens, vocabulary] (numpy: `np.fromfile(path, "<f4").reshape(n, vocab)`), for
 //! comparisons with another implementation. One forward pass over the whole prompt (no KV
 //! cache), on the device and at the precision asked for; shape and timing go to stderr.
 //!
-//! A directory whose config.json is a Mamba-1 model (`model_type` "mamba") runs through
-//! [`rlx_models::Mamba`] (f32 only) instead of the attention decoder: the two share the
-//! checkpoint layout and this output format, not their graphs.
+//! The model is whatever [`rlx_models::load_causal_lm`] loads: an attention decoder, or a
+//! Mamba-1 model (f32 only) for a directory whose config.json says so. Both give the same
+//! output format through [`rlx_models::CausalLm`].
 
 use rlx::prelude::{Device, Precision};
-use rlx_models::decoder::Decoder;
-use rlx_models::mamba::{is_mamba_config, Mamba};
+use rlx_models::{load_causal_lm, DecoderOptions};
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -29,16 +28,9 @@ pub fn run(o: &LogitsOptions) -> Result<(), Box<dyn std::error::Error>> {
         return Err("--prompt-ids needs at least one token id".into());
     }
     let t = Instant::now();
-    let (logits, vocab, device) = if o.model.is_dir() && is_mamba_config(&o.model.join("config.json")) {
-        if o.precision != Precision::F32 {
-            return Err(format!("Mamba models run at f32 only; drop --precision {}", o.precision).into());
-        }
-        let mut m = Mamba::load(&o.model, o.device)?;
-        (m.logits(&o.prompt_ids)?, m.config().vocab_size, m.device())
-    } else {
-        let mut dec = Decoder::load(&o.model, o.device, o.precision)?;
-        (dec.logits(&o.prompt_ids)?, dec.config().vocab_size, dec.device())
-    };
+    let mut model =
+        load_causal_lm(&o.model, o.device, DecoderOptions { precision: o.precision, ..Default::default() })?;
+    let (logits, vocab, device) = (model.logits(&o.prompt_ids)?, model.vocab_size(), model.device());
     let mut bytes = Vec::with_capacity(logits.len() * 4);
     for v in &logits {
         bytes.extend_from_slice(&v.to_le_bytes());

@@ -2,8 +2,8 @@
 //! `model.safetensors.index.json` maps each tensor to. Every file is memory-mapped once and
 //! tensors are read by name through [`SafetensorsFile::load`] (shape check, dtype widening).
 
+use crate::common::safetensors::{Precision, SafetensorsFile, WeightData};
 use crate::error::{ModelError, Result};
-use crate::weights::{Precision, SafetensorsFile, WeightData};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 

@@ -2,7 +2,7 @@
 //! (with or without the `bert.` prefix), checked against the shape the config implies, and
 //! widened from F16/BF16 to f32 (or kept as f16 for [`Precision::F16`]).
 
-use crate::bytes::FileBytes;
+use crate::common::bytes::FileBytes;
 use crate::error::{ModelError, Result};
 use half::{bf16, f16};
 use safetensors::tensor::{Metadata, TensorInfo};
@@ -25,6 +25,15 @@ pub fn f16_weights(precision: Precision) -> bool {
 pub enum WeightData {
     F32(Vec<f32>),
     F16(Vec<f16>),
+}
+
+impl crate::common::weights::Weight for WeightData {
+    fn host_data(&self) -> &dyn rlx_runtime::HostData {
+        match self {
+            WeightData::F32(v) => v,
+            WeightData::F16(v) => v,
+        }
+    }
 }
 
 /// A safetensors file, memory-mapped or held in memory.

@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use super::*;
+use crate::error::ModelError;
 use serde_json::json;
 
 fn parse_value(v: &Value) -> Result<DecoderConfig> {
@@ -313,6 +314,6 @@ fn absurd_layer_counts_are_refused() {
     v["num_hidden_layers"] = json!(100_000_000_000u64);
     let e = parse_value(&v).unwrap_err().to_string();
     assert!(e.contains("num_hidden_layers") && e.contains("4096"), "{e}");
-    v["num_hidden_layers"] = json!(crate::config::MAX_LAYERS);
-    assert_eq!(parse_value(&v).unwrap().num_hidden_layers, crate::config::MAX_LAYERS);
+    v["num_hidden_layers"] = json!(crate::bert::config::MAX_LAYERS);
+    assert_eq!(parse_value(&v).unwrap().num_hidden_layers, crate::bert::config::MAX_LAYERS);
 }

@@ -6,9 +6,9 @@
 //! - A GGUF file: `tokenizer.ggml.eos_token_id`, `eot_token_id` and `eom_token_id`, those that
 //!   are present (llama.cpp ends a generation at each).
 
-use super::model::is_gguf;
+use crate::common::gguf::is_gguf;
+use crate::common::gguf::GgufFile;
 use crate::error::{ModelError, Result};
-use crate::gguf::GgufFile;
 use serde_json::Value as Json;
 use std::path::Path;
 

@@ -10,8 +10,8 @@
 //!
 //! Params carry the HF tensor names (without a `bert.` prefix), linear weights `[out, in]`.
 
-use crate::config::{Activation, BertConfig, Pooling};
-use crate::weights::Precision;
+use crate::bert::config::{Activation, BertConfig, Pooling};
+use crate::common::safetensors::Precision;
 use rlx_ir::{AttentionSpec, AttnLayout, DType, Graph, IrError, MaskKind, NodeId};
 
 /// Names of the graph's inputs.
@@ -33,7 +33,7 @@ struct Builder<'a> {
 impl Builder<'_> {
     /// A weight param; f16 weights are cast to f32 where used.
     fn param(&mut self, name: &str, dims: &[usize]) -> Result<NodeId, IrError> {
-        if crate::weights::f16_weights(self.precision) {
+        if crate::common::safetensors::f16_weights(self.precision) {
             let p = self.g.param(name, dims, DType::F16)?;
             self.g.cast(p, DType::F32)
         } else {

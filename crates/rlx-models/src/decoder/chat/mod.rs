@@ -22,8 +22,8 @@
 //!   `strftime_now(fmt)` (UTC). The text it returns already holds the template's special
 //!   tokens: tokenize it without adding them again.
 
+use crate::common::gguf::{is_gguf, GgufError, GgufFile};
 use crate::error::{ModelError, Result};
-use crate::gguf::{GgufError, GgufFile};
 use minijinja::{Environment, Error as JinjaError, ErrorKind, Value};
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
@@ -136,6 +136,15 @@ impl ChatTemplate {
                 looked: format!("{TEMPLATE_FILE} and \"chat_template\" in {TOKENIZER_CONFIG}"),
             }),
         }
+    }
+
+    /// The template of the model at `model`: a GGUF file's metadata ([`is_gguf`]), else the
+    /// checkpoint directory's files.
+    pub fn for_model(model: &Path) -> Result<ChatTemplate> {
+        if is_gguf(model) {
+            return ChatTemplate::from_gguf(&GgufFile::open(model)?);
+        }
+        ChatTemplate::from_dir(model)
     }
 
     /// The template in `file`'s metadata (see the module doc).
@@ -369,5 +378,4 @@ fn gguf_token(file: &GgufFile, key: &str) -> Result<Option<String>> {
 }
 
 #[cfg(test)]
-#[path = "chat_tests.rs"]
 mod tests;

@@ -6,11 +6,13 @@
 //! pollster. On a backend that never waits (the CPU, native Vulkan) the futures are ready at
 //! once.
 
-use crate::config::{read_model_config, ModelConfig};
+use crate::bert::config::{read_model_config, ModelConfig};
+use crate::bert::graph::{build_graph, ATTENTION_MASK, INPUT_IDS, TOKEN_TYPE_IDS};
+use crate::bert::tokenizer::{SentenceTokenizer, TokenBatch};
+use crate::common::compile_cache::CompileCache;
+use crate::common::safetensors::{Precision, SafetensorsFile, WeightData};
+use crate::common::weights::{load_params, set_weights_async};
 use crate::error::{ModelError, Result};
-use crate::graph::{build_graph, ATTENTION_MASK, INPUT_IDS, TOKEN_TYPE_IDS};
-use crate::tokenize::{SentenceTokenizer, TokenBatch};
-use crate::weights::{Precision, SafetensorsFile, WeightData};
 use rlx_runtime::{CompileOptions, Device, Executable, HostData, Session};
 use std::path::Path;
 
@@ -40,7 +42,7 @@ pub struct Embedder {
     config: ModelConfig,
     tokenizer: SentenceTokenizer,
     weights: Vec<(String, WeightData)>,
-    cache: Vec<((usize, usize), Executable)>,
+    cache: CompileCache<(usize, usize), Executable>,
     opts: EmbedderOptions,
 }
 
@@ -82,7 +84,7 @@ impl Embedder {
     }
 
     /// The model from its parts, already read (the web fetches the files itself: see
-    /// [`crate::config::model_config_from_json`], [`SentenceTokenizer::from_json`] and
+    /// [`crate::bert::config::model_config_from_json`], [`SentenceTokenizer::from_json`] and
     /// [`SafetensorsFile::from_bytes`]). Every weight is read and checked against the config.
     pub fn from_parts(
         session: Session,
@@ -96,17 +98,13 @@ impl Embedder {
         }
         // The params are the same for every shape; a tiny graph lists them.
         let probe = build_graph(&config.bert, config.pooling, 1, 1, opts.precision)?;
-        let weights = probe
-            .params()
-            .iter()
-            .map(|(name, _, ty)| Ok((name.to_string(), file.load(name, ty.shape.dims(), opts.precision)?)))
-            .collect::<Result<Vec<_>>>()?;
+        let weights = load_params(&probe, |name, ty| file.load(name, ty.shape.dims(), opts.precision))?;
         Ok(Embedder {
             session,
             config,
             tokenizer,
             weights,
-            cache: Vec::new(),
+            cache: CompileCache::new(opts.max_cached),
             opts: EmbedderOptions { max_cached: opts.max_cached.max(1), ..opts },
         })
     }
@@ -139,7 +137,7 @@ impl Embedder {
 
     /// The (batch, seq) shapes compiled and cached now, least recently used first.
     pub fn compiled_shapes(&self) -> Vec<(usize, usize)> {
-        self.cache.iter().map(|(k, _)| *k).collect()
+        self.cache.keys()
     }
 
     /// Embeds `sentences` in order. They are run longest first in batches of
@@ -227,27 +225,15 @@ impl Embedder {
 
     /// The executable for (batch, seq): from the cache, or compiled with every weight set.
     async fn executable(&mut self, batch: usize, seq: usize) -> Result<&mut Executable> {
-        let key = (batch, seq);
-        if let Some(pos) = self.cache.iter().position(|(k, _)| *k == key) {
-            let entry = self.cache.remove(pos);
-            self.cache.push(entry);
-        } else {
+        // Compiling is async (the web), so not through `get_or_insert_with`.
+        if !self.cache.promote(&(batch, seq)) {
             let g = build_graph(&self.config.bert, self.config.pooling, batch, seq, self.opts.precision)?;
             let opts = CompileOptions { precision: self.opts.precision, ..Default::default() };
             let mut exe = self.session.compile_async(&g, &opts).await?;
-            for (name, data) in &self.weights {
-                match data {
-                    WeightData::F32(v) => exe.set_param_async(name, v).await?,
-                    WeightData::F16(v) => exe.set_param_async(name, v).await?,
-                }
-            }
-            if self.cache.len() >= self.opts.max_cached {
-                self.cache.remove(0);
-            }
-            self.cache.push((key, exe));
+            set_weights_async(&mut exe, &self.weights).await?;
+            self.cache.insert((batch, seq), exe);
         }
-        let last = self.cache.len() - 1;
-        Ok(&mut self.cache[last].1)
+        self.cache.latest()
     }
 }
 

@@ -137,7 +137,7 @@ pub fn gguf_config(file: &GgufFile) -> Result<GgufDecoderConfig> {
         rope_freqs: has("rope_freqs.weight"),
         architecture: arch.to_string(),
         hidden_size,
-        num_layers: crate::config::check_layers(&key("block_count"), count("block_count")?)
+        num_layers: crate::bert::config::check_layers(&key("block_count"), count("block_count")?)
             .map_err(|reason| bad(&key("block_count"), reason))?,
         intermediate_size: count("feed_forward_length")?,
         num_heads,

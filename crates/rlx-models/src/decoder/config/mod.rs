@@ -1,20 +1,20 @@
 //! A decoder's config.json (Hugging Face `LlamaForCausalLM`, `Qwen2ForCausalLM`,
 //! `Qwen3ForCausalLM`, `MistralForCausalLM`, `Qwen3MoeForCausalLM`) parsed into
-//! [`DecoderConfig`]; the experts' keys in `config_moe.rs`.
+//! [`DecoderConfig`]; the experts' keys in `moe.rs`.
 //!
 //! Both ways transformers writes rope settings are read: `rope_theta` + `rope_scaling` (the Hub's
 //! checkpoints, transformers 4.x) and one `rope_parameters` object (transformers 5). Keys this
 //! module does not know are ignored, but a known key whose value would change the model in a way
 //! the graph does not implement (another activation, another rope type, experts, mixed sliding
-//! and full attention layers, …) is a [`ModelError::Config`] naming the key and its value.
+//! and full attention layers, …) is a [`crate::ModelError::Config`] naming the key and its value.
 
-use crate::error::{ModelError, Result};
-use serde_json::{Map, Value};
+use crate::common::config_keys::{parse_config, read_config, Keys};
+use crate::error::Result;
+use serde_json::Value;
+use std::path::Path;
 
-#[path = "config_moe.rs"]
 mod moe;
 pub use moe::MoeConfig;
-use std::path::{Path, PathBuf};
 
 /// The model families the decoder graph implements. They share one layer shape (pre-norm
 /// RMSNorm, rotary attention with grouped-query heads, SiLU-gated MLP) and differ in biases,
@@ -128,18 +128,12 @@ pub struct DecoderConfig {
 impl DecoderConfig {
     /// Reads and checks `path` (a config.json).
     pub fn from_file(path: &Path) -> Result<DecoderConfig> {
-        let text = std::fs::read_to_string(path).map_err(|e| ModelError::io(path, e))?;
-        DecoderConfig::from_json(&text, path)
+        read_config(path, parse)
     }
 
     /// Parses config.json's text; `path` only names the file in errors.
     pub fn from_json(text: &str, path: &Path) -> Result<DecoderConfig> {
-        let value: Value = serde_json::from_str(text)
-            .map_err(|source| ModelError::Json { path: path.to_path_buf(), source })?;
-        let Some(map) = value.as_object() else {
-            return Err(ModelError::Config { path: path.to_path_buf(), reason: "not a JSON object".into() });
-        };
-        parse(&Keys { path, map, scope: "" })
+        parse_config(text, path, parse)
     }
 
     /// Width of the q projection (and of attention's output): heads × head_dim.
@@ -150,86 +144,6 @@ impl DecoderConfig {
     /// Width of the k and v projections: kv heads × head_dim.
     pub fn kv_dim(&self) -> usize {
         self.num_key_value_heads * self.head_dim
-    }
-}
-
-/// Typed access to one JSON object, with errors naming the key (under `scope`) and value.
-/// A `null` value counts as absent, as transformers treats it.
-/// The keys of one JSON object of a config file, with typed getters whose errors name the file,
-/// the key and its value (shared with the Mamba config, [`crate::mamba::MambaConfig`]).
-pub(crate) struct Keys<'a> {
-    pub(crate) path: &'a Path,
-    pub(crate) map: &'a Map<String, Value>,
-    pub(crate) scope: &'a str,
-}
-
-impl<'a> Keys<'a> {
-    pub(crate) fn err(&self, reason: String) -> ModelError {
-        ModelError::Config { path: PathBuf::from(self.path), reason }
-    }
-
-    fn name(&self, key: &str) -> String {
-        format!("{}{key}", self.scope)
-    }
-
-    /// `key = value: why` as a config error.
-    pub(crate) fn bad(&self, key: &str, why: impl std::fmt::Display) -> ModelError {
-        let value = self.get(key).map_or("null".to_string(), Value::to_string);
-        self.err(format!("{} = {value}: {why}", self.name(key)))
-    }
-
-    pub(crate) fn get(&self, key: &str) -> Option<&'a Value> {
-        self.map.get(key).filter(|v| !v.is_null())
-    }
-
-    pub(crate) fn opt_usize(&self, key: &str) -> Result<Option<usize>> {
-        let Some(v) = self.get(key) else { return Ok(None) };
-        match v.as_u64().and_then(|n| usize::try_from(n).ok()) {
-            Some(n) => Ok(Some(n)),
-            None => Err(self.bad(key, "expected a non-negative integer")),
-        }
-    }
-
-    /// A required size, at least 1.
-    pub(crate) fn size(&self, key: &str) -> Result<usize> {
-        match self.opt_usize(key)? {
-            None => Err(self.err(format!("key '{}' is missing; a decoder config needs it", self.name(key)))),
-            Some(0) => Err(self.bad(key, "must be at least 1")),
-            Some(n) => Ok(n),
-        }
-    }
-
-    pub(crate) fn opt_f64(&self, key: &str) -> Result<Option<f64>> {
-        let Some(v) = self.get(key) else { return Ok(None) };
-        match v.as_f64().filter(|x| x.is_finite()) {
-            Some(x) => Ok(Some(x)),
-            None => Err(self.bad(key, "expected a finite number")),
-        }
-    }
-
-    /// A required number > 0.
-    fn positive(&self, key: &str) -> Result<f64> {
-        match self.opt_f64(key)? {
-            None => Err(self.err(format!("key '{}' is missing; this rope type needs it", self.name(key)))),
-            Some(x) if x <= 0.0 => Err(self.bad(key, "must be > 0")),
-            Some(x) => Ok(x),
-        }
-    }
-
-    pub(crate) fn opt_bool(&self, key: &str) -> Result<Option<bool>> {
-        let Some(v) = self.get(key) else { return Ok(None) };
-        v.as_bool().map(Some).ok_or_else(|| self.bad(key, "expected true or false"))
-    }
-
-    pub(crate) fn opt_str(&self, key: &str) -> Result<Option<&'a str>> {
-        let Some(v) = self.get(key) else { return Ok(None) };
-        v.as_str().map(Some).ok_or_else(|| self.bad(key, "expected a string"))
-    }
-
-    fn opt_object(&self, key: &str) -> Result<Option<Keys<'a>>> {
-        let Some(v) = self.get(key) else { return Ok(None) };
-        let map = v.as_object().ok_or_else(|| self.bad(key, "expected an object"))?;
-        Ok(Some(Keys { path: self.path, map, scope: scope_of(key) }))
     }
 }
 
@@ -246,7 +160,7 @@ fn parse(k: &Keys<'_>) -> Result<DecoderConfig> {
     let architecture = architecture(k)?;
     refuse_unsupported(k)?;
     let layers = k.size("num_hidden_layers")?;
-    crate::config::check_layers("num_hidden_layers", layers).map_err(|reason| k.err(reason))?;
+    crate::bert::config::check_layers("num_hidden_layers", layers).map_err(|reason| k.err(reason))?;
     let moe = moe::moe(k, architecture, layers)?;
     let vocab_size = k.size("vocab_size")?;
     let hidden_size = k.size("hidden_size")?;
@@ -370,14 +284,14 @@ fn refuse_unsupported(k: &Keys<'_>) -> Result<()> {
 /// `rope_theta` and the scaling, from `rope_parameters` (transformers 5) or `rope_theta` +
 /// `rope_scaling` (transformers 4).
 fn rope(k: &Keys<'_>, max_positions: usize) -> Result<(f64, RopeScaling)> {
-    let params = k.opt_object("rope_parameters")?;
+    let params = k.opt_object("rope_parameters", scope_of("rope_parameters"))?;
     let theta_in_params = match &params {
         Some(p) => p.opt_f64("rope_theta")?,
         None => None,
     };
     let scaling = match params {
         Some(p) => Some(p),
-        None => k.opt_object("rope_scaling")?,
+        None => k.opt_object("rope_scaling", scope_of("rope_scaling"))?,
     };
     let rope_theta = match theta_in_params {
         Some(t) => t,
@@ -501,5 +415,4 @@ fn sliding_window(k: &Keys<'_>, arch: Architecture, layers: usize) -> Result<Opt
 }
 
 #[cfg(test)]
-#[path = "config_tests.rs"]
 mod tests;

@@ -37,10 +37,16 @@ pub use tensor::{to_f32, GgmlType, TensorInfo, TensorView, MAX_DIMS};
 pub use tokenizer::gguf_tokenizer;
 pub use value::{GgufArray, GgufValue, GgufValueType};
 
-use crate::bytes::FileBytes;
+use crate::common::bytes::FileBytes;
 use crate::error::{ModelError, Result};
 use parse::Header;
 use std::path::{Path, PathBuf};
+
+/// True when `path` names a GGUF file: a file (not a directory) whose extension is `gguf`
+/// (any case).
+pub fn is_gguf(path: &Path) -> bool {
+    !path.is_dir() && path.extension().is_some_and(|e| e.eq_ignore_ascii_case("gguf"))
+}
 
 /// A memory-mapped GGUF file whose header has been checked (see the module doc).
 pub struct GgufFile {

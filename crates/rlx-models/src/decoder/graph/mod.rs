@@ -8,7 +8,7 @@
 //! x' = h + down_proj(silu(gate_proj(rms(h))) · up_proj(rms(h)))
 //! ```
 //!
-//! (a Qwen3-MoE layer with experts replaces that MLP by `Graph::moe_swiglu`: `graph_moe.rs`)
+//! (a Qwen3-MoE layer with experts replaces that MLP by `Graph::moe_swiglu`: `moe.rs`)
 //!
 //! attention in [batch, seq, heads, head_dim] with grouped K/V heads, a causal (or sliding
 //! window) mask and scale 1/√head_dim; rope is NeoX style (transformers' `rotate_half`). Then a
@@ -21,10 +21,9 @@
 //! i then sit at position i + (Sk − Sq), which the IR's causal masks already assume.
 
 use super::config::DecoderConfig;
-#[path = "graph_moe.rs"]
 mod moe;
 use super::params::QuantizedWeights;
-use crate::weights::{f16_weights, Precision};
+use crate::common::safetensors::{f16_weights, Precision};
 use rlx_ir::{
     AttentionSpec, AttnLayout, DType, Graph, IrError, MaskKind, NodeId, QuantType, RopeStyle, Shape,
 };

@@ -2,7 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use super::*;
-use crate::decoder::stop_tokens;
+use crate::common::stop::stop_tokens;
 
 /// Qwen2.5-Instruct's template, as on the Hub less its tool-call branches: a default system
 /// prompt when the conversation has none, ChatML turns.
