@@ -1,4 +1,4 @@
-//! The cooperative-matrix attention variants (`nn_attention_coop.wgsl`): flash attention with
+//! The cooperative-matrix attention variants (`attention_coop.wgsl`): flash attention with
 //! Q·Kᵀ and P·V on tensor cores, one variant per head-dim block ([`CoopHead`]).
 //!
 //! The geometry reaches the WGSL as the `DH` and `BKV` defines; the numbers below must agree
@@ -11,9 +11,9 @@ use crate::GpuLimits;
 use rlx_backend::{KernelOptions, MatmulKernel, Precision};
 
 const COOP_SRC: &str = concat!(
-    include_str!("../../kernels/nn_attention_coop.wgsl"),
+    include_str!("../../kernels/attention/attention_coop.wgsl"),
     "\n",
-    include_str!("../../kernels/attention_common.wgsl")
+    include_str!("../../kernels/include/attention_common.wgsl")
 );
 
 /// Query rows per workgroup of the coop attention kernel (BQ).
@@ -142,7 +142,7 @@ pub(super) fn spec(head: CoopHead) -> Spec {
     };
     Spec {
         name,
-        file: "kernels/nn_attention_coop.wgsl",
+        file: "kernels/attention/attention_coop.wgsl",
         source: COOP_SRC,
         defines,
         workgroup_size: [COOP_ATTN_THREADS, 1, 1],
@@ -157,7 +157,7 @@ mod tests {
 
     #[test]
     fn geometry_agrees_with_the_kernel() {
-        let src = include_str!("../../kernels/nn_attention_coop.wgsl");
+        let src = include_str!("../../kernels/attention/attention_coop.wgsl");
         assert!(src.contains("const BQ: u32 = 64u;") && src.contains("const BKV: u32 = {{BKV}}u;"));
         for head in CoopHead::ALL {
             let d = spec(head).defines;

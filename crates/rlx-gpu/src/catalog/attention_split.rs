@@ -1,5 +1,5 @@
-//! Split-key attention for few query rows (`nn_attention_split.wgsl` then
-//! `nn_attention_combine.wgsl`): the decode step's attention. One workgroup per (chunk of
+//! Split-key attention for few query rows (`attention_split.wgsl` then
+//! `attention_combine.wgsl`): the decode step's attention. One workgroup per (chunk of
 //! [`SPLIT_CHUNK`] keys, query row) writes the chunk's partial softmax statistics and weighted
 //! values; a second launch merges the chunks per row.
 //!
@@ -33,13 +33,13 @@ const SPLIT_BINDINGS: &[Access] = &[
 ];
 
 const SPLIT_SRC: &str = concat!(
-    include_str!("../../kernels/nn_attention_split.wgsl"),
+    include_str!("../../kernels/attention/attention_split.wgsl"),
     "\n",
-    include_str!("../../kernels/attention_common.wgsl")
+    include_str!("../../kernels/include/attention_common.wgsl")
 );
-const COMBINE_SRC: &str = include_str!("../../kernels/nn_attention_combine.wgsl");
+const COMBINE_SRC: &str = include_str!("../../kernels/attention/attention_combine.wgsl");
 
-/// Params of `nn_attention_combine.wgsl`.
+/// Params of `attention_combine.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
 pub struct AttnCombineParams {
@@ -84,7 +84,7 @@ pub(super) fn split_spec() -> Spec {
     let size = size_of::<super::AttentionParams>();
     Spec {
         name: "nn_attention_split_f32",
-        file: "kernels/nn_attention_split.wgsl",
+        file: "kernels/attention/attention_split.wgsl",
         source: SPLIT_SRC,
         defines: &[],
         workgroup_size: [SPLIT_CHUNK as u32, 1, 1],
@@ -96,7 +96,7 @@ pub(super) fn split_spec() -> Spec {
 pub(super) fn combine_spec() -> Spec {
     Spec {
         name: "nn_attention_combine_f32",
-        file: "kernels/nn_attention_combine.wgsl",
+        file: "kernels/attention/attention_combine.wgsl",
         source: COMBINE_SRC,
         defines: &[],
         workgroup_size: [64, 1, 1],

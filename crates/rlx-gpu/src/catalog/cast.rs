@@ -1,5 +1,5 @@
 //! Kernel family "cast": conversions from or to the packed dtypes, f16, bf16 (two to a 32-bit
-//! word) and u8 (four to a word), against every stored dtype (`kernels/cast.wgsl`). One variant
+//! word) and u8 (four to a word), against every stored dtype (`kernels/cast/cast.wgsl`). One variant
 //! per ordered pair, `cast_<from>_<to>`, keyed by [`CastFn`]; casts between the 32-bit dtypes
 //! stay with the unary kernel ([`super::elementwise::UnaryFn`]). Its params: [`CastParams`].
 
@@ -9,7 +9,7 @@ use crate::GpuError;
 use bytemuck::{Pod, Zeroable};
 use rlx_ir::DType;
 
-const CAST_SRC: &str = include_str!("../../kernels/cast.wgsl");
+const CAST_SRC: &str = include_str!("../../kernels/cast/cast.wgsl");
 
 /// Threads per workgroup of the cast kernel; each writes one output word.
 const WG: u32 = 256;
@@ -124,7 +124,7 @@ impl std::fmt::Debug for CastFn {
 /// The variant computing `f` ([`CastParams`]).
 pub(crate) fn spec(f: CastFn) -> Spec {
     let e = f.entry();
-    Spec::wg256((e.name, e.defines), "kernels/cast.wgsl", CAST_SRC, IN_OUT, size_of::<CastParams>())
+    Spec::wg256((e.name, e.defines), "kernels/cast/cast.wgsl", CAST_SRC, IN_OUT, size_of::<CastParams>())
 }
 
 /// Params of `cast.wgsl`: `numel` elements of `x` converted into `words` packed output words.

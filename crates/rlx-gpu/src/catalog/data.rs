@@ -45,39 +45,39 @@ impl IntReduceOp {
 /// Kernels of the data family.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum DataKernel {
-    /// `data_where.wgsl`, [`WhereParams`]: cond ? a : b, all three broadcast.
+    /// `where.wgsl`, [`WhereParams`]: cond ? a : b, all three broadcast.
     Where,
-    /// `data_copy.wgsl`, [`CopyParams`]: strided word copy (permute, slice, expand, reverse,
+    /// `copy.wgsl`, [`CopyParams`]: strided word copy (permute, slice, expand, reverse,
     /// pad interiors, concat parts, reshape copies).
     Copy,
-    /// `data_fill.wgsl`, [`FillParams`]: every word of the output set to one value.
+    /// `fill.wgsl`, [`FillParams`]: every word of the output set to one value.
     Fill,
-    /// `data_gather.wgsl`, [`GatherParams`]: numpy take; out-of-range indices give 0 words.
+    /// `gather.wgsl`, [`GatherParams`]: numpy take; out-of-range indices give 0 words.
     Gather,
-    /// `data_reduce.wgsl`, [`ReduceParams`]: f32 reduction over any axes.
+    /// `reduce.wgsl`, [`ReduceParams`]: f32 reduction over any axes.
     ReduceF32(ReduceOp),
-    /// `data_reduce.wgsl`, [`ReduceParams`]: wrapping integer reduction over any axes.
+    /// `reduce.wgsl`, [`ReduceParams`]: wrapping integer reduction over any axes.
     ReduceInt(IntReduceOp, IntType),
-    /// `data_arg_reduce.wgsl`, [`AxisParams`]: index of the extreme along an axis, as i32.
+    /// `arg_reduce.wgsl`, [`AxisParams`]: index of the extreme along an axis, as i32.
     ArgReduce(ArgReduceOp, WordType),
-    /// `data_cumsum.wgsl`, [`AxisParams`]: inclusive prefix sum along an axis.
+    /// `cumsum.wgsl`, [`AxisParams`]: inclusive prefix sum along an axis.
     Cumsum(WordType),
-    /// `data_topk.wgsl`, [`TopKParams`]: the k largest or smallest along an axis, sorted.
+    /// `topk.wgsl`, [`TopKParams`]: the k largest or smallest along an axis, sorted.
     TopK(WordType, TopKOutput),
-    /// `data_write_rows.wgsl`, [`WriteRowsParams`]: rows written into a state in place at a
+    /// `write_rows.wgsl`, [`WriteRowsParams`]: rows written into a state in place at a
     /// run-time offset.
     WriteRows,
 }
 
-const WHERE_SRC: &str = include_str!("../../kernels/data_where.wgsl");
-const COPY_SRC: &str = include_str!("../../kernels/data_copy.wgsl");
-const FILL_SRC: &str = include_str!("../../kernels/data_fill.wgsl");
-const GATHER_SRC: &str = include_str!("../../kernels/data_gather.wgsl");
-const REDUCE_SRC: &str = include_str!("../../kernels/data_reduce.wgsl");
-const ARG_REDUCE_SRC: &str = include_str!("../../kernels/data_arg_reduce.wgsl");
-const CUMSUM_SRC: &str = include_str!("../../kernels/data_cumsum.wgsl");
-const TOPK_SRC: &str = include_str!("../../kernels/data_topk.wgsl");
-const WRITE_ROWS_SRC: &str = include_str!("../../kernels/data_write_rows.wgsl");
+const WHERE_SRC: &str = include_str!("../../kernels/elementwise/where.wgsl");
+const COPY_SRC: &str = include_str!("../../kernels/shape/copy.wgsl");
+const FILL_SRC: &str = include_str!("../../kernels/shape/fill.wgsl");
+const GATHER_SRC: &str = include_str!("../../kernels/shape/gather.wgsl");
+const REDUCE_SRC: &str = include_str!("../../kernels/reduce/reduce.wgsl");
+const ARG_REDUCE_SRC: &str = include_str!("../../kernels/reduce/arg_reduce.wgsl");
+const CUMSUM_SRC: &str = include_str!("../../kernels/reduce/cumsum.wgsl");
+const TOPK_SRC: &str = include_str!("../../kernels/reduce/topk.wgsl");
+const WRITE_ROWS_SRC: &str = include_str!("../../kernels/state/write_rows.wgsl");
 
 /// Name and defines of a variant whose defines are `OP` and `T` (`<kernel>_<op>_<dtype>`).
 macro_rules! op_t {
@@ -147,70 +147,70 @@ pub(crate) fn spec(k: DataKernel) -> Spec {
     match k {
         DataKernel::Where => Spec::wg256(
             ("data_where_word", &[]),
-            "kernels/data_where.wgsl",
+            "kernels/elementwise/where.wgsl",
             WHERE_SRC,
             IN3_OUT,
             size_of::<WhereParams>(),
         ),
         DataKernel::Copy => Spec::wg256(
             ("data_copy_word", &[]),
-            "kernels/data_copy.wgsl",
+            "kernels/shape/copy.wgsl",
             COPY_SRC,
             IN_OUT,
             size_of::<CopyParams>(),
         ),
         DataKernel::Fill => Spec::wg256(
             ("data_fill_word", &[]),
-            "kernels/data_fill.wgsl",
+            "kernels/shape/fill.wgsl",
             FILL_SRC,
             OUT,
             size_of::<FillParams>(),
         ),
         DataKernel::Gather => Spec::wg256(
             ("data_gather_word", &[]),
-            "kernels/data_gather.wgsl",
+            "kernels/shape/gather.wgsl",
             GATHER_SRC,
             IN2_OUT,
             size_of::<GatherParams>(),
         ),
         DataKernel::ReduceF32(op) => Spec::wg256(
             reduce_f32_parts(op),
-            "kernels/data_reduce.wgsl",
+            "kernels/reduce/reduce.wgsl",
             REDUCE_SRC,
             IN_OUT,
             size_of::<ReduceParams>(),
         ),
         DataKernel::ReduceInt(op, t) => Spec::wg256(
             reduce_int_parts(op, t),
-            "kernels/data_reduce.wgsl",
+            "kernels/reduce/reduce.wgsl",
             REDUCE_SRC,
             IN_OUT,
             size_of::<ReduceParams>(),
         ),
         DataKernel::ArgReduce(op, t) => Spec::wg256(
             arg_reduce_parts(op, t),
-            "kernels/data_arg_reduce.wgsl",
+            "kernels/reduce/arg_reduce.wgsl",
             ARG_REDUCE_SRC,
             IN_OUT,
             size_of::<AxisParams>(),
         ),
         DataKernel::Cumsum(t) => Spec::wg256(
             cumsum_parts(t),
-            "kernels/data_cumsum.wgsl",
+            "kernels/reduce/cumsum.wgsl",
             CUMSUM_SRC,
             IN_OUT,
             size_of::<AxisParams>(),
         ),
         DataKernel::TopK(t, output) => Spec::wg256(
             topk_parts(t, output),
-            "kernels/data_topk.wgsl",
+            "kernels/reduce/topk.wgsl",
             TOPK_SRC,
             IN_OUT,
             size_of::<TopKParams>(),
         ),
         DataKernel::WriteRows => Spec::wg256(
             ("data_write_rows_word", &[]),
-            "kernels/data_write_rows.wgsl",
+            "kernels/state/write_rows.wgsl",
             WRITE_ROWS_SRC,
             IN2_OUT,
             size_of::<WriteRowsParams>(),

@@ -63,7 +63,7 @@ fn per_row(kernel: &'static str, rows: u64, row_threads: u32) -> Result<[u32; 3]
     grid::linear(kernel, rows.div_ceil(per_group), 1)
 }
 
-/// Params of `data_where.wgsl`: per output dim (size, cond stride, a stride, b stride).
+/// Params of `where.wgsl`: per output dim (size, cond stride, a stride, b stride).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
 pub struct WhereParams {
@@ -125,7 +125,7 @@ impl WhereParams {
     }
 }
 
-/// Params of `data_copy.wgsl`: for the element with coordinates c (row-major over `shape`),
+/// Params of `copy.wgsl`: for the element with coordinates c (row-major over `shape`),
 /// out[out_base + Σ c·out_strides] = src[src_base + Σ c·src_strides], in wrapping u32
 /// arithmetic (negative strides as two's complement).
 #[repr(C)]
@@ -257,7 +257,7 @@ impl CopyParams {
     }
 }
 
-/// Params of `data_fill.wgsl`: `out[i] = value` for `i < numel`.
+/// Params of `fill.wgsl`: `out[i] = value` for `i < numel`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
 pub struct FillParams {
@@ -274,7 +274,7 @@ impl FillParams {
     }
 }
 
-/// Params of `data_gather.wgsl`: data seen as [outer, len, inner], the indices flat (`nidx`),
+/// Params of `gather.wgsl`: data seen as [outer, len, inner], the indices flat (`nidx`),
 /// the output [outer, nidx, inner] of `numel` elements.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
@@ -295,7 +295,7 @@ impl GatherParams {
     }
 }
 
-/// Params of `data_write_rows.wgsl`: the state seen as [outer, cap, inner] words, the rows as
+/// Params of `write_rows.wgsl`: the state seen as [outer, cap, inner] words, the rows as
 /// [outer, n, inner] (`numel` words).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
@@ -316,7 +316,7 @@ impl WriteRowsParams {
     }
 }
 
-/// Params of `data_reduce.wgsl`. Group g reduces chunk g % chunks of output g / chunks; see the
+/// Params of `reduce.wgsl`. Group g reduces chunk g % chunks of output g / chunks; see the
 /// kernel for the addressing.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
@@ -407,7 +407,7 @@ impl ReduceParams {
     }
 }
 
-/// Params of `data_arg_reduce.wgsl` and `data_cumsum.wgsl`: a tensor seen as
+/// Params of `arg_reduce.wgsl` and `cumsum.wgsl`: a tensor seen as
 /// [outer, len, inner], `row_threads` threads per (outer, inner) line of `len` elements
 /// `inner` apart.
 #[repr(C)]
@@ -440,7 +440,7 @@ impl AxisParams {
     }
 }
 
-/// Params of `data_topk.wgsl`: [`AxisParams`]' lines plus k and the direction.
+/// Params of `topk.wgsl`: [`AxisParams`]' lines plus k and the direction.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
 pub struct TopKParams {

@@ -13,8 +13,8 @@ use super::{size_of, Defines, Spec, WordType, IN2_OUT, IN_OUT};
 use params::{BinaryParams, UnaryParams};
 use rlx_ir::{BinaryOp, CompareOp, UnaryOp};
 
-const BINARY_SRC: &str = include_str!("../../kernels/binary.wgsl");
-const UNARY_SRC: &str = include_str!("../../kernels/unary.wgsl");
+const BINARY_SRC: &str = include_str!("../../kernels/elementwise/binary.wgsl");
+const UNARY_SRC: &str = include_str!("../../kernels/elementwise/unary.wgsl");
 
 /// What the binary kernel computes. With [`WordType`] it picks a variant; every pair exists.
 /// Arithmetic on f32 follows IEEE with PyTorch's NaN-propagating maximum/minimum and C's pow;
@@ -153,12 +153,12 @@ fn unary_parts(f: UnaryFn) -> (&'static str, Defines) {
 /// The binary variant computing `f` on words of type `t` ([`BinaryParams`]).
 pub(crate) fn binary(f: BinaryFn, t: WordType) -> Spec {
     let parts = binary_parts(f, t);
-    Spec::wg256(parts, "kernels/binary.wgsl", BINARY_SRC, IN2_OUT, size_of::<BinaryParams>())
+    Spec::wg256(parts, "kernels/elementwise/binary.wgsl", BINARY_SRC, IN2_OUT, size_of::<BinaryParams>())
 }
 
 /// The unary variant computing `f` ([`UnaryParams`]).
 pub(crate) fn unary(f: UnaryFn) -> Spec {
-    Spec::wg256(unary_parts(f), "kernels/unary.wgsl", UNARY_SRC, IN_OUT, size_of::<UnaryParams>())
+    Spec::wg256(unary_parts(f), "kernels/elementwise/unary.wgsl", UNARY_SRC, IN_OUT, size_of::<UnaryParams>())
 }
 
 /// Every binary key of this family, in a fixed order.

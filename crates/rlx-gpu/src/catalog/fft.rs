@@ -1,4 +1,4 @@
-//! Kernel family "fft": Fourier transforms of complex rows (`Op::Fft`), `kernels/fft_radix2.wgsl`.
+//! Kernel family "fft": Fourier transforms of complex rows (`Op::Fft`), `kernels/fft/fft_radix2.wgsl`.
 //! One workgroup transforms [`FftParams::per_group`] whole rows in shared memory (radix-2,
 //! twiddles computed exactly in the kernel). Bindings x (read), out (read_write).
 
@@ -60,8 +60,8 @@ impl FftParams {
 pub(crate) fn spec() -> Spec {
     Spec::wg256(
         ("fft_radix2_f32", &[]),
-        "kernels/fft_radix2.wgsl",
-        include_str!("../../kernels/fft_radix2.wgsl"),
+        "kernels/fft/fft_radix2.wgsl",
+        include_str!("../../kernels/fft/fft_radix2.wgsl"),
         IN_OUT,
         size_of::<FftParams>(),
     )

@@ -173,21 +173,21 @@ pub(crate) fn spec(k: GroupedKernel) -> Spec {
     let (name, file, source, f16_w) = match k {
         GroupedKernel::Vec { f16_w } => (
             if f16_w { "matmul_grouped_vec_f16w_f32" } else { "matmul_grouped_vec_f32" },
-            "kernels/matmul_grouped_vec.wgsl",
+            "kernels/grouped/matmul_grouped_vec.wgsl",
             concat!(
-                include_str!("../../kernels/matmul_grouped_vec.wgsl"),
+                include_str!("../../kernels/grouped/matmul_grouped_vec.wgsl"),
                 "\n",
-                include_str!("../../kernels/matmul_grouped_common.wgsl")
+                include_str!("../../kernels/include/grouped_common.wgsl")
             ),
             f16_w,
         ),
         GroupedKernel::Tiled { f16_w } => (
             if f16_w { "matmul_grouped_tiled_f16w_f32" } else { "matmul_grouped_tiled_f32" },
-            "kernels/matmul_grouped_tiled.wgsl",
+            "kernels/grouped/matmul_grouped_tiled.wgsl",
             concat!(
-                include_str!("../../kernels/matmul_grouped_tiled.wgsl"),
+                include_str!("../../kernels/grouped/matmul_grouped_tiled.wgsl"),
                 "\n",
-                include_str!("../../kernels/matmul_grouped_common.wgsl")
+                include_str!("../../kernels/include/grouped_common.wgsl")
             ),
             f16_w,
         ),

@@ -9,13 +9,13 @@ use super::{matmul_defines, Defines, MatmulParams, MatmulRung};
 use crate::catalog::{size_of, Spec, IN2_OUT, IN3_OUT};
 
 const COOP_SRC: &str = concat!(
-    include_str!("../../kernels/matmul_coop.wgsl"),
+    include_str!("../../kernels/matmul/matmul_coop.wgsl"),
     "\n",
-    include_str!("../../kernels/matmul_common.wgsl"),
+    include_str!("../../kernels/include/matmul_common.wgsl"),
     "\n",
-    include_str!("../../kernels/matmul_batch.wgsl"),
+    include_str!("../../kernels/include/matmul_batch.wgsl"),
     "\n",
-    include_str!("../../kernels/matmul_epilogue.wgsl")
+    include_str!("../../kernels/include/matmul_epilogue.wgsl")
 );
 
 type CoopDefines = [(&'static str, &'static str); 14];
@@ -94,7 +94,7 @@ pub(super) fn coop_spec(wide: bool, bias: bool, act: usize) -> Spec {
     let (w, b) = (usize::from(wide), usize::from(bias));
     Spec {
         name: COOP_NAMES[w][b][act],
-        file: "kernels/matmul_coop.wgsl",
+        file: "kernels/matmul/matmul_coop.wgsl",
         source: COOP_SRC,
         defines: &COOP_DEFINES[w][b][act],
         workgroup_size: [rung.threads(), 1, 1],

@@ -10,13 +10,13 @@ use crate::catalog::{size_of, Spec};
 use crate::{GpuError, MatmulParams};
 
 const SPLIT_SRC: &str = concat!(
-    include_str!("../../kernels/matmul_coop.wgsl"),
+    include_str!("../../kernels/matmul/matmul_coop.wgsl"),
     "\n",
-    include_str!("../../kernels/matmul_coop_split.wgsl"),
+    include_str!("../../kernels/matmul/matmul_coop_split.wgsl"),
     "\n",
-    include_str!("../../kernels/matmul_batch.wgsl"),
+    include_str!("../../kernels/include/matmul_batch.wgsl"),
     "\n",
-    include_str!("../../kernels/matmul_epilogue.wgsl")
+    include_str!("../../kernels/include/matmul_epilogue.wgsl")
 );
 
 /// The params of the split launch (must match `SplitParams` in matmul_coop_split.wgsl): part
@@ -105,7 +105,7 @@ pub(super) fn coop_split_spec(wide: bool, bias: bool) -> Spec {
     let (w, b) = (usize::from(wide), usize::from(bias));
     Spec {
         name: SPLIT_NAMES[w][b],
-        file: "kernels/matmul_coop_split.wgsl",
+        file: "kernels/matmul/matmul_coop_split.wgsl",
         source: SPLIT_SRC,
         defines: &SPLIT_DEFINES[w][b],
         workgroup_size: [rung.threads(), 1, 1],

@@ -11,9 +11,9 @@ use crate::GpuError;
 use bytemuck::{Pod, Zeroable};
 
 const SPLITK_SRC: &str = concat!(
-    include_str!("../../kernels/matmul_splitk.wgsl"),
+    include_str!("../../kernels/matmul/matmul_splitk.wgsl"),
     "\n",
-    include_str!("../../kernels/matmul_epilogue.wgsl")
+    include_str!("../../kernels/include/matmul_epilogue.wgsl")
 );
 
 /// Slices of K never shorter than this many elements: shorter ones leave too little work per
@@ -134,7 +134,7 @@ pub(super) fn splitk_spec(bias: bool, act: usize) -> Spec {
     let b = usize::from(bias);
     Spec::wg256(
         (SPLITK_NAMES[b][act], &SPLITK_DEFINES[b][act]),
-        "kernels/matmul_splitk.wgsl",
+        "kernels/matmul/matmul_splitk.wgsl",
         SPLITK_SRC,
         if bias { IN2_OUT } else { IN_OUT },
         size_of::<SplitKParams>(),

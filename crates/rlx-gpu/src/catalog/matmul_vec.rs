@@ -8,15 +8,15 @@ use crate::grid;
 use crate::GpuError;
 
 const VEC_SRC: &str = concat!(
-    include_str!("../../kernels/matmul_vec.wgsl"),
+    include_str!("../../kernels/matmul/matmul_vec.wgsl"),
     "\n",
-    include_str!("../../kernels/matmul_vec_core.wgsl"),
+    include_str!("../../kernels/include/matmul_vec_core.wgsl"),
     "\n",
-    include_str!("../../kernels/matmul_common.wgsl"),
+    include_str!("../../kernels/include/matmul_common.wgsl"),
     "\n",
-    include_str!("../../kernels/matmul_batch.wgsl"),
+    include_str!("../../kernels/include/matmul_batch.wgsl"),
     "\n",
-    include_str!("../../kernels/matmul_epilogue.wgsl")
+    include_str!("../../kernels/include/matmul_epilogue.wgsl")
 );
 
 /// Most rows of A (MMAX in the kernel).
@@ -101,7 +101,7 @@ pub(super) fn vec_spec(bias: bool, act: usize, f16_b: bool) -> Spec {
     let (b, h) = (usize::from(bias), usize::from(f16_b));
     Spec::wg256(
         (VEC_NAMES[h][b][act], &VEC_DEFINES[h][b][act]),
-        "kernels/matmul_vec.wgsl",
+        "kernels/matmul/matmul_vec.wgsl",
         VEC_SRC,
         if bias { IN3_OUT } else { IN2_OUT },
         size_of::<MatmulParams>(),

@@ -9,11 +9,11 @@ use crate::catalog::{size_of, Access, Spec};
 use crate::{grid, GpuError};
 
 const MULTI_SRC: &str = concat!(
-    include_str!("../../kernels/matmul_vec_multi.wgsl"),
+    include_str!("../../kernels/matmul/matmul_vec_multi.wgsl"),
     "\n",
-    include_str!("../../kernels/matmul_vec_core.wgsl"),
+    include_str!("../../kernels/include/matmul_vec_core.wgsl"),
     "\n",
-    include_str!("../../kernels/matmul_epilogue.wgsl")
+    include_str!("../../kernels/include/matmul_epilogue.wgsl")
 );
 
 /// Most weights one split launch reads (b0, b1, b2 in the kernel).
@@ -225,7 +225,7 @@ pub(super) fn split_spec(bias: bool, f16_b: bool, norm: bool) -> Spec {
     let (b, h, r) = (usize::from(bias), usize::from(f16_b), usize::from(norm));
     let size = size_of::<VecMultiParams>();
     let defines = (SPLIT_NAMES[r][h][b], &SPLIT_DEFINES[r][h][b][..]);
-    Spec::wg256(defines, "kernels/matmul_vec_multi.wgsl", MULTI_SRC, bindings(false, bias, norm), size)
+    Spec::wg256(defines, "kernels/matmul/matmul_vec_multi.wgsl", MULTI_SRC, bindings(false, bias, norm), size)
 }
 
 /// The gated form: `act(a · b0ᵀ) ⊙ (a · b1ᵀ)`, on RMSNorm(a)·γ when `norm`.
@@ -233,7 +233,7 @@ pub(super) fn gated_spec(act: Option<Epilogue>, f16_b: bool, norm: bool) -> Spec
     let (i, h, r) = (act.map_or(0, Epilogue::index), usize::from(f16_b), usize::from(norm));
     let size = size_of::<VecMultiParams>();
     let defines = (GATED_NAMES[r][h][i], &GATED_DEFINES[r][h][i][..]);
-    Spec::wg256(defines, "kernels/matmul_vec_multi.wgsl", MULTI_SRC, bindings(true, false, norm), size)
+    Spec::wg256(defines, "kernels/matmul/matmul_vec_multi.wgsl", MULTI_SRC, bindings(true, false, norm), size)
 }
 
 #[cfg(test)]

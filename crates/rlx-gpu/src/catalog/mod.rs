@@ -25,8 +25,8 @@ pub mod quant;
 pub mod random;
 pub mod ssm;
 
-/// Shared helpers every kernel may call (`kernels/prelude.wgsl`), appended to every variant.
-pub const PRELUDE: &str = include_str!("../../kernels/prelude.wgsl");
+/// Shared helpers every kernel may call (`kernels/include/prelude.wgsl`), appended to every variant.
+pub const PRELUDE: &str = include_str!("../../kernels/include/prelude.wgsl");
 
 /// How a kernel uses one of its storage bindings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -46,31 +46,31 @@ pub use params::{
 // Both matmul kernels get what they share (matmul_common.wgsl) appended, as every kernel gets the
 // prelude: their own line numbers stay those of their files.
 const MATMUL_TILED_SRC: &str = concat!(
-    include_str!("../../kernels/matmul_tiled.wgsl"),
+    include_str!("../../kernels/matmul/matmul_tiled.wgsl"),
     "\n",
-    include_str!("../../kernels/matmul_common.wgsl"),
+    include_str!("../../kernels/include/matmul_common.wgsl"),
     "\n",
-    include_str!("../../kernels/matmul_batch.wgsl"),
+    include_str!("../../kernels/include/matmul_batch.wgsl"),
     "\n",
-    include_str!("../../kernels/matmul_epilogue.wgsl")
+    include_str!("../../kernels/include/matmul_epilogue.wgsl")
 );
 const MATMUL_REG_SRC: &str = concat!(
-    include_str!("../../kernels/matmul_reg.wgsl"),
+    include_str!("../../kernels/matmul/matmul_reg.wgsl"),
     "\n",
-    include_str!("../../kernels/matmul_common.wgsl"),
+    include_str!("../../kernels/include/matmul_common.wgsl"),
     "\n",
-    include_str!("../../kernels/matmul_batch.wgsl"),
+    include_str!("../../kernels/include/matmul_batch.wgsl"),
     "\n",
-    include_str!("../../kernels/matmul_epilogue.wgsl")
+    include_str!("../../kernels/include/matmul_epilogue.wgsl")
 );
-const SOFTMAX_ROW_SRC: &str = include_str!("../../kernels/softmax_row.wgsl");
-const NORM_ROW_SRC: &str = include_str!("../../kernels/nn_norm_row.wgsl");
+const SOFTMAX_ROW_SRC: &str = include_str!("../../kernels/norm/softmax_row.wgsl");
+const NORM_ROW_SRC: &str = include_str!("../../kernels/norm/norm_row.wgsl");
 const ATTENTION_SRC: &str = concat!(
-    include_str!("../../kernels/nn_attention.wgsl"),
+    include_str!("../../kernels/attention/attention.wgsl"),
     "\n",
-    include_str!("../../kernels/attention_common.wgsl")
+    include_str!("../../kernels/include/attention_common.wgsl")
 );
-const ROPE_SRC: &str = include_str!("../../kernels/nn_rope.wgsl");
+const ROPE_SRC: &str = include_str!("../../kernels/rope/rope.wgsl");
 
 /// An activation a matmul epilogue applies (the ones rlx-opt's epilogue fusion produces).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -163,7 +163,7 @@ impl AttnBlock {
     }
 
     /// Workgroup memory of the variant in bytes: q_s, kv_s, s_s, p_s and vis_s of
-    /// `nn_attention.wgsl` (1024 + 16·(DMAX + 1) + 3·256 words).
+    /// `attention.wgsl` (1024 + 16·(DMAX + 1) + 3·256 words).
     pub fn shared_bytes(self) -> u32 {
         (1024 + 16 * (self.columns() as u32 + 1) + 3 * 256) * 4
     }
@@ -219,7 +219,7 @@ pub enum NnKernel {
     /// Attention with online softmax ([`AttentionParams`]). Bindings q, k, v, mask, out, kv
     /// lengths.
     Attention(AttnBlock),
-    /// Flash attention on cooperative matrices (`nn_attention_coop.wgsl`): f16 operands, f32
+    /// Flash attention on cooperative matrices (`attention_coop.wgsl`): f16 operands, f32
     /// accumulation and statistics ([`AttentionParams`]). Bindings q, k, v, mask, out, kv
     /// lengths.
     AttentionCoop(CoopHead),
@@ -372,7 +372,7 @@ fn norm_spec(row: NormRow) -> Spec {
     };
     Spec {
         name,
-        file: "kernels/nn_norm_row.wgsl",
+        file: "kernels/norm/norm_row.wgsl",
         source: NORM_ROW_SRC,
         defines,
         workgroup_size: [256, 1, 1],
@@ -386,8 +386,8 @@ fn norm_spec(row: NormRow) -> Spec {
 fn matmul_spec(rung: MatmulRung, bias: bool, act: usize) -> Spec {
     let row = usize::from(bias);
     let (r, file, source) = match rung {
-        MatmulRung::Tiled64 => (0, "kernels/matmul_tiled.wgsl", MATMUL_TILED_SRC),
-        MatmulRung::Reg128 => (1, "kernels/matmul_reg.wgsl", MATMUL_REG_SRC),
+        MatmulRung::Tiled64 => (0, "kernels/matmul/matmul_tiled.wgsl", MATMUL_TILED_SRC),
+        MatmulRung::Reg128 => (1, "kernels/matmul/matmul_reg.wgsl", MATMUL_REG_SRC),
         MatmulRung::Coop64 | MatmulRung::Coop128 => {
             return matmul_coop::coop_spec(rung == MatmulRung::Coop128, bias, act)
         }
@@ -417,7 +417,7 @@ fn softmax_spec(log: bool) -> Spec {
     };
     Spec::wg256(
         (name, defines),
-        "kernels/softmax_row.wgsl",
+        "kernels/norm/softmax_row.wgsl",
         SOFTMAX_ROW_SRC,
         IN_OUT,
         size_of::<SoftmaxParams>(),
@@ -457,14 +457,14 @@ pub(crate) fn spec(k: NnKernel) -> Spec {
                 AttnBlock::D256 => ("nn_attention_d256_f32", &[("DMAX", "256u")]),
             };
             let size = size_of::<AttentionParams>();
-            Spec::wg256(parts, "kernels/nn_attention.wgsl", ATTENTION_SRC, super::ATTENTION_BINDINGS, size)
+            Spec::wg256(parts, "kernels/attention/attention.wgsl", ATTENTION_SRC, super::ATTENTION_BINDINGS, size)
         }
         NnKernel::AttentionCoop(head) => attention_coop::spec(head),
         NnKernel::AttentionSplit => attention_split::split_spec(),
         NnKernel::AttentionCombine => attention_split::combine_spec(),
         NnKernel::Rope => {
             let size = size_of::<RopeParams>();
-            Spec::wg256(("nn_rope_f32", &[]), "kernels/nn_rope.wgsl", ROPE_SRC, IN3_OUT, size)
+            Spec::wg256(("nn_rope_f32", &[]), "kernels/rope/rope.wgsl", ROPE_SRC, IN3_OUT, size)
         }
     }
 }

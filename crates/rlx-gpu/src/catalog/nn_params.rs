@@ -11,7 +11,7 @@ use rlx_ir::{AttentionSpec, AttnLayout, DType, MaskKind, RopeStyle};
 
 /// Threads per workgroup of the row and elementwise kernels.
 const WG_1D: u32 = 256;
-/// Query rows per attention workgroup (BQ in `nn_attention.wgsl`).
+/// Query rows per attention workgroup (BQ in `attention.wgsl`).
 const ATTN_BQ: usize = 16;
 /// Most launches one matmul may split into (see [`matmul_launches`]).
 const MAX_MATMUL_LAUNCHES: usize = 4096;
@@ -47,7 +47,7 @@ impl SoftmaxParams {
     }
 }
 
-/// Params of `nn_norm_row.wgsl`: a norm over each of `rows` contiguous rows of `cols`.
+/// Params of `norm_row.wgsl`: a norm over each of `rows` contiguous rows of `cols`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
 pub struct NormParams {
@@ -67,7 +67,7 @@ impl NormParams {
     }
 }
 
-/// Params of `nn_rope.wgsl`.
+/// Params of `rope.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
 pub struct RopeParams {
@@ -119,7 +119,7 @@ impl RopeParams {
     }
 }
 
-/// Params of `nn_attention.wgsl` (see that file for the addressing).
+/// Params of `attention.wgsl` (see that file for the addressing).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
 pub struct AttentionParams {

@@ -9,7 +9,7 @@
 //! - [`QuantKernel::Tiled`]: `matmul_quant_tiled.wgsl`, 64×64 f32 tiles for prefill; every device.
 //! - [`QuantKernel::Coop`]: `matmul_quant_coop.wgsl`, the same tile on cooperative matrices (f16
 //!   operands, f32 accumulation); devices with [`crate::GpuLimits::cooperative_matrix`].
-//! - [`QuantKernel::Gather`]: `data_quant_gather.wgsl`, decoded rows of a table (embeddings).
+//! - [`QuantKernel::Gather`]: `quant_gather.wgsl`, decoded rows of a table (embeddings).
 //!
 //! All take [`QuantParams`]; bindings x (or the table), w (or the ids), out.
 
@@ -179,15 +179,15 @@ impl QuantParams {
 macro_rules! quant_src {
     ($kernel:literal, $decoder:literal) => {
         concat!(
-            include_str!(concat!("../../kernels/", $kernel)),
+            include_str!(concat!("../../kernels/quant/", $kernel)),
             "\n",
-            include_str!("../../kernels/quant_common.wgsl"),
+            include_str!("../../kernels/include/quant_common.wgsl"),
             "\n",
-            include_str!("../../kernels/quant_k_scales.wgsl"),
+            include_str!("../../kernels/include/quant_k_scales.wgsl"),
             "\n",
-            include_str!("../../kernels/quant_minifloat.wgsl"),
+            include_str!("../../kernels/include/quant_minifloat.wgsl"),
             "\n",
-            include_str!(concat!("../../kernels/", $decoder))
+            include_str!(concat!("../../kernels/include/", $decoder))
         )
     };
 }
@@ -229,7 +229,7 @@ type Table = ([&'static str; 10], [&'static str; 10]);
 const VEC: Table = per_type!("matmul_quant_vec.wgsl", "matmul_quant_vec");
 const TILED: Table = per_type!("matmul_quant_tiled.wgsl", "matmul_quant_tiled");
 const COOP: Table = per_type!("matmul_quant_coop.wgsl", "matmul_quant_coop");
-const GATHER: Table = per_type!("data_quant_gather.wgsl", "data_quant_gather");
+const GATHER: Table = per_type!("quant_gather.wgsl", "data_quant_gather");
 
 /// Invocations of the cooperative-matrix kernel: 2×2 subgroups of 32.
 pub const QUANT_COOP_THREADS: u32 = 128;
@@ -257,10 +257,10 @@ pub(crate) fn spec_name(k: QuantKernel) -> &'static str {
 
 pub(crate) fn spec(k: QuantKernel) -> Spec {
     let (table, file, q, threads) = match k {
-        QuantKernel::MatVec(q) => (&VEC, "kernels/matmul_quant_vec.wgsl", q, 256),
-        QuantKernel::Tiled(q) => (&TILED, "kernels/matmul_quant_tiled.wgsl", q, 256),
-        QuantKernel::Coop(q) => (&COOP, "kernels/matmul_quant_coop.wgsl", q, QUANT_COOP_THREADS),
-        QuantKernel::Gather(q) => (&GATHER, "kernels/data_quant_gather.wgsl", q, 256),
+        QuantKernel::MatVec(q) => (&VEC, "kernels/quant/matmul_quant_vec.wgsl", q, 256),
+        QuantKernel::Tiled(q) => (&TILED, "kernels/quant/matmul_quant_tiled.wgsl", q, 256),
+        QuantKernel::Coop(q) => (&COOP, "kernels/quant/matmul_quant_coop.wgsl", q, QUANT_COOP_THREADS),
+        QuantKernel::Gather(q) => (&GATHER, "kernels/quant/quant_gather.wgsl", q, 256),
     };
     let i = index(q);
     Spec {

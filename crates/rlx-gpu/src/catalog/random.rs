@@ -1,4 +1,4 @@
-//! Kernel family "random": counter-based random numbers (`kernels/random_philox.wgsl`), one
+//! Kernel family "random": counter-based random numbers (`kernels/random/random_philox.wgsl`), one
 //! variant per distribution, and its params struct.
 
 use super::{size_of, Spec, IN_OUT};
@@ -7,7 +7,7 @@ use crate::GpuError;
 use bytemuck::{Pod, Zeroable};
 use rlx_ir::RandomDist;
 
-const SRC: &str = include_str!("../../kernels/random_philox.wgsl");
+const SRC: &str = include_str!("../../kernels/random/random_philox.wgsl");
 
 /// Threads per workgroup; each thread writes one Philox block of 4 elements.
 pub const RANDOM_WG: u32 = 256;
@@ -50,7 +50,7 @@ pub(crate) fn spec(dist: RandomDist) -> Spec {
         RandomDist::Uniform => ("random_uniform_f32", &[("DIST", "DIST_UNIFORM")]),
         RandomDist::Normal => ("random_normal_f32", &[("DIST", "DIST_NORMAL")]),
     };
-    Spec::wg256(parts, "kernels/random_philox.wgsl", SRC, IN_OUT, size_of::<RandomParams>())
+    Spec::wg256(parts, "kernels/random/random_philox.wgsl", SRC, IN_OUT, size_of::<RandomParams>())
 }
 
 /// Every key of this family, in a fixed order.

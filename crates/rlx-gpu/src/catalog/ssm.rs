@@ -204,38 +204,38 @@ pub(crate) fn spec(k: SsmKernel) -> Spec {
     match k {
         SsmKernel::ScanChunk => scan(
             "ssm_scan_chunk_f32",
-            "kernels/ssm_scan_chunk.wgsl",
+            "kernels/ssm/ssm_scan_chunk.wgsl",
             concat!(
-                include_str!("../../kernels/ssm_scan_chunk.wgsl"),
+                include_str!("../../kernels/ssm/ssm_scan_chunk.wgsl"),
                 "\n",
-                include_str!("../../kernels/ssm_scan_common.wgsl")
+                include_str!("../../kernels/include/ssm_scan_common.wgsl")
             ),
             CHUNK_BINDINGS,
         ),
         SsmKernel::ScanCarry => scan(
             "ssm_scan_carry_f32",
-            "kernels/ssm_scan_carry.wgsl",
+            "kernels/ssm/ssm_scan_carry.wgsl",
             concat!(
-                include_str!("../../kernels/ssm_scan_carry.wgsl"),
+                include_str!("../../kernels/ssm/ssm_scan_carry.wgsl"),
                 "\n",
-                include_str!("../../kernels/ssm_scan_common.wgsl")
+                include_str!("../../kernels/include/ssm_scan_common.wgsl")
             ),
             CARRY_BINDINGS,
         ),
         SsmKernel::ScanOut => scan(
             "ssm_scan_out_f32",
-            "kernels/ssm_scan_out.wgsl",
+            "kernels/ssm/ssm_scan_out.wgsl",
             concat!(
-                include_str!("../../kernels/ssm_scan_out.wgsl"),
+                include_str!("../../kernels/ssm/ssm_scan_out.wgsl"),
                 "\n",
-                include_str!("../../kernels/ssm_scan_common.wgsl")
+                include_str!("../../kernels/include/ssm_scan_common.wgsl")
             ),
             OUT_BINDINGS,
         ),
         SsmKernel::DeltaRule => Spec {
             name: "ssm_delta_rule_f32",
-            file: "kernels/ssm_delta_rule.wgsl",
-            source: include_str!("../../kernels/ssm_delta_rule.wgsl"),
+            file: "kernels/ssm/ssm_delta_rule.wgsl",
+            source: include_str!("../../kernels/ssm/ssm_delta_rule.wgsl"),
             defines: &[],
             workgroup_size: [DELTA_COLS, 1, 1],
             bindings: DELTA_BINDINGS,

@@ -19,7 +19,7 @@ use rlx_ir::{Node, NodeId, Op, ReduceOp};
 /// Reduced elements one workgroup takes in one pass (16 per thread).
 pub const REDUCE_CHUNK: usize = 4096;
 
-/// Elements per thread in a block of `data_cumsum.wgsl` (its ITEMS).
+/// Elements per thread in a block of `cumsum.wgsl` (its ITEMS).
 const CUMSUM_ITEMS: usize = 4;
 
 /// Drops size-1 dims and joins neighbours that are contiguous in x (stride = next stride ×
