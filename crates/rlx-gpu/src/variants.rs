@@ -210,6 +210,20 @@ impl KernelVariant {
         Ok(text)
     }
 
+    /// [`Self::name`] as a `&'static str`, for APIs that keep kernel names (errors, profiles):
+    /// each distinct name is leaked once, so this holds at most one copy per variant.
+    pub fn static_name(&self) -> &'static str {
+        use std::sync::{Mutex, OnceLock};
+        static NAMES: OnceLock<Mutex<std::collections::HashSet<&'static str>>> = OnceLock::new();
+        let mut names = NAMES.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(&n) = names.get(self.name.as_ref()) {
+            return n;
+        }
+        let n: &'static str = Box::leak(self.name.to_string().into_boxed_str());
+        names.insert(n);
+        n
+    }
+
     /// Binding index of the uniform buffer when params travel as a uniform: after the storage
     /// bindings.
     pub fn uniform_params_binding(&self) -> u32 {

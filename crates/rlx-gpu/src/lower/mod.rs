@@ -307,7 +307,7 @@ impl Schedule {
                 }
                 if op.binding_size() > limits.max_binding_bytes {
                     return Err(GpuError::TooLarge {
-                        kernel: interned(&v.name),
+                        kernel: v.static_name(),
                         what: "binding bytes",
                         value: op.binding_size(),
                         limit: limits.max_binding_bytes,
@@ -350,18 +350,3 @@ mod shape_tests;
 mod ssm_tests;
 #[cfg(test)]
 mod test_util;
-
-/// `name` as a `&'static str` for [`GpuError::TooLarge`], which names kernels by static text:
-/// each distinct variant name is leaked once (the table is finite, custom kernels are entered
-/// once each), so this holds at most one copy per variant.
-pub(super) fn interned(name: &str) -> &'static str {
-    use std::sync::{Mutex, OnceLock};
-    static NAMES: OnceLock<Mutex<std::collections::HashSet<&'static str>>> = OnceLock::new();
-    let mut names = NAMES.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(&n) = names.get(name) {
-        return n;
-    }
-    let n: &'static str = Box::leak(name.to_string().into_boxed_str());
-    names.insert(n);
-    n
-}

@@ -69,5 +69,5 @@ pub(super) fn lower(
 
 /// The variant name of `kernel`, for limit errors.
 fn kernel_name(kernel: QuantKernel) -> &'static str {
-    super::interned(&crate::catalog::quant::spec_name(kernel))
+    crate::variant(KernelKey::Quant(kernel)).static_name()
 }

@@ -21,7 +21,6 @@ use crate::GpuError;
 use bytemuck::{Pod, Zeroable};
 use rlx_backend::{KernelOptions, MatmulKernel};
 use rlx_ir::QuantType;
-use std::borrow::Cow;
 
 /// A kernel of the quant family, for one block format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -235,11 +234,6 @@ fn index(q: QuantType) -> usize {
         QuantType::Fp8E5M2 => 8,
         QuantType::NvFp4 => 9,
     }
-}
-
-/// The variant name of `k` (`matmul_quant_vec_q4_k_f32`).
-pub(crate) fn spec_name(k: QuantKernel) -> Cow<'static, str> {
-    spec(k).name
 }
 
 pub(crate) fn spec(k: QuantKernel) -> Spec {
