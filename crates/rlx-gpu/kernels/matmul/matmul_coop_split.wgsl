@@ -11,7 +11,7 @@
 // the cooperative-matrix loads branch on its strides and must stay in uniform control flow
 // (a private copy would not be, to naga's uniformity analysis).
 
-struct SplitParams {
+struct CoopSplitParams {
     m: u32,
     n: u32,
     k: u32,
@@ -43,7 +43,7 @@ struct SplitParams {
 @group(0) @binding(5) var<storage, read_write> c1: array<f32>;
 @group(0) @binding(6) var<storage, read_write> c2: array<f32>;
 {{SPLIT_BIAS_DECL}}
-{{PARAMS}} p: SplitParams;
+{{PARAMS}} p: CoopSplitParams;
 
 var<private> part: u32;
 var<private> part_n: u32;

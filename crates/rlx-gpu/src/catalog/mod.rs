@@ -39,6 +39,9 @@ pub mod ssm;
 pub mod state;
 pub mod words;
 
+#[cfg(test)]
+mod layout_tests;
+
 use crate::grid::MAX_GROUPS_PER_DIM;
 use crate::GpuError;
 use std::borrow::Cow;

@@ -335,6 +335,8 @@ mod attention_tests;
 #[cfg(test)]
 mod grouped_tests;
 #[cfg(test)]
+mod keys_tests;
+#[cfg(test)]
 mod matmul_group_tests;
 #[cfg(test)]
 mod matmul_tests;

@@ -20,7 +20,7 @@ const SPLIT_SRC: &str = concat!(
     include_str!("../../../kernels/include/matmul_epilogue.wgsl")
 );
 
-/// The params of the split launch (must match `SplitParams` in matmul_coop_split.wgsl): part
+/// The params of the split launch (must match `CoopSplitParams` in matmul_coop_split.wgsl): part
 /// 0's matmul params, then the other parts' N and the column tiles of parts 0 and 1.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
