@@ -203,16 +203,12 @@ fn convert(raw: u32) -> u32 {
     return from_int(false, raw);
 }
 
-@compute @workgroup_size(256, 1, 1)
-fn main(
-    @builtin(workgroup_id) wid: vec3<u32>,
-    @builtin(num_workgroups) nwg: vec3<u32>,
-    @builtin(local_invocation_index) lid: u32,
-) {
-    let w = linear_id(wid, nwg, WG, lid);
-    if (w >= p.words) {
-        return;
-    }
+// One invocation per item; the entry point is include/flat_main.wgsl.
+fn invocations() -> u32 {
+    return p.words;
+}
+
+fn element(w: u32) {
     let bits = bits_of(TO);
     let per = 32u / bits;
     let mask = 0xffffffffu >> (32u - bits);

@@ -221,16 +221,12 @@ fn apply(x: u32, y: u32) -> u32 {
     return int_op(x, y);
 }
 
-@compute @workgroup_size(256, 1, 1)
-fn main(
-    @builtin(workgroup_id) wid: vec3<u32>,
-    @builtin(num_workgroups) nwg: vec3<u32>,
-    @builtin(local_invocation_index) lid: u32,
-) {
-    let i = linear_id(wid, nwg, WG, lid);
-    if (i >= p.numel) {
-        return;
-    }
+// One invocation per output element; the entry point is include/flat_main.wgsl.
+fn invocations() -> u32 {
+    return p.numel;
+}
+
+fn element(i: u32) {
     var rem = i;
     var ia = 0u;
     var ib = 0u;

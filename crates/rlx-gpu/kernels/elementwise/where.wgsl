@@ -25,16 +25,12 @@ struct WhereParams {
 @group(0) @binding(3) var<storage, read_write> out: array<u32>;
 {{PARAMS}} p: WhereParams;
 
-@compute @workgroup_size(256, 1, 1)
-fn main(
-    @builtin(workgroup_id) wid: vec3<u32>,
-    @builtin(num_workgroups) nwg: vec3<u32>,
-    @builtin(local_invocation_index) lid: u32,
-) {
-    let i = linear_id(wid, nwg, WG, lid);
-    if (i >= p.numel) {
-        return;
-    }
+// One invocation per output element; the entry point is include/flat_main.wgsl.
+fn invocations() -> u32 {
+    return p.numel;
+}
+
+fn element(i: u32) {
     var rem = i;
     var ic = 0u;
     var ia = 0u;

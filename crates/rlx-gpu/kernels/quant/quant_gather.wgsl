@@ -10,17 +10,13 @@ const WG: u32 = 256u;
 @group(0) @binding(2) var<storage, read_write> out: array<vec4<f32>>;
 {{PARAMS}} p: QuantParams;
 
-@compute @workgroup_size(256, 1, 1)
-fn main(
-    @builtin(workgroup_id) wid: vec3<u32>,
-    @builtin(num_workgroups) nwg: vec3<u32>,
-    @builtin(local_invocation_index) lid: u32,
-) {
-    let i = linear_id(wid, nwg, WG, lid);
+// One invocation per item; the entry point is include/flat_main.wgsl.
+fn invocations() -> u32 {
+    return p.m * (p.k / 8u);
+}
+
+fn element(i: u32) {
     let pieces = p.k / 8u;
-    if (i >= p.m * pieces) {
-        return;
-    }
     let row = i / pieces;
     let pc = i % pieces;
     let id = ids[row];

@@ -82,16 +82,12 @@ fn normal_pair(a: u32, c: u32) -> vec2<f32> {
     return vec2<f32>(r * cos(theta), r * sin(theta));
 }
 
-@compute @workgroup_size(256, 1, 1)
-fn main(
-    @builtin(workgroup_id) wid: vec3<u32>,
-    @builtin(num_workgroups) nwg: vec3<u32>,
-    @builtin(local_invocation_index) lid: u32,
-) {
-    let t = linear_id(wid, nwg, WG, lid);
-    if (t >= p.blocks) {
-        return;
-    }
+// One invocation per item; the entry point is include/flat_main.wgsl.
+fn invocations() -> u32 {
+    return p.blocks;
+}
+
+fn element(t: u32) {
     let w = philox(vec4<u32>(t, 0u, key[1], 0u), key[0], 0u);
     var v: vec4<f32>;
     if (DIST == DIST_UNIFORM) {

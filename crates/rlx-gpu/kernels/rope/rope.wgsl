@@ -30,16 +30,12 @@ struct RopeParams {
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;
 {{PARAMS}} p: RopeParams;
 
-@compute @workgroup_size(256, 1, 1)
-fn main(
-    @builtin(workgroup_id) wid: vec3<u32>,
-    @builtin(num_workgroups) nwg: vec3<u32>,
-    @builtin(local_invocation_index) lid: u32,
-) {
-    let e = linear_id(wid, nwg, WG, lid);
-    if (e >= p.numel) {
-        return;
-    }
+// One invocation per item; the entry point is include/flat_main.wgsl.
+fn invocations() -> u32 {
+    return p.numel;
+}
+
+fn element(e: u32) {
     let dd = e % p.d;
     let xv = x[e];
     if (dd >= p.rot) {

@@ -13,16 +13,8 @@
 @group(0) @binding(3) var<storage, read_write> last: array<f32>;
 {{PARAMS}} p: ScanParams;
 
-@compute @workgroup_size(64, 1, 1)
-fn main(
-    @builtin(workgroup_id) wid: vec3<u32>,
-    @builtin(num_workgroups) groups: vec3<u32>,
-    @builtin(local_invocation_index) lid: u32,
-) {
-    let id = linear_id(wid, groups, WG, lid);
-    if (id >= p.threads) {
-        return;
-    }
+// One invocation (its id below p.threads); the entry point is include/flat_main.wgsl.
+fn element(id: u32) {
     let n = id % p.n;
     let bd = id / p.n;
     let av = a[(bd % p.d) * p.n + n];

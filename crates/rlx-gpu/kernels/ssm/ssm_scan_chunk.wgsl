@@ -34,25 +34,15 @@
 @group(0) @binding(5) var<storage, read_write> dtsum: array<f32>;
 {{PARAMS}} p: ScanParams;
 
-@compute @workgroup_size(64, 1, 1)
-fn main(
-    @builtin(workgroup_id) wid: vec3<u32>,
-    @builtin(num_workgroups) groups: vec3<u32>,
-    @builtin(local_invocation_index) lid: u32,
-) {
-    let id = linear_id(wid, groups, WG, lid);
-    if (id >= p.threads) {
-        return;
-    }
-    let d = id % p.d;
-    let c = (id / p.d) % p.chunks;
-    let b = id / (p.d * p.chunks);
-    let g = d / (p.d / p.groups);
-    let x0 = (b * p.d + d) * p.l;
-    let bc0 = (b * p.groups + g) * p.n * p.l;
-    let t0 = c * p.chunk;
-    let t1 = min(t0 + p.chunk, p.l);
-    let out0 = ((b * p.d + d) * p.chunks + c) * p.n;
+// One invocation (its id below p.threads); the entry point is include/flat_main.wgsl.
+fn element(id: u32) {
+    let s = scan_chunk_of(id);
+    let d = s.d;
+    let x0 = s.x0;
+    let bc0 = s.bc0;
+    let t0 = s.t0;
+    let t1 = s.t1;
+    let out0 = s.state0;
     var sum = 0.0;
     for (var n0 = 0u; n0 < p.n; n0 += NB) {
         var h: array<f32, 16>;
@@ -93,5 +83,5 @@ fn main(
         }
     }
     // N ≥ 1 whenever this kernel runs (an empty A is a fill), so the first block summed δ.
-    dtsum[(b * p.d + d) * p.chunks + c] = sum;
+    dtsum[s.bdc] = sum;
 }

@@ -23,6 +23,18 @@
 //! Every variant's name is built from its key (`<kernel>[_<op>]_<dtype>`, see [`name`]) and
 //! every variant's WGSL is its kernel file followed by the prelude ([`PRELUDE`]).
 
+/// The source of a kernel with one invocation per item (`kernels/<file>`, which defines
+/// `invocations()` and `element(i)`) followed by its entry point, `kernels/include/flat_main.wgsl`.
+macro_rules! flat_kernel {
+    ($file:literal) => {
+        concat!(
+            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/kernels/", $file)),
+            "\n",
+            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/kernels/include/flat_main.wgsl"))
+        )
+    };
+}
+
 pub mod attention;
 pub mod cast;
 pub mod elementwise;

@@ -15,9 +15,9 @@ use params::{BinaryParams, UnaryParams, WhereParams};
 use rlx_ir::{BinaryOp, CompareOp, UnaryOp};
 use std::borrow::Cow;
 
-const BINARY_SRC: &str = include_str!("../../../kernels/elementwise/binary.wgsl");
-const UNARY_SRC: &str = include_str!("../../../kernels/elementwise/unary.wgsl");
-const WHERE_SRC: &str = include_str!("../../../kernels/elementwise/where.wgsl");
+const BINARY_SRC: &str = flat_kernel!("elementwise/binary.wgsl");
+const UNARY_SRC: &str = flat_kernel!("elementwise/unary.wgsl");
+const WHERE_SRC: &str = flat_kernel!("elementwise/where.wgsl");
 
 /// What the binary kernel computes. With [`WordType`] it picks a variant; every pair exists.
 /// Arithmetic on f32 follows IEEE with PyTorch's NaN-propagating maximum/minimum and C's pow;

@@ -175,9 +175,10 @@ impl QuantParams {
 }
 
 /// The source of `kernel` with the shared helpers and `decoder` appended (each keeps its own
-/// line numbers up to its end; WGSL allows module-scope declarations in any order).
+/// line numbers up to its end; WGSL allows module-scope declarations in any order), then
+/// `tail` (the gather's entry point, flat_main.wgsl, which the matmul kernels do not take).
 macro_rules! quant_src {
-    ($kernel:literal, $decoder:literal) => {
+    ($kernel:literal, $decoder:literal, $tail:expr) => {
         concat!(
             include_str!(concat!("../../../kernels/quant/", $kernel)),
             "\n",
@@ -187,25 +188,29 @@ macro_rules! quant_src {
             "\n",
             include_str!("../../../kernels/include/quant_minifloat.wgsl"),
             "\n",
-            include_str!(concat!("../../../kernels/include/", $decoder))
+            include_str!(concat!("../../../kernels/include/", $decoder)),
+            $tail
         )
     };
 }
 
-/// One source per [`QuantType::ALL`] entry, for `kernel`.
+/// One source per [`QuantType::ALL`] entry, for `kernel` (then `tail`).
 macro_rules! per_type {
     ($kernel:literal) => {
+        per_type!($kernel, "")
+    };
+    ($kernel:literal, $tail:expr) => {
         [
-            quant_src!($kernel, "quant_q8_0.wgsl"),
-            quant_src!($kernel, "quant_q4_0.wgsl"),
-            quant_src!($kernel, "quant_q4_k.wgsl"),
-            quant_src!($kernel, "quant_q5_k.wgsl"),
-            quant_src!($kernel, "quant_q6_k.wgsl"),
-            quant_src!($kernel, "quant_q4_1.wgsl"),
-            quant_src!($kernel, "quant_q8_asym.wgsl"),
-            quant_src!($kernel, "quant_fp8_e4m3.wgsl"),
-            quant_src!($kernel, "quant_fp8_e5m2.wgsl"),
-            quant_src!($kernel, "quant_nvfp4.wgsl"),
+            quant_src!($kernel, "quant_q8_0.wgsl", $tail),
+            quant_src!($kernel, "quant_q4_0.wgsl", $tail),
+            quant_src!($kernel, "quant_q4_k.wgsl", $tail),
+            quant_src!($kernel, "quant_q5_k.wgsl", $tail),
+            quant_src!($kernel, "quant_q6_k.wgsl", $tail),
+            quant_src!($kernel, "quant_q4_1.wgsl", $tail),
+            quant_src!($kernel, "quant_q8_asym.wgsl", $tail),
+            quant_src!($kernel, "quant_fp8_e4m3.wgsl", $tail),
+            quant_src!($kernel, "quant_fp8_e5m2.wgsl", $tail),
+            quant_src!($kernel, "quant_nvfp4.wgsl", $tail),
         ]
     };
 }
@@ -215,7 +220,8 @@ type Sources = [&'static str; 10];
 const VEC: Sources = per_type!("matmul_quant_vec.wgsl");
 const TILED: Sources = per_type!("matmul_quant_tiled.wgsl");
 const COOP: Sources = per_type!("matmul_quant_coop.wgsl");
-const GATHER: Sources = per_type!("quant_gather.wgsl");
+const GATHER: Sources =
+    per_type!("quant_gather.wgsl", concat!("\n", include_str!("../../../kernels/include/flat_main.wgsl")));
 
 /// Invocations of the cooperative-matrix kernel: 2×2 subgroups of 32.
 pub const QUANT_COOP_THREADS: u32 = 128;

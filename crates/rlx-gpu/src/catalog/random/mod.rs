@@ -7,7 +7,7 @@ use crate::GpuError;
 use bytemuck::{Pod, Zeroable};
 use rlx_ir::RandomDist;
 
-const SRC: &str = include_str!("../../../kernels/random/random_philox.wgsl");
+const SRC: &str = flat_kernel!("random/random_philox.wgsl");
 
 /// Threads per workgroup; each thread writes one Philox block of 4 elements.
 pub const RANDOM_WG: u32 = 256;

@@ -8,7 +8,7 @@ mod params_tests;
 use super::{name, size_of, Spec, IN3_OUT};
 pub use params::RopeParams;
 
-const ROPE_SRC: &str = include_str!("../../../kernels/rope/rope.wgsl");
+const ROPE_SRC: &str = flat_kernel!("rope/rope.wgsl");
 
 /// Kernels of the rope family.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

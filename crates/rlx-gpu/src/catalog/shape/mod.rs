@@ -12,9 +12,9 @@ mod params_tests;
 use super::{name, size_of, Spec, IN2_OUT, IN_OUT, OUT};
 use params::{CopyParams, FillParams, GatherParams};
 
-const COPY_SRC: &str = include_str!("../../../kernels/shape/copy.wgsl");
-const FILL_SRC: &str = include_str!("../../../kernels/shape/fill.wgsl");
-const GATHER_SRC: &str = include_str!("../../../kernels/shape/gather.wgsl");
+const COPY_SRC: &str = flat_kernel!("shape/copy.wgsl");
+const FILL_SRC: &str = flat_kernel!("shape/fill.wgsl");
+const GATHER_SRC: &str = flat_kernel!("shape/gather.wgsl");
 
 /// Kernels of the shape family.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -208,7 +208,9 @@ pub(crate) fn spec(k: SsmKernel) -> Spec {
             concat!(
                 include_str!("../../../kernels/ssm/ssm_scan_chunk.wgsl"),
                 "\n",
-                include_str!("../../../kernels/include/ssm_scan_common.wgsl")
+                include_str!("../../../kernels/include/ssm_scan_common.wgsl"),
+                "\n",
+                include_str!("../../../kernels/include/flat_main.wgsl")
             ),
             CHUNK_BINDINGS,
         ),
@@ -218,7 +220,9 @@ pub(crate) fn spec(k: SsmKernel) -> Spec {
             concat!(
                 include_str!("../../../kernels/ssm/ssm_scan_carry.wgsl"),
                 "\n",
-                include_str!("../../../kernels/include/ssm_scan_common.wgsl")
+                include_str!("../../../kernels/include/ssm_scan_common.wgsl"),
+                "\n",
+                include_str!("../../../kernels/include/flat_main.wgsl")
             ),
             CARRY_BINDINGS,
         ),
@@ -228,7 +232,9 @@ pub(crate) fn spec(k: SsmKernel) -> Spec {
             concat!(
                 include_str!("../../../kernels/ssm/ssm_scan_out.wgsl"),
                 "\n",
-                include_str!("../../../kernels/include/ssm_scan_common.wgsl")
+                include_str!("../../../kernels/include/ssm_scan_common.wgsl"),
+                "\n",
+                include_str!("../../../kernels/include/flat_main.wgsl")
             ),
             OUT_BINDINGS,
         ),

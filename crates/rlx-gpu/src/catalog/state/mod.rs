@@ -7,7 +7,7 @@ pub mod params;
 use super::{name, size_of, Spec, IN2_OUT};
 use params::WriteRowsParams;
 
-const WRITE_ROWS_SRC: &str = include_str!("../../../kernels/state/write_rows.wgsl");
+const WRITE_ROWS_SRC: &str = flat_kernel!("state/write_rows.wgsl");
 
 /// Kernels of the state family.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
