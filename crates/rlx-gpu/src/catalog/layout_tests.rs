@@ -129,124 +129,35 @@ fn flatten(members: &Members, structs: &BTreeMap<&'static str, Members>) -> Memb
     out
 }
 
+// One struct a line: the lists are what the compiler checks, not code to read.
+#[rustfmt::skip]
 fn rust_structs() -> BTreeMap<&'static str, Members> {
     BTreeMap::from([
         layout!(AttentionParams { sq: u32, sk: u32, hq: u32, group: u32, d: u32, dv: u32, mask_kind: u32, window: u32, q_strides: [u32; 3] => [q_sb, q_ss, q_sh], k_strides: [u32; 3] => [k_sb, k_ss, k_sh], v_strides: [u32; 3] => [v_sb, v_ss, v_sh], o_strides: [u32; 3] => [o_sb, o_ss, o_sh], m_strides: [u32; 4] => [m_sb, m_sh, m_si, m_sj], scale: f32, softcap: f32, mask_float: u32, bh_offset: u32, has_lens: u32, pad: [u32; 3] }),
-        layout!(AttnCombineParams {
-            chunks: u32,
-            dv: u32,
-            hq: u32,
-            sq: u32,
-            o_sb: u32,
-            o_ss: u32,
-            o_sh: u32,
-            row_offset: u32
-        }),
+        layout!(AttnCombineParams { chunks: u32, dv: u32, hq: u32, sq: u32, o_sb: u32, o_ss: u32, o_sh: u32, row_offset: u32 }),
         layout!(CastParams { numel: u32, words: u32, _pad: [u32; 2] }),
-        layout!(BinaryParams {
-            numel: u32,
-            rank: u32,
-            _pad: [u32; 2],
-            shape: [u32; MAX_RANK],
-            a_strides: [u32; MAX_RANK],
-            b_strides: [u32; MAX_RANK]
-        }),
+        layout!(BinaryParams { numel: u32, rank: u32, _pad: [u32; 2], shape: [u32; MAX_RANK], a_strides: [u32; MAX_RANK], b_strides: [u32; MAX_RANK] }),
         layout!(UnaryParams { numel: u32, _pad: [u32; 3] }),
         layout!(WhereParams { numel: u32, rank: u32, _pad: [u32; 2], dims: [[u32; 4]; WHERE_MAX_RANK] }),
         layout!(FftParams { n: u32, log2n: u32, rows: u32, per_group: u32, inverse: u32, pad: [u32; 3] }),
         layout!(GroupedParams { t: u32, s: u32, top: u32, n: u32, k: u32, e: u32, pad: [u32; 2] }),
         layout!(CoopSplitParams { mm: MatmulParams, n1: u32, n2: u32, tiles0: u32, tiles1: u32 }),
-        layout!(MatmulParams {
-            m: u32,
-            n: u32,
-            k: u32,
-            batch: u32,
-            batch_inner: u32,
-            a_stride_m: u32,
-            a_stride_k: u32,
-            b_stride_k: u32,
-            b_stride_n: u32,
-            a_batch_outer: u32,
-            a_batch_inner: u32,
-            b_batch_outer: u32,
-            b_batch_inner: u32,
-            a_offset: u32,
-            b_offset: u32,
-            c_offset: u32
-        }),
+        layout!(MatmulParams { m: u32, n: u32, k: u32, batch: u32, batch_inner: u32, a_stride_m: u32, a_stride_k: u32, b_stride_k: u32, b_stride_n: u32, a_batch_outer: u32, a_batch_inner: u32, b_batch_outer: u32, b_batch_inner: u32, a_offset: u32, b_offset: u32, c_offset: u32 }),
         layout!(SplitKParams { mn: u32, n: u32, splits: u32, c_offset: u32 }),
-        layout!(VecMultiParams {
-            m: u32,
-            k: u32,
-            a_stride_m: u32,
-            a_stride_k: u32,
-            a_offset: u32,
-            n: [u32; MULTI_MAX_PARTS],
-            eps: f32,
-            pad: [u32; 3]
-        }),
+        layout!(VecMultiParams { m: u32, k: u32, a_stride_m: u32, a_stride_k: u32, a_offset: u32, n: [u32; MULTI_MAX_PARTS], eps: f32, pad: [u32; 3] }),
         layout!(SoftmaxParams { rows: u32, cols: u32, _pad: [u32; 2] }),
         layout!(NormParams { rows: u32, cols: u32, eps: f32, _pad: u32 }),
         layout!(QuantParams { m: u32, n: u32, k: u32, row_bytes: u32, last_word: u32, pad: [u32; 3] }),
         layout!(RandomParams { numel: u32, blocks: u32, _pad: [u32; 2] }),
-        layout!(ReduceParams {
-            n_groups: u32,
-            count: u32,
-            chunk: u32,
-            chunks: u32,
-            kept_rank: u32,
-            red_rank: u32,
-            divisor: f32,
-            row_threads: u32,
-            kept_shape: [u32; 4],
-            kept_strides: [u32; 4],
-            red_shape: [u32; 4],
-            red_strides: [u32; 4]
-        }),
+        layout!(ReduceParams { n_groups: u32, count: u32, chunk: u32, chunks: u32, kept_rank: u32, red_rank: u32, divisor: f32, row_threads: u32, kept_shape: [u32; 4], kept_strides: [u32; 4], red_shape: [u32; 4], red_strides: [u32; 4] }),
         layout!(AxisParams { lines: u32, len: u32, inner: u32, row_threads: u32 }),
-        layout!(TopKParams {
-            lines: u32,
-            len: u32,
-            inner: u32,
-            k: u32,
-            largest: u32,
-            row_threads: u32,
-            _pad: [u32; 2]
-        }),
+        layout!(TopKParams { lines: u32, len: u32, inner: u32, k: u32, largest: u32, row_threads: u32, _pad: [u32; 2] }),
         layout!(RopeParams { numel: u32, d: u32, rot: u32, s: u32, h: u32, bhsd: u32, gptj: u32, _pad: u32 }),
-        layout!(CopyParams {
-            numel: u32,
-            rank: u32,
-            src_base: u32,
-            out_base: u32,
-            shape: [u32; MAX_RANK],
-            src_strides: [u32; MAX_RANK],
-            out_strides: [u32; MAX_RANK]
-        }),
+        layout!(CopyParams { numel: u32, rank: u32, src_base: u32, out_base: u32, shape: [u32; MAX_RANK], src_strides: [u32; MAX_RANK], out_strides: [u32; MAX_RANK] }),
         layout!(FillParams { numel: u32, value: u32, _pad: [u32; 2] }),
         layout!(GatherParams { numel: u32, len: u32, nidx: u32, inner: u32 }),
-        layout!(ScanParams {
-            batch: u32,
-            d: u32,
-            l: u32,
-            n: u32,
-            groups: u32,
-            chunk: u32,
-            chunks: u32,
-            softplus: u32,
-            threads: u32,
-            pad: [u32; 3]
-        }),
-        layout!(DeltaRuleParams {
-            batch: u32,
-            l: u32,
-            h: u32,
-            k: u32,
-            v: u32,
-            mode: u32,
-            scale: f32,
-            col_blocks: u32
-        }),
+        layout!(ScanParams { batch: u32, d: u32, l: u32, n: u32, groups: u32, chunk: u32, chunks: u32, softplus: u32, threads: u32, pad: [u32; 3] }),
+        layout!(DeltaRuleParams { batch: u32, l: u32, h: u32, k: u32, v: u32, mode: u32, scale: f32, col_blocks: u32 }),
         layout!(WriteRowsParams { numel: u32, n: u32, cap: u32, inner: u32 }),
     ])
 }

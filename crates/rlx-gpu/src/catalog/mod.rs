@@ -23,15 +23,23 @@
 //! Every variant's name is built from its key (`<kernel>[_<op>]_<dtype>`, see [`name`]) and
 //! every variant's WGSL is its kernel file followed by the prelude ([`PRELUDE`]).
 
+/// A variant's source: a kernel file under `kernels/` followed by the fragments it uses
+/// (`include/...`), one line break between them. Each keeps its own line numbers up to its end
+/// (WGSL allows module-scope declarations in any order).
+macro_rules! kernel_src {
+    ($kernel:literal $(, $fragment:literal)* $(,)?) => {
+        concat!(
+            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/kernels/", $kernel))
+            $(, "\n", include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/kernels/", $fragment)))*
+        )
+    };
+}
+
 /// The source of a kernel with one invocation per item (`kernels/<file>`, which defines
 /// `invocations()` and `element(i)`) followed by its entry point, `kernels/include/flat_main.wgsl`.
 macro_rules! flat_kernel {
-    ($file:literal) => {
-        concat!(
-            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/kernels/", $file)),
-            "\n",
-            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/kernels/include/flat_main.wgsl"))
-        )
+    ($file:literal $(, $fragment:literal)*) => {
+        kernel_src!($file $(, $fragment)*, "include/flat_main.wgsl")
     };
 }
 

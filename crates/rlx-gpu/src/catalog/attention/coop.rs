@@ -11,11 +11,7 @@ use crate::GpuLimits;
 use rlx_backend::{KernelOptions, MatmulKernel, Precision};
 use std::borrow::Cow;
 
-const COOP_SRC: &str = concat!(
-    include_str!("../../../kernels/attention/attention_coop.wgsl"),
-    "\n",
-    include_str!("../../../kernels/include/attention_common.wgsl")
-);
+const COOP_SRC: &str = kernel_src!("attention/attention_coop.wgsl", "include/attention_common.wgsl");
 
 /// Query rows per workgroup of the coop attention kernel (BQ).
 pub const COOP_ATTN_ROWS: usize = 64;
@@ -156,7 +152,7 @@ mod tests {
 
     #[test]
     fn geometry_agrees_with_the_kernel() {
-        let src = include_str!("../../../kernels/attention/attention_coop.wgsl");
+        let src = kernel_src!("attention/attention_coop.wgsl");
         assert!(src.contains("const BQ: u32 = 64u;") && src.contains("const BKV: u32 = {{BKV}}u;"));
         for head in CoopHead::ALL {
             let s = spec(head);

@@ -14,11 +14,7 @@ pub use params::{attention_launches, AttentionParams};
 pub use split::{combine_launches, partial_bytes, split_chunks, split_fits, AttnCombineParams, SPLIT_CHUNK};
 use std::borrow::Cow;
 
-const ATTENTION_SRC: &str = concat!(
-    include_str!("../../../kernels/attention/attention.wgsl"),
-    "\n",
-    include_str!("../../../kernels/include/attention_common.wgsl")
-);
+const ATTENTION_SRC: &str = kernel_src!("attention/attention.wgsl", "include/attention_common.wgsl");
 
 /// The block of output columns one attention workgroup owns (the `DMAX` define): the smallest
 /// that holds the value head dim, or the largest, with the columns split across workgroups.

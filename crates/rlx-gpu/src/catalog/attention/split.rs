@@ -32,12 +32,8 @@ const SPLIT_BINDINGS: &[Access] = &[
     Access::ReadWrite,
 ];
 
-const SPLIT_SRC: &str = concat!(
-    include_str!("../../../kernels/attention/attention_split.wgsl"),
-    "\n",
-    include_str!("../../../kernels/include/attention_common.wgsl")
-);
-const COMBINE_SRC: &str = include_str!("../../../kernels/attention/attention_combine.wgsl");
+const SPLIT_SRC: &str = kernel_src!("attention/attention_split.wgsl", "include/attention_common.wgsl");
+const COMBINE_SRC: &str = kernel_src!("attention/attention_combine.wgsl");
 
 /// Params of `attention_combine.wgsl`.
 #[repr(C)]

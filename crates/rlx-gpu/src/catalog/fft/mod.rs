@@ -75,7 +75,7 @@ pub(crate) fn spec(k: FftKernel) -> Spec {
     Spec::wg256(
         (name(&["fft_radix2", "f32"]), Vec::new()),
         "kernels/fft/fft_radix2.wgsl",
-        include_str!("../../../kernels/fft/fft_radix2.wgsl"),
+        kernel_src!("fft/fft_radix2.wgsl"),
         IN_OUT,
         size_of::<FftParams>(),
     )

@@ -178,21 +178,13 @@ pub(crate) fn spec(k: GroupedKernel) -> Spec {
         GroupedKernel::Vec { f16_w } => (
             "matmul_grouped_vec",
             "kernels/grouped/matmul_grouped_vec.wgsl",
-            concat!(
-                include_str!("../../../kernels/grouped/matmul_grouped_vec.wgsl"),
-                "\n",
-                include_str!("../../../kernels/include/grouped_common.wgsl")
-            ),
+            kernel_src!("grouped/matmul_grouped_vec.wgsl", "include/grouped_common.wgsl"),
             f16_w,
         ),
         GroupedKernel::Tiled { f16_w } => (
             "matmul_grouped_tiled",
             "kernels/grouped/matmul_grouped_tiled.wgsl",
-            concat!(
-                include_str!("../../../kernels/grouped/matmul_grouped_tiled.wgsl"),
-                "\n",
-                include_str!("../../../kernels/include/grouped_common.wgsl")
-            ),
+            kernel_src!("grouped/matmul_grouped_tiled.wgsl", "include/grouped_common.wgsl"),
             f16_w,
         ),
     };

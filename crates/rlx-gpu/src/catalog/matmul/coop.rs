@@ -10,14 +10,11 @@ use crate::catalog::Defines;
 use crate::catalog::{size_of, Spec, IN2_OUT, IN3_OUT};
 use std::borrow::Cow;
 
-const COOP_SRC: &str = concat!(
-    include_str!("../../../kernels/matmul/matmul_coop.wgsl"),
-    "\n",
-    include_str!("../../../kernels/include/matmul_common.wgsl"),
-    "\n",
-    include_str!("../../../kernels/include/matmul_batch.wgsl"),
-    "\n",
-    include_str!("../../../kernels/include/matmul_epilogue.wgsl")
+const COOP_SRC: &str = kernel_src!(
+    "matmul/matmul_coop.wgsl",
+    "include/matmul_common.wgsl",
+    "include/matmul_batch.wgsl",
+    "include/matmul_epilogue.wgsl"
 );
 
 /// The tile defines of one coop rung: TILE, SG_ROWS, SG_COLS, THREADS, STAGE, STAGES2, C_SHARED.

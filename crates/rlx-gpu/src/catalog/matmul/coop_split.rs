@@ -10,14 +10,11 @@ use crate::catalog::{name, size_of, Spec};
 use crate::{GpuError, MatmulParams};
 use std::borrow::Cow;
 
-const SPLIT_SRC: &str = concat!(
-    include_str!("../../../kernels/matmul/matmul_coop.wgsl"),
-    "\n",
-    include_str!("../../../kernels/matmul/matmul_coop_split.wgsl"),
-    "\n",
-    include_str!("../../../kernels/include/matmul_batch.wgsl"),
-    "\n",
-    include_str!("../../../kernels/include/matmul_epilogue.wgsl")
+const SPLIT_SRC: &str = kernel_src!(
+    "matmul/matmul_coop.wgsl",
+    "matmul/matmul_coop_split.wgsl",
+    "include/matmul_batch.wgsl",
+    "include/matmul_epilogue.wgsl"
 );
 
 /// The params of the split launch (must match `CoopSplitParams` in matmul_coop_split.wgsl): part

@@ -31,23 +31,17 @@ pub use vec_multi::{multi_bindings, VecMultiParams, MULTI_MAX_PARTS};
 
 // Both matmul kernels get what they share (matmul_common.wgsl) appended, as every kernel gets the
 // prelude: their own line numbers stay those of their files.
-const MATMUL_TILED_SRC: &str = concat!(
-    include_str!("../../../kernels/matmul/matmul_tiled.wgsl"),
-    "\n",
-    include_str!("../../../kernels/include/matmul_common.wgsl"),
-    "\n",
-    include_str!("../../../kernels/include/matmul_batch.wgsl"),
-    "\n",
-    include_str!("../../../kernels/include/matmul_epilogue.wgsl")
+const MATMUL_TILED_SRC: &str = kernel_src!(
+    "matmul/matmul_tiled.wgsl",
+    "include/matmul_common.wgsl",
+    "include/matmul_batch.wgsl",
+    "include/matmul_epilogue.wgsl"
 );
-const MATMUL_REG_SRC: &str = concat!(
-    include_str!("../../../kernels/matmul/matmul_reg.wgsl"),
-    "\n",
-    include_str!("../../../kernels/include/matmul_common.wgsl"),
-    "\n",
-    include_str!("../../../kernels/include/matmul_batch.wgsl"),
-    "\n",
-    include_str!("../../../kernels/include/matmul_epilogue.wgsl")
+const MATMUL_REG_SRC: &str = kernel_src!(
+    "matmul/matmul_reg.wgsl",
+    "include/matmul_common.wgsl",
+    "include/matmul_batch.wgsl",
+    "include/matmul_epilogue.wgsl"
 );
 
 /// An activation a matmul epilogue applies (the ones rlx-opt's epilogue fusion produces).

@@ -271,8 +271,8 @@ mod tests {
 
     #[test]
     fn tiles_and_shared_memory_match_the_wgsl() {
-        let tiled = include_str!("../../../kernels/matmul/matmul_tiled.wgsl");
-        let reg = include_str!("../../../kernels/matmul/matmul_reg.wgsl");
+        let tiled = kernel_src!("matmul/matmul_tiled.wgsl");
+        let reg = kernel_src!("matmul/matmul_reg.wgsl");
         for (rung, src, shared) in [
             (MatmulRung::Tiled64, tiled, ["array<f32, 1040>", "array<f32, 1024>"]),
             (MatmulRung::Reg128, reg, ["array<vec4<f32>, 528>", "array<vec4<f32>, 528>"]),

@@ -10,11 +10,7 @@ use crate::grid::{self, fits_u32};
 use crate::GpuError;
 use bytemuck::{Pod, Zeroable};
 
-const SPLITK_SRC: &str = concat!(
-    include_str!("../../../kernels/matmul/matmul_splitk.wgsl"),
-    "\n",
-    include_str!("../../../kernels/include/matmul_epilogue.wgsl")
-);
+const SPLITK_SRC: &str = kernel_src!("matmul/matmul_splitk.wgsl", "include/matmul_epilogue.wgsl");
 
 /// Slices of K never shorter than this many elements: shorter ones leave too little work per
 /// workgroup to pay for the extra pass.

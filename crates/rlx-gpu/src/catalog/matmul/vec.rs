@@ -8,16 +8,12 @@ use crate::grid;
 use crate::GpuError;
 use std::borrow::Cow;
 
-const VEC_SRC: &str = concat!(
-    include_str!("../../../kernels/matmul/matmul_vec.wgsl"),
-    "\n",
-    include_str!("../../../kernels/include/matmul_vec_core.wgsl"),
-    "\n",
-    include_str!("../../../kernels/include/matmul_common.wgsl"),
-    "\n",
-    include_str!("../../../kernels/include/matmul_batch.wgsl"),
-    "\n",
-    include_str!("../../../kernels/include/matmul_epilogue.wgsl")
+const VEC_SRC: &str = kernel_src!(
+    "matmul/matmul_vec.wgsl",
+    "include/matmul_vec_core.wgsl",
+    "include/matmul_common.wgsl",
+    "include/matmul_batch.wgsl",
+    "include/matmul_epilogue.wgsl"
 );
 
 /// Most rows of A (MMAX in the kernel).

@@ -9,12 +9,10 @@ use crate::catalog::{name, size_of, Access, Defines, Spec};
 use crate::{grid, GpuError};
 use std::borrow::Cow;
 
-const MULTI_SRC: &str = concat!(
-    include_str!("../../../kernels/matmul/matmul_vec_multi.wgsl"),
-    "\n",
-    include_str!("../../../kernels/include/matmul_vec_core.wgsl"),
-    "\n",
-    include_str!("../../../kernels/include/matmul_epilogue.wgsl")
+const MULTI_SRC: &str = kernel_src!(
+    "matmul/matmul_vec_multi.wgsl",
+    "include/matmul_vec_core.wgsl",
+    "include/matmul_epilogue.wgsl"
 );
 
 /// Most weights one split launch reads (b0, b1, b2 in the kernel).

@@ -180,15 +180,13 @@ impl QuantParams {
 macro_rules! quant_src {
     ($kernel:literal, $decoder:literal, $tail:expr) => {
         concat!(
-            include_str!(concat!("../../../kernels/quant/", $kernel)),
-            "\n",
-            include_str!("../../../kernels/include/quant_common.wgsl"),
-            "\n",
-            include_str!("../../../kernels/include/quant_k_scales.wgsl"),
-            "\n",
-            include_str!("../../../kernels/include/quant_minifloat.wgsl"),
-            "\n",
-            include_str!(concat!("../../../kernels/include/", $decoder)),
+            kernel_src!(
+                $kernel,
+                "include/quant_common.wgsl",
+                "include/quant_k_scales.wgsl",
+                "include/quant_minifloat.wgsl",
+                $decoder
+            ),
             $tail
         )
     };
@@ -201,27 +199,27 @@ macro_rules! per_type {
     };
     ($kernel:literal, $tail:expr) => {
         [
-            quant_src!($kernel, "quant_q8_0.wgsl", $tail),
-            quant_src!($kernel, "quant_q4_0.wgsl", $tail),
-            quant_src!($kernel, "quant_q4_k.wgsl", $tail),
-            quant_src!($kernel, "quant_q5_k.wgsl", $tail),
-            quant_src!($kernel, "quant_q6_k.wgsl", $tail),
-            quant_src!($kernel, "quant_q4_1.wgsl", $tail),
-            quant_src!($kernel, "quant_q8_asym.wgsl", $tail),
-            quant_src!($kernel, "quant_fp8_e4m3.wgsl", $tail),
-            quant_src!($kernel, "quant_fp8_e5m2.wgsl", $tail),
-            quant_src!($kernel, "quant_nvfp4.wgsl", $tail),
+            quant_src!($kernel, "include/quant_q8_0.wgsl", $tail),
+            quant_src!($kernel, "include/quant_q4_0.wgsl", $tail),
+            quant_src!($kernel, "include/quant_q4_k.wgsl", $tail),
+            quant_src!($kernel, "include/quant_q5_k.wgsl", $tail),
+            quant_src!($kernel, "include/quant_q6_k.wgsl", $tail),
+            quant_src!($kernel, "include/quant_q4_1.wgsl", $tail),
+            quant_src!($kernel, "include/quant_q8_asym.wgsl", $tail),
+            quant_src!($kernel, "include/quant_fp8_e4m3.wgsl", $tail),
+            quant_src!($kernel, "include/quant_fp8_e5m2.wgsl", $tail),
+            quant_src!($kernel, "include/quant_nvfp4.wgsl", $tail),
         ]
     };
 }
 
 type Sources = [&'static str; 10];
 
-const VEC: Sources = per_type!("matmul_quant_vec.wgsl");
-const TILED: Sources = per_type!("matmul_quant_tiled.wgsl");
-const COOP: Sources = per_type!("matmul_quant_coop.wgsl");
+const VEC: Sources = per_type!("quant/matmul_quant_vec.wgsl");
+const TILED: Sources = per_type!("quant/matmul_quant_tiled.wgsl");
+const COOP: Sources = per_type!("quant/matmul_quant_coop.wgsl");
 const GATHER: Sources =
-    per_type!("quant_gather.wgsl", concat!("\n", include_str!("../../../kernels/include/flat_main.wgsl")));
+    per_type!("quant/quant_gather.wgsl", concat!("\n", kernel_src!("include/flat_main.wgsl")));
 
 /// Invocations of the cooperative-matrix kernel: 2×2 subgroups of 32.
 pub const QUANT_COOP_THREADS: u32 = 128;

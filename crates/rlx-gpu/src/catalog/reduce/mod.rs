@@ -53,10 +53,10 @@ pub enum ReduceKernel {
     TopK(WordType, TopKOutput),
 }
 
-const REDUCE_SRC: &str = include_str!("../../../kernels/reduce/reduce.wgsl");
-const ARG_REDUCE_SRC: &str = include_str!("../../../kernels/reduce/arg_reduce.wgsl");
-const CUMSUM_SRC: &str = include_str!("../../../kernels/reduce/cumsum.wgsl");
-const TOPK_SRC: &str = include_str!("../../../kernels/reduce/topk.wgsl");
+const REDUCE_SRC: &str = kernel_src!("reduce/reduce.wgsl");
+const ARG_REDUCE_SRC: &str = kernel_src!("reduce/arg_reduce.wgsl");
+const CUMSUM_SRC: &str = kernel_src!("reduce/cumsum.wgsl");
+const TOPK_SRC: &str = kernel_src!("reduce/topk.wgsl");
 
 impl IntReduceOp {
     fn name(self) -> &'static str {

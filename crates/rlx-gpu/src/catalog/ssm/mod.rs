@@ -205,43 +205,25 @@ pub(crate) fn spec(k: SsmKernel) -> Spec {
         SsmKernel::ScanChunk => scan(
             "ssm_scan_chunk",
             "kernels/ssm/ssm_scan_chunk.wgsl",
-            concat!(
-                include_str!("../../../kernels/ssm/ssm_scan_chunk.wgsl"),
-                "\n",
-                include_str!("../../../kernels/include/ssm_scan_common.wgsl"),
-                "\n",
-                include_str!("../../../kernels/include/flat_main.wgsl")
-            ),
+            flat_kernel!("ssm/ssm_scan_chunk.wgsl", "include/ssm_scan_common.wgsl"),
             CHUNK_BINDINGS,
         ),
         SsmKernel::ScanCarry => scan(
             "ssm_scan_carry",
             "kernels/ssm/ssm_scan_carry.wgsl",
-            concat!(
-                include_str!("../../../kernels/ssm/ssm_scan_carry.wgsl"),
-                "\n",
-                include_str!("../../../kernels/include/ssm_scan_common.wgsl"),
-                "\n",
-                include_str!("../../../kernels/include/flat_main.wgsl")
-            ),
+            flat_kernel!("ssm/ssm_scan_carry.wgsl", "include/ssm_scan_common.wgsl"),
             CARRY_BINDINGS,
         ),
         SsmKernel::ScanOut => scan(
             "ssm_scan_out",
             "kernels/ssm/ssm_scan_out.wgsl",
-            concat!(
-                include_str!("../../../kernels/ssm/ssm_scan_out.wgsl"),
-                "\n",
-                include_str!("../../../kernels/include/ssm_scan_common.wgsl"),
-                "\n",
-                include_str!("../../../kernels/include/flat_main.wgsl")
-            ),
+            flat_kernel!("ssm/ssm_scan_out.wgsl", "include/ssm_scan_common.wgsl"),
             OUT_BINDINGS,
         ),
         SsmKernel::DeltaRule => Spec {
             name: name(&["ssm_delta_rule", "f32"]),
             file: "kernels/ssm/ssm_delta_rule.wgsl",
-            source: include_str!("../../../kernels/ssm/ssm_delta_rule.wgsl"),
+            source: kernel_src!("ssm/ssm_delta_rule.wgsl"),
             defines: Vec::new(),
             workgroup_size: [DELTA_COLS, 1, 1],
             bindings: DELTA_BINDINGS,
