@@ -1,4 +1,4 @@
-// Merges the per-chunk partials of nn_attention_split.wgsl into the attention output.
+// Merges the per-chunk partials of attention_split.wgsl into the attention output.
 //
 // Driver defines: PARAMS. Bindings: 0 = partials (read), 1 = out (read_write). Params:
 // AttnCombineParams.

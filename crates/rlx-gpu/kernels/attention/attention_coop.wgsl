@@ -4,7 +4,7 @@ enable wgpu_cooperative_matrix;
 // Scaled dot-product attention on cooperative matrices (tensor cores): Q·Kᵀ and P·V are f16
 // 16×16×16 products with f32 accumulation; the softmax statistics stay f32. The attention rung
 // of Precision::Mixed and Precision::F16. Same params, bindings, masks, layouts, grouped-query
-// heads and soft-cap as nn_attention.wgsl (attention_common.wgsl is appended).
+// heads and soft-cap as attention.wgsl (attention_common.wgsl is appended).
 //
 // Variant defines: DH (64 or 128): the head dim the tiles hold, d and dv anything up to it (the
 // tiles are zero-filled past them); BKV (32 or 64): keys per tile. Driver defines: PARAMS. Needs f16 16×16×16

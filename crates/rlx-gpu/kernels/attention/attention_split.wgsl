@@ -1,6 +1,6 @@
 // Attention for few query rows (a decode step): the keys are split into chunks of CH = 64,
 // one workgroup per (chunk, query row), and each writes the partial result of its chunk; the
-// combine kernel (nn_attention_combine.wgsl) merges the chunks. With one query row per head the
+// combine kernel (attention_combine.wgsl) merges the chunks. With one query row per head the
 // row-blocked kernels leave most of the GPU idle and walk every key in one workgroup; here the
 // keys of a long cache are spread over many workgroups (flash-decoding).
 //

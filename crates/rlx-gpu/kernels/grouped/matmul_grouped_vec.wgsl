@@ -11,7 +11,7 @@
 // shared memory in a fixed tree, so the result does not depend on timing. Grid: x over
 // ⌈N / COLS⌉ row blocks, y · z over the T · k slots (slot = wid.z · groups.y + wid.y).
 //
-// The params, bindings and weight loads (b4_at, b1_at) are in matmul_grouped_common.wgsl.
+// The params, bindings and weight loads (b4_at, b1_at) are in include/grouped_common.wgsl.
 
 
 const COLS: u32 = 4u;

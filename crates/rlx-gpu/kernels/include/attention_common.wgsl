@@ -1,11 +1,11 @@
-// What both attention kernels (nn_attention.wgsl, nn_attention_coop.wgsl) share: the mask
+// What both attention kernels (attention.wgsl, attention_coop.wgsl) share: the mask
 // kinds, the params, the bindings and the visibility rule. rlx-gpu appends this file to each of
 // them, so their own line numbers stay those of their files.
 //
 // Bindings: 0 = q, 1 = k, 2 = v, 3 = mask (read; 32-bit words: the [B, Sk] padding mask as
 // Bool/I32/F32 words, or the F32 bias; any buffer when the mask kind reads none), 4 = out
 // (read_write), 5 = kv lengths (read; I32 [B] when has_lens, any buffer otherwise). Params:
-// AttentionParams (rlx-gpu's catalog::nn::AttentionParams).
+// AttentionParams (rlx-gpu's catalog::attention::AttentionParams).
 //
 // With kv lengths, batch b has len = clamp(lens[b], 0, sk) valid keys and query row i sits at
 // position i + len − sq; without, len = sk. Positions are compared as (position + sq), so that a

@@ -1,5 +1,5 @@
 // What the kernels on block-quantized weights share (matmul_quant_vec.wgsl,
-// matmul_quant_tiled.wgsl, matmul_quant_coop.wgsl, data_quant_gather.wgsl): the params struct,
+// matmul_quant_tiled.wgsl, matmul_quant_coop.wgsl, quant_gather.wgsl): the params struct,
 // byte access to the packed weight `w` and the piece type the decoders return. Appended to each
 // kernel with quant_k_scales.wgsl, quant_minifloat.wgsl and one decoder file (quant_q8_0.wgsl,
 // …), which defines `decode8`.

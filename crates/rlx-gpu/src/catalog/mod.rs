@@ -20,7 +20,7 @@
 //! - [`ssm`]: the recurrences of state-space models (selective scan, gated delta rule).
 //! - [`state`]: rows written into a state tensor in place.
 //!
-//! Every variant's name is built from its key (`<kernel>[_<op>]_<dtype>`, see [`name`]) and
+//! Every variant's name is built from its key (`<kernel>[_<op>]_<dtype>`, built by `name`) and
 //! every variant's WGSL is its kernel file followed by the prelude ([`PRELUDE`]).
 
 /// A variant's source: a kernel file under `kernels/` followed by the fragments it uses

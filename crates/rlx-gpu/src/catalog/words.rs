@@ -8,10 +8,10 @@
 use crate::grid;
 use crate::GpuError;
 
-/// Threads per workgroup of every data-family kernel.
+/// Threads per workgroup of every word-moving kernel.
 pub const DATA_WG: u32 = 256;
 
-/// Largest element count a data-family kernel indexes (exclusive).
+/// Largest element count a word-moving kernel indexes (exclusive).
 pub const MAX_ELEMENTS: u64 = 1 << 31;
 
 /// Checks an element count against [`MAX_ELEMENTS`] and returns it as u32.

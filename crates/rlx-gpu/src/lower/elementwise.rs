@@ -1,8 +1,8 @@
 //! Lowering of the elementwise family: unary, binary, compare and where, on every dtype GPU
 //! kernels compute (f32, i32, u32, Bool as a u32 0/1 word). Casts are `cast.rs`'s.
 //!
-//! Unary, binary and compare use the elementwise family's two kernels (variants by op ×
-//! dtype), where the data family's. Broadcast shapes are first merged ([`merge_broadcast`]): size-1
+//! Unary, binary, compare and where use the elementwise family's kernels (variants by op ×
+//! dtype). Broadcast shapes are first merged ([`merge_broadcast`]): size-1
 //! output dims go, and neighbouring dims that every operand either has or broadcasts become
 //! one, so the kernels' rank limits only bite on truly alternating broadcast patterns.
 

@@ -1,4 +1,4 @@
-//! The data-family lowerings' steps, checked without a device: which kernels run, how many
+//! The shape, reduce and elementwise lowerings' steps, checked without a device: which kernels run, how many
 //! steps, fills, scratch buffers and the errors for what no kernel takes.
 
 use crate::catalog::elementwise::ElementwiseKernel;

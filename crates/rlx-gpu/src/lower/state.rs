@@ -1,4 +1,4 @@
-//! Lowering of state writes: `WriteRows` becomes one `data_write_rows` launch that writes the
+//! Lowering of state writes: `WriteRows` becomes one `write_rows.wgsl` launch that writes the
 //! rows into the state's own leaf buffer. The node's value *is* that buffer (the memory plan
 //! aliases it, like a view), so every later reader sees the write, and the dependency analysis
 //! orders them after it because they read the range it wrote.

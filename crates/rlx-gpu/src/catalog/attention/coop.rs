@@ -85,7 +85,7 @@ impl CoopHead {
     }
 
     /// The attention kernel `options` ask for: `Some(block)` for this kernel, `None` for the
-    /// f32 one ([`crate::catalog::nn::NnKernel::Attention`]).
+    /// f32 one ([`crate::catalog::attention::AttentionKernel::Rows`]).
     ///
     /// A forced matmul kernel ([`KernelOptions::matmul`]) decides attention too, since its two
     /// products are matmuls: [`MatmulKernel::Coop`] takes this kernel wherever the head dims fit

@@ -1,4 +1,4 @@
-//! Params of the tiled matmul (`matmul_tiled.wgsl`, plain and with the nn family's fused
+//! Params of the tiled matmul (`matmul_tiled.wgsl`, plain and with the matmul family's fused
 //! epilogues), byte-identical to the WGSL struct. Its constructors check everything the
 //! kernel's u32 index arithmetic and the dispatch limits need, and return the workgroup counts.
 
@@ -26,7 +26,7 @@ pub struct MatmulParams {
     pub b_batch_outer: u32,
     pub b_batch_inner: u32,
     /// Element offsets added to every address of a, b and c (0 from [`Self::from_shapes`];
-    /// see `catalog::nn::matmul_launches`, which splits batches that need more levels).
+    /// see `catalog::matmul::matmul_launches`, which splits batches that need more levels).
     pub a_offset: u32,
     pub b_offset: u32,
     pub c_offset: u32,
@@ -63,7 +63,7 @@ impl MatmulParams {
     }
 
     /// [`Self::from_shapes`] without the one-launch batch limit: the grid's z may exceed
-    /// [`MAX_GROUPS_PER_DIM`], and the caller splits it (`catalog::nn::matmul_launches`).
+    /// [`MAX_GROUPS_PER_DIM`], and the caller splits it (`catalog::matmul::matmul_launches`).
     pub(crate) fn from_shapes_any_batch(
         a: &[usize],
         b: &[usize],
