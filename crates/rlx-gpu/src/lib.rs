@@ -76,6 +76,8 @@ pub mod spirv;
 mod variants;
 
 #[cfg(test)]
+mod convert_tests;
+#[cfg(test)]
 mod wgsl_tests;
 
 pub use bind::{compile_group, Buffers, IoPlan, Place, SharedLeaves};
