@@ -53,16 +53,8 @@ fn value(i: u32) -> f32 {
     return x[i];
 }
 
-@compute @workgroup_size(256, 1, 1)
-fn main(
-    @builtin(workgroup_id) wid: vec3<u32>,
-    @builtin(num_workgroups) nwg: vec3<u32>,
-    @builtin(local_invocation_index) lid: u32,
-) {
-    let row = linear_group(wid, nwg);
-    let live = row < p.rows;
-    let base = row * p.cols;
-    let cols = select(0u, p.cols, live);
+// One row; the entry point is include/row_main.wgsl.
+fn row(lid: u32, base: u32, cols: u32) {
     let n = f32(p.cols);
 
     if (LAYER) {

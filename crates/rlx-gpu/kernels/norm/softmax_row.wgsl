@@ -26,16 +26,8 @@ struct SoftmaxParams {
 @group(0) @binding(1) var<storage, read_write> out: array<f32>;
 {{PARAMS}} p: SoftmaxParams;
 
-@compute @workgroup_size(256, 1, 1)
-fn main(
-    @builtin(workgroup_id) wid: vec3<u32>,
-    @builtin(num_workgroups) nwg: vec3<u32>,
-    @builtin(local_invocation_index) lid: u32,
-) {
-    let row = linear_group(wid, nwg);
-    let live = row < p.rows;
-    let base = row * p.cols;
-    let cols = select(0u, p.cols, live);
+// One row; the entry point is include/row_main.wgsl.
+fn row(lid: u32, base: u32, cols: u32) {
 
     // -3.4e38 (the lowest finite f32) instead of -inf, which WGSL cannot spell as a literal;
     // an all -inf row still ends as 0/0 = NaN in pass 3.

@@ -21,16 +21,7 @@ const T: u32 = {{T}};
 const WG: u32 = 256u;
 const NONE: u32 = 0xffffffffu;
 
-struct AxisParams {
-    lines: u32,
-    len: u32,
-    inner: u32,
-    row_threads: u32,
-}
-
-@group(0) @binding(0) var<storage, read> x: array<u32>;
-@group(0) @binding(1) var<storage, read_write> out: array<u32>;
-{{PARAMS}} p: AxisParams;
+// AxisParams, x and out: include/axis_params.wgsl.
 
 var<workgroup> best_v: array<u32, 256>;
 var<workgroup> best_i: array<u32, 256>;

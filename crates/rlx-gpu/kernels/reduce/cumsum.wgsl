@@ -20,16 +20,7 @@ const T: u32 = {{T}};
 const WG: u32 = 256u;
 const ITEMS: u32 = 4u;
 
-struct AxisParams {
-    lines: u32,
-    len: u32,
-    inner: u32,
-    row_threads: u32,
-}
-
-@group(0) @binding(0) var<storage, read> x: array<u32>;
-@group(0) @binding(1) var<storage, read_write> out: array<u32>;
-{{PARAMS}} p: AxisParams;
+// AxisParams, x and out: include/axis_params.wgsl.
 
 var<workgroup> scan: array<u32, 256>;
 

@@ -10,8 +10,8 @@ use super::{defines, name, size_of, Spec, IN2_OUT, IN3_OUT, IN4_OUT, IN_OUT};
 pub use params::{NormParams, SoftmaxParams};
 use std::borrow::Cow;
 
-const SOFTMAX_ROW_SRC: &str = kernel_src!("norm/softmax_row.wgsl");
-const NORM_ROW_SRC: &str = kernel_src!("norm/norm_row.wgsl");
+const SOFTMAX_ROW_SRC: &str = kernel_src!("norm/softmax_row.wgsl", "include/row_main.wgsl");
+const NORM_ROW_SRC: &str = kernel_src!("norm/norm_row.wgsl", "include/row_main.wgsl");
 
 /// Which row norm a [`NormKernel::Row`] computes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -54,8 +54,8 @@ pub enum ReduceKernel {
 }
 
 const REDUCE_SRC: &str = kernel_src!("reduce/reduce.wgsl");
-const ARG_REDUCE_SRC: &str = kernel_src!("reduce/arg_reduce.wgsl");
-const CUMSUM_SRC: &str = kernel_src!("reduce/cumsum.wgsl");
+const ARG_REDUCE_SRC: &str = kernel_src!("reduce/arg_reduce.wgsl", "include/axis_params.wgsl");
+const CUMSUM_SRC: &str = kernel_src!("reduce/cumsum.wgsl", "include/axis_params.wgsl");
 const TOPK_SRC: &str = kernel_src!("reduce/topk.wgsl");
 
 impl IntReduceOp {
