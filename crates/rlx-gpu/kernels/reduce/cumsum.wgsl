@@ -31,16 +31,10 @@ fn add(u: u32, v: u32) -> u32 {
     return u + v;
 }
 
-@compute @workgroup_size(256, 1, 1)
-fn main(
-    @builtin(workgroup_id) wid: vec3<u32>,
-    @builtin(num_workgroups) nwg: vec3<u32>,
-    @builtin(local_invocation_index) lid: u32,
-) {
+// One thread of a line; the entry point is include/line_main.wgsl.
+fn run_line(lid: u32, tl: u32, line: u32) {
     let tpr = p.row_threads;
-    let tl = lid % tpr;
     let first_slot = lid - tl;
-    let line = linear_id(wid, nwg, WG / tpr, lid / tpr);
     let live = line < p.lines;
     let len = select(0u, p.len, live);
     let base = (line / p.inner) * p.len * p.inner + line % p.inner;

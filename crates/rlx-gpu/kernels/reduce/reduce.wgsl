@@ -162,15 +162,9 @@ fn combine(u: u32, v: u32) -> u32 {
     return min(u, v);
 }
 
-@compute @workgroup_size(256, 1, 1)
-fn main(
-    @builtin(workgroup_id) wid: vec3<u32>,
-    @builtin(num_workgroups) nwg: vec3<u32>,
-    @builtin(local_invocation_index) lid: u32,
-) {
+// One thread of a line; the entry point is include/line_main.wgsl.
+fn run_line(lid: u32, tl: u32, g: u32) {
     let tpr = p.row_threads;
-    let tl = lid % tpr;
-    let g = linear_id(wid, nwg, WG / tpr, lid / tpr);
     let live = g < p.n_groups;
     let o = g / p.chunks;
     let start = (g % p.chunks) * p.chunk;

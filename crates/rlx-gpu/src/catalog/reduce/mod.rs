@@ -53,10 +53,12 @@ pub enum ReduceKernel {
     TopK(WordType, TopKOutput),
 }
 
-const REDUCE_SRC: &str = kernel_src!("reduce/reduce.wgsl");
-const ARG_REDUCE_SRC: &str = kernel_src!("reduce/arg_reduce.wgsl", "include/axis_params.wgsl");
-const CUMSUM_SRC: &str = kernel_src!("reduce/cumsum.wgsl", "include/axis_params.wgsl");
-const TOPK_SRC: &str = kernel_src!("reduce/topk.wgsl");
+const REDUCE_SRC: &str = kernel_src!("reduce/reduce.wgsl", "include/line_main.wgsl");
+const ARG_REDUCE_SRC: &str =
+    kernel_src!("reduce/arg_reduce.wgsl", "include/axis_params.wgsl", "include/line_main.wgsl");
+const CUMSUM_SRC: &str =
+    kernel_src!("reduce/cumsum.wgsl", "include/axis_params.wgsl", "include/line_main.wgsl");
+const TOPK_SRC: &str = kernel_src!("reduce/topk.wgsl", "include/line_main.wgsl");
 
 impl IntReduceOp {
     fn name(self) -> &'static str {
