@@ -27,7 +27,7 @@ fn main() {
     };
 
     let mut variants = rlx_gpu::variants();
-    variants.sort_by_key(|v| v.name);
+    variants.sort_by(|a, b| a.name.cmp(&b.name));
     // Message → variants that failed with it.
     let mut errors: Vec<(String, Vec<&str>)> = Vec::new();
     let mut table = String::from(
@@ -46,8 +46,8 @@ fn main() {
                     writeln!(table, "    ({:?}, include_bytes!({:?})),", v.name, file.display().to_string());
             }
             Err(e) => match errors.iter_mut().find(|(m, _)| *m == e) {
-                Some((_, names)) => names.push(v.name),
-                None => errors.push((e, vec![v.name])),
+                Some((_, names)) => names.push(&v.name),
+                None => errors.push((e, vec![&v.name])),
             },
         }
     }

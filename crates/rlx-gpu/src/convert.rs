@@ -115,7 +115,3 @@ pub fn from_device(bytes: &[u8], ty: &TensorType, device: &str, what: &str) -> R
     };
     Ok(Tensor::new(ty.shape.clone(), data)?)
 }
-
-#[cfg(test)]
-#[path = "convert_tests.rs"]
-mod tests;

@@ -1,5 +1,9 @@
-use super::*;
+//! Host ↔ device conversion round trips and refusals ([`crate::convert`]).
+
+use crate::convert::*;
 use half::{bf16, f16};
+use rlx_ir::{DType, Tensor, TensorData, TensorType};
+use std::borrow::Cow;
 
 fn ty_of(t: &Tensor) -> TensorType {
     TensorType::new(t.shape().clone(), t.dtype())

@@ -55,10 +55,10 @@ pub fn intern(op: &CustomOp, inputs: usize) -> Result<CustomKernel, String> {
     bindings.push(Access::ReadWrite);
     let variant = KernelVariant {
         key: crate::KernelKey::Custom(CustomKernel(index as u32)),
-        name: leak(format!("custom_{name}_{index}")),
+        name: format!("custom_{name}_{index}").into(),
         file: leak(format!("custom op {name}")),
         source: leak(w.source.clone()),
-        defines: &[],
+        defines: Vec::new(),
         workgroup_size: w.workgroup_size,
         bindings: Box::leak(bindings.into_boxed_slice()),
         params_size: w.params_size,
@@ -81,10 +81,10 @@ pub(crate) fn variant(k: CustomKernel) -> KernelVariant {
         Some(e) => e.variant.clone(),
         None => KernelVariant {
             key: crate::KernelKey::Custom(k),
-            name: "custom_unknown",
+            name: "custom_unknown".into(),
             file: "custom op (not in the table)",
             source: "",
-            defines: &[],
+            defines: Vec::new(),
             workgroup_size: [1, 1, 1],
             bindings: &[],
             params_size: 16,

@@ -6,38 +6,48 @@
 //! a variant by [`KernelKey`], never by matching strings. The families under [`crate::catalog`]
 //! define the variants; this module only assembles them into the table.
 
+use crate::catalog::attention::{self, AttentionKernel};
 use crate::catalog::cast::{self, CastFn};
-use crate::catalog::elementwise::{self, BinaryFn, UnaryFn};
+use crate::catalog::elementwise::{self, BinaryFn, ElementwiseKernel, UnaryFn};
+use crate::catalog::fft::{self, FftKernel};
 use crate::catalog::grouped::{self, GroupedKernel};
+use crate::catalog::matmul::{self, MatmulKernel};
+use crate::catalog::norm::{self, NormKernel};
 use crate::catalog::quant::{self, QuantKernel};
+use crate::catalog::reduce::{self, ReduceKernel};
+use crate::catalog::rope::{self, RopeKernel};
+use crate::catalog::shape::{self, ShapeKernel};
 use crate::catalog::ssm::{self, SsmKernel};
-use crate::catalog::{data, fft, nn, random, Spec, WordType, PRELUDE};
+use crate::catalog::state::{self, StateKernel};
+use crate::catalog::{random, Defines, Spec, WordType, PRELUDE};
 use crate::preprocess::{preprocess, ParamsBinding};
 use crate::GpuError;
 use rlx_ir::{BinaryOp, RandomDist, UnaryOp};
+use std::borrow::Cow;
 
 pub use crate::catalog::Access;
 
-/// Which compiled kernel a step runs.
+/// Which compiled kernel a step runs: one variant per op family ([`crate::catalog`]), each
+/// holding that family's key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum KernelKey {
-    /// Broadcasting elementwise binary op or comparison on one word type
-    /// ([`crate::BinaryParams`], [`crate::catalog::elementwise`]).
-    Binary(BinaryFn, WordType),
-    /// Elementwise unary op on a contiguous tensor: f32 math, casts between 32-bit dtypes, i32
-    /// neg/abs ([`crate::UnaryParams`], [`crate::catalog::elementwise`]).
-    Unary(UnaryFn),
-    /// A cast from or to a packed dtype: f16, bf16, u8 ([`crate::CastParams`],
-    /// [`crate::catalog::cast`]).
+    /// Binary ops and comparisons, unary math and casts on 32-bit words, where
+    /// ([`crate::catalog::elementwise`]).
+    Elementwise(ElementwiseKernel),
+    /// A cast from or to a packed dtype: f16, bf16, u8 ([`crate::catalog::cast`]).
     Cast(CastFn),
-    /// Portable shared-memory tiled f32 matmul ([`crate::MatmulParams`]).
-    MatmulTiledF32,
-    /// Softmax over the last axis, one workgroup per row ([`crate::SoftmaxParams`]).
-    SoftmaxRowF32,
-    /// Where, data movement and reductions on 32-bit words ([`crate::catalog::data`]).
-    Data(data::DataKernel),
-    /// Matmul epilogues, log-softmax, norms, attention, rope ([`crate::catalog::nn`]).
-    Nn(nn::NnKernel),
+    /// Data movement on 32-bit words: strided copy, fill, gather ([`crate::catalog::shape`]).
+    Shape(ShapeKernel),
+    /// Reductions, arg-reductions, cumsum, top-k ([`crate::catalog::reduce`]).
+    Reduce(ReduceKernel),
+    /// Matmuls: the rungs, their epilogues, matrix-vector, split-K ([`crate::catalog::matmul`]).
+    Matmul(MatmulKernel),
+    /// Softmax, log-softmax and the row norms ([`crate::catalog::norm`]).
+    Norm(NormKernel),
+    /// Attention ([`crate::catalog::attention`]).
+    Attention(AttentionKernel),
+    /// Rotary position embeddings ([`crate::catalog::rope`]).
+    Rope(RopeKernel),
     /// Philox4x32-10 random numbers of one distribution ([`crate::catalog::random`]).
     Random(RandomDist),
     /// Matmuls and row lookups on packed quantized weights ([`crate::catalog::quant`]).
@@ -46,8 +56,10 @@ pub enum KernelKey {
     Grouped(GroupedKernel),
     /// The recurrences of state-space models ([`crate::catalog::ssm`]).
     Ssm(SsmKernel),
-    /// Radix-2 Fourier transforms of complex rows in shared memory ([`crate::catalog::fft`]).
-    FftRadix2F32,
+    /// Fourier transforms of complex rows in shared memory ([`crate::catalog::fft`]).
+    Fft(FftKernel),
+    /// Rows written into a state in place ([`crate::catalog::state`]).
+    State(StateKernel),
     /// A user-defined op's kernel ([`crate::custom`]); not in [`keys`], which lists the
     /// built-in table.
     Custom(crate::custom::CustomKernel),
@@ -56,24 +68,28 @@ pub enum KernelKey {
 impl KernelKey {
     /// The f32 arithmetic variant of `op`.
     pub const fn binary_f32(op: BinaryOp) -> Self {
-        KernelKey::Binary(BinaryFn::Arith(op), WordType::F32)
+        KernelKey::Elementwise(ElementwiseKernel::Binary(BinaryFn::Arith(op), WordType::F32))
     }
 
     /// The f32 math variant of `op`.
     pub const fn unary_f32(op: UnaryOp) -> Self {
-        KernelKey::Unary(UnaryFn::F32(op))
+        KernelKey::Elementwise(ElementwiseKernel::Unary(UnaryFn::F32(op)))
     }
+
+    /// The portable shared-memory tiled f32 matmul, no epilogue.
+    pub const MATMUL_TILED_F32: KernelKey = KernelKey::Matmul(MatmulKernel::TILED_F32);
+
+    /// Softmax over the last axis.
+    pub const SOFTMAX_ROW_F32: KernelKey = KernelKey::Norm(NormKernel::Softmax);
 
     /// Whether the kernel uses cooperative matrices (and f16), which only devices with
     /// [`crate::GpuLimits::cooperative_matrix`] can build; the lowering gives them no other.
     pub const fn needs_cooperative_matrix(self) -> bool {
         matches!(
             self,
-            KernelKey::Nn(
-                nn::NnKernel::MatmulCoop { .. }
-                    | nn::NnKernel::MatmulCoopSplit { .. }
-                    | nn::NnKernel::AttentionCoop(_)
-            ) | KernelKey::Quant(QuantKernel::Coop(_))
+            KernelKey::Matmul(MatmulKernel::Coop { .. } | MatmulKernel::CoopSplit { .. })
+                | KernelKey::Attention(AttentionKernel::Coop(_))
+                | KernelKey::Quant(QuantKernel::Coop(_))
         )
     }
 }
@@ -82,14 +98,15 @@ impl KernelKey {
 #[derive(Clone, Debug, PartialEq)]
 pub struct KernelVariant {
     pub key: KernelKey,
-    /// Unique name, e.g. "binary_add_f32"; the compiled module's file stem.
-    pub name: &'static str,
+    /// Unique name, e.g. "binary_add_f32", built from the key's parts; the compiled module's
+    /// file stem.
+    pub name: Cow<'static, str>,
     /// Path of the WGSL file relative to the crate root, for error messages.
     pub file: &'static str,
     /// The kernel's WGSL source (`include_str!`), with placeholders; without the prelude.
     pub source: &'static str,
     /// Values of the variant placeholders.
-    pub defines: &'static [(&'static str, &'static str)],
+    pub defines: Defines,
     /// `@workgroup_size` of the entry point (a unit test checks that the WGSL agrees).
     pub workgroup_size: [u32; 3],
     /// Storage bindings `@group(0) @binding(0..)`, in order (checked against the WGSL too).
@@ -104,41 +121,72 @@ pub const ENTRY_POINT: &str = "main";
 /// The variant that implements `key`.
 pub fn variant(key: KernelKey) -> KernelVariant {
     let spec = match key {
-        KernelKey::Binary(f, t) => elementwise::binary(f, t),
-        KernelKey::Unary(f) => elementwise::unary(f),
+        KernelKey::Elementwise(k) => elementwise::spec(k),
         KernelKey::Cast(f) => cast::spec(f),
-        KernelKey::MatmulTiledF32 => nn::matmul_tiled(),
-        KernelKey::SoftmaxRowF32 => nn::softmax_row(),
-        KernelKey::Data(k) => data::spec(k),
-        KernelKey::Nn(k) => nn::spec(k),
+        KernelKey::Shape(k) => shape::spec(k),
+        KernelKey::Reduce(k) => reduce::spec(k),
+        KernelKey::Matmul(k) => matmul::spec(k),
+        KernelKey::Norm(k) => norm::spec(k),
+        KernelKey::Attention(k) => attention::spec(k),
+        KernelKey::Rope(k) => rope::spec(k),
         KernelKey::Random(d) => random::spec(d),
         KernelKey::Quant(k) => quant::spec(k),
         KernelKey::Grouped(k) => grouped::spec(k),
         KernelKey::Ssm(k) => ssm::spec(k),
-        KernelKey::FftRadix2F32 => fft::spec(),
+        KernelKey::Fft(k) => fft::spec(k),
+        KernelKey::State(k) => state::spec(k),
         KernelKey::Custom(k) => return crate::custom::variant(k),
     };
     let Spec { name, file, source, defines, workgroup_size, bindings, params_size } = spec;
     KernelVariant { key, name, file, source, defines, workgroup_size, bindings, params_size }
 }
 
-/// Every key the catalogue has, in a fixed order.
+/// Every key the catalogue has, in a fixed order: each family's keys. The match makes a new
+/// [`KernelKey`] variant a compile error here until its family is listed; a test lowers graphs
+/// of every family and checks that each key lowering emits is in this list.
 pub fn keys() -> Vec<KernelKey> {
-    let mut keys: Vec<KernelKey> =
-        elementwise::binary_keys().into_iter().map(|(f, t)| KernelKey::Binary(f, t)).collect();
-    keys.extend(UnaryFn::all().map(KernelKey::Unary));
-    keys.extend(CastFn::all().map(KernelKey::Cast));
-    keys.push(KernelKey::MatmulTiledF32);
-    keys.push(KernelKey::SoftmaxRowF32);
-    keys.extend(data::keys().into_iter().map(KernelKey::Data));
-    keys.extend(nn::keys().into_iter().map(KernelKey::Nn));
-    keys.extend(random::keys().into_iter().map(KernelKey::Random));
-    keys.extend(QuantKernel::all().into_iter().map(KernelKey::Quant));
-    keys.extend(GroupedKernel::all().into_iter().map(KernelKey::Grouped));
-    keys.extend(SsmKernel::all().into_iter().map(KernelKey::Ssm));
-    keys.push(KernelKey::FftRadix2F32);
-    keys
+    let family = |k: KernelKey| -> Vec<KernelKey> {
+        match k {
+            KernelKey::Elementwise(_) => {
+                elementwise::keys().into_iter().map(KernelKey::Elementwise).collect()
+            }
+            KernelKey::Cast(_) => CastFn::all().map(KernelKey::Cast).collect(),
+            KernelKey::Shape(_) => shape::keys().into_iter().map(KernelKey::Shape).collect(),
+            KernelKey::Reduce(_) => reduce::keys().into_iter().map(KernelKey::Reduce).collect(),
+            KernelKey::Matmul(_) => matmul::keys().into_iter().map(KernelKey::Matmul).collect(),
+            KernelKey::Norm(_) => norm::keys().into_iter().map(KernelKey::Norm).collect(),
+            KernelKey::Attention(_) => attention::keys().into_iter().map(KernelKey::Attention).collect(),
+            KernelKey::Rope(_) => rope::keys().into_iter().map(KernelKey::Rope).collect(),
+            KernelKey::Random(_) => random::keys().into_iter().map(KernelKey::Random).collect(),
+            KernelKey::Quant(_) => QuantKernel::all().into_iter().map(KernelKey::Quant).collect(),
+            KernelKey::Grouped(_) => GroupedKernel::all().into_iter().map(KernelKey::Grouped).collect(),
+            KernelKey::Ssm(_) => SsmKernel::all().into_iter().map(KernelKey::Ssm).collect(),
+            KernelKey::Fft(_) => fft::keys().into_iter().map(KernelKey::Fft).collect(),
+            KernelKey::State(_) => state::keys().into_iter().map(KernelKey::State).collect(),
+            KernelKey::Custom(_) => Vec::new(),
+        }
+    };
+    FAMILIES.iter().flat_map(|&k| family(k)).collect()
 }
+
+/// One key of each family, in table order: what [`keys`] expands. A test checks that every
+/// [`KernelKey`] variant but `Custom` appears here.
+const FAMILIES: [KernelKey; 14] = [
+    KernelKey::binary_f32(BinaryOp::Add),
+    KernelKey::Cast(CastFn::FIRST),
+    KernelKey::Shape(ShapeKernel::Copy),
+    KernelKey::Reduce(ReduceKernel::Cumsum(WordType::F32)),
+    KernelKey::MATMUL_TILED_F32,
+    KernelKey::SOFTMAX_ROW_F32,
+    KernelKey::Attention(AttentionKernel::Split),
+    KernelKey::Rope(RopeKernel::F32),
+    KernelKey::Random(RandomDist::Uniform),
+    KernelKey::Quant(QuantKernel::Gather(rlx_ir::QuantType::Q8_0)),
+    KernelKey::Grouped(GroupedKernel::Vec { f16_w: false }),
+    KernelKey::Ssm(SsmKernel::DeltaRule),
+    KernelKey::Fft(FftKernel::Radix2F32),
+    KernelKey::State(StateKernel::WriteRows),
+];
 
 /// Every variant, in the order of [`keys`]. Build scripts walk this table.
 pub fn variants() -> Vec<KernelVariant> {
@@ -151,7 +199,7 @@ impl KernelVariant {
     /// ([`PRELUDE`]), so line numbers up to the kernel's last line are those of [`Self::file`].
     pub fn wgsl(&self, params: ParamsBinding) -> Result<String, GpuError> {
         let decl = params.declaration();
-        let mut defines: Vec<(&str, &str)> = self.defines.to_vec();
+        let mut defines: Vec<(&str, &str)> = self.defines.iter().map(|(n, v)| (*n, v.as_ref())).collect();
         defines.push(("PARAMS", &decl));
         let mut text = preprocess(self.source, &defines)?;
         if !text.ends_with('\n') {
@@ -160,6 +208,20 @@ impl KernelVariant {
         text.push('\n');
         text.push_str(PRELUDE);
         Ok(text)
+    }
+
+    /// [`Self::name`] as a `&'static str`, for APIs that keep kernel names (errors, profiles):
+    /// each distinct name is leaked once, so this holds at most one copy per variant.
+    pub fn static_name(&self) -> &'static str {
+        use std::sync::{Mutex, OnceLock};
+        static NAMES: OnceLock<Mutex<std::collections::HashSet<&'static str>>> = OnceLock::new();
+        let mut names = NAMES.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(&n) = names.get(self.name.as_ref()) {
+            return n;
+        }
+        let n: &'static str = Box::leak(self.name.to_string().into_boxed_str());
+        names.insert(n);
+        n
     }
 
     /// Binding index of the uniform buffer when params travel as a uniform: after the storage
@@ -178,7 +240,7 @@ mod tests {
     fn names_and_keys_are_unique_and_consistent() {
         let all = variants();
         assert_eq!(all.len(), keys().len());
-        let names: HashSet<_> = all.iter().map(|v| v.name).collect();
+        let names: HashSet<_> = all.iter().map(|v| v.name.clone()).collect();
         assert_eq!(names.len(), all.len());
         for v in &all {
             assert_eq!(variant(v.key), *v);
@@ -188,8 +250,8 @@ mod tests {
         }
         assert_eq!(variant(KernelKey::binary_f32(BinaryOp::Maximum)).name, "binary_maximum_f32");
         assert_eq!(variant(KernelKey::unary_f32(UnaryOp::GeluTanh)).name, "unary_gelu_tanh_f32");
-        assert_eq!(variant(KernelKey::MatmulTiledF32).name, "matmul_tiled_f32");
-        assert_eq!(variant(KernelKey::SoftmaxRowF32).name, "softmax_row_f32");
+        assert_eq!(variant(KernelKey::MATMUL_TILED_F32).name, "matmul_tiled_f32");
+        assert_eq!(variant(KernelKey::SOFTMAX_ROW_F32).name, "softmax_row_f32");
         let f16_to_u8 = CastFn::new(rlx_ir::DType::F16, rlx_ir::DType::U8).unwrap();
         assert_eq!(variant(KernelKey::Cast(f16_to_u8)).name, "cast_f16_u8");
     }
@@ -221,5 +283,34 @@ mod tests {
             }
         }
         assert!(text.lines().nth(kernel_lines + 1).is_some_and(|l| PRELUDE.starts_with(l)));
+    }
+
+    #[test]
+    fn every_family_is_in_the_table() {
+        // Adding a KernelKey variant breaks this match until it is listed in FAMILIES.
+        let index = |k: &KernelKey| match k {
+            KernelKey::Elementwise(_) => 0,
+            KernelKey::Cast(_) => 1,
+            KernelKey::Shape(_) => 2,
+            KernelKey::Reduce(_) => 3,
+            KernelKey::Matmul(_) => 4,
+            KernelKey::Norm(_) => 5,
+            KernelKey::Attention(_) => 6,
+            KernelKey::Rope(_) => 7,
+            KernelKey::Random(_) => 8,
+            KernelKey::Quant(_) => 9,
+            KernelKey::Grouped(_) => 10,
+            KernelKey::Ssm(_) => 11,
+            KernelKey::Fft(_) => 12,
+            KernelKey::State(_) => 13,
+            KernelKey::Custom(_) => 14,
+        };
+        // Custom comes last and is no family of the table: every index before it is.
+        let custom = index(&KernelKey::Custom(crate::custom::CustomKernel(0)));
+        let seen: Vec<usize> = FAMILIES.iter().map(index).collect();
+        assert_eq!(seen, (0..custom).collect::<Vec<_>>());
+        for k in keys() {
+            assert!(FAMILIES.iter().any(|f| index(f) == index(&k)));
+        }
     }
 }

@@ -60,7 +60,7 @@ impl Pipeline {
 
     fn new(shared: &Arc<Shared>, key: KernelKey, cache: vk::PipelineCache) -> Result<Self, BackendError> {
         let variant = rlx_gpu::variant(key);
-        let name = variant.name;
+        let name = variant.static_name();
         let scope = |what: &str| format!("{what} for kernel {name}");
         let max_push = shared.info.limits.max_push_constants_size;
         if variant.params_size > max_push {

@@ -223,7 +223,7 @@ impl Recording {
             rec._live.push(live.track(rlx_backend::LiveKind::Other, 2, 0));
             if let Some(period) = shared.timestamp_period {
                 if profiling() {
-                    rec.profiled = Some(pipelines.iter().map(|p| p.variant().name).collect());
+                    rec.profiled = Some(pipelines.iter().map(|p| p.variant().static_name()).collect());
                 }
                 let info = vk::QueryPoolCreateInfo::default()
                     .query_type(vk::QueryType::TIMESTAMP)

@@ -15,7 +15,7 @@ fn bytes(name: &str) -> Option<&'static [u8]> {
 
 /// The SPIR-V module of `key`'s variant, as bytes (little-endian words).
 pub fn spirv(key: KernelKey) -> Option<&'static [u8]> {
-    bytes(rlx_gpu::variant(key).name)
+    bytes(&rlx_gpu::variant(key).name)
 }
 
 /// The module of the variant named `name` as words, checked for the SPIR-V magic number.
@@ -37,7 +37,7 @@ mod tests {
         let variants = rlx_gpu::variants();
         assert_eq!(SPIRV.len(), variants.len());
         for v in &variants {
-            let w = words(v.name).unwrap_or_else(|| panic!("{} missing or malformed", v.name));
+            let w = words(&v.name).unwrap_or_else(|| panic!("{} missing or malformed", v.name));
             // Header: magic, version 1.3 (0x00010300), generator, bound, schema.
             assert_eq!(w[1], 0x0001_0300, "{}", v.name);
             assert!(w.len() > 100, "{}: only {} words", v.name, w.len());

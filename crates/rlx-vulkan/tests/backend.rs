@@ -306,7 +306,7 @@ fn hand_made_schedule_runs_like_the_reference() {
         let (sp, sg) = SoftmaxParams::new(m, n).unwrap();
         let steps = vec![
             Dispatch::new(
-                KernelKey::MatmulTiledF32,
+                KernelKey::MATMUL_TILED_F32,
                 "%3 matmul",
                 vec![leaf_op(0, leaves[0].bytes), leaf_op(1, leaves[1].bytes), slot(o_mm)],
                 &mp,
@@ -319,7 +319,7 @@ fn hand_made_schedule_runs_like_the_reference() {
                 &bp,
                 bg,
             ),
-            Dispatch::new(KernelKey::SoftmaxRowF32, "%5 softmax", vec![slot(o_add), slot(o_sm)], &sp, sg),
+            Dispatch::new(KernelKey::SOFTMAX_ROW_F32, "%5 softmax", vec![slot(o_add), slot(o_sm)], &sp, sg),
         ];
         let schedule = Schedule {
             name: "hand".into(),

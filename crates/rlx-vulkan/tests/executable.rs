@@ -82,10 +82,10 @@ fn host_io_at_offsets_and_bounds() {
 fn pipelines_are_built_once_per_context() {
     let Some(ctx) = contexts().into_iter().next() else { return };
     assert_eq!(ctx.cached_pipelines(), 0);
-    let a = ctx.pipeline(KernelKey::MatmulTiledF32).unwrap();
-    let b = ctx.pipeline(KernelKey::MatmulTiledF32).unwrap();
+    let a = ctx.pipeline(KernelKey::MATMUL_TILED_F32).unwrap();
+    let b = ctx.pipeline(KernelKey::MATMUL_TILED_F32).unwrap();
     assert!(Arc::ptr_eq(&a, &b));
-    ctx.pipeline(KernelKey::SoftmaxRowF32).unwrap();
+    ctx.pipeline(KernelKey::SOFTMAX_ROW_F32).unwrap();
     assert_eq!(ctx.cached_pipelines(), 2);
     assert_eq!(a.variant().name, "matmul_tiled_f32");
     // Every variant the device can run builds into a pipeline; the tensor-core ones only where

@@ -65,7 +65,7 @@ fn built_pipelines_are_saved_and_the_next_context_loads_them() {
         first.save_pipeline_cache();
         assert!(!path.exists(), "nothing built, nothing written");
 
-        first.pipeline(KernelKey::SoftmaxRowF32).unwrap();
+        first.pipeline(KernelKey::SOFTMAX_ROW_F32).unwrap();
         first.save_pipeline_cache();
         assert!(std::fs::metadata(&path).unwrap().len() > 0);
 
@@ -74,8 +74,8 @@ fn built_pipelines_are_saved_and_the_next_context_loads_them() {
         let second = open(a, &at);
         assert!(second.pipeline_cache_loaded(), "{}", path.display());
         assert_eq!(second.pipeline_cache_path(), Some(path.clone()));
-        second.pipeline(KernelKey::SoftmaxRowF32).unwrap();
-        second.pipeline(KernelKey::MatmulTiledF32).unwrap();
+        second.pipeline(KernelKey::SOFTMAX_ROW_F32).unwrap();
+        second.pipeline(KernelKey::MATMUL_TILED_F32).unwrap();
         // Dropping saves what was built since the last save. (The file is removed first to
         // see that: a driver may well hand out the same bytes again; lavapipe's cache data is
         // a bare header.)
@@ -119,7 +119,7 @@ fn a_garbage_file_is_ignored_then_replaced() {
 
         let ctx = open(a, &at);
         assert!(!ctx.pipeline_cache_loaded());
-        ctx.pipeline(KernelKey::SoftmaxRowF32).unwrap();
+        ctx.pipeline(KernelKey::SOFTMAX_ROW_F32).unwrap();
         drop(ctx);
         let replaced = std::fs::read(&path).unwrap();
         assert!(!replaced.is_empty() && replaced != garbage);
@@ -136,7 +136,7 @@ fn a_truncated_file_is_ignored_then_replaced() {
         let dir = temp_dir("truncated", a);
         let at = PipelineCacheDir::At(dir.clone());
         let first = open(a, &at);
-        first.pipeline(KernelKey::SoftmaxRowF32).unwrap();
+        first.pipeline(KernelKey::SOFTMAX_ROW_F32).unwrap();
         let path = first.pipeline_cache_path().unwrap();
         drop(first);
         let full = std::fs::read(&path).unwrap();
@@ -144,7 +144,7 @@ fn a_truncated_file_is_ignored_then_replaced() {
 
         let ctx = open(a, &at);
         assert!(!ctx.pipeline_cache_loaded());
-        ctx.pipeline(KernelKey::SoftmaxRowF32).unwrap();
+        ctx.pipeline(KernelKey::SOFTMAX_ROW_F32).unwrap();
         drop(ctx);
         assert!(std::fs::read(&path).unwrap().len() > full.len() / 2);
         assert!(open(a, &at).pipeline_cache_loaded(), "the replacement is a valid cache");
@@ -159,7 +159,7 @@ fn off_means_no_cache_file() {
         assert_eq!(ctx.pipeline_cache_path(), None);
         assert!(!ctx.pipeline_cache_loaded());
         // Pipelines still build, without a cache.
-        ctx.pipeline(KernelKey::SoftmaxRowF32).unwrap();
+        ctx.pipeline(KernelKey::SOFTMAX_ROW_F32).unwrap();
         ctx.save_pipeline_cache();
     }
 }

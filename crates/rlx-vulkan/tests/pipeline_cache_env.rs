@@ -23,7 +23,7 @@ fn the_variable_moves_or_turns_off_the_cache() {
     let ctx = Context::with_adapter(adapter).unwrap();
     let path = ctx.pipeline_cache_path().expect("the cache is on");
     assert_eq!(path.parent(), Some(dir.as_path()));
-    ctx.pipeline(KernelKey::SoftmaxRowF32).unwrap();
+    ctx.pipeline(KernelKey::SOFTMAX_ROW_F32).unwrap();
     drop(ctx);
     let saved = std::fs::read(&path).unwrap();
     assert!(!saved.is_empty());
@@ -33,7 +33,7 @@ fn the_variable_moves_or_turns_off_the_cache() {
         let ctx = Context::with_adapter(adapter).unwrap();
         assert_eq!(ctx.pipeline_cache_path(), None, "{off}");
         assert!(!ctx.pipeline_cache_loaded(), "{off}: nothing is read");
-        ctx.pipeline(KernelKey::MatmulTiledF32).unwrap();
+        ctx.pipeline(KernelKey::MATMUL_TILED_F32).unwrap();
         drop(ctx);
         // Nothing written: the folder holds the one file, unchanged.
         assert_eq!(std::fs::read(&path).unwrap(), saved, "{off}");

@@ -39,7 +39,7 @@ impl Pipeline {
         };
         let source = variant.wgsl(params).map_err(|e| refuse(e.to_string()))?;
         let desc = wgpu::ShaderModuleDescriptor {
-            label: Some(variant.name),
+            label: Some(&variant.name),
             source: wgpu::ShaderSource::Wgsl(Cow::Owned(source)),
         };
         let module = match ctx.shader_checks {
@@ -82,16 +82,16 @@ impl Pipeline {
             }),
         }
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some(variant.name),
+            label: Some(&variant.name),
             entries: &entries,
         });
         let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some(variant.name),
+            label: Some(&variant.name),
             bind_group_layouts: &[Some(&layout)],
             immediate_size,
         });
         let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some(variant.name),
+            label: Some(&variant.name),
             layout: Some(&pipeline_layout),
             module: &module,
             entry_point: Some(ENTRY_POINT),
@@ -119,7 +119,7 @@ mod tests {
 
     #[test]
     fn immediates_only_when_large_enough() {
-        let v = rlx_gpu::variant(KernelKey::MatmulTiledF32);
+        let v = rlx_gpu::variant(KernelKey::MATMUL_TILED_F32);
         assert_eq!(params_binding(&v, 128), ParamsBinding::Immediate);
         assert_eq!(params_binding(&v, v.params_size), ParamsBinding::Immediate);
         let uniform = ParamsBinding::Uniform { binding: v.bindings.len() as u32 };

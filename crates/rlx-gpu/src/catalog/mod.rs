@@ -1,32 +1,73 @@
-//! The kernel families. Each family owns its key enum, the `Spec` of each of its variants and
-//! its params structs; families depend on nothing in `variants.rs`, which assembles the one
-//! table ([`crate::variants`]) from them.
+//! The kernel families, one module folder each (`mod.rs`: keys and variants; `params.rs`: the
+//! `#[repr(C)]` params structs; tests beside them). Each family owns its key enum, the `Spec` of
+//! each of its variants and its params structs; families depend on nothing in `variants.rs`,
+//! which assembles the one table ([`crate::variants`]) from them. The family names are those of
+//! every crate (rlx-ir's `infer/`, rlx-cpu's `ops/`, `kernels/<family>/`, rlx-parity's cases).
 //!
-//! - [`elementwise`]: broadcasting binary ops and comparisons, unary math and casts, every
-//!   32-bit dtype.
+//! - [`elementwise`]: broadcasting binary ops and comparisons, unary math and casts on 32-bit
+//!   words, and where.
 //! - [`cast`]: casts from or to the packed dtypes (f16, bf16, u8).
-//! - [`data`]: where, data movement and reductions on 32-bit words.
-//! - [`nn`]: matmul (plain and with fused epilogues), softmax, row norms, attention, RoPE.
+//! - [`shape`]: data movement on 32-bit words (strided copy, fill, gather).
+//! - [`reduce`]: reductions over axes, arg-reductions, cumsum and top-k.
+//! - [`matmul`]: the matmul rungs, plain or with fused epilogues, matrix-vector and split-K.
+//! - [`norm`]: softmax, log-softmax and the row norms.
+//! - [`attention`]: attention with online softmax, split-key and on cooperative matrices.
+//! - [`rope`]: rotary position embeddings.
 //! - [`random`]: counter-based random numbers (Philox4x32-10), uniform and normal.
 //! - [`quant`]: matmuls and row lookups on block-quantized weights kept packed.
 //! - [`fft`]: Fourier transforms of complex rows in shared memory.
 //! - [`grouped`]: the experts of a mixture-of-experts layer, chosen per token on the device.
 //! - [`ssm`]: the recurrences of state-space models (selective scan, gated delta rule).
+//! - [`state`]: rows written into a state tensor in place.
 //!
-//! Every variant's WGSL is its kernel file followed by the prelude ([`PRELUDE`]).
+//! Every variant's name is built from its key (`<kernel>[_<op>]_<dtype>`, built by `name`) and
+//! every variant's WGSL is its kernel file followed by the prelude ([`PRELUDE`]).
 
+/// A variant's source: a kernel file under `kernels/` followed by the fragments it uses
+/// (`include/...`), one line break between them. Each keeps its own line numbers up to its end
+/// (WGSL allows module-scope declarations in any order).
+macro_rules! kernel_src {
+    ($kernel:literal $(, $fragment:literal)* $(,)?) => {
+        concat!(
+            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/kernels/", $kernel))
+            $(, "\n", include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/kernels/", $fragment)))*
+        )
+    };
+}
+
+/// The source of a kernel with one invocation per item (`kernels/<file>`, which defines
+/// `invocations()` and `element(i)`) followed by its entry point, `kernels/include/flat_main.wgsl`.
+macro_rules! flat_kernel {
+    ($file:literal $(, $fragment:literal)*) => {
+        kernel_src!($file $(, $fragment)*, "include/flat_main.wgsl")
+    };
+}
+
+pub mod attention;
 pub mod cast;
-pub mod data;
 pub mod elementwise;
 pub mod fft;
 pub mod grouped;
-pub mod nn;
+pub mod matmul;
+pub mod norm;
 pub mod quant;
 pub mod random;
+pub mod reduce;
+pub mod rope;
+pub mod shape;
 pub mod ssm;
+pub mod state;
+pub mod words;
 
-/// Shared helpers every kernel may call (`kernels/prelude.wgsl`), appended to every variant.
-pub const PRELUDE: &str = include_str!("../../kernels/prelude.wgsl");
+#[cfg(test)]
+mod layout_tests;
+
+use crate::grid::MAX_GROUPS_PER_DIM;
+use crate::GpuError;
+use std::borrow::Cow;
+
+/// Shared helpers every kernel may call (`kernels/include/prelude.wgsl`), appended to every variant.
+pub const PRELUDE: &str = include_str!("../../kernels/include/prelude.wgsl");
 
 /// How a kernel uses one of its storage bindings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -47,16 +88,47 @@ pub enum WordType {
 
 impl WordType {
     pub const ALL: [WordType; 3] = [WordType::F32, WordType::I32, WordType::U32];
+
+    /// The dtype part of a variant name: `f32`, `i32`, `u32`.
+    pub fn name(self) -> &'static str {
+        match self {
+            WordType::F32 => "f32",
+            WordType::I32 => "i32",
+            WordType::U32 => "u32",
+        }
+    }
+
+    /// The `T` define of the kernels that take one (`T_F32`, …).
+    pub(crate) fn define(self) -> (&'static str, Cow<'static, str>) {
+        ("T", upper("T_", self.name()))
+    }
 }
 
 /// Values of a variant's placeholders (see [`crate::preprocess`]).
-pub(crate) type Defines = &'static [(&'static str, &'static str)];
+pub type Defines = Vec<(&'static str, Cow<'static, str>)>;
+
+/// A variant name from its fixed parts (kernel, op, options, dtype), joined by `_`; empty parts
+/// are skipped: `name(&["binary", "add", "f32"])` is `binary_add_f32`.
+pub(crate) fn name(parts: &[&str]) -> Cow<'static, str> {
+    let parts: Vec<&str> = parts.iter().copied().filter(|p| !p.is_empty()).collect();
+    Cow::Owned(parts.join("_"))
+}
+
+/// `prefix` then `part` in upper case: the WGSL constant of a name part (`OP_` + `add`).
+pub(crate) fn upper(prefix: &str, part: &str) -> Cow<'static, str> {
+    Cow::Owned(format!("{prefix}{}", part.to_ascii_uppercase()))
+}
+
+/// Defines from fixed texts.
+pub(crate) fn defines(pairs: &[(&'static str, &'static str)]) -> Defines {
+    pairs.iter().map(|&(n, v)| (n, Cow::Borrowed(v))).collect()
+}
 
 /// What a family says about one variant; [`crate::KernelVariant`] adds the key.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Spec {
     /// `<kernel>[_<op>]_<dtype>`: the compiled module's file stem.
-    pub name: &'static str,
+    pub name: Cow<'static, str>,
     /// Path relative to the crate root, for error messages.
     pub file: &'static str,
     pub source: &'static str,
@@ -69,13 +141,19 @@ pub(crate) struct Spec {
 impl Spec {
     /// A variant with a 256-thread 1-D workgroup (most kernels have one).
     pub(crate) fn wg256(
-        (name, defines): (&'static str, Defines),
+        (name, defines): (Cow<'static, str>, Defines),
         file: &'static str,
         source: &'static str,
         bindings: &'static [Access],
         params_size: u32,
     ) -> Spec {
         Spec { name, file, source, defines, workgroup_size: [256, 1, 1], bindings, params_size }
+    }
+
+    /// The value of define `name`, if the variant has it.
+    #[cfg(test)]
+    pub(crate) fn define(&self, name: &str) -> Option<&str> {
+        self.defines.iter().find(|(d, _)| *d == name).map(|(_, v)| v.as_ref())
     }
 }
 
@@ -93,4 +171,18 @@ pub(crate) const IN4_OUT: &[Access] =
 pub(crate) fn size_of<T>() -> u32 {
     // Params structs are at most 128 bytes (asserted by a test), so this cannot truncate.
     std::mem::size_of::<T>() as u32
+}
+
+/// A shape error of `kernel` naming the operand shapes.
+pub(crate) fn shape_err(kernel: &'static str, shapes: &[&[usize]], reason: impl Into<String>) -> GpuError {
+    let shapes = shapes.iter().map(|s| format!("{s:?}")).collect::<Vec<_>>().join(" and ");
+    GpuError::Shape { kernel, shapes, reason: reason.into() }
+}
+
+/// `n` as a workgroup count of one grid dimension, or the error saying it is too many.
+pub(crate) fn per_dim(kernel: &'static str, what: &'static str, n: usize) -> Result<u32, GpuError> {
+    if n > MAX_GROUPS_PER_DIM as usize {
+        return Err(GpuError::TooLarge { kernel, what, value: n as u64, limit: MAX_GROUPS_PER_DIM as u64 });
+    }
+    Ok(n as u32)
 }

@@ -9,9 +9,9 @@
 
 use super::matmul::{named, operand_or_dummy};
 use super::LowerCtx;
-use crate::catalog::nn::{
-    attention_launches, combine_launches, partial_bytes, split_chunks, split_fits, AttentionParams,
-    AttnCombineParams, CoopHead, NnKernel,
+use crate::catalog::attention::{
+    attention_launches, combine_launches, partial_bytes, split_chunks, split_fits, AttentionKernel,
+    AttentionParams, AttnCombineParams, CoopHead,
 };
 use crate::schedule::Dispatch;
 use crate::schedule::Operand;
@@ -77,12 +77,12 @@ pub(super) fn lower(
         return split(cx, id, params, grid[1], [q_op, k_op, v_op, m_op, result, len_op], out);
     }
     let (key, grid) = match coop {
-        Some(head) => (NnKernel::AttentionCoop(head), CoopHead::grid(params.sq, grid)),
-        None => (NnKernel::Attention(block), grid),
+        Some(head) => (AttentionKernel::Coop(head), CoopHead::grid(params.sq, grid)),
+        None => (AttentionKernel::Rows(block), grid),
     };
     for (params, grid) in attention_launches(params, grid) {
         out.push(Dispatch::new(
-            KernelKey::Nn(key),
+            KernelKey::Attention(key),
             cx.label(id),
             vec![q_op, k_op, v_op, m_op, result, len_op],
             &params,
@@ -120,7 +120,7 @@ fn split(
     let [q, k, v, m, result, lens] = operands;
     for (p, grid) in attention_launches(params, [chunks, rows, 1]) {
         let ops = vec![q, k, v, m, result, lens, partials];
-        out.push(Dispatch::new(KernelKey::Nn(NnKernel::AttentionSplit), cx.label(id), ops, &p, grid));
+        out.push(Dispatch::new(KernelKey::Attention(AttentionKernel::Split), cx.label(id), ops, &p, grid));
     }
     let [o_sb, o_ss, o_sh] = params.o_strides;
     let combine = AttnCombineParams {
@@ -135,7 +135,7 @@ fn split(
     };
     for (p, grid) in combine_launches(combine, rows) {
         let ops = vec![partials, result];
-        out.push(Dispatch::new(KernelKey::Nn(NnKernel::AttentionCombine), cx.label(id), ops, &p, grid));
+        out.push(Dispatch::new(KernelKey::Attention(AttentionKernel::Combine), cx.label(id), ops, &p, grid));
     }
     Ok(())
 }

@@ -2,11 +2,11 @@
 //! the 32-bit dtypes, the cast family's kernels where a packed dtype (f16, bf16, u8) is on
 //! either side, and a word copy where the bits stay the same.
 
-use super::data::copy_step;
+use super::shape::copy_step;
 use super::LowerCtx;
 use crate::catalog::cast::{CastFn, CastParams};
-use crate::catalog::data::params::StridedCopy;
-use crate::catalog::elementwise::UnaryFn;
+use crate::catalog::elementwise::{ElementwiseKernel, UnaryFn};
+use crate::catalog::shape::params::StridedCopy;
 use crate::convert::device_bytes;
 use crate::schedule::Dispatch;
 use crate::{GpuError, KernelKey, UnaryParams};
@@ -67,7 +67,13 @@ pub(super) fn lower(
         }
         CastStep::Unary(f) => {
             let (p, grid) = UnaryParams::new(ty.numel())?;
-            out.push(Dispatch::new(KernelKey::Unary(f), label, vec![src, dst], &p, grid));
+            out.push(Dispatch::new(
+                KernelKey::Elementwise(ElementwiseKernel::Unary(f)),
+                label,
+                vec![src, dst],
+                &p,
+                grid,
+            ));
         }
         CastStep::Packed(f) => {
             let (p, grid) = CastParams::new(ty.numel(), ty.dtype)?;
@@ -117,7 +123,7 @@ mod tests {
         assert_eq!((p.numel, p.words), (7, 2));
         assert_eq!(s.steps[0].operands[1].size, 8);
         // u8 → u8 copies the 2 words.
-        assert_eq!(s.steps[1].key, KernelKey::Data(crate::catalog::data::DataKernel::Copy));
+        assert_eq!(s.steps[1].key, KernelKey::Shape(crate::catalog::shape::ShapeKernel::Copy));
         assert_eq!(s.steps[1].operands[0].size, 8);
     }
 }

@@ -1,15 +1,15 @@
 //! Lowering of the elementwise family: unary, binary, compare and where, on every dtype GPU
 //! kernels compute (f32, i32, u32, Bool as a u32 0/1 word). Casts are `cast.rs`'s.
 //!
-//! Unary, binary and compare use the elementwise family's two kernels (variants by op ×
-//! dtype), where the data family's. Broadcast shapes are first merged ([`merge_broadcast`]): size-1
+//! Unary, binary, compare and where use the elementwise family's kernels (variants by op ×
+//! dtype). Broadcast shapes are first merged ([`merge_broadcast`]): size-1
 //! output dims go, and neighbouring dims that every operand either has or broadcasts become
 //! one, so the kernels' rank limits only bite on truly alternating broadcast patterns.
 
-use super::data::word_type;
+use super::shape::word_type;
 use super::LowerCtx;
-use crate::catalog::data::params::WhereParams;
-use crate::catalog::data::DataKernel;
+use crate::catalog::elementwise::params::WhereParams;
+use crate::catalog::elementwise::ElementwiseKernel;
 use crate::catalog::elementwise::{BinaryFn, UnaryFn};
 use crate::schedule::Dispatch;
 use crate::{BinaryParams, GpuError, KernelKey, UnaryParams};
@@ -36,9 +36,13 @@ pub(super) fn lower(
             let x = input(0)?;
             let xty = cx.ty(x)?;
             let key = match (xty.dtype, u) {
-                (DType::F32, _) => KernelKey::Unary(UnaryFn::F32(*u)),
-                (DType::I32, UnaryOp::Neg) => KernelKey::Unary(UnaryFn::NegI32),
-                (DType::I32, UnaryOp::Abs) => KernelKey::Unary(UnaryFn::AbsI32),
+                (DType::F32, _) => KernelKey::Elementwise(ElementwiseKernel::Unary(UnaryFn::F32(*u))),
+                (DType::I32, UnaryOp::Neg) => {
+                    KernelKey::Elementwise(ElementwiseKernel::Unary(UnaryFn::NegI32))
+                }
+                (DType::I32, UnaryOp::Abs) => {
+                    KernelKey::Elementwise(ElementwiseKernel::Unary(UnaryFn::AbsI32))
+                }
                 (d, _) => return Err(unsupported(format!("{} on {d} has no GPU kernel", u.name()))),
             };
             let (p, grid) = UnaryParams::new(ty.numel())?;
@@ -50,13 +54,13 @@ pub(super) fn lower(
             if cx.ty(x)?.dtype == DType::Bool {
                 return Err(unsupported(format!("{} on bool has no GPU kernel", b.name())));
             }
-            let key = KernelKey::Binary(BinaryFn::Arith(*b), t);
+            let key = KernelKey::Elementwise(ElementwiseKernel::Binary(BinaryFn::Arith(*b), t));
             binary_step(cx, key, &label, [x, y], ty.shape.dims(), dst, out)?;
         }
         Op::Compare(c) => {
             let (x, y) = (input(0)?, input(1)?);
             let t = word_type(cx.ty(x)?.dtype, &label)?;
-            let key = KernelKey::Binary(BinaryFn::Compare(*c), t);
+            let key = KernelKey::Elementwise(ElementwiseKernel::Binary(BinaryFn::Compare(*c), t));
             binary_step(cx, key, &label, [x, y], ty.shape.dims(), dst, out)?;
         }
         Op::Where => {
@@ -67,7 +71,13 @@ pub(super) fn lower(
             let (p, grid) = WhereParams::broadcast(&o, &ins[0], &ins[1], &ins[2])?;
             let mut operands = ids.iter().map(|&i| cx.operand_nonempty(i)).collect::<Result<Vec<_>, _>>()?;
             operands.push(dst);
-            out.push(Dispatch::new(KernelKey::Data(DataKernel::Where), label.clone(), operands, &p, grid));
+            out.push(Dispatch::new(
+                KernelKey::Elementwise(ElementwiseKernel::Where),
+                label.clone(),
+                operands,
+                &p,
+                grid,
+            ));
         }
         other => return Err(unsupported(format!("{} is not an elementwise op", other.name()))),
     }

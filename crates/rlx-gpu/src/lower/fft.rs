@@ -1,7 +1,7 @@
 //! Lowering of `Op::Fft`: one step of `fft_radix2.wgsl` over every row of x `[..., N, 2]`.
 
 use super::LowerCtx;
-use crate::catalog::fft::FftParams;
+use crate::catalog::fft::{FftKernel, FftParams};
 use crate::schedule::Dispatch;
 use crate::{GpuError, KernelKey};
 use rlx_ir::{Node, NodeId, Op};
@@ -27,13 +27,13 @@ pub(super) fn lower(
         return Ok(());
     };
     let (p, grid) = FftParams::new(rows, n, *inverse)?;
-    out.push(Dispatch::new(KernelKey::FftRadix2F32, label, vec![src, dst], &p, grid));
+    out.push(Dispatch::new(KernelKey::Fft(FftKernel::Radix2F32), label, vec![src, dst], &p, grid));
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::catalog::fft::FftParams;
+    use crate::catalog::fft::{FftKernel, FftParams};
     use crate::schedule::GpuLimits;
     use crate::{lower, KernelKey};
     use rlx_backend::KernelOptions;
@@ -48,7 +48,7 @@ mod tests {
         let s = lower(&g, &GpuLimits::lavapipe(), &KernelOptions::default()).unwrap().into_inner();
         assert_eq!(s.steps.len(), 1);
         let step = &s.steps[0];
-        assert_eq!(step.key, KernelKey::FftRadix2F32);
+        assert_eq!(step.key, KernelKey::Fft(FftKernel::Radix2F32));
         // 700 rows of 16, 128 rows a workgroup: 6 workgroups.
         assert_eq!(step.workgroups, [6, 1, 1]);
         let p: FftParams = bytemuck::pod_read_unaligned(&step.params);

@@ -10,7 +10,7 @@
 //! - K = 0 or E = 0 (an empty x or w) with a non-empty output: every output is 0 (an empty dot,
 //!   or every id out of range), written by a fill.
 
-use super::data::fill_step;
+use super::shape::fill_step;
 use super::LowerCtx;
 use crate::catalog::grouped::{GroupedKernel, GroupedParams};
 use crate::schedule::Dispatch;
@@ -57,7 +57,3 @@ pub(super) fn lower(
     out.push(Dispatch::new(KernelKey::Grouped(kernel), label, operands, &p, grid));
     Ok(())
 }
-
-#[cfg(test)]
-#[path = "grouped_tests.rs"]
-mod tests;

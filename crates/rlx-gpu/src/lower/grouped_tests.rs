@@ -1,8 +1,8 @@
 //! What the GroupedMatMul lowering puts in a schedule: the kernel per slot count, the f16
 //! weight read as stored (its widening cast launching nothing), and a fill for K = 0.
 
-use crate::catalog::data::DataKernel;
 use crate::catalog::grouped::GroupedKernel;
+use crate::catalog::shape::ShapeKernel;
 use crate::schedule::{BufferId, GpuLimits, Schedule};
 use crate::{lower, KernelKey};
 use rlx_backend::KernelOptions;
@@ -47,5 +47,5 @@ fn slots_pick_the_kernel_and_f16_weights_are_read_as_stored() {
 #[test]
 fn an_empty_contraction_is_a_fill() {
     let s = schedule(&grouped_graph(3, 0, DType::F32));
-    assert_eq!(keys(&s), [KernelKey::Data(DataKernel::Fill)]);
+    assert_eq!(keys(&s), [KernelKey::Shape(ShapeKernel::Fill)]);
 }

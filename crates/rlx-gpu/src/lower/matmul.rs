@@ -19,8 +19,8 @@
 //!   op allows any) runs as a unary step over a scratch copy of the matmul's result.
 
 use super::LowerCtx;
-use crate::catalog::nn::{
-    matmul_launches, partial_params, split_count, vec_fits, vec_grid, Epilogue, MatmulRung, NnKernel,
+use crate::catalog::matmul::{
+    matmul_launches, partial_params, split_count, vec_fits, vec_grid, Epilogue, MatmulKernel, MatmulRung,
     SplitKParams,
 };
 use crate::schedule::{Dispatch, Operand};
@@ -88,7 +88,7 @@ pub(super) fn lower(
             Some(src) => (cx.operand_nonempty(src)?, true),
             None => (b_op, false),
         };
-        let key = KernelKey::Nn(NnKernel::MatmulVec { bias: bias_op.is_some(), act, f16_b });
+        let key = KernelKey::Matmul(MatmulKernel::Vec { bias: bias_op.is_some(), act, f16_b });
         let operands = [Some(a_op), Some(b_op), bias_op, Some(target)].into_iter().flatten().collect();
         out.push(Dispatch::new(key, label, operands, &p, grid));
     } else if let Some((p, splits)) = split {
@@ -98,7 +98,7 @@ pub(super) fn lower(
         let key = matmul_key(rung, false, None);
         out.push(Dispatch::new(key, label.clone(), vec![a_op, b_op, parts], &partial, grid));
         let (sum, grid) = SplitKParams::new(&p, splits).map_err(|e| named(cx, id, e))?;
-        let key = KernelKey::Nn(NnKernel::MatmulSplitK { bias: bias_op.is_some(), act });
+        let key = KernelKey::Matmul(MatmulKernel::SplitK { bias: bias_op.is_some(), act });
         let operands = [Some(parts), bias_op, Some(target)].into_iter().flatten().collect();
         out.push(Dispatch::new(key, label, operands, &sum, grid));
     } else {
@@ -119,12 +119,14 @@ pub(super) fn lower(
 /// The key of the matmul of `rung` with this epilogue.
 pub(super) fn matmul_key(rung: MatmulRung, bias: bool, act: Option<Epilogue>) -> KernelKey {
     match (rung, bias, act) {
-        (MatmulRung::Tiled64, false, None) => KernelKey::MatmulTiledF32,
-        (MatmulRung::Tiled64, false, Some(a)) => KernelKey::Nn(NnKernel::MatmulAct(a)),
-        (MatmulRung::Tiled64, true, a) => KernelKey::Nn(NnKernel::MatmulBias(a)),
-        (MatmulRung::Reg128, bias, act) => KernelKey::Nn(NnKernel::MatmulReg { bias, act }),
-        (MatmulRung::Coop64, bias, act) => KernelKey::Nn(NnKernel::MatmulCoop { wide: false, bias, act }),
-        (MatmulRung::Coop128, bias, act) => KernelKey::Nn(NnKernel::MatmulCoop { wide: true, bias, act }),
+        (MatmulRung::Tiled64, false, None) => KernelKey::MATMUL_TILED_F32,
+        (MatmulRung::Tiled64, false, Some(a)) => {
+            KernelKey::Matmul(MatmulKernel::Tiled { bias: false, act: Some(a) })
+        }
+        (MatmulRung::Tiled64, true, a) => KernelKey::Matmul(MatmulKernel::Tiled { bias: true, act: a }),
+        (MatmulRung::Reg128, bias, act) => KernelKey::Matmul(MatmulKernel::Reg { bias, act }),
+        (MatmulRung::Coop64, bias, act) => KernelKey::Matmul(MatmulKernel::Coop { wide: false, bias, act }),
+        (MatmulRung::Coop128, bias, act) => KernelKey::Matmul(MatmulKernel::Coop { wide: true, bias, act }),
     }
 }
 
@@ -214,7 +216,3 @@ pub(super) fn absorbed_source(g: &Graph, absorbed: &HashSet<NodeId>, w: NodeId) 
     }
     g.node(w).ok()?.inputs.first().copied()
 }
-
-#[cfg(test)]
-#[path = "nn_tests.rs"]
-mod tests;

@@ -20,7 +20,7 @@
 //! them. Forcing a matmul rung turns grouping off, as it turns off the matrix-vector kernel.
 
 use super::LowerCtx;
-use crate::catalog::nn::{
+use crate::catalog::matmul::{
     coop_split_bindings, matmul_launches, multi_bindings, split_count, vec_fits, Epilogue, MatmulRung,
     MULTI_MAX_PARTS,
 };
@@ -91,7 +91,7 @@ fn member(g: &Graph, id: NodeId, absorbed: &HashSet<NodeId>) -> Option<VecMember
 
 /// `id` as a group member: a matmul of one launch by a weight stored [N, K], taking the
 /// matrix-vector kernel (`vec`, weights and biases leaves) or a tiled one (more than
-/// [`crate::catalog::nn::VEC_MAX_ROWS`] rows; operands checked by the group).
+/// [`crate::catalog::matmul::VEC_MAX_ROWS`] rows; operands checked by the group).
 fn member_of(g: &Graph, id: NodeId, absorbed: &HashSet<NodeId>, vec: bool) -> Option<VecMember> {
     let node = g.node(id).ok()?;
     let (ta, tb, act) = match node.op {
@@ -315,7 +315,7 @@ pub(super) fn lower(
     id: NodeId,
     out: &mut Vec<crate::schedule::Dispatch>,
 ) -> Result<bool, crate::GpuError> {
-    use crate::catalog::nn::{NnKernel, VecMultiParams};
+    use crate::catalog::matmul::{MatmulKernel, VecMultiParams};
     use crate::KernelKey;
     if let Some(grp) = cx.groups.split.get(&id).cloned() {
         let Some(&first) = grp.first() else { return Ok(false) };
@@ -324,8 +324,11 @@ pub(super) fn lower(
         let mut ops = split_operands(cx, id, &grp)?;
         let norm = with_prenorm(cx, id, &mut ops, &mut params)?;
         let label = group_label(id, &grp);
-        let key =
-            KernelKey::Nn(NnKernel::MatmulVecSplit { bias: first.bias.is_some(), f16_b: first.f16_b, norm });
+        let key = KernelKey::Matmul(MatmulKernel::VecSplit {
+            bias: first.bias.is_some(),
+            f16_b: first.f16_b,
+            norm,
+        });
         out.push(crate::schedule::Dispatch::new(key, label, ops, &params, grid));
         return Ok(true);
     }
@@ -343,7 +346,7 @@ pub(super) fn lower(
         ];
         let norm = with_prenorm(cx, id, &mut ops, &mut params)?;
         let label = format!("{id} gated matmul ({}, {})", x.id, y.id);
-        let key = KernelKey::Nn(NnKernel::MatmulVecGated { act: x.act, f16_b: x.f16_b, norm });
+        let key = KernelKey::Matmul(MatmulKernel::VecGated { act: x.act, f16_b: x.f16_b, norm });
         out.push(crate::schedule::Dispatch::new(key, label, ops, &params, grid));
         return Ok(true);
     }
@@ -388,7 +391,7 @@ fn with_prenorm(
     cx: &mut LowerCtx,
     id: NodeId,
     ops: &mut Vec<crate::schedule::Operand>,
-    params: &mut crate::catalog::nn::VecMultiParams,
+    params: &mut crate::catalog::matmul::VecMultiParams,
 ) -> Result<bool, crate::GpuError> {
     let Some(pre) = cx.groups.prenorm.get(&id).copied() else { return Ok(false) };
     if let Some(a) = ops.first_mut() {
@@ -412,7 +415,7 @@ fn lower_coop(
     rung: MatmulRung,
     out: &mut Vec<crate::schedule::Dispatch>,
 ) -> Result<(), crate::GpuError> {
-    use crate::catalog::nn::{CoopSplitParams, NnKernel};
+    use crate::catalog::matmul::{CoopSplitParams, MatmulKernel};
     let Some(&first) = grp.first() else { return Ok(()) };
     let n = part_widths(grp);
     let (p, _, _) = MatmulParams::from_shapes(
@@ -423,14 +426,10 @@ fn lower_coop(
     )?;
     let (params, grid) = CoopSplitParams::new(p, n, rung)?;
     let ops = split_operands(cx, id, grp)?;
-    let key = crate::KernelKey::Nn(NnKernel::MatmulCoopSplit {
+    let key = crate::KernelKey::Matmul(MatmulKernel::CoopSplit {
         wide: rung == MatmulRung::Coop128,
         bias: first.bias.is_some(),
     });
     out.push(crate::schedule::Dispatch::new(key, group_label(id, grp), ops, &params, grid));
     Ok(())
 }
-
-#[cfg(test)]
-#[path = "matmul_group_tests.rs"]
-mod tests;

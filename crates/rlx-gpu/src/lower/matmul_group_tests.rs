@@ -1,9 +1,9 @@
 //! Which matmuls the lowering launches together, and what the launches bind.
 
-use crate::catalog::nn::{Epilogue, NnKernel, VecMultiParams};
+use crate::catalog::matmul::{Epilogue, MatmulKernel, VecMultiParams};
 use crate::schedule::{BufferId, GpuLimits, Schedule};
 use crate::{lower, KernelKey};
-use rlx_backend::{KernelOptions, MatmulKernel};
+use rlx_backend::KernelOptions;
 use rlx_ir::{DType, Graph, NodeId, Op, UnaryOp};
 
 fn schedule(g: &Graph, limits: &GpuLimits, options: &KernelOptions) -> Schedule {
@@ -34,7 +34,7 @@ fn three_projections_of_one_vector_are_one_launch() {
     let s = schedule(&g, &GpuLimits::lavapipe(), &KernelOptions::default());
     assert_eq!(
         keys(&s),
-        [KernelKey::Nn(NnKernel::MatmulVecSplit { bias: false, f16_b: false, norm: false })]
+        [KernelKey::Matmul(MatmulKernel::VecSplit { bias: false, f16_b: false, norm: false })]
     );
     let ops = &s.steps[0].operands;
     // a, b0..b2 (the three params), c0..c2 (the three outputs, each in its own pool).
@@ -58,8 +58,8 @@ fn four_siblings_are_three_plus_one_and_f16_weights_group_as_stored() {
     assert_eq!(
         keys(&s),
         [
-            KernelKey::Nn(NnKernel::MatmulVecSplit { bias: false, f16_b: true, norm: false }),
-            KernelKey::Nn(NnKernel::MatmulVec { bias: false, act: None, f16_b: true }),
+            KernelKey::Matmul(MatmulKernel::VecSplit { bias: false, f16_b: true, norm: false }),
+            KernelKey::Matmul(MatmulKernel::Vec { bias: false, act: None, f16_b: true }),
         ]
     );
 }
@@ -67,11 +67,11 @@ fn four_siblings_are_three_plus_one_and_f16_weights_group_as_stored() {
 #[test]
 fn a_forced_rung_or_too_few_bindings_keeps_matmuls_apart() {
     let g = siblings(1, &[40, 8, 8], false);
-    let forced = KernelOptions { matmul: Some(MatmulKernel::Tiled64), ..Default::default() };
+    let forced = KernelOptions { matmul: Some(rlx_backend::MatmulKernel::Tiled64), ..Default::default() };
     assert_eq!(schedule(&g, &GpuLimits::lavapipe(), &forced).steps.len(), 3);
     let few = GpuLimits { max_storage_bindings: 4, ..GpuLimits::lavapipe() };
     let s = schedule(&g, &few, &KernelOptions::default());
-    assert_eq!(keys(&s), [KernelKey::Nn(NnKernel::MatmulVec { bias: false, act: None, f16_b: false }); 3]);
+    assert_eq!(keys(&s), [KernelKey::Matmul(MatmulKernel::Vec { bias: false, act: None, f16_b: false }); 3]);
 }
 
 /// silu(x · W_gᵀ) ⊙ (x · W_uᵀ) with the silu fused into the gate matmul, as rlx-opt leaves it.
@@ -100,7 +100,7 @@ fn a_gated_product_is_one_launch_that_writes_the_product() {
     let s = schedule(&g, &GpuLimits::lavapipe(), &KernelOptions::default());
     assert_eq!(
         keys(&s),
-        [KernelKey::Nn(NnKernel::MatmulVecGated { act: Some(Epilogue::Silu), f16_b: false, norm: false })]
+        [KernelKey::Matmul(MatmulKernel::VecGated { act: Some(Epilogue::Silu), f16_b: false, norm: false })]
     );
     let ops = &s.steps[0].operands;
     assert_eq!([ops[1].buffer, ops[2].buffer], [BufferId::Leaf(1), BufferId::Leaf(2)]);
@@ -117,7 +117,7 @@ fn a_product_whose_factor_is_read_elsewhere_is_not_gated() {
     let (g, _) = gated(true);
     let s = schedule(&g, &GpuLimits::lavapipe(), &KernelOptions::default());
     assert!(
-        !keys(&s).iter().any(|k| matches!(k, KernelKey::Nn(NnKernel::MatmulVecGated { .. }))),
+        !keys(&s).iter().any(|k| matches!(k, KernelKey::Matmul(MatmulKernel::VecGated { .. }))),
         "{:?}",
         keys(&s)
     );
@@ -140,10 +140,10 @@ fn qkv(rows: usize) -> Graph {
 
 #[test]
 fn a_prompt_s_q_k_v_are_one_tensor_core_launch_with_three_outputs() {
-    use crate::catalog::nn::CoopSplitParams;
+    use crate::catalog::matmul::CoopSplitParams;
     let mixed = KernelOptions { precision: rlx_backend::Precision::Mixed, ..Default::default() };
     let s = schedule(&qkv(512), &GpuLimits::hopper(), &mixed);
-    assert_eq!(keys(&s), [KernelKey::Nn(NnKernel::MatmulCoopSplit { wide: false, bias: true })]);
+    assert_eq!(keys(&s), [KernelKey::Matmul(MatmulKernel::CoopSplit { wide: false, bias: true })]);
     let ops = &s.steps[0].operands;
     assert_eq!(ops.len(), 10);
     // Each output has its own pool; the biases are the three bias params.
@@ -156,7 +156,7 @@ fn a_prompt_s_q_k_v_are_one_tensor_core_launch_with_three_outputs() {
     // Without tensor cores (lavapipe) each projection is its own launch.
     let s = schedule(&qkv(512), &GpuLimits::lavapipe(), &mixed);
     assert!(
-        !keys(&s).iter().any(|k| matches!(k, KernelKey::Nn(NnKernel::MatmulCoopSplit { .. }))),
+        !keys(&s).iter().any(|k| matches!(k, KernelKey::Matmul(MatmulKernel::CoopSplit { .. }))),
         "{:?}",
         keys(&s)
     );
@@ -181,7 +181,10 @@ fn an_rms_norm_read_only_by_a_group_is_computed_by_its_launch() {
         schedule(&g, &GpuLimits::lavapipe(), &KernelOptions::default())
     };
     let s = build(false);
-    assert_eq!(keys(&s), [KernelKey::Nn(NnKernel::MatmulVecSplit { bias: false, f16_b: false, norm: true })]);
+    assert_eq!(
+        keys(&s),
+        [KernelKey::Matmul(MatmulKernel::VecSplit { bias: false, f16_b: false, norm: true })]
+    );
     let ops = &s.steps[0].operands;
     // A is the norm's input x, γ is bound last.
     assert_eq!((ops[0].buffer, ops[7].buffer), (BufferId::Leaf(0), BufferId::Leaf(1)));
@@ -192,6 +195,6 @@ fn an_rms_norm_read_only_by_a_group_is_computed_by_its_launch() {
     assert_eq!(s.steps.len(), 2);
     assert_eq!(
         s.steps[1].key,
-        KernelKey::Nn(NnKernel::MatmulVecSplit { bias: false, f16_b: false, norm: false })
+        KernelKey::Matmul(MatmulKernel::VecSplit { bias: false, f16_b: false, norm: false })
     );
 }

@@ -17,7 +17,6 @@
 mod attention;
 mod cast;
 mod custom;
-mod data;
 mod elementwise;
 mod fft;
 mod grouped;
@@ -28,6 +27,7 @@ mod quant;
 mod random;
 mod reduce;
 mod rope;
+mod shape;
 mod ssm;
 mod state;
 
@@ -218,7 +218,7 @@ fn whole_units(bytes: u64) -> u64 {
 
 fn lower_node(cx: &mut LowerCtx, id: NodeId, node: &Node, out: &mut Vec<Dispatch>) -> Result<(), GpuError> {
     let kind = node.op.kind();
-    let packed_gather = data::packed_row_gather(cx, node)?;
+    let packed_gather = shape::packed_row_gather(cx, node)?;
     if !packed_gather
         && !matches!(
             kind,
@@ -230,7 +230,7 @@ fn lower_node(cx: &mut LowerCtx, id: NodeId, node: &Node, out: &mut Vec<Dispatch
         for &i in node.inputs.iter().chain([&id]).filter(|&i| Some(i) != packed) {
             let dtype = cx.ty(i)?.dtype;
             if crate::convert::stored_size(dtype) != 4 {
-                return Err(data::packed_refused(&cx.label(id), dtype));
+                return Err(shape::packed_refused(&cx.label(id), dtype));
             }
         }
     }
@@ -241,14 +241,14 @@ fn lower_node(cx: &mut LowerCtx, id: NodeId, node: &Node, out: &mut Vec<Dispatch
             elementwise::lower(cx, id, node, out)
         }
         OpKind::Cast => cast::lower(cx, id, node, out),
-        OpKind::Reshape => data::lower_reshape(cx, id, node, out),
+        OpKind::Reshape => shape::lower_reshape(cx, id, node, out),
         OpKind::Permute
         | OpKind::Slice
         | OpKind::Concat
         | OpKind::Expand
         | OpKind::Gather
         | OpKind::Pad
-        | OpKind::Reverse => data::lower(cx, id, node, out),
+        | OpKind::Reverse => shape::lower(cx, id, node, out),
         OpKind::Reduce | OpKind::ArgReduce | OpKind::Cumsum | OpKind::TopK => {
             reduce::lower(cx, id, node, out)
         }
@@ -307,7 +307,7 @@ impl Schedule {
                 }
                 if op.binding_size() > limits.max_binding_bytes {
                     return Err(GpuError::TooLarge {
-                        kernel: v.name,
+                        kernel: v.static_name(),
                         what: "binding bytes",
                         value: op.binding_size(),
                         limit: limits.max_binding_bytes,
@@ -331,5 +331,24 @@ impl Schedule {
 }
 
 #[cfg(test)]
-#[path = "pools_tests.rs"]
+mod attention_tests;
+#[cfg(test)]
+mod grouped_tests;
+#[cfg(test)]
+mod keys_tests;
+#[cfg(test)]
+mod matmul_group_tests;
+#[cfg(test)]
+mod matmul_tests;
+#[cfg(test)]
+mod norm_tests;
+#[cfg(test)]
 mod pools_tests;
+#[cfg(test)]
+mod quant_tests;
+#[cfg(test)]
+mod shape_tests;
+#[cfg(test)]
+mod ssm_tests;
+#[cfg(test)]
+mod test_util;

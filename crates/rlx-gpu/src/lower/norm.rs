@@ -7,7 +7,7 @@
 
 use super::matmul::named;
 use super::LowerCtx;
-use crate::catalog::nn::{NnKernel, NormParams, NormRow};
+use crate::catalog::norm::{NormKernel, NormParams, NormRow};
 use crate::schedule::Dispatch;
 use crate::{BinaryParams, GpuError, KernelKey, SoftmaxParams};
 use rlx_ir::{BinaryOp, Node, NodeId, NormKind, Op};
@@ -30,8 +30,8 @@ pub(super) fn lower(
         (Op::Softmax | Op::LogSoftmax, &[x]) => {
             let (p, grid) = SoftmaxParams::new(rows, cols).map_err(|e| named(cx, id, e))?;
             let key = match node.op {
-                Op::Softmax => KernelKey::SoftmaxRowF32,
-                _ => KernelKey::Nn(NnKernel::LogSoftmaxRow),
+                Op::Softmax => KernelKey::SOFTMAX_ROW_F32,
+                _ => KernelKey::Norm(NormKernel::LogSoftmax),
             };
             out.push(Dispatch::new(key, label.clone(), vec![cx.operand_nonempty(x)?, result], &p, grid));
         }
@@ -44,7 +44,7 @@ pub(super) fn lower(
                 result,
             ];
             out.push(Dispatch::new(
-                KernelKey::Nn(NnKernel::Norm(NormRow::LayerNorm)),
+                KernelKey::Norm(NormKernel::Row(NormRow::LayerNorm)),
                 label.clone(),
                 ops,
                 &p,
@@ -55,7 +55,7 @@ pub(super) fn lower(
             let (p, grid) = NormParams::new(rows, cols, *eps).map_err(|e| named(cx, id, e))?;
             let ops = vec![cx.operand_nonempty(x)?, cx.operand_nonempty(gamma)?, result];
             out.push(Dispatch::new(
-                KernelKey::Nn(NnKernel::Norm(NormRow::RmsNorm)),
+                KernelKey::Norm(NormKernel::Row(NormRow::RmsNorm)),
                 label.clone(),
                 ops,
                 &p,
@@ -91,7 +91,7 @@ pub(super) fn lower(
             };
             ops.extend(beta);
             ops.push(result);
-            out.push(Dispatch::new(KernelKey::Nn(NnKernel::Norm(row)), label.clone(), ops, &p, grid));
+            out.push(Dispatch::new(KernelKey::Norm(NormKernel::Row(row)), label.clone(), ops, &p, grid));
         }
         _ => return Err(bad("not a row op, or a wrong operand count")),
     }

@@ -8,7 +8,7 @@
 //! - QuantGather: one launch over the ids; an empty table (V = 0) makes every id out of range, so
 //!   the output is a fill with zeros.
 
-use super::data::fill_step;
+use super::shape::fill_step;
 use super::LowerCtx;
 use crate::catalog::quant::{QuantKernel, QuantParams, QuantPath};
 use crate::schedule::Dispatch;
@@ -69,9 +69,5 @@ pub(super) fn lower(
 
 /// The variant name of `kernel`, for limit errors.
 fn kernel_name(kernel: QuantKernel) -> &'static str {
-    crate::catalog::quant::spec_name(kernel)
+    crate::variant(KernelKey::Quant(kernel)).static_name()
 }
-
-#[cfg(test)]
-#[path = "quant_tests.rs"]
-mod tests;

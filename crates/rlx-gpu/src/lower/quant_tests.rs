@@ -54,7 +54,7 @@ fn rows_device_and_forcing_pick_the_kernel() {
 fn empty_weights_fill_zeros_and_gathers_take_their_kernel() {
     let lava = GpuLimits::lavapipe();
     let s = schedule(&quant_graph(3, 5, 0, QuantType::Q8_0), &lava, &KernelOptions::default());
-    assert_eq!(keys(&s), [KernelKey::Data(crate::catalog::data::DataKernel::Fill)]);
+    assert_eq!(keys(&s), [KernelKey::Shape(crate::catalog::shape::ShapeKernel::Fill)]);
     let mut g = Graph::new("gather");
     let t = g.param("t", &[7, 36], DType::U8).unwrap();
     let ids = g.input("ids", &[2, 3], DType::I32).unwrap();

@@ -8,10 +8,15 @@
 //! f64 sums). An empty reduced set is a fill: sum 0 (−0.0 for f32), prod 1, and NaN for f32
 //! mean/max/min, 0 for integer max/min (rlx-cpu's values).
 
-use super::data::{fill_step, split_at_axis, word_type};
+use super::shape::{fill_step, split_at_axis, word_type};
 use super::LowerCtx;
-use crate::catalog::data::params::{AxisParams, ReduceParams, TopKParams};
-use crate::catalog::data::{DataKernel, IntReduceOp, IntType, WordType};
+use crate::catalog::reduce::params::AxisParams;
+use crate::catalog::reduce::params::ReduceParams;
+use crate::catalog::reduce::params::TopKParams;
+use crate::catalog::reduce::IntReduceOp;
+use crate::catalog::reduce::IntType;
+use crate::catalog::reduce::ReduceKernel;
+use crate::catalog::WordType;
 use crate::schedule::{Dispatch, Operand};
 use crate::{GpuError, KernelKey};
 use rlx_ir::{Node, NodeId, Op, ReduceOp};
@@ -19,7 +24,7 @@ use rlx_ir::{Node, NodeId, Op, ReduceOp};
 /// Reduced elements one workgroup takes in one pass (16 per thread).
 pub const REDUCE_CHUNK: usize = 4096;
 
-/// Elements per thread in a block of `data_cumsum.wgsl` (its ITEMS).
+/// Elements per thread in a block of `cumsum.wgsl` (its ITEMS).
 const CUMSUM_ITEMS: usize = 4;
 
 /// Drops size-1 dims and joins neighbours that are contiguous in x (stride = next stride ×
@@ -35,7 +40,7 @@ fn merge_dims(dims: impl Iterator<Item = (usize, usize)>) -> Vec<(usize, usize)>
     merged
 }
 
-fn reduce_key(op: ReduceOp, t: WordType, label: &str) -> Result<DataKernel, GpuError> {
+fn reduce_key(op: ReduceOp, t: WordType, label: &str) -> Result<ReduceKernel, GpuError> {
     let int = |t: IntType| {
         let op = match op {
             ReduceOp::Sum => IntReduceOp::Sum,
@@ -49,10 +54,10 @@ fn reduce_key(op: ReduceOp, t: WordType, label: &str) -> Result<DataKernel, GpuE
                 })
             }
         };
-        Ok(DataKernel::ReduceInt(op, t))
+        Ok(ReduceKernel::Int(op, t))
     };
     match t {
-        WordType::F32 => Ok(DataKernel::ReduceF32(op)),
+        WordType::F32 => Ok(ReduceKernel::F32(op)),
         WordType::I32 => int(IntType::I32),
         WordType::U32 => int(IntType::U32),
     }
@@ -106,19 +111,19 @@ pub(super) fn lower(
         Op::ArgReduce { op, axis, .. } => {
             let (outer, len, inner) = split_at_axis(dims, *axis);
             let (p, grid) = AxisParams::new("data_arg_reduce", outer, len, inner, 1)?;
-            let key = KernelKey::Data(DataKernel::ArgReduce(*op, t));
+            let key = KernelKey::Reduce(ReduceKernel::Arg(*op, t));
             out.push(Dispatch::new(key, label.clone(), vec![cx.operand_nonempty(x)?, dst], &p, grid));
         }
         Op::Cumsum { axis } => {
             let (outer, len, inner) = split_at_axis(dims, *axis);
             let (p, grid) = AxisParams::new("data_cumsum", outer, len, inner, CUMSUM_ITEMS)?;
-            let key = KernelKey::Data(DataKernel::Cumsum(t));
+            let key = KernelKey::Reduce(ReduceKernel::Cumsum(t));
             out.push(Dispatch::new(key, label.clone(), vec![cx.operand_nonempty(x)?, dst], &p, grid));
         }
         Op::TopK { k, axis, largest, output } => {
             let (outer, len, inner) = split_at_axis(dims, *axis);
             let (p, grid) = TopKParams::new(outer, len, inner, *k, *largest)?;
-            let key = KernelKey::Data(DataKernel::TopK(t, *output));
+            let key = KernelKey::Reduce(ReduceKernel::TopK(t, *output));
             out.push(Dispatch::new(key, label.clone(), vec![cx.operand_nonempty(x)?, dst], &p, grid));
         }
         other => return Err(bad(format!("{} is not a reduction", other.name()))),
@@ -131,7 +136,7 @@ pub(super) fn lower(
 #[allow(clippy::too_many_arguments)]
 fn reduce_passes(
     cx: &mut LowerCtx,
-    key: DataKernel,
+    key: ReduceKernel,
     label: &str,
     mut src: Operand,
     dst: Operand,
@@ -146,7 +151,7 @@ fn reduce_passes(
     let divisor = total as f32;
     // Earlier passes of a mean add up; only the last divides.
     let partial_key = match key {
-        DataKernel::ReduceF32(ReduceOp::Mean) => DataKernel::ReduceF32(ReduceOp::Sum),
+        ReduceKernel::F32(ReduceOp::Mean) => ReduceKernel::F32(ReduceOp::Sum),
         k => k,
     };
     loop {
@@ -156,7 +161,7 @@ fn reduce_passes(
         let target = if last { dst } else { cx.scratch((n_out * chunks * 4) as u64) };
         let (p, grid) = ReduceParams::new(&kept, &red, REDUCE_CHUNK, divisor, src_len)?;
         let k = if last { key } else { partial_key };
-        out.push(Dispatch::new(KernelKey::Data(k), label, vec![src, target], &p, grid));
+        out.push(Dispatch::new(KernelKey::Reduce(k), label, vec![src, target], &p, grid));
         if last {
             return Ok(());
         }

@@ -2,7 +2,7 @@
 
 use super::matmul::named;
 use super::LowerCtx;
-use crate::catalog::nn::{NnKernel, RopeParams};
+use crate::catalog::rope::{RopeKernel, RopeParams};
 use crate::schedule::Dispatch;
 use crate::{GpuError, KernelKey};
 use rlx_ir::{Node, NodeId, Op};
@@ -29,6 +29,6 @@ pub(super) fn lower(
         cx.operand_nonempty(sin)?,
         cx.operand_nonempty(id)?,
     ];
-    out.push(Dispatch::new(KernelKey::Nn(NnKernel::Rope), cx.label(id), ops, &params, grid));
+    out.push(Dispatch::new(KernelKey::Rope(RopeKernel::F32), cx.label(id), ops, &params, grid));
     Ok(())
 }

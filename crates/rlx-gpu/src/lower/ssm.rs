@@ -9,8 +9,8 @@
 //! - An empty operand with a non-empty output (N = 0 for y, L = 0 for the last state) means
 //!   an empty sum or no step at all: every output is 0, written by a fill.
 
-use super::data::fill_step;
 use super::matmul::named;
+use super::shape::fill_step;
 use super::LowerCtx;
 use crate::catalog::ssm::{DeltaRuleParams, ScanParams, SsmKernel};
 use crate::schedule::{Dispatch, Operand};
@@ -121,7 +121,3 @@ fn scan(
     }
     Ok(())
 }
-
-#[cfg(test)]
-#[path = "ssm_tests.rs"]
-mod ssm_tests;

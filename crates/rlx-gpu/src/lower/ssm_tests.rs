@@ -2,8 +2,8 @@
 //! for its last state) through scratch buffers, the chunk length, the delta rule's one launch
 //! and its K limit, and fills for empty operands.
 
-use super::scan_chunk;
-use crate::catalog::data::DataKernel;
+use super::ssm::scan_chunk;
+use crate::catalog::shape::ShapeKernel;
 use crate::catalog::ssm::SsmKernel;
 use crate::schedule::{BufferId, GpuLimits, Schedule};
 use crate::{lower, GpuError, KernelKey};
@@ -51,9 +51,9 @@ fn the_scan_is_three_launches_and_its_state_two() {
 fn empty_operands_are_fills() {
     // L = 0: the last state is zeros. N = 0: y is an empty sum.
     let s = lower_it(&scan_graph(0, 4, ScanOutput::LastState)).unwrap();
-    assert_eq!(keys(&s), [KernelKey::Data(DataKernel::Fill)]);
+    assert_eq!(keys(&s), [KernelKey::Shape(ShapeKernel::Fill)]);
     let s = lower_it(&scan_graph(5, 0, ScanOutput::Y)).unwrap();
-    assert_eq!(keys(&s), [KernelKey::Data(DataKernel::Fill)]);
+    assert_eq!(keys(&s), [KernelKey::Shape(ShapeKernel::Fill)]);
 }
 
 #[test]

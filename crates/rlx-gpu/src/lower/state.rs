@@ -1,12 +1,12 @@
-//! Lowering of state writes: `WriteRows` becomes one `data_write_rows` launch that writes the
+//! Lowering of state writes: `WriteRows` becomes one `write_rows.wgsl` launch that writes the
 //! rows into the state's own leaf buffer. The node's value *is* that buffer (the memory plan
 //! aliases it, like a view), so every later reader sees the write, and the dependency analysis
 //! orders them after it because they read the range it wrote.
 
-use super::data::split_at_axis;
+use super::shape::split_at_axis;
 use super::LowerCtx;
-use crate::catalog::data::params::WriteRowsParams;
-use crate::catalog::data::DataKernel;
+use crate::catalog::state::params::WriteRowsParams;
+use crate::catalog::state::StateKernel;
 use crate::schedule::Dispatch;
 use crate::{GpuError, KernelKey};
 use rlx_ir::{Node, NodeId, Op};
@@ -28,6 +28,6 @@ pub(super) fn lower(
     };
     let (params, grid) = WriteRowsParams::new(outer, cap, inner, n)?;
     let operands = vec![rows_op, cx.operand_nonempty(offset)?, cx.operand_nonempty(id)?];
-    out.push(Dispatch::new(KernelKey::Data(DataKernel::WriteRows), cx.label(id), operands, &params, grid));
+    out.push(Dispatch::new(KernelKey::State(StateKernel::WriteRows), cx.label(id), operands, &params, grid));
     Ok(())
 }

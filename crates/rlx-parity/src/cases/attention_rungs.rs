@@ -1,4 +1,4 @@
-//! Attention on tensor cores (`nn_attention_coop.wgsl`), forced with the coop matmul kernel at
+//! Attention on tensor cores (`attention_coop.wgsl`), forced with the coop matmul kernel at
 //! `Precision::Mixed` and `Precision::F16`: every attention case of the table again, plus
 //! shapes that span several query blocks and key tiles (64 rows; 64 keys at head dim 64, 32 at
 //! 128) with partial last ones, at head dims 64 and 128 and below them. Cases past head dim

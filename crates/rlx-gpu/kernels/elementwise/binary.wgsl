@@ -1,0 +1,242 @@
+// Broadcasting elementwise binary ops on 32-bit words: f32 arithmetic, integer arithmetic (i32,
+// u32) and comparisons (f32, i32, u32; bool words compare as u32) giving u32 0/1.
+//
+// Variant defines: OP (one of the OP_* constants below), T (T_F32, T_I32 or T_U32).
+// Driver defines: PARAMS.
+// Bindings: 0 = a (read), 1 = b (read), 2 = out (read_write, contiguous). Params: BinaryParams.
+//
+// One thread per output element. Output element i has coordinates c[d], row-major over
+// p.shape[0..rank]; it reads a at Σ c[d]·a_strides[d] and b likewise. A broadcast dim has
+// stride 0, so broadcasting costs no copy. Dims are packed four to a vec4 so the struct has the
+// same layout as push constants and as a uniform buffer. Every dtype moves as u32 words and is
+// reinterpreted with bitcast where the dtype matters.
+//
+// f32: maximum/minimum return NaN when either operand is NaN (PyTorch semantics); pow has the
+// C semantics (pow_c below).
+// Integer semantics are rlx-cpu's: + − × wrap (WGSL integer arithmetic is two's complement
+// and wrapping; i32 and u32 share the low bits of +, − and ×); division truncates, x / 0 = 0
+// and i32::MIN / −1 = i32::MIN (wrapping); pow is exponentiation by squaring, wrapping, and
+// for a negative i32 exponent the truncated reciprocal (1 for base 1, ±1 for base −1, else 0).
+// Comparisons: NaN is unequal to everything (so only `ne` is true), −0 equals +0.
+
+const OP_ADD: u32 = 0u;
+const OP_SUB: u32 = 1u;
+const OP_MUL: u32 = 2u;
+const OP_DIV: u32 = 3u;
+const OP_POW: u32 = 4u;
+const OP_MAXIMUM: u32 = 5u;
+const OP_MINIMUM: u32 = 6u;
+const OP_EQ: u32 = 10u;
+const OP_NE: u32 = 11u;
+const OP_LT: u32 = 12u;
+const OP_LE: u32 = 13u;
+const OP_GT: u32 = 14u;
+const OP_GE: u32 = 15u;
+
+const OP: u32 = {{OP}};
+const T: u32 = {{T}};
+const WG: u32 = 256u;
+
+struct BinaryParams {
+    numel: u32,
+    rank: u32,
+    _pad0: u32,
+    _pad1: u32,
+    shape: array<vec4<u32>, 2>,
+    a_strides: array<vec4<u32>, 2>,
+    b_strides: array<vec4<u32>, 2>,
+}
+
+@group(0) @binding(0) var<storage, read> a: array<u32>;
+@group(0) @binding(1) var<storage, read> b: array<u32>;
+@group(0) @binding(2) var<storage, read_write> out: array<u32>;
+{{PARAMS}} p: BinaryParams;
+
+fn is_odd_integer(y: f32) -> bool {
+    // |y| >= 2^24 is always even in f32.
+    return abs(y) < 16777216.0 && floor(y) == y && (i32(y) & 1) != 0;
+}
+
+// pow with the C/Rust semantics that WGSL's pow (exp2(y * log2(x))) lacks: pow(x, 0) = 1 and
+// pow(1, y) = 1 even for NaN, a negative base with an integer exponent keeps its sign, a
+// negative base with a non-integer exponent is NaN.
+fn pow_c(x: f32, y: f32) -> f32 {
+    if (y == 0.0 || x == 1.0) {
+        return 1.0;
+    }
+    if (is_nan(x) || is_nan(y)) {
+        return x + y;
+    }
+    let ax = abs(x);
+    let inf = f32_bits(0x7f800000u);
+    if (abs(y) == inf) {
+        // (±1)^±inf = 1; otherwise 0 or inf by whether |x| and y pull the same way.
+        if (ax == 1.0) {
+            return 1.0;
+        }
+        return select(0.0, inf, (ax > 1.0) == (y > 0.0));
+    }
+    if (x == -inf) {
+        // (-inf)^y: the magnitude is inf or 0; an odd integer exponent keeps the sign.
+        let mag = select(0.0, inf, y > 0.0);
+        return select(mag, -mag, is_odd_integer(y));
+    }
+    let m = pow(ax, y);
+    if (x < 0.0) {
+        if (floor(y) != y) {
+            // (x - x) / (x - x) is 0/0 at run time: a NaN without a NaN literal.
+            return (x - x) / (x - x);
+        }
+        return select(m, -m, is_odd_integer(y));
+    }
+    if (x == 0.0) {
+        // The sign of a zero base survives only an odd integer exponent: pow(-0, -1) = -inf.
+        let odd = is_odd_integer(y);
+        if (y < 0.0) {
+            return select(1.0 / abs(x), 1.0 / x, odd);
+        }
+        return select(0.0, x, odd);
+    }
+    return m;
+}
+
+fn float_op(x: f32, y: f32) -> f32 {
+    if (OP == OP_ADD) {
+        return x + y;
+    } else if (OP == OP_SUB) {
+        return x - y;
+    } else if (OP == OP_MUL) {
+        return x * y;
+    } else if (OP == OP_DIV) {
+        return x / y;
+    } else if (OP == OP_POW) {
+        return pow_c(x, y);
+    } else if (OP == OP_MAXIMUM) {
+        return max_nan(x, y);
+    } else {
+        return min_nan(x, y);
+    }
+}
+
+// base^e, wrapping, by squaring (at most 32 rounds).
+fn pow_wrap(base: u32, e: u32) -> u32 {
+    var r = 1u;
+    var q = base;
+    var k = e;
+    loop {
+        if (k == 0u) {
+            break;
+        }
+        if ((k & 1u) == 1u) {
+            r = r * q;
+        }
+        q = q * q;
+        k = k >> 1u;
+    }
+    return r;
+}
+
+fn int_op(x: u32, y: u32) -> u32 {
+    let sx = bitcast<i32>(x);
+    let sy = bitcast<i32>(y);
+    if (OP == OP_ADD) {
+        return x + y;
+    } else if (OP == OP_SUB) {
+        return x - y;
+    } else if (OP == OP_MUL) {
+        return x * y;
+    } else if (OP == OP_DIV) {
+        if (y == 0u) {
+            return 0u;
+        }
+        if (T == T_I32) {
+            if (x == 0x80000000u && y == 0xffffffffu) {
+                return x;
+            }
+            return bitcast<u32>(sx / sy);
+        }
+        return x / y;
+    } else if (OP == OP_POW) {
+        if (T == T_I32 && sy < 0) {
+            if (sx == 1) {
+                return 1u;
+            }
+            if (sx == -1) {
+                return select(0xffffffffu, 1u, (y & 1u) == 0u);
+            }
+            return 0u;
+        }
+        return pow_wrap(x, y);
+    } else if (OP == OP_MAXIMUM) {
+        if (T == T_I32) {
+            return bitcast<u32>(max(sx, sy));
+        }
+        return max(x, y);
+    } else {
+        if (T == T_I32) {
+            return bitcast<u32>(min(sx, sy));
+        }
+        return min(x, y);
+    }
+}
+
+fn compare(x: u32, y: u32) -> bool {
+    var lt = false;
+    var eq = false;
+    if (T == T_F32) {
+        if (is_nan_bits(x) || is_nan_bits(y)) {
+            return OP == OP_NE;
+        }
+        lt = bitcast<f32>(x) < bitcast<f32>(y);
+        eq = bitcast<f32>(x) == bitcast<f32>(y);
+    } else if (T == T_I32) {
+        lt = bitcast<i32>(x) < bitcast<i32>(y);
+        eq = x == y;
+    } else {
+        lt = x < y;
+        eq = x == y;
+    }
+    if (OP == OP_EQ) {
+        return eq;
+    } else if (OP == OP_NE) {
+        return !eq;
+    } else if (OP == OP_LT) {
+        return lt;
+    } else if (OP == OP_LE) {
+        return lt || eq;
+    } else if (OP == OP_GT) {
+        return !(lt || eq);
+    } else {
+        return !lt;
+    }
+}
+
+fn apply(x: u32, y: u32) -> u32 {
+    if (OP >= OP_EQ) {
+        return select(0u, 1u, compare(x, y));
+    }
+    if (T == T_F32) {
+        return bitcast<u32>(float_op(bitcast<f32>(x), bitcast<f32>(y)));
+    }
+    return int_op(x, y);
+}
+
+// One invocation per output element; the entry point is include/flat_main.wgsl.
+fn invocations() -> u32 {
+    return p.numel;
+}
+
+fn element(i: u32) {
+    var rem = i;
+    var ia = 0u;
+    var ib = 0u;
+    for (var d = p.rank; d > 0u; d--) {
+        let k = d - 1u;
+        let n = p.shape[k >> 2u][k & 3u];
+        let c = rem % n;
+        rem = rem / n;
+        ia += c * p.a_strides[k >> 2u][k & 3u];
+        ib += c * p.b_strides[k >> 2u][k & 3u];
+    }
+    out[i] = apply(a[ia], b[ib]);
+}

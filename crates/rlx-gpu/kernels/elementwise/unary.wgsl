@@ -1,0 +1,147 @@
+// Elementwise one-input ops on contiguous 32-bit words: f32 math, dtype casts, the `x != 0` of
+// a cast to bool, and wrapping i32 neg/abs.
+//
+// Variant defines: OP (one of the OP_* constants below). Driver defines: PARAMS.
+// Bindings: 0 = x (read), 1 = out (read_write). Params: UnaryParams.
+//
+// Every dtype moves as u32 words and is reinterpreted with bitcast where the dtype matters.
+// f32 math: the activations and their accuracy are the prelude's; log, sqrt and rsqrt of a
+// negative number are NaN, NaN in gives NaN out.
+// Casts are rlx-cpu's (Rust `as` through f64):
+// - float → int truncates toward zero and saturates; NaN → 0;
+// - int → float rounds to nearest, ties to even. Done by hand (the prelude's u32_to_f32),
+//   because WGSL leaves the rounding of an inexact integer → float conversion to the
+//   implementation;
+// - i32 → u32 clamps negatives to 0, u32 → i32 clamps to i32::MAX;
+// - → bool is `x != 0`: NaN is nonzero, −0 is zero (a bit test, immune to flushed denormals).
+// Bool words are 0/1, so casts from bool use the u32 ops.
+
+// f32 math.
+const OP_GELU: u32 = 0u;
+const OP_GELU_TANH: u32 = 1u;
+const OP_SILU: u32 = 2u;
+const OP_RELU: u32 = 3u;
+const OP_SIGMOID: u32 = 4u;
+const OP_TANH: u32 = 5u;
+const OP_EXP: u32 = 6u;
+const OP_LOG: u32 = 7u;
+const OP_SQRT: u32 = 8u;
+const OP_RSQRT: u32 = 9u;
+const OP_NEG: u32 = 10u;
+const OP_ABS: u32 = 11u;
+const OP_SIN: u32 = 12u;
+const OP_COS: u32 = 13u;
+const OP_RECIP: u32 = 14u;
+const OP_SQUARE: u32 = 15u;
+// Word maps.
+const OP_CAST_F32_I32: u32 = 16u;
+const OP_CAST_F32_U32: u32 = 17u;
+const OP_CAST_I32_F32: u32 = 18u;
+const OP_CAST_I32_U32: u32 = 19u;
+const OP_CAST_U32_F32: u32 = 20u;
+const OP_CAST_U32_I32: u32 = 21u;
+const OP_NONZERO_F32: u32 = 22u;
+const OP_NONZERO_WORD: u32 = 23u;
+const OP_NEG_I32: u32 = 24u;
+const OP_ABS_I32: u32 = 25u;
+
+const OP: u32 = {{OP}};
+const WG: u32 = 256u;
+
+struct UnaryParams {
+    numel: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
+
+@group(0) @binding(0) var<storage, read> x: array<u32>;
+@group(0) @binding(1) var<storage, read_write> out: array<u32>;
+{{PARAMS}} p: UnaryParams;
+
+fn math(v: f32) -> f32 {
+    if (OP == OP_GELU) {
+        return gelu_erf(v);
+    } else if (OP == OP_GELU_TANH) {
+        return gelu_tanh(v);
+    } else if (OP == OP_SILU) {
+        return silu(v);
+    } else if (OP == OP_RELU) {
+        return relu(v);
+    } else if (OP == OP_SIGMOID) {
+        return sigmoid(v);
+    } else if (OP == OP_TANH) {
+        return tanh_acc(v);
+    } else if (OP == OP_EXP) {
+        return exp(v);
+    } else if (OP == OP_LOG) {
+        if (v < 0.0) {
+            return nan_from(v);
+        }
+        if (v == 0.0) {
+            return -1.0 / abs(v);
+        }
+        return log(v);
+    } else if (OP == OP_SQRT) {
+        if (v < 0.0) {
+            return nan_from(v);
+        }
+        return sqrt(v);
+    } else if (OP == OP_RSQRT) {
+        if (v < 0.0) {
+            return nan_from(v);
+        }
+        if (v == 0.0) {
+            // 1/sqrt(±0) = ±inf, as the reference computes it.
+            return 1.0 / v;
+        }
+        return inverseSqrt(v);
+    } else if (OP == OP_NEG) {
+        return -v;
+    } else if (OP == OP_ABS) {
+        return abs(v);
+    } else if (OP == OP_SIN) {
+        return sin(v);
+    } else if (OP == OP_COS) {
+        return cos(v);
+    } else if (OP == OP_RECIP) {
+        return 1.0 / v;
+    } else {
+        return v * v;
+    }
+}
+
+fn apply(w: u32) -> u32 {
+    if (OP < OP_CAST_F32_I32) {
+        return bitcast<u32>(math(bitcast<f32>(w)));
+    } else if (OP == OP_CAST_F32_I32) {
+        return f32_to_i32(w);
+    } else if (OP == OP_CAST_F32_U32) {
+        return f32_to_u32(w);
+    } else if (OP == OP_CAST_I32_F32) {
+        return bitcast<u32>(i32_to_f32(w));
+    } else if (OP == OP_CAST_I32_U32) {
+        return select(w, 0u, (w & 0x80000000u) != 0u);
+    } else if (OP == OP_CAST_U32_F32) {
+        return bitcast<u32>(u32_to_f32(w));
+    } else if (OP == OP_CAST_U32_I32) {
+        return min(w, 0x7fffffffu);
+    } else if (OP == OP_NONZERO_F32) {
+        return select(0u, 1u, (w & 0x7fffffffu) != 0u);
+    } else if (OP == OP_NONZERO_WORD) {
+        return select(0u, 1u, w != 0u);
+    } else if (OP == OP_NEG_I32) {
+        return 0u - w;
+    } else {
+        return select(w, 0u - w, (w & 0x80000000u) != 0u);
+    }
+}
+
+// One invocation per output element; the entry point is include/flat_main.wgsl.
+fn invocations() -> u32 {
+    return p.numel;
+}
+
+fn element(i: u32) {
+    out[i] = apply(x[i]);
+}

@@ -1,0 +1,82 @@
+// What the kernels on block-quantized weights share (matmul_quant_vec.wgsl,
+// matmul_quant_tiled.wgsl, matmul_quant_coop.wgsl, quant_gather.wgsl): the params struct,
+// byte access to the packed weight `w` and the piece type the decoders return. Appended to each
+// kernel with quant_k_scales.wgsl, quant_minifloat.wgsl and one decoder file (quant_q8_0.wgsl,
+// …), which defines `decode8`.
+//
+// The weight is U8 storage, one byte per element, bound as u32 words (little-endian): row r of
+// [rows, row_bytes] starts at byte r · row_bytes, which need not be a word boundary (blocks of
+// 34, 18 and 210 bytes), so multi-byte fields are assembled from two words. f16 scales always
+// sit at even offsets (blocks and rows start at even bytes), so each lies inside one word. The
+// formats rlx adds (Q4_1, Q8_ASYM, FP8_*, NVFP4) have blocks of whole words, so their rows and
+// fields start on word boundaries and their decoders read words directly.
+// `last_word` is the last word holding bytes of the tensor: a 4-byte read never goes past it.
+
+struct QuantParams {
+    m: u32,
+    n: u32,
+    k: u32,
+    row_bytes: u32,
+    last_word: u32,
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
+}
+
+// Eight decoded weights: elements 8·piece .. 8·piece + 8 of a row.
+struct Piece {
+    lo: vec4<f32>,
+    hi: vec4<f32>,
+}
+
+// Bytes o .. o + 4 of `w` as one little-endian word. Every byte asked for is inside the tensor.
+fn bytes4(o: u32) -> u32 {
+    let i = o >> 2u;
+    let s = (o & 3u) * 8u;
+    let lo = w[i];
+    if (s == 0u) {
+        return lo;
+    }
+    let hi = w[min(i + 1u, p.last_word)];
+    return (lo >> s) | (hi << (32u - s));
+}
+
+// The f16 at the even byte offset o, widened exactly (f16_bits).
+fn f16_at(o: u32) -> f32 {
+    return f16_bits((w[o >> 2u] >> ((o & 2u) * 8u)) & 0xffffu);
+}
+
+// The f16 whose bits are the low 16 of h, widened exactly (by hand: unpack2x16float would need
+// the f16-in-f32 capability). Infinities and NaN stay what they are; subnormals become
+// m · 2^-24.
+fn f16_bits(h: u32) -> f32 {
+    let sign = (h & 0x8000u) << 16u;
+    let e = (h >> 10u) & 0x1fu;
+    let m = h & 0x3ffu;
+    if (e == 0x1fu) {
+        return bitcast<f32>(sign | 0x7f800000u | (m << 13u));
+    }
+    if (e == 0u) {
+        let v = f32(m) * 5.9604644775390625e-8;
+        return select(v, -v, sign != 0u);
+    }
+    return bitcast<f32>(sign | ((e + 112u) << 23u) | (m << 13u));
+}
+
+// The four bytes of v as signed 8-bit values.
+fn i8x4(v: u32) -> vec4<f32> {
+    let s = bitcast<vec4<i32>>(vec4<u32>(v << 24u, v << 16u, v << 8u, v)) >> vec4<u32>(24u);
+    return vec4<f32>(s);
+}
+
+// The four nibbles at bit `shift` (0 or 4) of each byte of v.
+fn nib4(v: u32, shift: u32) -> vec4<u32> {
+    let b = v >> shift;
+    return vec4<u32>(b & 0xfu, (b >> 8u) & 0xfu, (b >> 16u) & 0xfu, (b >> 24u) & 0xfu);
+}
+
+// Bit pairs (or single bits) at bit `shift` of each byte of v, masked by `mask`.
+fn bits4(v: u32, shift: u32, mask: u32) -> vec4<u32> {
+    let b = v >> shift;
+    return vec4<u32>(b & mask, (b >> 8u) & mask, (b >> 16u) & mask, (b >> 24u) & mask);
+}

@@ -1,0 +1,54 @@
+// Writes rows into a state buffer in place, at an offset read at run time (a KV cache append).
+//
+// Driver defines: PARAMS.
+// Bindings: 0 = rows (read), 1 = offset (read, i32 [1]), 2 = state (read_write).
+// Params: WriteRowsParams.
+//
+// The state is seen as [outer, cap, inner] 32-bit words and the rows as [outer, n, inner]:
+// state[(o·cap + offset + t)·inner + j] = rows[(o·n + t)·inner + j]. A row that would land at or
+// past cap, or before 0, is dropped: the state is never written out of bounds.
+
+const WG: u32 = 256u;
+
+struct WriteRowsParams {
+    numel: u32,
+    n: u32,
+    cap: u32,
+    inner: u32,
+}
+
+@group(0) @binding(0) var<storage, read> rows: array<u32>;
+@group(0) @binding(1) var<storage, read> offset: array<i32>;
+@group(0) @binding(2) var<storage, read_write> state: array<u32>;
+{{PARAMS}} p: WriteRowsParams;
+
+// One invocation per output element; the entry point is include/flat_main.wgsl.
+fn invocations() -> u32 {
+    return p.numel;
+}
+
+fn element(i: u32) {
+    let j = i % p.inner;
+    let row = i / p.inner;
+    let t = row % p.n;
+    let o = row / p.n;
+    let at = offset[0];
+    // at + t in i32 could wrap for an offset near either end; work in the unsigned domain.
+    var pos = 0u;
+    if (at < 0) {
+        let back = u32(-(at + 1)) + 1u; // |at|, also for i32::MIN
+        if (t < back) {
+            return;
+        }
+        pos = t - back;
+    } else {
+        if (u32(at) >= p.cap || t >= p.cap - u32(at)) {
+            return;
+        }
+        pos = u32(at) + t;
+    }
+    if (pos >= p.cap) {
+        return;
+    }
+    state[(o * p.cap + pos) * p.inner + j] = rows[i];
+}

@@ -1,0 +1,128 @@
+//! Kernel family "attention": attention with online softmax over row blocks ([`AttnBlock`]),
+//! split-key attention for few query rows ([`split`]) and flash attention on cooperative
+//! matrices ([`coop`]). Its keys ([`AttentionKernel`]), variants and params ([`params`]).
+
+pub mod coop;
+pub mod params;
+#[cfg(test)]
+mod params_tests;
+pub mod split;
+
+use super::{name, size_of, Spec, ATTENTION_BINDINGS};
+pub use coop::{CoopHead, COOP_ATTN_ROWS};
+pub use params::{attention_launches, AttentionParams};
+pub use split::{combine_launches, partial_bytes, split_chunks, split_fits, AttnCombineParams, SPLIT_CHUNK};
+use std::borrow::Cow;
+
+const ATTENTION_SRC: &str = kernel_src!("attention/attention.wgsl", "include/attention_common.wgsl");
+
+/// The block of output columns one attention workgroup owns (the `DMAX` define): the smallest
+/// that holds the value head dim, or the largest, with the columns split across workgroups.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AttnBlock {
+    D64,
+    D128,
+    D256,
+}
+
+impl AttnBlock {
+    pub const ALL: [AttnBlock; 3] = [AttnBlock::D64, AttnBlock::D128, AttnBlock::D256];
+
+    pub fn columns(self) -> usize {
+        match self {
+            AttnBlock::D64 => 64,
+            AttnBlock::D128 => 128,
+            AttnBlock::D256 => 256,
+        }
+    }
+
+    /// The block for a value head dim of `dv`.
+    pub fn for_value_dim(dv: usize) -> Self {
+        AttnBlock::ALL.into_iter().find(|b| dv <= b.columns()).unwrap_or(AttnBlock::D256)
+    }
+
+    /// Workgroup memory of the variant in bytes: q_s, kv_s, s_s, p_s and vis_s of
+    /// `attention.wgsl` (1024 + 16·(DMAX + 1) + 3·256 words).
+    pub fn shared_bytes(self) -> u32 {
+        (1024 + 16 * (self.columns() as u32 + 1) + 3 * 256) * 4
+    }
+
+    /// The block for `dv` on a device with `shared` bytes of workgroup memory: the one
+    /// [`Self::for_value_dim`] gives, or a smaller one that fits (the columns then split over
+    /// more workgroups). `None` when not even the smallest fits.
+    pub fn fitting(dv: usize, shared: u32) -> Option<Self> {
+        let best = Self::for_value_dim(dv);
+        AttnBlock::ALL.into_iter().rev().find(|b| b.columns() <= best.columns() && b.shared_bytes() <= shared)
+    }
+}
+
+/// Kernels of the attention family.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AttentionKernel {
+    /// Attention with online softmax, one workgroup per block of query rows and of output
+    /// columns ([`AttentionParams`]). Bindings q, k, v, mask, out, kv lengths.
+    Rows(AttnBlock),
+    /// Flash attention on cooperative matrices (`attention_coop.wgsl`): f16 operands, f32
+    /// accumulation and statistics ([`AttentionParams`]). Bindings q, k, v, mask, out, kv
+    /// lengths.
+    Coop(CoopHead),
+    /// Split-key attention for few query rows, first launch: per-chunk partials
+    /// ([`AttentionParams`]). Bindings q, k, v, mask, out, kv lengths, partials.
+    Split,
+    /// Split-key attention, second launch: merges the partials ([`AttnCombineParams`]).
+    /// Bindings partials, out.
+    Combine,
+}
+
+/// The variant of `k`.
+pub(crate) fn spec(k: AttentionKernel) -> Spec {
+    match k {
+        AttentionKernel::Rows(block) => {
+            let cols = block.columns();
+            let parts = (
+                name(&["attention", &format!("d{cols}"), "f32"]),
+                vec![("DMAX", Cow::Owned(format!("{cols}u")))],
+            );
+            let size = size_of::<AttentionParams>();
+            Spec::wg256(parts, "kernels/attention/attention.wgsl", ATTENTION_SRC, ATTENTION_BINDINGS, size)
+        }
+        AttentionKernel::Coop(head) => coop::spec(head),
+        AttentionKernel::Split => split::split_spec(),
+        AttentionKernel::Combine => split::combine_spec(),
+    }
+}
+
+/// Every key of this family, in a fixed order.
+pub(crate) fn keys() -> Vec<AttentionKernel> {
+    let mut keys: Vec<AttentionKernel> = AttnBlock::ALL.map(AttentionKernel::Rows).to_vec();
+    keys.extend(CoopHead::ALL.map(AttentionKernel::Coop));
+    keys.extend([AttentionKernel::Split, AttentionKernel::Combine]);
+    keys
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn attention_block_fits_the_value_dim() {
+        assert_eq!(AttnBlock::for_value_dim(1), AttnBlock::D64);
+        assert_eq!(AttnBlock::for_value_dim(64), AttnBlock::D64);
+        assert_eq!(AttnBlock::for_value_dim(65), AttnBlock::D128);
+        assert_eq!(AttnBlock::for_value_dim(256), AttnBlock::D256);
+        assert_eq!(AttnBlock::for_value_dim(1000), AttnBlock::D256);
+        // Lavapipe's 32 KiB hold every block, Vulkan's guaranteed 16 KiB all but D256.
+        assert_eq!(AttnBlock::D256.shared_bytes(), 23_616);
+        assert_eq!(AttnBlock::fitting(256, 32 * 1024), Some(AttnBlock::D256));
+        assert_eq!(AttnBlock::fitting(256, 16 * 1024), Some(AttnBlock::D128));
+        assert_eq!(AttnBlock::fitting(40, 16 * 1024), Some(AttnBlock::D64));
+        assert_eq!(AttnBlock::fitting(40, 8 * 1024), None);
+    }
+
+    #[test]
+    fn blocks_are_named_for_their_columns() {
+        assert_eq!(spec(AttentionKernel::Rows(AttnBlock::D128)).name, "attention_d128_f32");
+        assert_eq!(spec(AttentionKernel::Rows(AttnBlock::D64)).define("DMAX"), Some("64u"));
+        assert_eq!(spec(AttentionKernel::Split).name, "attention_split_f32");
+    }
+}

@@ -1,0 +1,50 @@
+//! Kernel family "shape": data movement on 32-bit words: the strided copy behind permute,
+//! slice, expand, reverse, pad, concat and reshape copies, the fill of pads and empty inputs,
+//! and gather. Its keys ([`ShapeKernel`]), variants and params structs ([`params`]).
+//!
+//! Every kernel of this family moves 32-bit words (`array<u32>` bindings), so one kernel serves
+//! f32, i32, u32 and Bool (a u32 0/1 word).
+
+pub mod params;
+#[cfg(test)]
+mod params_tests;
+
+use super::{name, size_of, Spec, IN2_OUT, IN_OUT, OUT};
+use params::{CopyParams, FillParams, GatherParams};
+
+const COPY_SRC: &str = flat_kernel!("shape/copy.wgsl");
+const FILL_SRC: &str = flat_kernel!("shape/fill.wgsl");
+const GATHER_SRC: &str = flat_kernel!("shape/gather.wgsl");
+
+/// Kernels of the shape family.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ShapeKernel {
+    /// `copy.wgsl`, [`CopyParams`]: strided word copy (permute, slice, expand, reverse, pad
+    /// interiors, concat parts, reshape copies).
+    Copy,
+    /// `fill.wgsl`, [`FillParams`]: every word of the output set to one value.
+    Fill,
+    /// `gather.wgsl`, [`GatherParams`]: numpy take; out-of-range indices give 0 words.
+    Gather,
+}
+
+impl ShapeKernel {
+    pub const ALL: [ShapeKernel; 3] = [ShapeKernel::Copy, ShapeKernel::Fill, ShapeKernel::Gather];
+}
+
+/// The variant of `k`.
+pub(crate) fn spec(k: ShapeKernel) -> Spec {
+    let (kernel, file, source, bindings, size) = match k {
+        ShapeKernel::Copy => ("copy", "kernels/shape/copy.wgsl", COPY_SRC, IN_OUT, size_of::<CopyParams>()),
+        ShapeKernel::Fill => ("fill", "kernels/shape/fill.wgsl", FILL_SRC, OUT, size_of::<FillParams>()),
+        ShapeKernel::Gather => {
+            ("gather", "kernels/shape/gather.wgsl", GATHER_SRC, IN2_OUT, size_of::<GatherParams>())
+        }
+    };
+    Spec::wg256((name(&[kernel, "word"]), Vec::new()), file, source, bindings, size)
+}
+
+/// Every key of this family, in a fixed order.
+pub(crate) fn keys() -> Vec<ShapeKernel> {
+    ShapeKernel::ALL.to_vec()
+}

@@ -1,0 +1,71 @@
+//! What the attention lowering puts in a schedule: kernels, launches, bindings.
+
+use crate::catalog::attention::{AttentionKernel, AttnBlock};
+use crate::schedule::BufferId;
+use crate::{lower, KernelKey};
+use rlx_ir::{AttentionSpec, AttnLayout, DType, Graph, MaskKind};
+
+use super::test_util::{keys, limits, schedule};
+
+#[test]
+fn attention_bindings_for_missing_operands() {
+    // Sk = 0: k and v are empty and bound to dummies; no mask operand: q stands in.
+    let mut g = Graph::new("attn");
+    let q = g.input("q", &[1, 5, 2, 8], DType::F32).unwrap();
+    let k = g.input("k", &[1, 0, 2, 8], DType::F32).unwrap();
+    let v = g.input("v", &[1, 0, 2, 300], DType::F32).unwrap();
+    let spec = AttentionSpec {
+        layout: AttnLayout::Bshd,
+        mask: MaskKind::None,
+        scale: None,
+        softcap: None,
+        kv_lengths: false,
+    };
+    let o = g.attention(q, k, v, None, spec).unwrap();
+    g.set_outputs(&[o]).unwrap();
+    let s = schedule(&g);
+    assert_eq!(keys(&s), [KernelKey::Attention(AttentionKernel::Rows(AttnBlock::D256))]);
+    let ops = &s.steps[0].operands;
+    assert_eq!(ops[0].buffer, BufferId::Leaf(0));
+    assert!(matches!(ops[1].buffer, BufferId::Scratch(_)) && matches!(ops[2].buffer, BufferId::Scratch(_)));
+    assert_eq!(ops[3], ops[0]);
+    // 5 rows: one query block; 2 heads; Dv 300: two column blocks.
+    assert_eq!(s.steps[0].workgroups, [1, 2, 2]);
+    // A device with the guaranteed 16 KiB of workgroup memory gets the D128 variant.
+    let small = lower(&g, &limits(16 * 1024), &rlx_backend::KernelOptions::default()).unwrap();
+    assert_eq!(small.steps[0].key, KernelKey::Attention(AttentionKernel::Rows(AttnBlock::D128)));
+    assert_eq!(small.steps[0].workgroups, [1, 2, 3]);
+}
+
+#[test]
+fn few_query_rows_take_the_split_kernel_unless_forced() {
+    // A decode step: 1 query row, 600 cached keys, 8 query heads over 2 kv heads.
+    let mut g = Graph::new("decode");
+    let q = g.input("q", &[2, 1, 8, 64], DType::F32).unwrap();
+    let k = g.input("k", &[2, 600, 2, 64], DType::F32).unwrap();
+    let v = g.input("v", &[2, 600, 2, 64], DType::F32).unwrap();
+    let spec = AttentionSpec {
+        layout: AttnLayout::Bshd,
+        mask: MaskKind::Causal,
+        scale: None,
+        softcap: None,
+        kv_lengths: false,
+    };
+    let o = g.attention(q, k, v, None, spec).unwrap();
+    g.set_outputs(&[o]).unwrap();
+    let s = schedule(&g);
+    assert_eq!(
+        keys(&s),
+        [KernelKey::Attention(AttentionKernel::Split), KernelKey::Attention(AttentionKernel::Combine)]
+    );
+    // 10 chunks of 64 keys × 16 rows (2 batches × 8 heads × 1 query); one combine group per row.
+    assert_eq!((s.steps[0].workgroups, s.steps[1].workgroups), ([10, 16, 1], [1, 16, 1]));
+    let partials = s.steps[0].operands[6];
+    assert_eq!((partials.size, s.steps[1].operands[0]), (16 * 10 * 66 * 4, partials));
+    assert_eq!(s.steps[1].waits_for, [0]);
+    // A forced row-blocked kernel keeps the parity table on it.
+    let forced =
+        rlx_backend::KernelOptions { matmul: Some(rlx_backend::MatmulKernel::Tiled64), ..Default::default() };
+    let s = lower(&g, &limits(48 * 1024), &forced).unwrap();
+    assert_eq!(keys(&s), [KernelKey::Attention(AttentionKernel::Rows(AttnBlock::D64))]);
+}
