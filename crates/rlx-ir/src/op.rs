@@ -236,6 +236,33 @@ pub struct AttentionSpec {
     pub kv_lengths: bool,
 }
 
+impl AttentionSpec {
+    /// Attention of `layout` with `mask`: scale 1/sqrt(head_dim), no soft-cap, no kv lengths.
+    /// The setters below change one attribute each:
+    /// `AttentionSpec::new(AttnLayout::Bhsd, MaskKind::Causal).scale(0.125).softcap(30.0)`.
+    pub fn new(layout: AttnLayout, mask: MaskKind) -> Self {
+        AttentionSpec { layout, mask, scale: None, softcap: None, kv_lengths: false }
+    }
+
+    /// Multiply q·k by `scale` instead of 1/sqrt(head_dim).
+    pub fn scale(mut self, scale: f32) -> Self {
+        self.scale = Some(scale);
+        self
+    }
+
+    /// Soft-cap the scores at `cap` (`cap · tanh(scores / cap)`).
+    pub fn softcap(mut self, cap: f32) -> Self {
+        self.softcap = Some(cap);
+        self
+    }
+
+    /// Whether a last I32 [B] input holds each sequence's count of valid keys.
+    pub fn kv_lengths(mut self, on: bool) -> Self {
+        self.kv_lengths = on;
+        self
+    }
+}
+
 /// How RoPE pairs dimensions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum RopeStyle {

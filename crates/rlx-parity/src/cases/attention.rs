@@ -48,15 +48,11 @@ pub(super) fn qkv(
     Ok([q, k, v])
 }
 
-pub(super) fn spec(layout: AttnLayout, mask: MaskKind) -> AttentionSpec {
-    AttentionSpec { layout, mask, scale: None, softcap: None, kv_lengths: false }
-}
-
 /// An attention case without a mask tensor.
 fn plain(name: &str, layout: AttnLayout, mask: MaskKind, x: Dims) -> Case {
     Case::new(format!("attention_{name}"), move |c| {
         let [q, k, v] = qkv(c, layout, x, 1.5)?;
-        Ok(vec![c.attention(q, k, v, None, spec(layout, mask))?])
+        Ok(vec![c.attention(q, k, v, None, AttentionSpec::new(layout, mask))?])
     })
 }
 
@@ -87,14 +83,14 @@ pub(super) fn attention(out: &mut Vec<Case>) {
     out.push(Case::new("attention_explicit_scale", |c| {
         let x = dims(1, 4, 6, 2, 2, 8);
         let [q, k, v] = qkv(c, Bshd, x, 1.5)?;
-        let s = AttentionSpec { scale: Some(0.3), ..spec(Bshd, MaskKind::None) };
+        let s = AttentionSpec::new(Bshd, MaskKind::None).scale(0.3);
         Ok(vec![c.attention(q, k, v, None, s)?])
     }));
     // q in ±8 makes raw scores reach ±20, well into the cap's tanh bend.
     out.push(Case::new("attention_softcap_gqa_causal", |c| {
         let x = dims(1, 5, 7, 4, 2, 8);
         let [q, k, v] = qkv(c, Bhsd, x, 8.0)?;
-        let s = AttentionSpec { softcap: Some(5.0), ..spec(Bhsd, Causal) };
+        let s = AttentionSpec::new(Bhsd, Causal).softcap(5.0);
         Ok(vec![c.attention(q, k, v, None, s)?])
     }));
 }
@@ -126,7 +122,7 @@ pub(super) fn masks(out: &mut Vec<Case>) {
         out.push(Case::new(format!("attention_padding_{tag}"), move |c| {
             let [q, k, v] = qkv(c, layout, x, 1.5)?;
             let m = c.input_tensor("mask", padding_mask(dtype, x.sk, padded)?)?;
-            Ok(vec![c.attention(q, k, v, Some(m), spec(layout, MaskKind::Padding))?])
+            Ok(vec![c.attention(q, k, v, Some(m), AttentionSpec::new(layout, MaskKind::Padding))?])
         }));
     }
     // (tag, layout, dims, bias shape as a function of the dims)
@@ -140,7 +136,7 @@ pub(super) fn masks(out: &mut Vec<Case>) {
         out.push(Case::new(format!("attention_bias_{tag}"), move |c| {
             let [q, k, v] = qkv(c, layout, x, 1.5)?;
             let m = c.input_f32("bias", &bias_shape(x), -2.0, 2.0)?;
-            Ok(vec![c.attention(q, k, v, Some(m), spec(layout, MaskKind::Bias))?])
+            Ok(vec![c.attention(q, k, v, Some(m), AttentionSpec::new(layout, MaskKind::Bias))?])
         }));
     }
 }

@@ -41,13 +41,7 @@ pub(super) fn cases(out: &mut Vec<Case>) {
         let q = c.input_f32("q", &[ROWS, 1, 1, 4], -1.0, 1.0)?;
         let k = c.input_f32("k", &[ROWS, 1, 2, 4], -1.0, 1.0)?;
         let v = c.input_f32("v", &[ROWS, 1, 2, 4], -1.0, 1.0)?;
-        let spec = AttentionSpec {
-            layout: AttnLayout::Bhsd,
-            mask: MaskKind::Causal,
-            scale: None,
-            softcap: None,
-            kv_lengths: false,
-        };
+        let spec = AttentionSpec::new(AttnLayout::Bhsd, MaskKind::Causal);
         Ok(vec![c.attention(q, k, v, None, spec)?])
     }));
     out.push(Case::new("grid_rope_rows", |c| {

@@ -4,9 +4,9 @@
 //! lengths of 0, clamped past the capacity, negative, and a NaN tail past the length that must
 //! stay unread. Each case writes this run's rows into a zeroed state, so one run compares.
 
-use super::attention::{dims, padding_mask, spec, Dims};
+use super::attention::{dims, padding_mask, Dims};
 use crate::{Case, CaseCtx};
-use rlx_ir::{AttnLayout, DType, IrError, MaskKind, NodeId, Tensor};
+use rlx_ir::{AttentionSpec, AttnLayout, DType, IrError, MaskKind, NodeId, Tensor};
 
 pub(super) fn cases(out: &mut Vec<Case>) {
     writes(out);
@@ -88,7 +88,7 @@ fn cached(c: &mut CaseCtx, p: &Cached, nan_tail: Option<usize>) -> Result<Vec<No
         MaskKind::Padding => Some(c.input_tensor("mask", padding_mask(DType::Bool, x.sk, &[0, 2])?)?),
         _ => None,
     };
-    Ok(vec![c.attention_with_lengths(q, k, v, mask, lens, spec(l, p.mask))?])
+    Ok(vec![c.attention_with_lengths(q, k, v, mask, lens, AttentionSpec::new(l, p.mask))?])
 }
 
 pub(super) fn attention(out: &mut Vec<Case>) {

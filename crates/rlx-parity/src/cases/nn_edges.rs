@@ -198,10 +198,6 @@ fn dims4(layout: AttnLayout, b: usize, s: usize, h: usize, d: usize) -> Vec<usiz
     }
 }
 
-fn spec(layout: AttnLayout, mask: MaskKind) -> AttentionSpec {
-    AttentionSpec { layout, mask, scale: None, softcap: None, kv_lengths: false }
-}
-
 /// Builds a mask tensor (drawing from the case's data stream if it wants).
 type MakeMask = fn(&mut CaseCtx) -> Result<Tensor, IrError>;
 
@@ -262,21 +258,21 @@ pub(super) fn attention(out: &mut Vec<Case>) {
     use AttnLayout::{Bhsd, Bshd};
     use MaskKind::{Causal, SlidingWindow};
     let wide = Attn { b: 2, sq: 37, sk: 53, hq: 4, hkv: 2, d: 40, dv: 24 };
-    out.push(attn_case("gqa_d40_dv24_bshd", wide, spec(Bshd, MaskKind::None), None));
-    out.push(attn_case("gqa_d40_dv24_bhsd", wide, spec(Bhsd, MaskKind::None), None));
+    out.push(attn_case("gqa_d40_dv24_bshd", wide, AttentionSpec::new(Bshd, MaskKind::None), None));
+    out.push(attn_case("gqa_d40_dv24_bhsd", wide, AttentionSpec::new(Bhsd, MaskKind::None), None));
     out.push(attn_case(
         "all_ones_1x1x1",
         Attn { b: 1, sq: 1, sk: 1, hq: 1, hkv: 1, d: 1, dv: 1 },
-        spec(Bhsd, MaskKind::None),
+        AttentionSpec::new(Bhsd, MaskKind::None),
         None,
     ));
     // Multi-query at head dim 256: several Q·K chunks, the largest column block.
     let mq = Attn { b: 1, sq: 19, sk: 23, hq: 3, hkv: 1, d: 256, dv: 256 };
-    out.push(attn_case("mqa_d256_causal", mq, spec(Bshd, Causal), None));
+    out.push(attn_case("mqa_d256_causal", mq, AttentionSpec::new(Bshd, Causal), None));
     // A value head dim past one column block: split across workgroups.
     let split = Attn { b: 1, sq: 5, sk: 17, hq: 2, hkv: 2, d: 72, dv: 300 };
-    out.push(attn_case("dv300_split", split, spec(Bhsd, MaskKind::None), None));
-    let capped = AttentionSpec { scale: Some(0.3), softcap: Some(5.0), ..spec(Bshd, MaskKind::None) };
+    out.push(attn_case("dv300_split", split, AttentionSpec::new(Bhsd, MaskKind::None), None));
+    let capped = AttentionSpec::new(Bshd, MaskKind::None).scale(0.3).softcap(5.0);
     out.push(attn_case(
         "d128_scale_softcap",
         Attn { b: 2, sq: 16, sk: 33, hq: 2, hkv: 1, d: 128, dv: 100 },
@@ -285,31 +281,51 @@ pub(super) fn attention(out: &mut Vec<Case>) {
     ));
     let cache = Attn { b: 2, sq: 35, sk: 53, hq: 4, hkv: 2, d: 16, dv: 16 };
     for (l, lt) in [(Bshd, "bshd"), (Bhsd, "bhsd")] {
-        out.push(attn_case(&format!("window7_kv_cache_{lt}"), cache, spec(l, SlidingWindow(7)), None));
+        out.push(attn_case(
+            &format!("window7_kv_cache_{lt}"),
+            cache,
+            AttentionSpec::new(l, SlidingWindow(7)),
+            None,
+        ));
         // A window wider than any sequence is the causal mask (and must not wrap in u32).
-        out.push(attn_case(&format!("window_2pow40_{lt}"), cache, spec(l, SlidingWindow(1 << 40)), None));
+        out.push(attn_case(
+            &format!("window_2pow40_{lt}"),
+            cache,
+            AttentionSpec::new(l, SlidingWindow(1 << 40)),
+            None,
+        ));
     }
     out.push(attn_case(
         "decode_sq1_sk41_gqa_d64",
         Attn { b: 1, sq: 1, sk: 41, hq: 8, hkv: 2, d: 64, dv: 64 },
-        spec(Bshd, Causal),
+        AttentionSpec::new(Bshd, Causal),
         None,
     ));
     // F32 padding mask: −0.0 hides, NaN attends (nonzero), like the reference; batch 1 sees no key.
     let pad = Attn { b: 3, sq: 19, sk: 21, hq: 2, hkv: 1, d: 8, dv: 12 };
     for (l, lt) in [(Bshd, "bshd"), (Bhsd, "bhsd")] {
         let name = format!("padding_f32_nan_and_neg_zero_{lt}");
-        out.push(attn_case(&name, pad, spec(l, MaskKind::Padding), Some(nan_padding_mask)));
+        out.push(attn_case(&name, pad, AttentionSpec::new(l, MaskKind::Padding), Some(nan_padding_mask)));
     }
     // Bias masks broadcast from [Sk] and [H, 1, 1], with a −∞ entry hiding a key.
     let biased = Attn { b: 2, sq: 17, sk: 29, hq: 3, hkv: 3, d: 20, dv: 20 };
-    out.push(attn_case("bias_bcast_sk_only", biased, spec(Bhsd, MaskKind::Bias), Some(bias_sk)));
-    out.push(attn_case("bias_bcast_heads_3x1x1", biased, spec(Bhsd, MaskKind::Bias), Some(bias_heads)));
+    out.push(attn_case(
+        "bias_bcast_sk_only",
+        biased,
+        AttentionSpec::new(Bhsd, MaskKind::Bias),
+        Some(bias_sk),
+    ));
+    out.push(attn_case(
+        "bias_bcast_heads_3x1x1",
+        biased,
+        AttentionSpec::new(Bhsd, MaskKind::Bias),
+        Some(bias_heads),
+    ));
     // No keys: zeros (named "empty" so the non-degeneracy check knows).
     out.push(attn_case(
         "empty_keys_sk0",
         Attn { b: 2, sq: 5, sk: 0, hq: 2, hkv: 2, d: 8, dv: 8 },
-        spec(Bshd, MaskKind::None),
+        AttentionSpec::new(Bshd, MaskKind::None),
         None,
     ));
     // A NaN in one query row makes exactly that output row NaN.
@@ -319,7 +335,7 @@ pub(super) fn attention(out: &mut Vec<Case>) {
         let q = c.input_tensor("q", Tensor::from_f32([1, 6, 2, 8], q)?)?;
         let k = c.input_f32("k", &[1, 9, 2, 8], -1.0, 1.0)?;
         let v = c.input_f32("v", &[1, 9, 2, 8], -1.0, 1.0)?;
-        Ok(vec![c.attention(q, k, v, None, spec(Bshd, MaskKind::None))?])
+        Ok(vec![c.attention(q, k, v, None, AttentionSpec::new(Bshd, MaskKind::None))?])
     }));
 }
 
