@@ -18,8 +18,8 @@ pub(super) fn cases(out: &mut Vec<Case>) {
         multi_tile(&mut set);
         super::attention::attention(&mut set);
         super::attention::masks(&mut set);
-        super::nn_edges::attention(&mut set);
-        super::kv_cache::attention(&mut set);
+        super::attention_edges::attention(&mut set);
+        super::attention_kv_cache::attention(&mut set);
         for case in set {
             let name = format!("rung_coop_{precision}_{}", case.name);
             // Q, K, P and V are rounded to f16 (2^-11 relative each) and the products

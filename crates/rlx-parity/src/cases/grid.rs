@@ -46,7 +46,7 @@ pub(super) fn cases(out: &mut Vec<Case>) {
     }));
     out.push(Case::new("grid_rope_rows", |c| {
         let x = c.input_f32("x", &[ROWS, 1, 1, 4], -1.0, 1.0)?;
-        let (cos, sin) = super::attention::rope_tables(3, 1, 4)?;
+        let (cos, sin) = super::rope::rope_tables(3, 1, 4)?;
         let cos = c.input_tensor("cos", cos)?;
         let sin = c.input_tensor("sin", sin)?;
         Ok(vec![c.rope(x, cos, sin, RopeStyle::NeoX, AttnLayout::Bshd, 4)?])

@@ -2,7 +2,7 @@
 //! Llama-style decoder layer (RMSNorm, RoPE NeoX, grouped-query causal attention over a KV
 //! cache with Sk > Sq, SiLU-gated MLP).
 
-use super::attention::rope_tables;
+use super::rope::rope_tables;
 use crate::{Case, CaseCtx};
 use rlx_ir::{AttentionSpec, AttnLayout, IrError, MaskKind, NodeId, RopeStyle, Tensor};
 use rlx_runtime::PassOptions;
