@@ -6,7 +6,14 @@
 use super::{arity, attr_err, dims, mismatch, not_in_family, want_dtype};
 use crate::{DType, IrError, Op, OpFamily, ScanOutput, Shape, TensorType};
 
+/// Both recurrences take five F32 operands; then each checks its own shapes.
 pub(super) fn infer(op: &Op, inputs: &[&TensorType]) -> Result<TensorType, IrError> {
+    if matches!(op, Op::SelectiveScan { .. } | Op::GatedDeltaRule { .. }) {
+        arity(op.name(), inputs, 5)?;
+        for (i, t) in inputs.iter().enumerate() {
+            want_dtype(op.name(), i, t.dtype, DType::F32)?;
+        }
+    }
     match op {
         Op::SelectiveScan { output, .. } => selective_scan(op.name(), *output, inputs),
         Op::GatedDeltaRule { scale, output } => gated_delta_rule(op.name(), *scale, *output, inputs),
@@ -32,10 +39,6 @@ fn selective_scan(
     output: ScanOutput,
     inputs: &[&TensorType],
 ) -> Result<TensorType, IrError> {
-    arity(op, inputs, 5)?;
-    for (i, t) in inputs.iter().enumerate() {
-        want_dtype(op, i, t.dtype, DType::F32)?;
-    }
     let &[b, d, l] = inputs[0].shape.dims() else {
         return Err(mismatch(op, inputs, "u must be 3-D [batch, channels D, length L]; reshape it"));
     };
@@ -87,10 +90,6 @@ fn gated_delta_rule(
     output: ScanOutput,
     inputs: &[&TensorType],
 ) -> Result<TensorType, IrError> {
-    arity(op, inputs, 5)?;
-    for (i, t) in inputs.iter().enumerate() {
-        want_dtype(op, i, t.dtype, DType::F32)?;
-    }
     if !scale.is_finite() {
         return Err(attr_err(op, "scale", &inputs[0].shape, format!("scale {scale} must be finite")));
     }
