@@ -44,54 +44,7 @@ pub struct Capabilities {
 impl Capabilities {
     /// Every op kind rlx has, fused forms included.
     pub fn all_ops() -> BTreeSet<OpKind> {
-        use OpKind::*;
-        [
-            Input,
-            Param,
-            Constant,
-            State,
-            WriteRows,
-            Unary,
-            Binary,
-            Compare,
-            Where,
-            Cast,
-            Reduce,
-            ArgReduce,
-            Cumsum,
-            TopK,
-            Reshape,
-            Permute,
-            Slice,
-            Concat,
-            Expand,
-            Gather,
-            Pad,
-            Reverse,
-            MatMul,
-            QuantMatMul,
-            QuantGather,
-            GroupedMatMul,
-            SelectiveScan,
-            GatedDeltaRule,
-            Fft,
-            LayerNorm,
-            RmsNorm,
-            Softmax,
-            LogSoftmax,
-            Attention,
-            Rope,
-            Conv2d,
-            Pool2d,
-            Upsample2x,
-            Random,
-            FusedMatMul,
-            AddNorm,
-            FusedElementwise,
-            Custom,
-        ]
-        .into_iter()
-        .collect()
+        OpKind::all().collect()
     }
 
     /// A backend that runs everything natively, with no size limit of its own

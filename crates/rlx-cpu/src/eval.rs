@@ -2,7 +2,8 @@
 
 use crate::elem::invalid;
 use crate::ops::{
-    attention, conv, elementwise as ew, fft, grouped, matmul, norm, quant, random, reduce, rope, shape, ssm,
+    attention, cast, conv, elementwise as ew, fft, grouped, matmul, norm, quant, random, reduce, rope, shape,
+    ssm, state,
 };
 use crate::widen;
 use rlx_backend::BackendError;
@@ -63,7 +64,7 @@ pub(crate) fn compute(op: &Op, inputs: &[&Tensor], out: &TensorType) -> Result<T
         Op::Binary(b) => ew::binary(*b, arg(0)?, arg(1)?, out),
         Op::Compare(c) => ew::compare(*c, arg(0)?, arg(1)?, out),
         Op::Where => ew::where_(arg(0)?, arg(1)?, arg(2)?, out),
-        Op::Cast(_) => ew::cast(arg(0)?, out),
+        Op::Cast(_) => cast::cast(arg(0)?, out),
         Op::FusedElementwise(p) => ew::fused(p, inputs, out),
         Op::Reduce { op: r, axes, .. } => reduce::reduce(*r, axes, arg(0)?, out),
         Op::ArgReduce { op: r, axis, .. } => reduce::arg_reduce(*r, *axis, arg(0)?, out),
@@ -76,10 +77,10 @@ pub(crate) fn compute(op: &Op, inputs: &[&Tensor], out: &TensorType) -> Result<T
         Op::Expand(_) => shape::expand(arg(0)?, out),
         Op::Gather { axis } => shape::gather(*axis, arg(0)?, arg(1)?, out),
         // Evaluated functionally here (a new tensor); the executable stores it back in place.
-        Op::WriteRows { axis } => shape::write_rows(*axis, arg(0)?, arg(1)?, arg(2)?),
+        Op::WriteRows { axis } => state::write_rows(*axis, arg(0)?, arg(1)?, arg(2)?),
         Op::Pad { pads, value } => shape::pad(pads, *value, arg(0)?, out),
         Op::Reverse { axes } => shape::reverse(axes, arg(0)?, out),
-        Op::Upsample2x => shape::upsample2x(arg(0)?, out),
+        Op::Upsample2x => conv::upsample2x(arg(0)?, out),
         Op::Random { dist, .. } => random::random(*dist, arg(0)?, out),
         Op::Custom(call) => {
             call.op().cpu(inputs, out).map_err(|e| invalid(name, format!("{}: {e}", call.op().name())))

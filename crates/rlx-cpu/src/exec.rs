@@ -2,7 +2,7 @@
 //! so far, in a store that the executables of one group share.
 
 use crate::eval::compute;
-use crate::ops::shape::write_rows;
+use crate::ops::state::write_rows;
 use rlx_backend::{BackendError, Executable};
 use rlx_ir::{Graph, NodeId, Op, Tensor, TensorType};
 use std::borrow::Cow;

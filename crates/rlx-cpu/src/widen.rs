@@ -12,7 +12,7 @@
 //! the cast run on u8 directly.
 
 use crate::eval::compute;
-use crate::ops::elementwise::cast;
+use crate::ops::cast::cast;
 use rlx_backend::BackendError;
 use rlx_ir::{DType, Op, Tensor, TensorType};
 use std::borrow::Cow;

@@ -118,13 +118,7 @@ fn run_case(c: Case, m: Option<&MaskData>, seed: u64) -> (Vec<f32>, Vec<f64>) {
     if let Some(t) = &mt {
         ins.push(t);
     }
-    let spec = AttentionSpec {
-        layout: c.layout,
-        mask: c.mask,
-        scale: c.scale,
-        softcap: c.softcap,
-        kv_lengths: false,
-    };
+    let spec = AttentionSpec { scale: c.scale, softcap: c.softcap, ..AttentionSpec::new(c.layout, c.mask) };
     let got = evf(Op::Attention(spec), &ins, &dims(c.layout, c.b, c.sq, c.hq, c.dv));
     (got, reference(&c, &q, &k, &v, m))
 }
@@ -140,13 +134,7 @@ fn one_query_two_keys_by_hand() {
     let q = t32(&[1, 1, 1, 1], vec![1.0]);
     let k = t32(&[1, 2, 1, 1], vec![0.0, 1.0]);
     let v = t32(&[1, 2, 1, 1], vec![10.0, 20.0]);
-    let spec = AttentionSpec {
-        layout: AttnLayout::Bshd,
-        mask: MaskKind::None,
-        scale: None,
-        softcap: None,
-        kv_lengths: false,
-    };
+    let spec = AttentionSpec::new(AttnLayout::Bshd, MaskKind::None);
     let r = evf(Op::Attention(spec), &[&q, &k, &v], &[1, 1, 1, 1]);
     let e = std::f64::consts::E;
     close64(&r, &[10.0 / (1.0 + e) + 20.0 * e / (1.0 + e)], 1e-6);
@@ -193,8 +181,7 @@ fn causal_first_row_sees_only_first_key() {
     let q = t32(&[1, 3, 1, 2], rand_vec(6, 1));
     let k = t32(&[1, 3, 1, 2], rand_vec(6, 2));
     let v = t32(&[1, 3, 1, 2], vec![1.0, 2.0, 30.0, 40.0, 500.0, 600.0]);
-    let spec =
-        AttentionSpec { layout: c.layout, mask: c.mask, scale: None, softcap: None, kv_lengths: false };
+    let spec = AttentionSpec::new(c.layout, c.mask);
     let r = evf(Op::Attention(spec), &[&q, &k, &v], &[1, 3, 1, 2]);
     assert_eq!(&r[..2], &[1.0, 2.0]);
 }
@@ -249,13 +236,7 @@ fn padding_mask_as_bool_and_i32() {
     let q = t32(&qd, rand_vec(qd.iter().product(), 45));
     let k = t32(&kd, rand_vec(kd.iter().product(), 46));
     let v = t32(&vd, rand_vec(vd.iter().product(), 47));
-    let spec = AttentionSpec {
-        layout: c.layout,
-        mask: MaskKind::Padding,
-        scale: None,
-        softcap: None,
-        kv_lengths: false,
-    };
+    let spec = AttentionSpec::new(c.layout, MaskKind::Padding);
     let out = dims(c.layout, c.b, c.sq, c.hq, c.dv);
     let mb = tbool(&[2, 7], keep.clone());
     assert_eq!(evf(Op::Attention(spec), &[&q, &k, &v, &mb], &out), expect);
@@ -298,8 +279,7 @@ fn bias_of_minus_infinity_masks_keys() {
     let k = t32(&[1, 3, 1, 2], rand_vec(6, 3));
     let v = t32(&[1, 3, 1, 1], vec![1.0, 2.0, 3.0]);
     let bias = t32(&[1, 3], vec![f32::NEG_INFINITY, 0.0, f32::NEG_INFINITY]);
-    let spec =
-        AttentionSpec { layout: c.layout, mask: c.mask, scale: None, softcap: None, kv_lengths: false };
+    let spec = AttentionSpec::new(c.layout, c.mask);
     assert_eq!(evf(Op::Attention(spec), &[&q, &k, &v, &bias], &[1, 1, 1, 1]), vec![2.0]);
     let all = t32(&[1, 3], vec![f32::NEG_INFINITY; 3]);
     assert_eq!(evf(Op::Attention(spec), &[&q, &k, &v, &all], &[1, 1, 1, 1]), vec![0.0]);
@@ -348,13 +328,7 @@ fn layouts_agree_after_permuting() {
     let q = perm(&rand_vec(c.b * c.sq * c.hq * c.d, 80), c.sq, c.hq, c.d);
     let k = perm(&rand_vec(c.b * c.sk * c.hkv * c.d, 81), c.sk, c.hkv, c.d);
     let v = perm(&rand_vec(c.b * c.sk * c.hkv * c.dv, 82), c.sk, c.hkv, c.dv);
-    let spec = AttentionSpec {
-        layout: AttnLayout::Bhsd,
-        mask: MaskKind::Causal,
-        scale: None,
-        softcap: None,
-        kv_lengths: false,
-    };
+    let spec = AttentionSpec::new(AttnLayout::Bhsd, MaskKind::Causal);
     let got = evf(
         Op::Attention(spec),
         &[
@@ -372,13 +346,7 @@ fn nan_in_a_query_gives_nan_rows_only_there() {
     let q = t32(&[1, 2, 1, 2], vec![f32::NAN, 0.0, 0.5, 0.5]);
     let k = t32(&[1, 2, 1, 2], vec![1.0, 0.0, 0.0, 1.0]);
     let v = t32(&[1, 2, 1, 1], vec![1.0, 3.0]);
-    let spec = AttentionSpec {
-        layout: AttnLayout::Bshd,
-        mask: MaskKind::None,
-        scale: None,
-        softcap: None,
-        kv_lengths: false,
-    };
+    let spec = AttentionSpec::new(AttnLayout::Bshd, MaskKind::None);
     let r = evf(Op::Attention(spec), &[&q, &k, &v], &[1, 2, 1, 1]);
     assert!(r[0].is_nan());
     assert!((r[1] - 2.0).abs() < 1e-6);
@@ -390,13 +358,7 @@ fn f16_operands() {
     let q = Tensor::from_f16([1, 1, 1, 1], h(vec![1.0])).unwrap();
     let k = Tensor::from_f16([1, 2, 1, 1], h(vec![0.0, 1.0])).unwrap();
     let v = Tensor::from_f16([1, 2, 1, 1], h(vec![10.0, 20.0])).unwrap();
-    let spec = AttentionSpec {
-        layout: AttnLayout::Bshd,
-        mask: MaskKind::None,
-        scale: None,
-        softcap: None,
-        kv_lengths: false,
-    };
+    let spec = AttentionSpec::new(AttnLayout::Bshd, MaskKind::None);
     let r = ev(Op::Attention(spec), &[&q, &k, &v], &[1, 1, 1, 1], DType::F16);
     let e = std::f64::consts::E;
     let want = half::f16::from_f32((10.0 / (1.0 + e) + 20.0 * e / (1.0 + e)) as f32);
@@ -405,13 +367,7 @@ fn f16_operands() {
 
 #[test]
 fn empty_key_sequence_and_empty_batch() {
-    let spec = AttentionSpec {
-        layout: AttnLayout::Bshd,
-        mask: MaskKind::None,
-        scale: None,
-        softcap: None,
-        kv_lengths: false,
-    };
+    let spec = AttentionSpec::new(AttnLayout::Bshd, MaskKind::None);
     let q = t32(&[1, 2, 1, 3], rand_vec(6, 1));
     let k = t32(&[1, 0, 1, 3], vec![]);
     let v = t32(&[1, 0, 1, 2], vec![]);

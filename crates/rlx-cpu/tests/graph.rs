@@ -144,13 +144,7 @@ fn attention_block_through_builders() {
     let mut g = Graph::new("attn");
     let x = g.input("x", &[b * s, h * d], DType::F32).unwrap();
     let q = g.reshape(x, &[b, s, h, d]).unwrap();
-    let spec = AttentionSpec {
-        layout: AttnLayout::Bshd,
-        mask: MaskKind::Causal,
-        scale: None,
-        softcap: None,
-        kv_lengths: false,
-    };
+    let spec = AttentionSpec::new(AttnLayout::Bshd, MaskKind::Causal);
     let a = g.attention(q, q, q, None, spec).unwrap();
     let n = g.layer_norm(a, None, None, -1, 1e-5).unwrap();
     g.set_outputs(&[a, n]).unwrap();

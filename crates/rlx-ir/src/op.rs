@@ -236,6 +236,33 @@ pub struct AttentionSpec {
     pub kv_lengths: bool,
 }
 
+impl AttentionSpec {
+    /// Attention of `layout` with `mask`: scale 1/sqrt(head_dim), no soft-cap, no kv lengths.
+    /// The setters below change one attribute each:
+    /// `AttentionSpec::new(AttnLayout::Bhsd, MaskKind::Causal).scale(0.125).softcap(30.0)`.
+    pub fn new(layout: AttnLayout, mask: MaskKind) -> Self {
+        AttentionSpec { layout, mask, scale: None, softcap: None, kv_lengths: false }
+    }
+
+    /// Multiply q·k by `scale` instead of 1/sqrt(head_dim).
+    pub fn scale(mut self, scale: f32) -> Self {
+        self.scale = Some(scale);
+        self
+    }
+
+    /// Soft-cap the scores at `cap` (`cap · tanh(scores / cap)`).
+    pub fn softcap(mut self, cap: f32) -> Self {
+        self.softcap = Some(cap);
+        self
+    }
+
+    /// Whether a last I32 [B] input holds each sequence's count of valid keys.
+    pub fn kv_lengths(mut self, on: bool) -> Self {
+        self.kv_lengths = on;
+        self
+    }
+}
+
 /// How RoPE pairs dimensions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum RopeStyle {
@@ -285,7 +312,18 @@ pub struct EwProgram {
 pub const FFT_NATIVE_MAX: usize = 2048;
 
 /// What a node computes. Inputs are listed per variant as "inputs: …".
-#[derive(Clone, Debug, PartialEq)]
+///
+/// [`OpKind`], its payload-free tag, is generated from this declaration (one variant per
+/// variant here, same order and names), so adding an op here adds its kind everywhere; its
+/// family ([`OpKind::family`]) must then be picked, or rlx-ir does not compile.
+#[derive(Clone, Debug, PartialEq, strum::EnumDiscriminants)]
+#[strum_discriminants(
+    name(OpKind),
+    vis(pub),
+    doc = "Payload-free tag of an [`Op`], for capability sets and tables. Generated from `Op`.",
+    derive(Hash, PartialOrd, Ord, strum::EnumIter, strum::IntoStaticStr),
+    strum(serialize_all = "snake_case")
+)]
 pub enum Op {
     /// A value fed on every `run`. inputs: none.
     Input { name: String },
@@ -322,6 +360,7 @@ pub enum Op {
     /// inputs: x; inclusive prefix sum along `axis`.
     Cumsum { axis: usize },
     /// inputs: x. Sorted: descending if `largest`, ascending otherwise; ties keep the lower index.
+    #[strum_discriminants(strum(serialize = "topk"))]
     TopK { k: usize, axis: usize, largest: bool, output: TopKOutput },
 
     /// inputs: x. Same element count; a view, never a copy, where the backend allows.
@@ -345,12 +384,14 @@ pub enum Op {
 
     /// inputs: a, b. a: [..., M, K] (or [..., K, M] when `transpose_a`), b: [..., K, N] (or
     /// [..., N, K] when `transpose_b`); batch dims broadcast; both rank ≥ 2.
+    #[strum_discriminants(strum(serialize = "matmul"))]
     MatMul { transpose_a: bool, transpose_b: bool },
 
     /// inputs: x (F32, F16 or BF16, [..., K]), w (U8 [N, K / block_elems · block_bytes]: each of
     /// the N rows is K elements of `quant` blocks back to back, GGUF's layout of a [N, K] linear
     /// weight). Output F32 [..., N] = x · dequant(w)ᵀ. The weight stays packed: backends decode
     /// its blocks where they compute.
+    #[strum_discriminants(strum(serialize = "quant_matmul"))]
     QuantMatMul { quant: QuantType },
     /// inputs: table (U8 [V, K / block_elems · block_bytes], rows of `quant` blocks), ids (I32,
     /// any shape). Output F32 [ids.shape..., K]: the decoded rows (an embedding lookup). An id
@@ -362,6 +403,7 @@ pub enum Op {
     /// broadcast to every j when S = 1). A mixture-of-experts layer's experts: each token's k
     /// chosen experts, picked on the device. An id outside [0, E) gives a row of zeros (as
     /// `Gather` does), never a read out of bounds.
+    #[strum_discriminants(strum(serialize = "grouped_matmul"))]
     GroupedMatMul,
     /// inputs: u [B, D, L], delta [B, D, L], a [D, N], b and c [B, G, N, L] (F32, G divides D).
     /// Mamba-1's selective scan ([`crate::ssm`] has the formula); output y [B, D, L] or the
@@ -427,16 +469,18 @@ pub enum Op {
     ///   `Uniform` is promised bit for bit.
     Random { dist: RandomDist, shape: Shape },
 
-    /// inputs: whatever the op's shape rule accepts. A user-defined op ([`crate::CustomOp`]):
-    /// its shape rule gives the output type, its CPU reference the CPU's values and its WGSL
-    /// kernel the GPUs'. Built with [`crate::Graph::custom`].
-    Custom(crate::CustomCall),
-
     // ---- fused forms, created by rlx-opt, never by users ----
     /// inputs: a, b [, bias [N]] then `activation` on the result (if any).
+    #[strum_discriminants(strum(serialize = "fused_matmul"))]
     FusedMatMul { transpose_a: bool, transpose_b: bool, bias: bool, activation: Option<UnaryOp> },
     /// inputs: x, residual, gamma [, beta for LayerNorm]: norm(x + residual) over the last axis.
     AddNorm { norm: NormKind, eps: f32 },
     /// inputs: n f32 tensors broadcast to the output shape.
     FusedElementwise(EwProgram),
+
+    // ---- user-defined ----
+    /// inputs: whatever the op's shape rule accepts. A user-defined op ([`crate::CustomOp`]):
+    /// its shape rule gives the output type, its CPU reference the CPU's values and its WGSL
+    /// kernel the GPUs'. Built with [`crate::Graph::custom`].
+    Custom(crate::CustomCall),
 }

@@ -1,102 +1,12 @@
-//! [`OpKind`], the payload-free tag of an [`Op`], and the queries made on kinds.
+//! Queries on [`Op`] and [`OpKind`] (the payload-free tag generated from `Op` in `op.rs`), and
+//! [`OpFamily`], the family each kind belongs to.
 
-use crate::{ArgReduceOp, Op, RandomDist};
-
-/// Payload-free tag of an [`Op`], for capability sets and tables.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum OpKind {
-    Input,
-    Param,
-    Constant,
-    State,
-    WriteRows,
-    Unary,
-    Binary,
-    Compare,
-    Where,
-    Cast,
-    Reduce,
-    ArgReduce,
-    Cumsum,
-    TopK,
-    Reshape,
-    Permute,
-    Slice,
-    Concat,
-    Expand,
-    Gather,
-    Pad,
-    Reverse,
-    MatMul,
-    QuantMatMul,
-    QuantGather,
-    GroupedMatMul,
-    SelectiveScan,
-    GatedDeltaRule,
-    Fft,
-    LayerNorm,
-    RmsNorm,
-    Softmax,
-    LogSoftmax,
-    Attention,
-    Rope,
-    Conv2d,
-    Pool2d,
-    Upsample2x,
-    Random,
-    FusedMatMul,
-    AddNorm,
-    FusedElementwise,
-    Custom,
-}
+use crate::{ArgReduceOp, Op, OpKind, RandomDist};
 
 impl Op {
+    /// The op's payload-free tag.
     pub fn kind(&self) -> OpKind {
-        match self {
-            Op::Input { .. } => OpKind::Input,
-            Op::Param { .. } => OpKind::Param,
-            Op::Constant(_) => OpKind::Constant,
-            Op::State { .. } => OpKind::State,
-            Op::WriteRows { .. } => OpKind::WriteRows,
-            Op::Unary(_) => OpKind::Unary,
-            Op::Binary(_) => OpKind::Binary,
-            Op::Compare(_) => OpKind::Compare,
-            Op::Where => OpKind::Where,
-            Op::Cast(_) => OpKind::Cast,
-            Op::Reduce { .. } => OpKind::Reduce,
-            Op::ArgReduce { .. } => OpKind::ArgReduce,
-            Op::Cumsum { .. } => OpKind::Cumsum,
-            Op::TopK { .. } => OpKind::TopK,
-            Op::Reshape(_) => OpKind::Reshape,
-            Op::Permute(_) => OpKind::Permute,
-            Op::Slice { .. } => OpKind::Slice,
-            Op::Concat { .. } => OpKind::Concat,
-            Op::Expand(_) => OpKind::Expand,
-            Op::Gather { .. } => OpKind::Gather,
-            Op::Pad { .. } => OpKind::Pad,
-            Op::Reverse { .. } => OpKind::Reverse,
-            Op::MatMul { .. } => OpKind::MatMul,
-            Op::QuantMatMul { .. } => OpKind::QuantMatMul,
-            Op::QuantGather { .. } => OpKind::QuantGather,
-            Op::GroupedMatMul => OpKind::GroupedMatMul,
-            Op::SelectiveScan { .. } => OpKind::SelectiveScan,
-            Op::GatedDeltaRule { .. } => OpKind::GatedDeltaRule,
-            Op::Fft { .. } => OpKind::Fft,
-            Op::LayerNorm { .. } => OpKind::LayerNorm,
-            Op::RmsNorm { .. } => OpKind::RmsNorm,
-            Op::Softmax => OpKind::Softmax,
-            Op::LogSoftmax => OpKind::LogSoftmax,
-            Op::Attention(_) => OpKind::Attention,
-            Op::Rope { .. } => OpKind::Rope,
-            Op::Conv2d { .. } => OpKind::Conv2d,
-            Op::Pool2d { .. } => OpKind::Pool2d,
-            Op::Upsample2x => OpKind::Upsample2x,
-            Op::Random { .. } => OpKind::Random,
-            Op::FusedMatMul { .. } => OpKind::FusedMatMul,
-            Op::AddNorm { .. } => OpKind::AddNorm,
-            Op::FusedElementwise(_) => OpKind::FusedElementwise,
-            Op::Custom(_) => OpKind::Custom,
-        }
+        OpKind::from(self)
     }
 
     /// Short lower-case name used in errors and the text dump.
@@ -161,51 +71,182 @@ impl Op {
 }
 
 impl OpKind {
+    /// Short lower-case name ("matmul", "layer_norm"), the kind's name in errors and tables.
     pub fn name(self) -> &'static str {
+        self.into()
+    }
+
+    /// Every op kind, in declaration order.
+    pub fn all() -> impl Iterator<Item = OpKind> {
+        <OpKind as strum::IntoEnumIterator>::iter()
+    }
+
+    /// The family this kind belongs to: the name of its file or folder in every crate.
+    pub fn family(self) -> OpFamily {
+        use OpFamily as F;
         match self {
-            OpKind::Input => "input",
-            OpKind::Param => "param",
-            OpKind::Constant => "constant",
-            OpKind::State => "state",
-            OpKind::WriteRows => "write_rows",
-            OpKind::Unary => "unary",
-            OpKind::Binary => "binary",
-            OpKind::Compare => "compare",
-            OpKind::Where => "where",
-            OpKind::Cast => "cast",
-            OpKind::Reduce => "reduce",
-            OpKind::ArgReduce => "arg_reduce",
-            OpKind::Cumsum => "cumsum",
-            OpKind::TopK => "topk",
-            OpKind::Reshape => "reshape",
-            OpKind::Permute => "permute",
-            OpKind::Slice => "slice",
-            OpKind::Concat => "concat",
-            OpKind::Expand => "expand",
-            OpKind::Gather => "gather",
-            OpKind::Pad => "pad",
-            OpKind::Reverse => "reverse",
-            OpKind::MatMul => "matmul",
-            OpKind::QuantMatMul => "quant_matmul",
-            OpKind::QuantGather => "quant_gather",
-            OpKind::GroupedMatMul => "grouped_matmul",
-            OpKind::SelectiveScan => "selective_scan",
-            OpKind::GatedDeltaRule => "gated_delta_rule",
-            OpKind::Fft => "fft",
-            OpKind::LayerNorm => "layer_norm",
-            OpKind::RmsNorm => "rms_norm",
-            OpKind::Softmax => "softmax",
-            OpKind::LogSoftmax => "log_softmax",
-            OpKind::Attention => "attention",
-            OpKind::Rope => "rope",
-            OpKind::Conv2d => "conv2d",
-            OpKind::Pool2d => "pool2d",
-            OpKind::Upsample2x => "upsample2x",
-            OpKind::Random => "random",
-            OpKind::FusedMatMul => "fused_matmul",
-            OpKind::AddNorm => "add_norm",
-            OpKind::FusedElementwise => "fused_elementwise",
-            OpKind::Custom => "custom",
+            OpKind::Input | OpKind::Param | OpKind::Constant => F::Leaf,
+            OpKind::Unary | OpKind::Binary | OpKind::Compare | OpKind::Where | OpKind::FusedElementwise => {
+                F::Elementwise
+            }
+            OpKind::Cast => F::Cast,
+            OpKind::Reshape
+            | OpKind::Permute
+            | OpKind::Slice
+            | OpKind::Concat
+            | OpKind::Expand
+            | OpKind::Gather
+            | OpKind::Pad
+            | OpKind::Reverse => F::Shape,
+            OpKind::Reduce | OpKind::ArgReduce | OpKind::Cumsum | OpKind::TopK => F::Reduce,
+            OpKind::MatMul | OpKind::FusedMatMul => F::Matmul,
+            OpKind::LayerNorm | OpKind::RmsNorm | OpKind::AddNorm | OpKind::Softmax | OpKind::LogSoftmax => {
+                F::Norm
+            }
+            OpKind::Attention => F::Attention,
+            OpKind::Rope => F::Rope,
+            OpKind::Conv2d | OpKind::Pool2d | OpKind::Upsample2x => F::Conv,
+            OpKind::QuantMatMul | OpKind::QuantGather => F::Quant,
+            OpKind::GroupedMatMul => F::Grouped,
+            OpKind::SelectiveScan | OpKind::GatedDeltaRule => F::Ssm,
+            OpKind::Fft => F::Fft,
+            OpKind::Random => F::Random,
+            OpKind::State | OpKind::WriteRows => F::State,
+            OpKind::Custom => F::Custom,
         }
+    }
+}
+
+/// An op family: the ops that share one file or folder name in every crate (rlx-ir
+/// `infer/<family>.rs`, rlx-cpu `ops/<family>.rs`, rlx-gpu `catalog/<family>/`,
+/// `lower/<family>.rs` and `kernels/<family>/`, rlx-parity `cases/<family>.rs`).
+/// [`OpKind::family`] puts every kind in exactly one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, strum::EnumIter, strum::IntoStaticStr)]
+#[strum(serialize_all = "snake_case")]
+pub enum OpFamily {
+    /// Graph leaves with no computation of their own: inputs, params and constants.
+    Leaf,
+    Elementwise,
+    Cast,
+    Shape,
+    Reduce,
+    Matmul,
+    Norm,
+    Attention,
+    Rope,
+    Conv,
+    Quant,
+    Grouped,
+    Ssm,
+    Fft,
+    Random,
+    State,
+    Custom,
+}
+
+impl OpFamily {
+    /// The family's file and folder name ("shape", "norm", "matmul").
+    pub fn name(self) -> &'static str {
+        self.into()
+    }
+
+    /// Every family, in declaration order.
+    pub fn all() -> impl Iterator<Item = OpFamily> {
+        <OpFamily as strum::IntoEnumIterator>::iter()
+    }
+
+    /// The kinds of this family, in declaration order.
+    pub fn kinds(self) -> impl Iterator<Item = OpKind> {
+        OpKind::all().filter(move |k| k.family() == self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The names errors and tables used before `OpKind` was generated from `Op`: they must not
+    /// change (golden files, error messages and kernel tables spell them).
+    #[test]
+    fn kind_names_are_the_historic_ones() {
+        let names: Vec<&str> = OpKind::all().map(OpKind::name).collect();
+        assert_eq!(
+            names,
+            [
+                "input",
+                "param",
+                "constant",
+                "state",
+                "write_rows",
+                "unary",
+                "binary",
+                "compare",
+                "where",
+                "cast",
+                "reduce",
+                "arg_reduce",
+                "cumsum",
+                "topk",
+                "reshape",
+                "permute",
+                "slice",
+                "concat",
+                "expand",
+                "gather",
+                "pad",
+                "reverse",
+                "matmul",
+                "quant_matmul",
+                "quant_gather",
+                "grouped_matmul",
+                "selective_scan",
+                "gated_delta_rule",
+                "fft",
+                "layer_norm",
+                "rms_norm",
+                "softmax",
+                "log_softmax",
+                "attention",
+                "rope",
+                "conv2d",
+                "pool2d",
+                "upsample2x",
+                "random",
+                "fused_matmul",
+                "add_norm",
+                "fused_elementwise",
+                "custom",
+            ]
+        );
+    }
+
+    /// The families of the canonical table (docs/architecture.md), each with its kinds: every
+    /// kind lands in exactly one, and no family is empty.
+    #[test]
+    fn every_kind_is_in_exactly_one_family() {
+        let table: Vec<(&str, Vec<&str>)> =
+            OpFamily::all().map(|f| (f.name(), f.kinds().map(OpKind::name).collect())).collect();
+        let expected: Vec<(&str, Vec<&str>)> = vec![
+            ("leaf", vec!["input", "param", "constant"]),
+            ("elementwise", vec!["unary", "binary", "compare", "where", "fused_elementwise"]),
+            ("cast", vec!["cast"]),
+            ("shape", vec!["reshape", "permute", "slice", "concat", "expand", "gather", "pad", "reverse"]),
+            ("reduce", vec!["reduce", "arg_reduce", "cumsum", "topk"]),
+            ("matmul", vec!["matmul", "fused_matmul"]),
+            ("norm", vec!["layer_norm", "rms_norm", "softmax", "log_softmax", "add_norm"]),
+            ("attention", vec!["attention"]),
+            ("rope", vec!["rope"]),
+            ("conv", vec!["conv2d", "pool2d", "upsample2x"]),
+            ("quant", vec!["quant_matmul", "quant_gather"]),
+            ("grouped", vec!["grouped_matmul"]),
+            ("ssm", vec!["selective_scan", "gated_delta_rule"]),
+            ("fft", vec!["fft"]),
+            ("random", vec!["random"]),
+            ("state", vec!["state", "write_rows"]),
+            ("custom", vec!["custom"]),
+        ];
+        assert_eq!(table, expected);
+        let total: usize = table.iter().map(|(_, k)| k.len()).sum();
+        assert_eq!(total, OpKind::all().count());
     }
 }

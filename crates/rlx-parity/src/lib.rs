@@ -25,6 +25,7 @@
 //!   the error ([`ParityError`]).
 
 mod cases;
+pub mod cli;
 mod compare;
 mod ctx;
 pub mod diff;

@@ -7,7 +7,7 @@
 //! that matters: tiny graphs go where launching is cheap, big ones where compute is fast.
 
 use crate::device::Device;
-use rlx_ir::{AttnLayout, Graph, Op};
+use rlx_ir::{Graph, TensorType};
 use serde::{Deserialize, Serialize};
 
 /// What a device delivers, measured by `calibrate`.
@@ -26,8 +26,8 @@ pub struct Calibration {
 /// The cost drivers of one run of a graph.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct GraphStats {
-    /// Flops of the matmul-class ops (matmul, attention, convolution); others are bandwidth-bound
-    /// and counted in `bytes`.
+    /// Flops of the matmul-class ops (matmul, attention, convolution, ...), as each op family
+    /// counts them ([`rlx_ir::infer::flops`]); others are bandwidth-bound and counted in `bytes`.
     pub flops: f64,
     /// Sum of the sizes of every tensor in the graph (leaves included).
     pub bytes: f64,
@@ -45,10 +45,8 @@ impl GraphStats {
                 continue;
             }
             stats.steps += 1;
-            let dims = |i: usize| -> &[usize] {
-                node.inputs.get(i).and_then(|&id| g.ty(id).ok()).map_or(&[][..], |t| t.shape.dims())
-            };
-            stats.flops += op_flops(&node.op, node.ty.shape.numel(), dims(0), dims(1), dims(2));
+            let inputs: Vec<&TensorType> = node.inputs.iter().filter_map(|&id| g.ty(id).ok()).collect();
+            stats.flops += rlx_ir::infer::flops(&node.op, &inputs, &node.ty);
         }
         stats
     }
@@ -63,55 +61,6 @@ impl GraphStats {
         let weights = (4.0 * h * h + 2.0 * h * f) * 4.0;
         let activations = (8.0 * s * h + 2.0 * s * f) * 4.0;
         GraphStats { flops: projections + ffn + attention, bytes: weights + activations, steps: 20 }
-    }
-}
-
-/// Flops of one op with output element count `out` and the dims of its first three inputs.
-fn op_flops(op: &Op, out: usize, a: &[usize], b: &[usize], c: &[usize]) -> f64 {
-    let out = out as f64;
-    match op {
-        Op::MatMul { transpose_a, .. } | Op::FusedMatMul { transpose_a, .. } => {
-            // Contraction length: a is [..., M, K], or [..., K, M] when transposed.
-            let k = if *transpose_a { a.len().checked_sub(2) } else { a.len().checked_sub(1) };
-            2.0 * out * k.and_then(|i| a.get(i)).copied().unwrap_or(0) as f64
-        }
-        // x [..., K] times a weight of N rows: each output element is one dot of K.
-        Op::QuantMatMul { .. } => 2.0 * out * a.last().copied().unwrap_or(0) as f64,
-        // out [T, k, N]: each element one dot of K (x's last dim).
-        Op::GroupedMatMul => 2.0 * out * a.last().copied().unwrap_or(0) as f64,
-        // u [B, D, L] with a state of N (c = A [D, N]) per channel: an exp and three
-        // multiply-adds per (b, d, t, n).
-        Op::SelectiveScan { .. } => {
-            8.0 * a.iter().product::<usize>() as f64 * c.last().copied().unwrap_or(0) as f64
-        }
-        // q [B, L, H, K] with v [B, L, H, V] (c): three K × V passes over the state per step.
-        Op::GatedDeltaRule { .. } => {
-            6.0 * a.iter().product::<usize>() as f64 * c.last().copied().unwrap_or(0) as f64
-        }
-        // A radix-2 FFT of N points: 5·N·log₂N flops per row, out holds 2·N floats per row.
-        Op::Fft { .. } => {
-            let n = a.iter().rev().nth(1).copied().unwrap_or(1).max(1) as f64;
-            2.5 * out * n.log2()
-        }
-        Op::Attention(spec) => {
-            // q·kᵀ then p·v: out is [B, Sq, Hq, Dv] (or Bhsd); each output row needs Sk·(D+Dv)
-            // multiply-adds, per output element Sk·(D+Dv)/Dv.
-            let seq = |d: &[usize]| match spec.layout {
-                AttnLayout::Bshd => d.get(1).copied(),
-                AttnLayout::Bhsd => d.get(2).copied(),
-            };
-            let (d, dv) = (a.last().copied().unwrap_or(0), c.last().copied().unwrap_or(0));
-            match (seq(b), dv) {
-                (Some(sk), dv) if dv > 0 => 2.0 * out * sk as f64 * (d + dv) as f64 / dv as f64,
-                _ => 0.0,
-            }
-        }
-        Op::Conv2d { .. } => {
-            // w is [O, C/groups, KH, KW]: each output element is one dot of C/groups·KH·KW.
-            let per_out: usize = b.iter().skip(1).product();
-            2.0 * out * per_out as f64
-        }
-        _ => 0.0,
     }
 }
 
@@ -140,7 +89,7 @@ pub fn rank(estimates: &[(Device, Calibration)], stats: &GraphStats) -> Vec<(Dev
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rlx_ir::{AttentionSpec, DType, MaskKind};
+    use rlx_ir::{AttentionSpec, AttnLayout, DType, MaskKind};
 
     /// Roughly an H100 through wgpu: very fast, but each step and run costs a few µs.
     const REAL_GPU: Calibration =
@@ -198,13 +147,7 @@ mod tests {
         let q = g.input("q", &[2, 8, 3, 4], DType::F32).unwrap();
         let k = g.input("k", &[2, 8, 3, 4], DType::F32).unwrap();
         let v = g.input("v", &[2, 8, 3, 4], DType::F32).unwrap();
-        let spec = AttentionSpec {
-            layout: AttnLayout::Bshd,
-            mask: MaskKind::None,
-            scale: None,
-            softcap: None,
-            kv_lengths: false,
-        };
+        let spec = AttentionSpec::new(AttnLayout::Bshd, MaskKind::None);
         let o = g.attention(q, k, v, None, spec).unwrap();
         g.set_outputs(&[o]).unwrap();
         let s = GraphStats::of(&g);

@@ -1,5 +1,7 @@
-//! 2-D convolution and pooling over [N, C, H, W], direct loops with f64 accumulation.
+//! 2-D convolution and pooling over [N, C, H, W], direct loops with f64 accumulation, and
+//! nearest-neighbour ×2 upsampling (a gather of the input's elements).
 
+use super::shape::gather_elems;
 use crate::elem::{float_tensor, floats, invalid};
 use rayon::prelude::*;
 use rlx_backend::BackendError;
@@ -136,4 +138,18 @@ pub fn pool2d(
         }
     });
     float_tensor(&out.shape, out.dtype, res)
+}
+
+/// Nearest-neighbour ×2 upsampling of [N, C, H, W].
+pub fn upsample2x(x: &Tensor, out: &TensorType) -> Result<Tensor, BackendError> {
+    let &[n, c, h, w] = x.dims() else {
+        return Err(invalid("upsample2x", format!("input {} is not rank 4", x.shape())));
+    };
+    let mut idx = Vec::with_capacity(out.numel());
+    for p in 0..n * c {
+        for y in 0..2 * h {
+            idx.extend((0..2 * w).map(|xx| (p * h + y / 2) * w + xx / 2));
+        }
+    }
+    gather_elems(x, &idx, 0.0, out, "upsample2x")
 }

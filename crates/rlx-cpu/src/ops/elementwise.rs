@@ -1,4 +1,4 @@
-//! Pointwise ops: unary, binary, compare, where, cast, and fused elementwise programs.
+//! Pointwise ops: unary, binary, compare, where, and fused elementwise programs.
 //!
 //! Float math goes through the scalar functions [`unary_f32`] and [`binary_f32`], which compute
 //! in f64 and round once to f32. For + − × ÷ that is bit-identical to f32 arithmetic; for
@@ -234,17 +234,6 @@ pub fn where_(cond: &Tensor, a: &Tensor, b: &Tensor, out: &TensorType) -> Result
         let r: Vec<T> = c.iter().zip(x.iter().zip(y.iter())).map(|(&k, (&p, &q))| if k { p } else { q }).collect();
         tensor(&out.shape, T::wrap(r))
     })
-}
-
-/// Conversion to `out.dtype`: floats round to nearest, ties to even (once, however narrow the
-/// target), integers truncate toward zero and saturate (NaN → 0; u8 to 0..=255), bool is
-/// `x != 0`, and bool → number is 0/1. Every dtype widens to f64 exactly, so going through it
-/// rounds only once.
-pub fn cast(x: &Tensor, out: &TensorType) -> Result<Tensor, BackendError> {
-    if x.dtype() == out.dtype {
-        return tensor(&out.shape, x.data().clone());
-    }
-    tensor(&out.shape, TensorData::from_f64(out.dtype, &x.to_f64_vec()))
 }
 
 /// A fused elementwise program over f32 inputs broadcast to the output shape.

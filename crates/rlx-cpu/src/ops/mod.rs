@@ -2,6 +2,7 @@
 //! operands, then the node's output type, and trusts that they fit (see [`crate::eval`]).
 
 pub(crate) mod attention;
+pub(crate) mod cast;
 pub(crate) mod conv;
 pub(crate) mod elementwise;
 pub(crate) mod fft;
@@ -14,3 +15,4 @@ pub(crate) mod reduce;
 pub(crate) mod rope;
 pub(crate) mod shape;
 pub(crate) mod ssm;
+pub(crate) mod state;

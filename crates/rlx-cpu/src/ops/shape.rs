@@ -10,7 +10,7 @@ use rlx_ir::{Tensor, TensorType};
 
 /// Moves elements of `x` to a tensor of type `out`: output element `i` is `x[idx[i]]`, or the
 /// fill value (converted like a cast) where `idx[i]` is [`FILL`].
-fn gather_elems(
+pub(crate) fn gather_elems(
     x: &Tensor,
     idx: &[usize],
     fill: f64,
@@ -152,51 +152,4 @@ pub fn gather(
         }
     }
     gather_elems(data, &idx, 0.0, out, "gather")
-}
-
-/// Nearest-neighbour ×2 upsampling of [N, C, H, W].
-pub fn upsample2x(x: &Tensor, out: &TensorType) -> Result<Tensor, BackendError> {
-    let &[n, c, h, w] = x.dims() else {
-        return Err(invalid("upsample2x", format!("input {} is not rank 4", x.shape())));
-    };
-    let mut idx = Vec::with_capacity(out.numel());
-    for p in 0..n * c {
-        for y in 0..2 * h {
-            idx.extend((0..2 * w).map(|xx| (p * h + y / 2) * w + xx / 2));
-        }
-    }
-    gather_elems(x, &idx, 0.0, out, "upsample2x")
-}
-
-/// `state` with `rows` written from position `offset[0]` along `axis`; rows that land outside
-/// `[0, state.dims[axis])` are dropped (the GPU kernels drop them too).
-pub fn write_rows(
-    axis: usize,
-    state: &Tensor,
-    rows: &Tensor,
-    offset: &Tensor,
-) -> Result<Tensor, BackendError> {
-    const OP: &str = "write_rows";
-    let at = i64::from(elems::<i32>(offset, OP)?.first().copied().unwrap_or(0));
-    let (outer, cap, inner) = split_at_axis(state.dims(), axis);
-    let n = rows.dims().get(axis).copied().unwrap_or(0);
-    if rows.dtype() != state.dtype() || rows.numel() != outer * n * inner {
-        return Err(invalid(OP, format!("rows {} do not fit state {}", rows.shape(), state.shape())));
-    }
-    with_elem!(state.dtype(), T => {
-        let mut data = elems::<T>(state, OP)?.to_vec();
-        let src = elems::<T>(rows, OP)?;
-        for o in 0..outer {
-            for t in 0..n {
-                let Ok(pos) = usize::try_from(at + t as i64) else { continue };
-                if pos >= cap {
-                    continue;
-                }
-                let from = (o * n + t) * inner;
-                let to = (o * cap + pos) * inner;
-                data[to..to + inner].copy_from_slice(&src[from..from + inner]);
-            }
-        }
-        tensor(state.shape(), T::wrap(data))
-    })
 }

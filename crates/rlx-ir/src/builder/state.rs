@@ -75,6 +75,6 @@ impl Graph {
         let mut ins = vec![q, k, v];
         ins.extend(mask);
         ins.push(lengths);
-        self.push(Op::Attention(AttentionSpec { kv_lengths: true, ..spec }), &ins)
+        self.push(Op::Attention(spec.kv_lengths(true)), &ins)
     }
 }

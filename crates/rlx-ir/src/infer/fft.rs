@@ -1,11 +1,15 @@
-//! Inference for `Fft`: x F32 `[..., N, 2]` (rows of N complex values as (real, imag) pairs)
+//! The fft family, `Fft`. Shape rule: x F32 `[..., N, 2]` (rows of N complex values as (real, imag) pairs)
 //! with N a power of two up to [`FFT_NATIVE_MAX`] → the same type. Messages name the shape and
-//! point to `Graph::fft`, which takes every length.
+//! point to `Graph::fft`, which takes every length. And its flop count.
 
-use super::{arity, mismatch, want_dtype};
-use crate::{DType, IrError, TensorType, FFT_NATIVE_MAX};
+use super::{arity, dims, mismatch, not_in_family, want_dtype};
+use crate::{DType, IrError, Op, OpFamily, TensorType, FFT_NATIVE_MAX};
 
-pub(super) fn fft(op: &'static str, inputs: &[&TensorType]) -> Result<TensorType, IrError> {
+pub(super) fn infer(op: &Op, inputs: &[&TensorType]) -> Result<TensorType, IrError> {
+    if !matches!(op, Op::Fft { .. }) {
+        return Err(not_in_family(op, inputs, OpFamily::Fft));
+    }
+    let op = op.name();
     arity(op, inputs, 1)?;
     let x = inputs[0];
     want_dtype(op, 0, x.dtype, DType::F32)?;
@@ -29,4 +33,11 @@ pub(super) fn fft(op: &'static str, inputs: &[&TensorType]) -> Result<TensorType
         ));
     }
     Ok(x.clone())
+}
+
+/// A radix-2 FFT of N points: 5·N·log₂N flops per row; out holds 2·N floats per row.
+pub(super) fn flops(op: &Op, inputs: &[&TensorType], out: &TensorType) -> f64 {
+    let Op::Fft { .. } = op else { return 0.0 };
+    let n = dims(inputs, 0).iter().rev().nth(1).copied().unwrap_or(1).max(1) as f64;
+    2.5 * out.shape.numel() as f64 * n.log2()
 }

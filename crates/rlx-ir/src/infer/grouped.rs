@@ -1,11 +1,15 @@
-//! Inference for `GroupedMatMul`: x [T, S, K] (S = 1 or k), w [E, N, K] (E matrices stored
+//! The grouped family, `GroupedMatMul` (shape rule and flop count): x [T, S, K] (S = 1 or k), w [E, N, K] (E matrices stored
 //! out × in, like `nn.Linear` weights), ids I32 [T, k] → [T, k, N]. Each message names the three
 //! shapes and the dim that disagrees.
 
-use super::{arity, float, mismatch, same_dtype, want_dtype};
-use crate::{DType, IrError, Shape, TensorType};
+use super::{arity, dims, float, mismatch, not_in_family, same_dtype, want_dtype};
+use crate::{DType, IrError, Op, OpFamily, Shape, TensorType};
 
-pub(super) fn grouped_matmul(op: &'static str, inputs: &[&TensorType]) -> Result<TensorType, IrError> {
+pub(super) fn infer(op: &Op, inputs: &[&TensorType]) -> Result<TensorType, IrError> {
+    if !matches!(op, Op::GroupedMatMul) {
+        return Err(not_in_family(op, inputs, OpFamily::Grouped));
+    }
+    let op = op.name();
     arity(op, inputs, 3)?;
     let (x, w, ids) = (inputs[0], inputs[1], inputs[2]);
     float(op, 0, x.dtype)?;
@@ -43,4 +47,10 @@ pub(super) fn grouped_matmul(op: &'static str, inputs: &[&TensorType]) -> Result
         ));
     }
     Ok(TensorType::new(Shape(vec![t, top, n]), x.dtype))
+}
+
+/// out [T, k, N]: each element is one dot of K (x's last dim).
+pub(super) fn flops(op: &Op, inputs: &[&TensorType], out: &TensorType) -> f64 {
+    let Op::GroupedMatMul = op else { return 0.0 };
+    2.0 * out.shape.numel() as f64 * dims(inputs, 0).last().copied().unwrap_or(0) as f64
 }

@@ -1,17 +1,28 @@
-//! Output-type inference: checks the arity, dtypes and attributes of every [`Op`] against its
-//! operand types and returns the node's [`TensorType`]. `Graph::push` calls [`infer`] for every
-//! node, builders and passes alike; the verifier calls it again to detect type drift.
+//! Output-type inference and flop counts, one file per op family ([`OpFamily`]): each family's
+//! file holds its shape rule (`infer`: checks the arity, dtypes and attributes of an [`Op`]
+//! against its operand types and returns the node's [`TensorType`]) and, for compute-bound
+//! families, its flop count (`flops`). `Graph::push` calls [`infer`] for every node, builders
+//! and passes alike; the verifier calls it again to detect type drift; rlx-runtime's device
+//! ranking sums [`flops`].
 
+mod attention;
+mod cast;
+mod conv;
+mod custom;
+mod elementwise;
 mod fft;
 mod grouped;
-mod nn;
+mod matmul;
+mod norm;
 mod quant;
 mod random;
-mod shape_ops;
+mod reduce;
+mod rope;
+mod shape;
 mod ssm;
 mod state;
 
-use crate::{DType, IrError, Op, Shape, ShapeList, TensorType, UnaryOp};
+use crate::{DType, IrError, Op, OpFamily, Shape, ShapeList, TensorType, UnaryOp};
 
 /// The output type of `op` applied to operands of types `inputs`, or the first problem found.
 /// The result's element count and byte size are checked ([`Shape::check_size`]), so a node
@@ -23,91 +34,86 @@ pub fn infer(op: &Op, inputs: &[&TensorType]) -> Result<TensorType, IrError> {
 }
 
 fn infer_type(op: &Op, inputs: &[&TensorType]) -> Result<TensorType, IrError> {
+    match op.kind().family() {
+        OpFamily::Leaf => leaf(op, inputs),
+        OpFamily::Elementwise => elementwise::infer(op, inputs),
+        OpFamily::Cast => cast::infer(op, inputs),
+        OpFamily::Shape => shape::infer(op, inputs),
+        OpFamily::Reduce => reduce::infer(op, inputs),
+        OpFamily::Matmul => matmul::infer(op, inputs),
+        OpFamily::Norm => norm::infer(op, inputs),
+        OpFamily::Attention => attention::infer(op, inputs),
+        OpFamily::Rope => rope::infer(op, inputs),
+        OpFamily::Conv => conv::infer(op, inputs),
+        OpFamily::Quant => quant::infer(op, inputs),
+        OpFamily::Grouped => grouped::infer(op, inputs),
+        OpFamily::Ssm => ssm::infer(op, inputs),
+        OpFamily::Fft => fft::infer(op, inputs),
+        OpFamily::Random => random::infer(op, inputs),
+        OpFamily::State => state::infer(op, inputs),
+        OpFamily::Custom => custom::infer(op, inputs),
+    }
+}
+
+/// Flops of one node computing `op` on operands of types `inputs` into `out`, two per
+/// multiply-add. Only the compute-bound families count (matmul, attention, convolution,
+/// quantized and grouped matmul, the scans, FFT); the others are bandwidth-bound and give 0
+/// (a cost model counts their bytes instead). A missing operand counts as an empty shape.
+pub fn flops(op: &Op, inputs: &[&TensorType], out: &TensorType) -> f64 {
+    match op.kind().family() {
+        OpFamily::Matmul => matmul::flops(op, inputs, out),
+        OpFamily::Attention => attention::flops(op, inputs, out),
+        OpFamily::Conv => conv::flops(op, inputs, out),
+        OpFamily::Quant => quant::flops(op, inputs, out),
+        OpFamily::Grouped => grouped::flops(op, inputs, out),
+        OpFamily::Ssm => ssm::flops(op, inputs, out),
+        OpFamily::Fft => fft::flops(op, inputs, out),
+        OpFamily::Leaf
+        | OpFamily::Elementwise
+        | OpFamily::Cast
+        | OpFamily::Shape
+        | OpFamily::Reduce
+        | OpFamily::Norm
+        | OpFamily::Rope
+        | OpFamily::Random
+        | OpFamily::State
+        | OpFamily::Custom => 0.0,
+    }
+}
+
+/// Inputs, params and constants. States are leaves too, but of the state family.
+fn leaf(op: &Op, inputs: &[&TensorType]) -> Result<TensorType, IrError> {
     let name = op.name();
     match op {
-        Op::Input { .. } | Op::Param { .. } | Op::State { .. } => Err(IrError::Attribute {
-            op: name,
-            attr: "type",
-            shape: Shape::scalar(),
-            reason: "inputs, params and states carry their own type; create them with \
-                     Graph::input / Graph::param / Graph::state (or Graph::push_leaf)"
-                .into(),
-        }),
         Op::Constant(t) => {
             arity(name, inputs, 0)?;
             Ok(TensorType::new(t.shape().clone(), t.dtype()))
         }
-        Op::Unary(u) => {
-            arity(name, inputs, 1)?;
-            unary_dtype(name, *u, 0, inputs[0].dtype)?;
-            Ok(inputs[0].clone())
-        }
-        Op::Binary(_) => {
-            arity(name, inputs, 2)?;
-            numeric(name, 0, inputs[0].dtype)?;
-            same_dtype(name, inputs, 0, 1)?;
-            let shape = broadcast_shapes(name, &inputs[0].shape, &inputs[1].shape)?;
-            Ok(TensorType::new(shape, inputs[0].dtype))
-        }
-        Op::Compare(_) => {
-            arity(name, inputs, 2)?;
-            same_dtype(name, inputs, 0, 1)?;
-            let shape = broadcast_shapes(name, &inputs[0].shape, &inputs[1].shape)?;
-            Ok(TensorType::new(shape, DType::Bool))
-        }
-        Op::Where => {
-            arity(name, inputs, 3)?;
-            want_dtype(name, 0, inputs[0].dtype, DType::Bool)?;
-            same_dtype(name, inputs, 1, 2)?;
-            let s = broadcast_shapes(name, &inputs[0].shape, &inputs[1].shape)?;
-            let s = broadcast_shapes(name, &s, &inputs[2].shape).map_err(|_| {
-                mismatch(name, inputs, "cond, a and b must broadcast together; expand or reshape one")
-            })?;
-            Ok(TensorType::new(s, inputs[1].dtype))
-        }
-        Op::WriteRows { axis } => state::write_rows(name, *axis, inputs),
-        Op::Cast(d) => {
-            arity(name, inputs, 1)?;
-            Ok(TensorType::new(inputs[0].shape.clone(), *d))
-        }
-        Op::Reduce { .. }
-        | Op::ArgReduce { .. }
-        | Op::Cumsum { .. }
-        | Op::TopK { .. }
-        | Op::Reshape(_)
-        | Op::Permute(_)
-        | Op::Slice { .. }
-        | Op::Concat { .. }
-        | Op::Expand(_)
-        | Op::Gather { .. }
-        | Op::Pad { .. }
-        | Op::Reverse { .. } => shape_ops::infer_shape_op(op, inputs),
-        Op::QuantMatMul { quant } => quant::quant_matmul(name, *quant, inputs),
-        Op::QuantGather { quant } => quant::quant_gather(name, *quant, inputs),
-        Op::GroupedMatMul => grouped::grouped_matmul(name, inputs),
-        Op::SelectiveScan { output, .. } => ssm::selective_scan(name, *output, inputs),
-        Op::GatedDeltaRule { scale, output } => ssm::gated_delta_rule(name, *scale, *output, inputs),
-        Op::Fft { .. } => fft::fft(name, inputs),
-        Op::MatMul { .. }
-        | Op::LayerNorm { .. }
-        | Op::RmsNorm { .. }
-        | Op::Softmax
-        | Op::LogSoftmax
-        | Op::Attention(_)
-        | Op::Rope { .. }
-        | Op::Conv2d { .. }
-        | Op::Pool2d { .. }
-        | Op::Upsample2x
-        | Op::FusedMatMul { .. }
-        | Op::AddNorm { .. }
-        | Op::FusedElementwise(_) => nn::infer_nn_op(op, inputs),
-        Op::Random { shape, .. } => random::infer_random(name, shape, inputs),
-        Op::Custom(call) => call.op().infer(inputs).map_err(|reason| IrError::Custom {
-            op: call.op().name().to_string(),
-            shapes: inputs.iter().map(|t| t.shape.clone()).collect::<Vec<_>>().into(),
-            reason,
-        }),
+        _ => Err(leaf_type(name)),
     }
+}
+
+/// Inputs, params and states carry their own type: they have no shape rule.
+pub(crate) fn leaf_type(name: &'static str) -> IrError {
+    IrError::Attribute {
+        op: name,
+        attr: "type",
+        shape: Shape::scalar(),
+        reason: "inputs, params and states carry their own type; create them with \
+                 Graph::input / Graph::param / Graph::state (or Graph::push_leaf)"
+            .into(),
+    }
+}
+
+/// A family's `infer` got an op of another family: `infer_type` dispatches by
+/// [`crate::OpKind::family`], so this is a bug in rlx-ir, reported rather than a panic.
+pub(crate) fn not_in_family(op: &Op, inputs: &[&TensorType], family: OpFamily) -> IrError {
+    mismatch(op.name(), inputs, format!("internal: not a {} op", family.name()))
+}
+
+/// The dims of operand `i`, or none when it is missing (for flop counts).
+pub(crate) fn dims<'a>(inputs: &[&'a TensorType], i: usize) -> &'a [usize] {
+    inputs.get(i).map_or(&[][..], |t| t.shape.dims())
 }
 
 /// Numpy broadcasting of two shapes: align from the right; each pair of dims must be equal or
@@ -138,6 +144,51 @@ pub fn broadcast_shapes(op: &'static str, a: &Shape, b: &Shape) -> Result<Shape,
 }
 
 // ---- small checking helpers shared by the inference modules ----
+
+/// `axis < rank`.
+pub(crate) fn check_axis(op: &'static str, shape: &Shape, axis: usize) -> Result<(), IrError> {
+    if axis >= shape.rank() {
+        return Err(attr_err(
+            op,
+            "axis",
+            shape,
+            format!(
+                "axis {axis} is out of range for rank {}; use 0..{} (or negative from the end)",
+                shape.rank(),
+                shape.rank()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Axes sorted ascending, unique, each `< rank`.
+pub(crate) fn check_axes(
+    op: &'static str,
+    attr: &'static str,
+    shape: &Shape,
+    axes: &[usize],
+) -> Result<(), IrError> {
+    for (i, &a) in axes.iter().enumerate() {
+        if a >= shape.rank() {
+            return Err(attr_err(
+                op,
+                attr,
+                shape,
+                format!("axis {a} is out of range for rank {}; use 0..{}", shape.rank(), shape.rank()),
+            ));
+        }
+        if i > 0 && axes[i - 1] >= a {
+            return Err(attr_err(
+                op,
+                attr,
+                shape,
+                format!("{axes:?} must be sorted ascending without repeats"),
+            ));
+        }
+    }
+    Ok(())
+}
 
 pub(crate) fn shape_list(inputs: &[&TensorType]) -> ShapeList {
     ShapeList(inputs.iter().map(|t| t.shape.clone()).collect())
@@ -239,3 +290,6 @@ pub(crate) fn same_dtype(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod flops_tests;

@@ -1,10 +1,25 @@
-//! Inference for the ops on block-quantized weights: `QuantMatMul` (x · dequant(w)ᵀ) and
+//! The quant family, the ops on block-quantized weights (shape rules and flop count): `QuantMatMul` (x · dequant(w)ᵀ) and
 //! `QuantGather` (rows of a quantized table). The weight is U8 bytes [rows, row_bytes] whose
 //! rows are whole blocks of the op's [`QuantType`]; each message names the shapes and the
 //! byte width a row of K elements needs.
 
-use super::{arity, float, mismatch, want_dtype};
-use crate::{DType, IrError, QuantType, Shape, TensorType};
+use super::{arity, dims, float, mismatch, not_in_family, want_dtype};
+use crate::{DType, IrError, Op, OpFamily, QuantType, Shape, TensorType};
+
+pub(super) fn infer(op: &Op, inputs: &[&TensorType]) -> Result<TensorType, IrError> {
+    match op {
+        Op::QuantMatMul { quant } => quant_matmul(op.name(), *quant, inputs),
+        Op::QuantGather { quant } => quant_gather(op.name(), *quant, inputs),
+        _ => Err(not_in_family(op, inputs, OpFamily::Quant)),
+    }
+}
+
+/// x [..., K] times a weight of N rows: each output element is one dot of K. A gather is
+/// bandwidth-bound.
+pub(super) fn flops(op: &Op, inputs: &[&TensorType], out: &TensorType) -> f64 {
+    let Op::QuantMatMul { .. } = op else { return 0.0 };
+    2.0 * out.shape.numel() as f64 * dims(inputs, 0).last().copied().unwrap_or(0) as f64
+}
 
 /// Elements in one row of `row_bytes` bytes of `quant` blocks, or why there is no whole number.
 fn row_elems(
@@ -47,11 +62,7 @@ fn packed_dims(
 }
 
 /// x [..., K] (float), w U8 [N, K / block_elems · block_bytes] → F32 [..., N].
-pub(super) fn quant_matmul(
-    op: &'static str,
-    quant: QuantType,
-    inputs: &[&TensorType],
-) -> Result<TensorType, IrError> {
+fn quant_matmul(op: &'static str, quant: QuantType, inputs: &[&TensorType]) -> Result<TensorType, IrError> {
     arity(op, inputs, 2)?;
     let x = inputs[0];
     float(op, 0, x.dtype)?;
@@ -87,11 +98,7 @@ pub(super) fn quant_matmul(
 }
 
 /// table U8 [V, row_bytes], ids I32 (any shape) → F32 [ids..., K].
-pub(super) fn quant_gather(
-    op: &'static str,
-    quant: QuantType,
-    inputs: &[&TensorType],
-) -> Result<TensorType, IrError> {
+fn quant_gather(op: &'static str, quant: QuantType, inputs: &[&TensorType]) -> Result<TensorType, IrError> {
     arity(op, inputs, 2)?;
     let (_, row_bytes) = packed_dims(op, inputs, 0, "table")?;
     want_dtype(op, 1, inputs[1].dtype, DType::I32)?;

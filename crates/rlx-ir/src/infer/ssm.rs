@@ -1,20 +1,44 @@
-//! Inference for the recurrences of [`crate::ssm`]: `SelectiveScan` (u, delta [B, D, L],
+//! The ssm family, shape rules and flop counts for the recurrences of [`crate::ssm`]: `SelectiveScan` (u, delta [B, D, L],
 //! a [D, N], b, c [B, G, N, L]) and `GatedDeltaRule` (q, k [B, L, H, K], v [B, L, H, V],
 //! g, beta [B, L, H]). All operands are F32; each message names every shape and the dim that
 //! disagrees.
 
-use super::{arity, attr_err, mismatch, want_dtype};
-use crate::{DType, IrError, ScanOutput, Shape, TensorType};
+use super::{arity, attr_err, dims, mismatch, not_in_family, want_dtype};
+use crate::{DType, IrError, Op, OpFamily, ScanOutput, Shape, TensorType};
 
-pub(super) fn selective_scan(
+/// Both recurrences take five F32 operands; then each checks its own shapes.
+pub(super) fn infer(op: &Op, inputs: &[&TensorType]) -> Result<TensorType, IrError> {
+    if matches!(op, Op::SelectiveScan { .. } | Op::GatedDeltaRule { .. }) {
+        arity(op.name(), inputs, 5)?;
+        for (i, t) in inputs.iter().enumerate() {
+            want_dtype(op.name(), i, t.dtype, DType::F32)?;
+        }
+    }
+    match op {
+        Op::SelectiveScan { output, .. } => selective_scan(op.name(), *output, inputs),
+        Op::GatedDeltaRule { scale, output } => gated_delta_rule(op.name(), *scale, *output, inputs),
+        _ => Err(not_in_family(op, inputs, OpFamily::Ssm)),
+    }
+}
+
+pub(super) fn flops(op: &Op, inputs: &[&TensorType], _out: &TensorType) -> f64 {
+    let steps = dims(inputs, 0).iter().product::<usize>() as f64;
+    let state = dims(inputs, 2).last().copied().unwrap_or(0) as f64;
+    match op {
+        // u [B, D, L] with a state of N (A [D, N]) per channel: an exp and three multiply-adds
+        // per (b, d, t, n).
+        Op::SelectiveScan { .. } => 8.0 * steps * state,
+        // q [B, L, H, K] with v [B, L, H, V]: three K × V passes over the state per step.
+        Op::GatedDeltaRule { .. } => 6.0 * steps * state,
+        _ => 0.0,
+    }
+}
+
+fn selective_scan(
     op: &'static str,
     output: ScanOutput,
     inputs: &[&TensorType],
 ) -> Result<TensorType, IrError> {
-    arity(op, inputs, 5)?;
-    for (i, t) in inputs.iter().enumerate() {
-        want_dtype(op, i, t.dtype, DType::F32)?;
-    }
     let &[b, d, l] = inputs[0].shape.dims() else {
         return Err(mismatch(op, inputs, "u must be 3-D [batch, channels D, length L]; reshape it"));
     };
@@ -60,16 +84,12 @@ pub(super) fn selective_scan(
     Ok(TensorType::new(Shape(dims), DType::F32))
 }
 
-pub(super) fn gated_delta_rule(
+fn gated_delta_rule(
     op: &'static str,
     scale: f32,
     output: ScanOutput,
     inputs: &[&TensorType],
 ) -> Result<TensorType, IrError> {
-    arity(op, inputs, 5)?;
-    for (i, t) in inputs.iter().enumerate() {
-        want_dtype(op, i, t.dtype, DType::F32)?;
-    }
     if !scale.is_finite() {
         return Err(attr_err(op, "scale", &inputs[0].shape, format!("scale {scale} must be finite")));
     }

@@ -1,16 +1,19 @@
-//! Inference for the state-writing op, [`Op::WriteRows`]. That its first operand is a `State`
+//! The state family: `State` leaves and the op writing them, [`Op::WriteRows`]. That its first operand is a `State`
 //! nobody else reads is a whole-graph fact, checked by the verifier (`check_state_write`).
 
-use super::shape_ops::check_axis;
-use super::{arity, mismatch, want_dtype};
-use crate::{DType, IrError, TensorType};
+use super::{arity, check_axis, leaf_type, mismatch, want_dtype};
+use crate::{DType, IrError, Op, TensorType};
+
+/// A `State` leaf carries its own type; `WriteRows` gets its state's.
+pub(super) fn infer(op: &Op, inputs: &[&TensorType]) -> Result<TensorType, IrError> {
+    match op {
+        Op::WriteRows { axis } => write_rows(op.name(), *axis, inputs),
+        _ => Err(leaf_type(op.name())),
+    }
+}
 
 /// `write_rows(state, rows, offset)` along `axis`: the state's type.
-pub(super) fn write_rows(
-    name: &'static str,
-    axis: usize,
-    inputs: &[&TensorType],
-) -> Result<TensorType, IrError> {
+fn write_rows(name: &'static str, axis: usize, inputs: &[&TensorType]) -> Result<TensorType, IrError> {
     arity(name, inputs, 3)?;
     let (state, rows, offset) = (inputs[0], inputs[1], inputs[2]);
     check_axis(name, &state.shape, axis)?;

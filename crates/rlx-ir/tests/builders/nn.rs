@@ -92,40 +92,38 @@ fn rms_norm_and_softmax() {
     assert!(matches!(g.softmax(x, 2), Err(IrError::Attribute { op: "softmax", .. })));
 }
 
-fn spec(layout: AttnLayout, mask: MaskKind) -> AttentionSpec {
-    AttentionSpec { layout, mask, scale: None, softcap: None, kv_lengths: false }
-}
-
 #[test]
 fn attention_gqa_and_layouts() {
     let mut g = Graph::new("g");
     let q = f32_in(&mut g, "q", &[2, 5, 8, 16]);
     let k = f32_in(&mut g, "k", &[2, 7, 2, 16]);
     let v = f32_in(&mut g, "v", &[2, 7, 2, 32]);
-    let y = g.attention(q, k, v, None, spec(AttnLayout::Bshd, MaskKind::Causal)).unwrap();
+    let y = g.attention(q, k, v, None, AttentionSpec::new(AttnLayout::Bshd, MaskKind::Causal)).unwrap();
     assert_eq!(ty(&g, y), tt(&[2, 5, 8, 32], DType::F32));
     let qh = f32_in(&mut g, "qh", &[2, 8, 5, 16]);
     let kh = f32_in(&mut g, "kh", &[2, 4, 7, 16]);
-    let y = g.attention(qh, kh, kh, None, spec(AttnLayout::Bhsd, MaskKind::SlidingWindow(3))).unwrap();
+    let y = g
+        .attention(qh, kh, kh, None, AttentionSpec::new(AttnLayout::Bhsd, MaskKind::SlidingWindow(3)))
+        .unwrap();
     assert_eq!(ty(&g, y), tt(&[2, 8, 5, 16], DType::F32));
     let pm = g.input("pm", &[2, 7], DType::Bool).unwrap();
-    let y = g.attention(q, k, v, Some(pm), spec(AttnLayout::Bshd, MaskKind::Padding)).unwrap();
+    let y = g.attention(q, k, v, Some(pm), AttentionSpec::new(AttnLayout::Bshd, MaskKind::Padding)).unwrap();
     assert_eq!(ty(&g, y), tt(&[2, 5, 8, 32], DType::F32));
     let bias = f32_in(&mut g, "bias", &[1, 1, 5, 7]);
-    let y = g.attention(q, k, v, Some(bias), spec(AttnLayout::Bshd, MaskKind::Bias)).unwrap();
+    let y = g.attention(q, k, v, Some(bias), AttentionSpec::new(AttnLayout::Bshd, MaskKind::Bias)).unwrap();
     assert_eq!(ty(&g, y), tt(&[2, 5, 8, 32], DType::F32));
-    let y = g.attention(k, q, q, None, spec(AttnLayout::Bshd, MaskKind::None));
+    let y = g.attention(k, q, q, None, AttentionSpec::new(AttnLayout::Bshd, MaskKind::None));
     assert!(y.is_err(), "q with 2 heads, k with 8 heads is not grouped-query");
     // Sq > Sk is fine without a causal mask.
     let k8 = f32_in(&mut g, "k8", &[2, 3, 8, 16]);
-    let y = g.attention(q, k8, k8, None, spec(AttnLayout::Bshd, MaskKind::None)).unwrap();
+    let y = g.attention(q, k8, k8, None, AttentionSpec::new(AttnLayout::Bshd, MaskKind::None)).unwrap();
     assert_eq!(ty(&g, y), tt(&[2, 5, 8, 16], DType::F32));
 }
 
 #[test]
 fn attention_errors() {
     let mut g = Graph::new("g");
-    let s = |m| spec(AttnLayout::Bshd, m);
+    let s = |m| AttentionSpec::new(AttnLayout::Bshd, m);
     let q = f32_in(&mut g, "q", &[2, 5, 8, 16]);
     let k3 = f32_in(&mut g, "k3", &[2, 7, 3, 16]);
     let e = g.attention(q, k3, k3, None, s(MaskKind::None)).unwrap_err();

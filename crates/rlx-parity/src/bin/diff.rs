@@ -9,81 +9,71 @@
 //! Exit status: 0 every case passed, 1 some failed, 2 bad usage or a device cannot be opened.
 //! Built for machines without a Rust toolchain (the H200).
 
+use clap::Parser;
+use rlx_parity::cli::{exit_status, open, usage_error};
 use rlx_parity::diff::{failure_reason, failure_report, run_differential, tally_table, DiffConfig};
 use rlx_parity::random_graph::GraphSpec;
 use rlx_runtime::{Device, Session};
 use std::process::ExitCode;
 use std::time::Instant;
 
-const USAGE: &str = "usage: diff [--devices cpu,vulkan,gpu] [--cases N] [--seed S] [--steps N] \
-                     [--shrink N] [--replay FILE|SPEC]\n  \
-                     --devices LIST  devices to test against the CPU reference (default: \
-                     cpu,vulkan,gpu)\n  \
-                     --cases N       random graphs per device (default 64)\n  \
-                     --seed S        seed of the graph stream (default 12: CI's)\n  \
-                     --steps N       ops per graph at most (default 12)\n  \
-                     --shrink N      shrink steps per failure at most (default 256)\n  \
-                     --replay X      run the specs of file X (one per line) or the spec X itself";
-
+/// Differential testing: random graphs on each device against the CPU reference.
+#[derive(Parser)]
+#[command(name = "diff")]
 struct Args {
+    /// Devices to test against the CPU reference
+    #[arg(long, value_name = "LIST", value_delimiter = ',', default_value = "cpu,vulkan,gpu")]
     devices: Vec<Device>,
-    cfg: DiffConfig,
+    #[command(flatten)]
+    graphs: GraphOptions,
+    /// Run the specs of file X (one per line) or the spec X itself
+    #[arg(long, value_name = "X")]
     replay: Option<String>,
 }
 
-fn parse(args: impl Iterator<Item = String>) -> Result<Args, String> {
-    let mut out = Args {
-        devices: vec![Device::Cpu, Device::Vulkan, Device::Gpu],
-        cfg: DiffConfig::default(),
-        replay: None,
-    };
-    let mut args = args.peekable();
-    while let Some(a) = args.next() {
-        let mut value = |what: &str| args.next().ok_or(format!("{a} needs {what}"));
-        let number = |v: String| v.parse::<u64>().map_err(|e| format!("{a} {v}: {e}"));
-        match a.as_str() {
-            "--devices" => {
-                out.devices = value("a list")?
-                    .split(',')
-                    .map(|d| d.parse::<Device>().map_err(|e| e.to_string()))
-                    .collect::<Result<_, _>>()?;
-            }
-            "--cases" => out.cfg.cases = number(value("a count")?)? as usize,
-            "--seed" => out.cfg.seed = number(value("a number")?)?,
-            "--steps" => out.cfg.max_steps = number(value("a count")?)?.max(1) as usize,
-            "--shrink" => out.cfg.max_shrink = number(value("a count")?)? as usize,
-            "--replay" => out.replay = Some(value("a file or a spec")?),
-            "-h" | "--help" => return Err(String::new()),
-            other => return Err(format!("unexpected argument '{other}'")),
+/// The random-graph stream: [`DiffConfig`]'s settings (defaults are its defaults, CI's).
+#[derive(clap::Args)]
+struct GraphOptions {
+    /// Random graphs per device
+    #[arg(long, value_name = "N", default_value_t = DiffConfig::default().cases)]
+    cases: usize,
+    /// Seed of the graph stream
+    #[arg(long, value_name = "S", default_value_t = DiffConfig::default().seed)]
+    seed: u64,
+    /// Ops per graph at most
+    #[arg(long, value_name = "N", default_value_t = DiffConfig::default().max_steps)]
+    steps: usize,
+    /// Shrink steps per failure at most
+    #[arg(long, value_name = "N", default_value_t = DiffConfig::default().max_shrink)]
+    shrink: usize,
+}
+
+impl GraphOptions {
+    fn config(&self) -> DiffConfig {
+        DiffConfig {
+            cases: self.cases,
+            seed: self.seed,
+            max_steps: self.steps.max(1),
+            max_shrink: self.shrink,
+            ..DiffConfig::default()
         }
     }
-    Ok(out)
 }
 
 fn main() -> ExitCode {
-    let args = match parse(std::env::args().skip(1)) {
-        Ok(a) => a,
-        Err(e) => {
-            if !e.is_empty() {
-                eprintln!("diff: {e}");
-            }
-            eprintln!("{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
-    let open = |d: Device| Session::new(d).map_err(|e| format!("diff: cannot open {d}: {e}"));
-    let sessions: Result<Vec<Session>, String> = args.devices.iter().map(|&d| open(d)).collect();
-    let (sessions, cpu) = match (sessions, open(Device::Cpu)) {
+    let args = Args::parse();
+    let sessions: Result<Vec<Session>, String> = args.devices.iter().map(|&d| open("diff", d)).collect();
+    let (sessions, cpu) = match (sessions, open("diff", Device::Cpu)) {
         (Ok(s), Ok(c)) => (s, c),
         (Err(e), _) | (_, Err(e)) => {
             eprintln!("{e}");
-            return ExitCode::from(2);
+            return usage_error();
         }
     };
     let refs: Vec<&Session> = sessions.iter().collect();
     match &args.replay {
         Some(what) => replay(&refs, &cpu, what),
-        None => random(&refs, &cpu, &args.cfg),
+        None => random(&refs, &cpu, &args.graphs.config()),
     }
 }
 
@@ -101,11 +91,7 @@ fn random(devices: &[&Session], cpu: &Session, cfg: &DiffConfig) -> ExitCode {
         cfg.max_steps,
         t.elapsed().as_secs_f64()
     );
-    if failed == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    }
+    exit_status(failed)
 }
 
 fn replay(devices: &[&Session], cpu: &Session, what: &str) -> ExitCode {
@@ -117,7 +103,7 @@ fn replay(devices: &[&Session], cpu: &Session, what: &str) -> ExitCode {
             Ok(s) => s,
             Err(e) => {
                 eprintln!("diff: {e}");
-                return ExitCode::from(2);
+                return usage_error();
             }
         };
         for dev in devices {
@@ -132,9 +118,5 @@ fn replay(devices: &[&Session], cpu: &Session, what: &str) -> ExitCode {
         }
     }
     println!("diff --replay: {run} runs, {failed} failed");
-    if failed == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    }
+    exit_status(failed)
 }

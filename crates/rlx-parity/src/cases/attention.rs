@@ -1,17 +1,16 @@
 //! Scaled dot-product attention (layouts, every mask kind, KV cache Sk > Sq, grouped-query
-//! heads, scale, soft-cap) and RoPE (NeoX and GPT-J pairing, full or leading rotary dims).
+//! heads, scale, soft-cap), and the shapes and inputs its other case files share.
 
 use crate::{Case, CaseCtx};
-use rlx_ir::{AttentionSpec, AttnLayout, DType, IrError, MaskKind, NodeId, RopeStyle, Tensor};
+use rlx_ir::{AttentionSpec, AttnLayout, DType, IrError, MaskKind, NodeId, Tensor};
 
 pub(super) fn cases(out: &mut Vec<Case>) {
     attention(out);
     masks(out);
-    rope(out);
 }
 
 /// Sizes of one attention call: q [b, sq, hq, d], k [b, sk, hkv, d], v [b, sk, hkv, dv] (in
-/// whichever layout a case uses). Shared with the edge cases in `nn_edges`.
+/// whichever layout a case uses). Shared with `attention_edges` and `attention_kv_cache`.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Dims {
     pub b: usize,
@@ -28,7 +27,7 @@ pub(super) const fn dims(b: usize, sq: usize, sk: usize, hq: usize, hkv: usize, 
 }
 
 /// [B, S, H, D] or [B, H, S, D].
-fn shape(layout: AttnLayout, b: usize, s: usize, h: usize, d: usize) -> Vec<usize> {
+pub(super) fn shape(layout: AttnLayout, b: usize, s: usize, h: usize, d: usize) -> Vec<usize> {
     match layout {
         AttnLayout::Bshd => vec![b, s, h, d],
         AttnLayout::Bhsd => vec![b, h, s, d],
@@ -48,15 +47,11 @@ pub(super) fn qkv(
     Ok([q, k, v])
 }
 
-pub(super) fn spec(layout: AttnLayout, mask: MaskKind) -> AttentionSpec {
-    AttentionSpec { layout, mask, scale: None, softcap: None, kv_lengths: false }
-}
-
 /// An attention case without a mask tensor.
 fn plain(name: &str, layout: AttnLayout, mask: MaskKind, x: Dims) -> Case {
     Case::new(format!("attention_{name}"), move |c| {
         let [q, k, v] = qkv(c, layout, x, 1.5)?;
-        Ok(vec![c.attention(q, k, v, None, spec(layout, mask))?])
+        Ok(vec![c.attention(q, k, v, None, AttentionSpec::new(layout, mask))?])
     })
 }
 
@@ -87,14 +82,14 @@ pub(super) fn attention(out: &mut Vec<Case>) {
     out.push(Case::new("attention_explicit_scale", |c| {
         let x = dims(1, 4, 6, 2, 2, 8);
         let [q, k, v] = qkv(c, Bshd, x, 1.5)?;
-        let s = AttentionSpec { scale: Some(0.3), ..spec(Bshd, MaskKind::None) };
+        let s = AttentionSpec::new(Bshd, MaskKind::None).scale(0.3);
         Ok(vec![c.attention(q, k, v, None, s)?])
     }));
     // q in ±8 makes raw scores reach ±20, well into the cap's tanh bend.
     out.push(Case::new("attention_softcap_gqa_causal", |c| {
         let x = dims(1, 5, 7, 4, 2, 8);
         let [q, k, v] = qkv(c, Bhsd, x, 8.0)?;
-        let s = AttentionSpec { softcap: Some(5.0), ..spec(Bhsd, Causal) };
+        let s = AttentionSpec::new(Bhsd, Causal).softcap(5.0);
         Ok(vec![c.attention(q, k, v, None, s)?])
     }));
 }
@@ -126,7 +121,7 @@ pub(super) fn masks(out: &mut Vec<Case>) {
         out.push(Case::new(format!("attention_padding_{tag}"), move |c| {
             let [q, k, v] = qkv(c, layout, x, 1.5)?;
             let m = c.input_tensor("mask", padding_mask(dtype, x.sk, padded)?)?;
-            Ok(vec![c.attention(q, k, v, Some(m), spec(layout, MaskKind::Padding))?])
+            Ok(vec![c.attention(q, k, v, Some(m), AttentionSpec::new(layout, MaskKind::Padding))?])
         }));
     }
     // (tag, layout, dims, bias shape as a function of the dims)
@@ -140,49 +135,7 @@ pub(super) fn masks(out: &mut Vec<Case>) {
         out.push(Case::new(format!("attention_bias_{tag}"), move |c| {
             let [q, k, v] = qkv(c, layout, x, 1.5)?;
             let m = c.input_f32("bias", &bias_shape(x), -2.0, 2.0)?;
-            Ok(vec![c.attention(q, k, v, Some(m), spec(layout, MaskKind::Bias))?])
-        }));
-    }
-}
-
-/// cos and sin [s, rot/2] for positions `start..start + s` (theta base 10000).
-pub(super) fn rope_tables(start: usize, s: usize, rot: usize) -> Result<(Tensor, Tensor), IrError> {
-    let half = rot / 2;
-    let (mut cos, mut sin) = (Vec::with_capacity(s * half), Vec::with_capacity(s * half));
-    for p in start..start + s {
-        for i in 0..half {
-            let inv_freq = 10000f64.powf(-2.0 * i as f64 / rot as f64);
-            let a = p as f64 * inv_freq;
-            cos.push(a.cos() as f32);
-            sin.push(a.sin() as f32);
-        }
-    }
-    Ok((Tensor::from_f32([s, half], cos)?, Tensor::from_f32([s, half], sin)?))
-}
-
-fn rope(out: &mut Vec<Case>) {
-    use AttnLayout::{Bhsd, Bshd};
-    use RopeStyle::{GptJ, NeoX};
-    // (tag, style, layout, [b, s, h, d], rotary dims, first position)
-    type Rope = (&'static str, RopeStyle, AttnLayout, [usize; 4], usize, usize);
-    let table: [Rope; 9] = [
-        ("neox_bshd", NeoX, Bshd, [2, 5, 3, 8], 8, 0),
-        ("neox_bhsd", NeoX, Bhsd, [2, 5, 3, 8], 8, 0),
-        ("gptj_bshd", GptJ, Bshd, [2, 5, 3, 8], 8, 0),
-        ("gptj_bhsd", GptJ, Bhsd, [2, 5, 3, 8], 8, 0),
-        ("neox_partial_rot4_of_8", NeoX, Bshd, [1, 6, 2, 8], 4, 0),
-        ("gptj_partial_rot6_of_10", GptJ, Bhsd, [1, 6, 2, 10], 6, 0),
-        ("neox_d64_rot32_offset", NeoX, Bshd, [1, 7, 2, 64], 32, 100),
-        ("neox_single_position", NeoX, Bhsd, [2, 1, 4, 16], 16, 37),
-        ("gptj_rot2", GptJ, Bshd, [1, 3, 1, 6], 2, 5),
-    ];
-    for (tag, style, layout, [b, s, h, d], rot, start) in table {
-        out.push(Case::new(format!("rope_{tag}"), move |c| {
-            let x = c.input_f32("x", &shape(layout, b, s, h, d), -1.0, 1.0)?;
-            let (cos, sin) = rope_tables(start, s, rot)?;
-            let cos = c.input_tensor("cos", cos)?;
-            let sin = c.input_tensor("sin", sin)?;
-            Ok(vec![c.rope(x, cos, sin, style, layout, rot)?])
+            Ok(vec![c.attention(q, k, v, Some(m), AttentionSpec::new(layout, MaskKind::Bias))?])
         }));
     }
 }

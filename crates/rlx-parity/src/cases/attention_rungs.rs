@@ -6,7 +6,7 @@
 //! reports them unavailable, as the matmul rungs' coop cases. The multi-tile shapes also run at
 //! f32, unforced.
 
-use super::attention::{dims, padding_mask, qkv, spec, Dims};
+use super::attention::{dims, padding_mask, qkv, Dims};
 use crate::{Case, F16_OPERANDS_TOL};
 use rlx_ir::{AttentionSpec, AttnLayout, DType, MaskKind};
 use rlx_runtime::{MatmulKernel, Precision};
@@ -18,8 +18,8 @@ pub(super) fn cases(out: &mut Vec<Case>) {
         multi_tile(&mut set);
         super::attention::attention(&mut set);
         super::attention::masks(&mut set);
-        super::nn_edges::attention(&mut set);
-        super::kv_cache::attention(&mut set);
+        super::attention_edges::attention(&mut set);
+        super::attention_kv_cache::attention(&mut set);
         for case in set {
             let name = format!("rung_coop_{precision}_{}", case.name);
             // Q, K, P and V are rounded to f16 (2^-11 relative each) and the products
@@ -48,20 +48,20 @@ fn multi_tile(out: &mut Vec<Case>) {
     for (tag, layout, mask, x) in shapes {
         out.push(Case::new(format!("attention_tiles_{tag}"), move |c| {
             let [q, k, v] = qkv(c, layout, x, 1.5)?;
-            Ok(vec![c.attention(q, k, v, None, spec(layout, mask))?])
+            Ok(vec![c.attention(q, k, v, None, AttentionSpec::new(layout, mask))?])
         }));
     }
     let x = dims(2, 100, 150, 4, 2, 64);
     out.push(Case::new("attention_tiles_padding_d64", move |c| {
         let [q, k, v] = qkv(c, Bshd, x, 1.5)?;
         let m = c.input_tensor("mask", padding_mask(DType::Bool, x.sk, &[37, 0])?)?;
-        Ok(vec![c.attention(q, k, v, Some(m), spec(Bshd, MaskKind::Padding))?])
+        Ok(vec![c.attention(q, k, v, Some(m), AttentionSpec::new(Bshd, MaskKind::Padding))?])
     }));
     out.push(Case::new("attention_tiles_bias_softcap_d128", move |c| {
         let x = dims(1, 70, 90, 2, 2, 128);
         let [q, k, v] = qkv(c, Bhsd, x, 4.0)?;
         let m = c.input_f32("bias", &[1, 2, 70, 90], -2.0, 2.0)?;
-        let s = AttentionSpec { softcap: Some(8.0), ..spec(Bhsd, MaskKind::Bias) };
+        let s = AttentionSpec::new(Bhsd, MaskKind::Bias).softcap(8.0);
         Ok(vec![c.attention(q, k, v, Some(m), s)?])
     }));
 }

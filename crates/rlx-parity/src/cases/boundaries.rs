@@ -49,13 +49,7 @@ fn rows(out: &mut Vec<Case>) {
         let q = c.input_f32("q", &[1, 2, 5, 33], -1.0, 1.0)?;
         let k = c.input_f32("k", &[1, 2, 65, 33], -1.0, 1.0)?;
         let v = c.input_f32("v", &[1, 2, 65, 33], -1.0, 1.0)?;
-        let spec = rlx_ir::AttentionSpec {
-            layout: rlx_ir::AttnLayout::Bhsd,
-            mask: rlx_ir::MaskKind::Causal,
-            scale: None,
-            softcap: None,
-            kv_lengths: false,
-        };
+        let spec = rlx_ir::AttentionSpec::new(rlx_ir::AttnLayout::Bhsd, rlx_ir::MaskKind::Causal);
         Ok(vec![c.attention(q, k, v, None, spec)?])
     }));
 }
@@ -92,13 +86,7 @@ fn tiles(out: &mut Vec<Case>) {
         let v = c.input_f32("v", &[2, 5, 2, 8], -1.0, 1.0)?;
         let m = Tensor::from_f32([2, 5], vec![0.5, -2.0, 0.0, 3.0, 0.0, 0.0, 1.0, -0.25, 0.0, 7.0])?;
         let m = c.input_tensor("mask", m)?;
-        let spec = rlx_ir::AttentionSpec {
-            layout: rlx_ir::AttnLayout::Bshd,
-            mask: rlx_ir::MaskKind::Padding,
-            scale: None,
-            softcap: None,
-            kv_lengths: false,
-        };
+        let spec = rlx_ir::AttentionSpec::new(rlx_ir::AttnLayout::Bshd, rlx_ir::MaskKind::Padding);
         Ok(vec![c.attention(q, k, v, Some(m), spec)?])
     }));
     out.push(Case::new("edge_attention_bias_neg_inf_entries", |c| {
@@ -110,26 +98,14 @@ fn tiles(out: &mut Vec<Case>) {
             b[i] = f32::NEG_INFINITY;
         }
         let m = c.input_tensor("bias", Tensor::from_f32([1, 1, 3, 4], b)?)?;
-        let spec = rlx_ir::AttentionSpec {
-            layout: rlx_ir::AttnLayout::Bhsd,
-            mask: rlx_ir::MaskKind::Bias,
-            scale: None,
-            softcap: None,
-            kv_lengths: false,
-        };
+        let spec = rlx_ir::AttentionSpec::new(rlx_ir::AttnLayout::Bhsd, rlx_ir::MaskKind::Bias);
         Ok(vec![c.attention(q, k, v, Some(m), spec)?])
     }));
     out.push(Case::new("edge_attention_none_sk_lt_sq", |c| {
         let q = c.input_f32("q", &[1, 6, 2, 8], -1.0, 1.0)?;
         let k = c.input_f32("k", &[1, 2, 2, 8], -1.0, 1.0)?;
         let v = c.input_f32("v", &[1, 2, 2, 8], -1.0, 1.0)?;
-        let spec = rlx_ir::AttentionSpec {
-            layout: rlx_ir::AttnLayout::Bshd,
-            mask: rlx_ir::MaskKind::None,
-            scale: None,
-            softcap: None,
-            kv_lengths: false,
-        };
+        let spec = rlx_ir::AttentionSpec::new(rlx_ir::AttnLayout::Bshd, rlx_ir::MaskKind::None);
         Ok(vec![c.attention(q, k, v, None, spec)?])
     }));
 }

@@ -41,18 +41,12 @@ pub(super) fn cases(out: &mut Vec<Case>) {
         let q = c.input_f32("q", &[ROWS, 1, 1, 4], -1.0, 1.0)?;
         let k = c.input_f32("k", &[ROWS, 1, 2, 4], -1.0, 1.0)?;
         let v = c.input_f32("v", &[ROWS, 1, 2, 4], -1.0, 1.0)?;
-        let spec = AttentionSpec {
-            layout: AttnLayout::Bhsd,
-            mask: MaskKind::Causal,
-            scale: None,
-            softcap: None,
-            kv_lengths: false,
-        };
+        let spec = AttentionSpec::new(AttnLayout::Bhsd, MaskKind::Causal);
         Ok(vec![c.attention(q, k, v, None, spec)?])
     }));
     out.push(Case::new("grid_rope_rows", |c| {
         let x = c.input_f32("x", &[ROWS, 1, 1, 4], -1.0, 1.0)?;
-        let (cos, sin) = super::attention::rope_tables(3, 1, 4)?;
+        let (cos, sin) = super::rope::rope_tables(3, 1, 4)?;
         let cos = c.input_tensor("cos", cos)?;
         let sin = c.input_tensor("sin", sin)?;
         Ok(vec![c.rope(x, cos, sin, RopeStyle::NeoX, AttnLayout::Bshd, 4)?])

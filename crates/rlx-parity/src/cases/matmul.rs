@@ -35,7 +35,7 @@ fn vector(out: &mut Vec<Case>) {
             Ok(vec![c.matmul_t(a, b, ta, true)?])
         }));
     }
-    super::nn_edges::epilogue_cases(out, "matmul_vec_fused", [6, 200], 33);
+    super::matmul_edges::epilogue_cases(out, "matmul_vec_fused", [6, 200], 33);
     // f16 weights widened by a cast: the kernel reads the f16 words (both load paths, and the
     // bias + activation epilogue once fused). The CPU widens exactly, so the f32 tolerance holds.
     for (m, k, n, bias) in [(1, 4864, 130, false), (3, 37, 50, false), (2, 256, 77, true)] {
@@ -204,11 +204,11 @@ fn reg_tile(out: &mut Vec<Case>) {
         let y = c.input_f32("b", &[9, 1600], -1.0, 1.0)?;
         Ok(vec![c.matmul(x, y)?])
     }));
-    super::nn_edges::epilogue_cases(out, "fused_matmul_reg", [1300, 67], 1536);
+    super::matmul_edges::epilogue_cases(out, "fused_matmul_reg", [1300, 67], 1536);
     // K = 0: no K step at all, the output is act(bias).
     out.push(
         Case::new("fused_matmul_reg_k0_is_act_of_bias", |c| {
-            super::nn_edges::fused(c, [1300, 0], 1536, true, Some(UnaryOp::Gelu))
+            super::matmul_edges::fused(c, [1300, 0], 1536, true, Some(UnaryOp::Gelu))
         })
         .with_passes(PassOptions::none()),
     );

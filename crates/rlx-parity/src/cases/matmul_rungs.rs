@@ -24,12 +24,12 @@ pub(super) fn cases(out: &mut Vec<Case>) {
     for (rung, precision, tol) in rungs {
         let mut set = Vec::new();
         shapes(&mut set);
-        super::nn_edges::epilogue_cases(&mut set, "fused", [37, 67], 29);
+        super::matmul_edges::epilogue_cases(&mut set, "fused", [37, 67], 29);
         // Few output tiles and a long K: split along K, then summed with the epilogue.
-        super::nn_edges::epilogue_cases(&mut set, "fused_splitk", [7, 512], 100);
+        super::matmul_edges::epilogue_cases(&mut set, "fused_splitk", [7, 512], 100);
         if rung == MatmulKernel::Coop {
             // Enough 128×128 groups for the wide coop tile, with edges in M and N.
-            super::nn_edges::epilogue_cases(&mut set, "fused_wide", [1300, 67], 1536);
+            super::matmul_edges::epilogue_cases(&mut set, "fused_wide", [1300, 67], 1536);
         }
         for case in set {
             let name = format!("rung_{rung}_{precision}_{}", case.name);
@@ -93,7 +93,7 @@ fn shapes(out: &mut Vec<Case>) {
     // K = 0: no K step at all, the output is act(bias).
     out.push(
         Case::new("fused_k0_is_act_of_bias", |c| {
-            super::nn_edges::fused(c, [70, 0], 90, true, Some(UnaryOp::Gelu))
+            super::matmul_edges::fused(c, [70, 0], 90, true, Some(UnaryOp::Gelu))
         })
         .with_passes(PassOptions::none()),
     );

@@ -1,9 +1,15 @@
-//! The parity table, one file per op family.
+//! The parity table, one file per op family (`<family>.rs`, named as in rlx-ir's `OpFamily`),
+//! extra files `<family>_<what>.rs` (edges, rungs, variants), composites under their own names
+//! (recurrent, ssd) and cross-family files under descriptive ones (boundaries, wiring, grid,
+//! models).
 
 mod attention;
+mod attention_edges;
+mod attention_kv_cache;
 mod attention_rungs;
 mod boundaries;
-mod cast_dtypes;
+mod cast;
+mod conv;
 mod conv_variants;
 mod custom;
 mod elementwise;
@@ -11,24 +17,25 @@ mod elementwise_edges;
 mod fft;
 mod grid;
 mod grouped;
-mod kv_cache;
 mod matmul;
+mod matmul_edges;
 mod matmul_groups;
 mod matmul_rungs;
 mod models;
-mod nn_edges;
 mod norm;
+mod norm_edges;
 mod quant;
 mod quant_formats;
 mod random;
 mod recurrent;
 mod reduce;
 mod reduce_edges;
+mod rope;
 mod shape;
 mod shape_edges;
 mod ssd;
 mod ssm;
-mod vision;
+mod state;
 mod wiring;
 
 use crate::Case;
@@ -57,9 +64,11 @@ pub fn cases() -> Vec<Case> {
     fft::cases(&mut out);
     norm::cases(&mut out);
     attention::cases(&mut out);
+    rope::cases(&mut out);
     attention_rungs::cases(&mut out);
-    kv_cache::cases(&mut out);
-    vision::cases(&mut out);
+    state::cases(&mut out);
+    attention_kv_cache::cases(&mut out);
+    conv::cases(&mut out);
     conv_variants::cases(&mut out);
     recurrent::cases(&mut out);
     models::cases(&mut out);
@@ -67,10 +76,13 @@ pub fn cases() -> Vec<Case> {
     elementwise_edges::cases(&mut out);
     shape_edges::cases(&mut out);
     reduce_edges::cases(&mut out);
-    nn_edges::cases(&mut out);
+    matmul_edges::cases(&mut out);
+    norm_edges::cases(&mut out);
+    attention_edges::cases(&mut out);
+    rope::edge_cases(&mut out);
     wiring::cases(&mut out);
     grid::cases(&mut out);
-    cast_dtypes::cases(&mut out);
+    cast::cases(&mut out);
     random::cases(&mut out);
     custom::cases(&mut out);
     out
@@ -82,7 +94,7 @@ pub fn cases() -> Vec<Case> {
 /// --dump`). Names start `bench_`.
 pub fn bench_cases() -> Vec<Case> {
     let mut out = Vec::new();
-    vision::bench_cases(&mut out);
+    conv::bench_cases(&mut out);
     quant_formats::bench_cases(&mut out);
     fft::bench_cases(&mut out);
     conv_variants::bench_cases(&mut out);

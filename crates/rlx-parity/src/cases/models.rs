@@ -2,7 +2,7 @@
 //! Llama-style decoder layer (RMSNorm, RoPE NeoX, grouped-query causal attention over a KV
 //! cache with Sk > Sq, SiLU-gated MLP).
 
-use super::attention::rope_tables;
+use super::rope::rope_tables;
 use crate::{Case, CaseCtx};
 use rlx_ir::{AttentionSpec, AttnLayout, IrError, MaskKind, NodeId, RopeStyle, Tensor};
 use rlx_runtime::PassOptions;
@@ -89,13 +89,7 @@ fn decoder_layer(c: &mut CaseCtx, d: Decoder) -> Result<Vec<NodeId>, IrError> {
     let k = c.rope(k, cos, sin, RopeStyle::NeoX, AttnLayout::Bshd, D)?;
     let k_all = c.concat(&[past_k, k], 1)?;
     let v_all = c.concat(&[past_v, v], 1)?;
-    let spec = AttentionSpec {
-        layout: AttnLayout::Bshd,
-        mask: MaskKind::Causal,
-        scale: None,
-        softcap: None,
-        kv_lengths: false,
-    };
+    let spec = AttentionSpec::new(AttnLayout::Bshd, MaskKind::Causal);
     let a = c.attention(q, k_all, v_all, None, spec)?;
     let a = c.reshape(a, &[b, sq, HQ * D])?;
     let wo = weight(c, "attn.out.weight", H, HQ * D)?;

@@ -1,40 +1,14 @@
-//! Device-resident state: `write_rows` into a state (offsets inside, past the end, negative,
-//! huge; word dtypes; both cache layouts' axes) and attention over a cache whose valid length is
-//! a run-time input (`attention_with_lengths`): every mask kind, both layouts, grouped heads,
+//! Attention over a KV cache (a device-resident state written by `write_rows`) whose valid
+//! length is a run-time input (`attention_with_lengths`): every mask kind, both layouts, grouped heads,
 //! lengths of 0, clamped past the capacity, negative, and a NaN tail past the length that must
 //! stay unread. Each case writes this run's rows into a zeroed state, so one run compares.
 
-use super::attention::{dims, padding_mask, spec, Dims};
+use super::attention::{dims, padding_mask, shape, Dims};
 use crate::{Case, CaseCtx};
-use rlx_ir::{AttnLayout, DType, IrError, MaskKind, NodeId, Tensor};
+use rlx_ir::{AttentionSpec, AttnLayout, DType, IrError, MaskKind, NodeId, Tensor};
 
 pub(super) fn cases(out: &mut Vec<Case>) {
-    writes(out);
     attention(out);
-}
-
-fn writes(out: &mut Vec<Case>) {
-    // (tag, state dims, rows along axis, axis, offset, dtype)
-    type W = (&'static str, [usize; 3], usize, usize, i32, DType);
-    let list: [W; 7] = [
-        ("middle_f32", [2, 7, 3], 3, 1, 2, DType::F32),
-        ("past_end_f32", [2, 7, 3], 4, 1, 5, DType::F32),
-        ("negative_f32", [2, 7, 3], 3, 1, -1, DType::F32),
-        ("huge_offset_i32", [2, 7, 3], 2, 1, i32::MAX, DType::I32),
-        ("axis0_u32", [5, 2, 3], 2, 0, 3, DType::U32),
-        ("axis2_full_f32", [2, 3, 4], 4, 2, 0, DType::F32),
-        ("one_row_bool", [1, 9, 2], 1, 1, 8, DType::Bool),
-    ];
-    for (tag, sd, n, axis, at, dtype) in list {
-        out.push(Case::new(format!("write_rows_{tag}"), move |c| {
-            let state = c.state("s", &sd, dtype)?;
-            let mut rd = sd;
-            rd[axis] = n;
-            let rows = c.input_of("rows", &rd, dtype)?;
-            let offset = c.input_tensor("offset", Tensor::from_i32([1], vec![at])?)?;
-            Ok(vec![c.write_rows(state, rows, offset, axis as isize)?])
-        }));
-    }
 }
 
 /// q [b, sq, ·] against k/v caches of capacity `x.sk` holding `t` rows written at offset
@@ -46,13 +20,6 @@ struct Cached {
     t: usize,
     at: i32,
     lens: &'static [i32],
-}
-
-fn shape(layout: AttnLayout, b: usize, s: usize, h: usize, d: usize) -> [usize; 4] {
-    match layout {
-        AttnLayout::Bshd => [b, s, h, d],
-        AttnLayout::Bhsd => [b, h, s, d],
-    }
 }
 
 /// The cache-attention graph of `p`; `nan_tail` puts NaN into every row from `nan_tail` on.
@@ -88,7 +55,7 @@ fn cached(c: &mut CaseCtx, p: &Cached, nan_tail: Option<usize>) -> Result<Vec<No
         MaskKind::Padding => Some(c.input_tensor("mask", padding_mask(DType::Bool, x.sk, &[0, 2])?)?),
         _ => None,
     };
-    Ok(vec![c.attention_with_lengths(q, k, v, mask, lens, spec(l, p.mask))?])
+    Ok(vec![c.attention_with_lengths(q, k, v, mask, lens, AttentionSpec::new(l, p.mask))?])
 }
 
 pub(super) fn attention(out: &mut Vec<Case>) {

@@ -1,9 +1,11 @@
-//! Inference for reductions, index ops and pure data-movement ops.
+//! The shape family: pure data movement (`Reshape`, `Permute`, `Slice`, `Concat`, `Expand`,
+//! `Gather`, `Pad`, `Reverse`). Shape rule (bandwidth-bound: no flop count).
 
-use super::{arity, attr_err, broadcast_shapes, float, mismatch, numeric, want_dtype};
-use crate::{DType, IrError, Op, ReduceOp, Shape, TensorType, TopKOutput};
+use super::broadcast_shapes;
+use super::{arity, attr_err, check_axes, check_axis, mismatch, not_in_family, want_dtype};
+use crate::{DType, IrError, Op, OpFamily, TensorType};
 
-pub(super) fn infer_shape_op(op: &Op, inputs: &[&TensorType]) -> Result<TensorType, IrError> {
+pub(super) fn infer(op: &Op, inputs: &[&TensorType]) -> Result<TensorType, IrError> {
     let name = op.name();
     if let Op::Concat { axis } = op {
         return concat(name, *axis, inputs);
@@ -15,69 +17,6 @@ pub(super) fn infer_shape_op(op: &Op, inputs: &[&TensorType]) -> Result<TensorTy
     let x = inputs[0];
     let dims = x.shape.dims();
     match op {
-        Op::Reduce { op: r, axes, keepdim } => {
-            if *r == ReduceOp::Mean {
-                float(name, 0, x.dtype)?;
-            } else {
-                numeric(name, 0, x.dtype)?;
-            }
-            if axes.is_empty() {
-                return Err(attr_err(
-                    name,
-                    "axes",
-                    &x.shape,
-                    "the axes list is empty; pass the axes to reduce (or use reshape for a no-op)",
-                ));
-            }
-            check_axes(name, "axes", &x.shape, axes)?;
-            let out = dims
-                .iter()
-                .enumerate()
-                .filter_map(|(i, &d)| match (axes.contains(&i), keepdim) {
-                    (false, _) => Some(d),
-                    (true, true) => Some(1),
-                    (true, false) => None,
-                })
-                .collect::<Vec<_>>();
-            Ok(TensorType::new(out, x.dtype))
-        }
-        Op::ArgReduce { axis, keepdim, .. } => {
-            numeric(name, 0, x.dtype)?;
-            check_axis(name, &x.shape, *axis)?;
-            nonempty_axis(name, &x.shape, *axis)?;
-            let mut out = dims.to_vec();
-            if *keepdim {
-                out[*axis] = 1;
-            } else {
-                out.remove(*axis);
-            }
-            Ok(TensorType::new(out, DType::I32))
-        }
-        Op::Cumsum { axis } => {
-            numeric(name, 0, x.dtype)?;
-            check_axis(name, &x.shape, *axis)?;
-            Ok(x.clone())
-        }
-        Op::TopK { k, axis, output, .. } => {
-            numeric(name, 0, x.dtype)?;
-            check_axis(name, &x.shape, *axis)?;
-            let d = dims[*axis];
-            if *k < 1 || *k > d {
-                return Err(attr_err(
-                    name,
-                    "k",
-                    &x.shape,
-                    format!("k = {k} but axis {axis} has size {d}; pick 1 ≤ k ≤ {d}"),
-                ));
-            }
-            let mut out = dims.to_vec();
-            out[*axis] = *k;
-            let dtype = match output {
-                TopKOutput::Values => x.dtype,
-                TopKOutput::Indices => DType::I32,
-            };
-            Ok(TensorType::new(out, dtype))
-        }
         Op::Reshape(s) => {
             // A target past the size limits is reported as such, not as a count mismatch.
             s.check_size(name, x.dtype)?;
@@ -182,7 +121,7 @@ pub(super) fn infer_shape_op(op: &Op, inputs: &[&TensorType]) -> Result<TensorTy
             check_axes(name, "axes", &x.shape, axes)?;
             Ok(x.clone())
         }
-        _ => Err(attr_err(name, "op", &x.shape, "internal: not a shape op")),
+        _ => Err(not_in_family(op, inputs, OpFamily::Shape)),
     }
 }
 
@@ -233,62 +172,4 @@ fn gather(name: &'static str, axis: usize, inputs: &[&TensorType]) -> Result<Ten
     out.extend_from_slice(idx.shape.dims());
     out.extend_from_slice(&d[axis + 1..]);
     Ok(TensorType::new(out, data.dtype))
-}
-
-/// `axis < rank`.
-pub(super) fn check_axis(op: &'static str, shape: &Shape, axis: usize) -> Result<(), IrError> {
-    if axis >= shape.rank() {
-        return Err(attr_err(
-            op,
-            "axis",
-            shape,
-            format!(
-                "axis {axis} is out of range for rank {}; use 0..{} (or negative from the end)",
-                shape.rank(),
-                shape.rank()
-            ),
-        ));
-    }
-    Ok(())
-}
-
-/// An arg-reduction over an empty axis has no answer.
-fn nonempty_axis(op: &'static str, shape: &Shape, axis: usize) -> Result<(), IrError> {
-    if shape.dims().get(axis) == Some(&0) {
-        return Err(attr_err(
-            op,
-            "axis",
-            shape,
-            format!("axis {axis} has size 0, so there is no index to return"),
-        ));
-    }
-    Ok(())
-}
-
-/// Axes sorted ascending, unique, each `< rank`.
-pub(super) fn check_axes(
-    op: &'static str,
-    attr: &'static str,
-    shape: &Shape,
-    axes: &[usize],
-) -> Result<(), IrError> {
-    for (i, &a) in axes.iter().enumerate() {
-        if a >= shape.rank() {
-            return Err(attr_err(
-                op,
-                attr,
-                shape,
-                format!("axis {a} is out of range for rank {}; use 0..{}", shape.rank(), shape.rank()),
-            ));
-        }
-        if i > 0 && axes[i - 1] >= a {
-            return Err(attr_err(
-                op,
-                attr,
-                shape,
-                format!("{axes:?} must be sorted ascending without repeats"),
-            ));
-        }
-    }
-    Ok(())
 }
