@@ -324,13 +324,7 @@ fn f16_attention_is_computed_in_f32() {
     let k = g.input("k", &[1, 2, 4, 8], DType::F16).unwrap();
     let v = g.input("v", &[1, 2, 4, 8], DType::F16).unwrap();
     let bias = g.input("bias", &[1, 1, 3, 4], DType::F32).unwrap();
-    let spec = AttentionSpec {
-        layout: AttnLayout::Bhsd,
-        mask: MaskKind::Bias,
-        scale: None,
-        softcap: None,
-        kv_lengths: false,
-    };
+    let spec = AttentionSpec::new(AttnLayout::Bhsd, MaskKind::Bias);
     let o = g.attention(q, k, v, Some(bias), spec).unwrap();
     g.set_outputs(&[o]).unwrap();
     let l = legalize(&g, &caps_without(&[OpKind::Attention])).unwrap();

@@ -105,13 +105,7 @@ fn a_decomposition_intermediate_past_the_limit_names_the_users_op() {
     let q = g.input("q", &dims, DType::F32).unwrap();
     let k = g.input("k", &dims, DType::F32).unwrap();
     let v = g.input("v", &dims, DType::F32).unwrap();
-    let spec = AttentionSpec {
-        layout: AttnLayout::Bhsd,
-        mask: MaskKind::None,
-        scale: None,
-        softcap: None,
-        kv_lengths: false,
-    };
+    let spec = AttentionSpec::new(AttnLayout::Bhsd, MaskKind::None);
     let o = g.attention(q, k, v, None, spec).unwrap();
     g.set_outputs(&[o]).unwrap();
     let mut caps = cpu_with_limit(1024);

@@ -32,13 +32,7 @@ fn bert_layer(batch: usize, seq: usize, hidden: usize, heads: usize, ffn: usize)
     let k = linear(&mut g, x, "k", hidden, hidden);
     let v = linear(&mut g, x, "v", hidden, hidden);
     let (q, k, v) = (split(&mut g, q), split(&mut g, k), split(&mut g, v));
-    let spec = AttentionSpec {
-        layout: AttnLayout::Bshd,
-        mask: MaskKind::Padding,
-        scale: None,
-        softcap: None,
-        kv_lengths: false,
-    };
+    let spec = AttentionSpec::new(AttnLayout::Bshd, MaskKind::Padding);
     let a = g.attention(q, k, v, Some(mask), spec).unwrap();
     let a = g.reshape(a, &[batch * seq, hidden]).unwrap();
     let o = linear(&mut g, a, "o", hidden, hidden);

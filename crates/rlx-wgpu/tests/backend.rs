@@ -327,13 +327,7 @@ fn causal_attention() -> Case {
     let q = g.input("q", &dims, DType::F32).unwrap();
     let k = g.input("k", &dims, DType::F32).unwrap();
     let v = g.input("v", &dims, DType::F32).unwrap();
-    let spec = rlx_ir::AttentionSpec {
-        layout: rlx_ir::AttnLayout::Bshd,
-        mask: rlx_ir::MaskKind::Causal,
-        scale: None,
-        softcap: None,
-        kv_lengths: false,
-    };
+    let spec = rlx_ir::AttentionSpec::new(rlx_ir::AttnLayout::Bshd, rlx_ir::MaskKind::Causal);
     let o = g.attention(q, k, v, None, spec).unwrap();
     g.set_outputs(&[o]).unwrap();
     let inputs = vec![("q", tensor(&dims, 31)), ("k", tensor(&dims, 32)), ("v", tensor(&dims, 33))];

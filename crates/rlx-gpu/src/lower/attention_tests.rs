@@ -14,13 +14,7 @@ fn attention_bindings_for_missing_operands() {
     let q = g.input("q", &[1, 5, 2, 8], DType::F32).unwrap();
     let k = g.input("k", &[1, 0, 2, 8], DType::F32).unwrap();
     let v = g.input("v", &[1, 0, 2, 300], DType::F32).unwrap();
-    let spec = AttentionSpec {
-        layout: AttnLayout::Bshd,
-        mask: MaskKind::None,
-        scale: None,
-        softcap: None,
-        kv_lengths: false,
-    };
+    let spec = AttentionSpec::new(AttnLayout::Bshd, MaskKind::None);
     let o = g.attention(q, k, v, None, spec).unwrap();
     g.set_outputs(&[o]).unwrap();
     let s = schedule(&g);
@@ -44,13 +38,7 @@ fn few_query_rows_take_the_split_kernel_unless_forced() {
     let q = g.input("q", &[2, 1, 8, 64], DType::F32).unwrap();
     let k = g.input("k", &[2, 600, 2, 64], DType::F32).unwrap();
     let v = g.input("v", &[2, 600, 2, 64], DType::F32).unwrap();
-    let spec = AttentionSpec {
-        layout: AttnLayout::Bshd,
-        mask: MaskKind::Causal,
-        scale: None,
-        softcap: None,
-        kv_lengths: false,
-    };
+    let spec = AttentionSpec::new(AttnLayout::Bshd, MaskKind::Causal);
     let o = g.attention(q, k, v, None, spec).unwrap();
     g.set_outputs(&[o]).unwrap();
     let s = schedule(&g);

@@ -230,13 +230,7 @@ fn norm_attention_rope(seen: &mut HashSet<KernelKey>) {
                     let q = g.input("q", &[1, 2, sq, d], DType::F32).unwrap();
                     let k = g.input("k", &[1, 2, sk, d], DType::F32).unwrap();
                     let v = g.input("v", &[1, 2, sk, d], DType::F32).unwrap();
-                    let spec = AttentionSpec {
-                        layout: AttnLayout::Bhsd,
-                        mask,
-                        scale: None,
-                        softcap: None,
-                        kv_lengths: false,
-                    };
+                    let spec = AttentionSpec::new(AttnLayout::Bhsd, mask);
                     vec![g.attention(q, k, v, None, spec).unwrap()]
                 }),
                 seen,

@@ -81,13 +81,7 @@ impl Builder<'_> {
         let v = self.linear(&p("attention.self.value"), x, h, h)?;
         let (q, k, v) = (self.g.reshape(q, &heads)?, self.g.reshape(k, &heads)?, self.g.reshape(v, &heads)?);
         let kind = if mask.is_some() { MaskKind::Padding } else { MaskKind::None };
-        let spec = AttentionSpec {
-            layout: AttnLayout::Bshd,
-            mask: kind,
-            scale: None,
-            softcap: None,
-            kv_lengths: false,
-        };
+        let spec = AttentionSpec::new(AttnLayout::Bshd, kind);
         let a = self.g.attention(q, k, v, mask, spec)?;
         let a = self.g.reshape(a, &[batch * seq, h])?;
         let o = self.linear(&p("attention.output.dense"), a, h, h)?;

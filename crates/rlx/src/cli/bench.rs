@@ -154,13 +154,7 @@ fn prepare(w: Workload, o: &BenchOptions<'_>) -> Result<Prepared, Box<dyn std::e
             let k = g.input("k", &shape, DType::F32)?;
             let v = g.input("v", &shape, DType::F32)?;
             let mask = if o.graph.attn_causal { MaskKind::Causal } else { MaskKind::None };
-            let spec = AttentionSpec {
-                layout: AttnLayout::Bshd,
-                mask,
-                scale: None,
-                softcap: None,
-                kv_lengths: false,
-            };
+            let spec = AttentionSpec::new(AttnLayout::Bshd, mask);
             let y = g.attention(q, k, v, None, spec)?;
             g.set_outputs(&[y])?;
             let n = b * s * h * d;

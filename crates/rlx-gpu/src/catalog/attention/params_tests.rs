@@ -6,10 +6,6 @@ use rlx_ir::{AttentionSpec, AttnLayout, DType, MaskKind};
 /// Lavapipe's workgroup memory.
 const SHARED: u32 = 32 * 1024;
 
-fn spec(layout: AttnLayout, mask: MaskKind) -> AttentionSpec {
-    AttentionSpec { layout, mask, scale: None, softcap: None, kv_lengths: false }
-}
-
 #[test]
 fn params_sizes_match_the_wgsl_structs() {
     // 32 words: 8 sizes, 4 × 3 operand strides, 4 mask strides, scale, softcap, flag,
@@ -20,7 +16,7 @@ fn params_sizes_match_the_wgsl_structs() {
 #[test]
 fn attention_strides_per_layout() {
     // q [B=2, S=5, H=4, D=8] Bshd; k/v with 2 kv heads and 7 keys, Dv = 3.
-    let s = spec(AttnLayout::Bshd, MaskKind::None);
+    let s = AttentionSpec::new(AttnLayout::Bshd, MaskKind::None);
     let (p, block, grid) =
         AttentionParams::new(&s, &[2, 5, 4, 8], &[2, 7, 2, 8], &[2, 7, 2, 3], None, SHARED).unwrap();
     assert_eq!((p.sq, p.sk, p.hq, p.group, p.d, p.dv), (5, 7, 4, 2, 8, 3));
@@ -33,8 +29,7 @@ fn attention_strides_per_layout() {
     assert!((p.scale - 1.0 / 8f32.sqrt()).abs() < 1e-7);
     assert_eq!(p.softcap, 0.0);
 
-    let s =
-        AttentionSpec { scale: Some(0.5), softcap: Some(30.0), ..spec(AttnLayout::Bhsd, MaskKind::Causal) };
+    let s = AttentionSpec::new(AttnLayout::Bhsd, MaskKind::Causal).scale(0.5).softcap(30.0);
     let (p, block, grid) =
         AttentionParams::new(&s, &[1, 4, 33, 300], &[1, 4, 40, 300], &[1, 4, 40, 300], None, SHARED).unwrap();
     assert_eq!(p.q_strides, [4 * 33 * 300, 300, 33 * 300]);
@@ -46,7 +41,7 @@ fn attention_strides_per_layout() {
 
 #[test]
 fn attention_mask_strides() {
-    let s = spec(AttnLayout::Bshd, MaskKind::Padding);
+    let s = AttentionSpec::new(AttnLayout::Bshd, MaskKind::Padding);
     let q = [3, 5, 2, 4];
     let kv = [3, 6, 2, 4];
     let (p, _, _) = AttentionParams::new(&s, &q, &kv, &kv, Some((&[3, 6], DType::F32)), SHARED).unwrap();
@@ -57,7 +52,7 @@ fn attention_mask_strides() {
     assert!(AttentionParams::new(&s, &q, &kv, &kv, None, SHARED).is_err());
 
     // Bias [B, 1, Sq, Sk] and [Sk] broadcast to [B, H, Sq, Sk] = [3, 2, 5, 6].
-    let s = spec(AttnLayout::Bshd, MaskKind::Bias);
+    let s = AttentionSpec::new(AttnLayout::Bshd, MaskKind::Bias);
     let (p, _, _) =
         AttentionParams::new(&s, &q, &kv, &kv, Some((&[3, 1, 5, 6], DType::F32)), SHARED).unwrap();
     assert_eq!((p.mask_kind, p.m_strides), (4, [30, 0, 6, 1]));
@@ -70,10 +65,10 @@ fn attention_mask_strides() {
 
 #[test]
 fn attention_rejects_what_does_not_fit() {
-    let s = spec(AttnLayout::Bshd, MaskKind::Causal);
+    let s = AttentionSpec::new(AttnLayout::Bshd, MaskKind::Causal);
     // Causal with fewer keys than queries.
     assert!(AttentionParams::new(&s, &[1, 5, 1, 4], &[1, 4, 1, 4], &[1, 4, 1, 4], None, SHARED).is_err());
-    let s = spec(AttnLayout::Bshd, MaskKind::None);
+    let s = AttentionSpec::new(AttnLayout::Bshd, MaskKind::None);
     // 3 query heads over 2 kv heads.
     assert!(AttentionParams::new(&s, &[1, 5, 3, 4], &[1, 5, 2, 4], &[1, 5, 2, 4], None, SHARED).is_err());
     // k head dim differs from q's.
@@ -87,7 +82,7 @@ fn attention_rejects_what_does_not_fit() {
 
 #[test]
 fn attention_block_shrinks_to_the_shared_memory() {
-    let s = spec(AttnLayout::Bshd, MaskKind::None);
+    let s = AttentionSpec::new(AttnLayout::Bshd, MaskKind::None);
     let d = [1, 3, 1, 256];
     let (_, block, grid) = AttentionParams::new(&s, &d, &d, &d, None, 16 * 1024).unwrap();
     assert_eq!((block, grid), (AttnBlock::D128, [1, 1, 2]));
@@ -95,7 +90,7 @@ fn attention_block_shrinks_to_the_shared_memory() {
 
 #[test]
 fn attention_pairs_past_one_grid_dimension_split_into_launches() {
-    let s = spec(AttnLayout::Bhsd, MaskKind::None);
+    let s = AttentionSpec::new(AttnLayout::Bhsd, MaskKind::None);
     let dims = [35_001, 2, 1, 4];
     let (p, _, grid) = AttentionParams::new(&s, &dims, &dims, &dims, None, SHARED).unwrap();
     assert_eq!(grid[1], 70_002);

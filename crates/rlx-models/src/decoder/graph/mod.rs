@@ -246,8 +246,7 @@ impl<'a> DecoderBuilder<'a> {
             Some(w) => MaskKind::SlidingWindow(w),
             None => MaskKind::Causal,
         };
-        let spec =
-            AttentionSpec { layout: AttnLayout::Bshd, mask, scale: None, softcap: None, kv_lengths: false };
+        let spec = AttentionSpec::new(AttnLayout::Bshd, mask);
         let a = match kv.lengths() {
             Some(lens) => self.g.attention_with_lengths(q, k, v, None, lens, spec)?,
             None => self.g.attention(q, k, v, None, spec)?,
