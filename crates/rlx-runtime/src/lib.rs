@@ -34,9 +34,11 @@ mod host;
 mod rank;
 #[cfg(not(target_arch = "wasm32"))]
 mod registry;
+// The browser's registry (WebGPU and the CPU) stands in under the same name.
 #[cfg(target_arch = "wasm32")]
-#[path = "registry_web.rs"]
-mod registry;
+use registry_web as registry;
+#[cfg(target_arch = "wasm32")]
+mod registry_web;
 mod session;
 
 #[cfg(not(target_arch = "wasm32"))]

@@ -166,5 +166,4 @@ fn widen(g: &mut Graph, x: NodeId, dtype: DType) -> Result<NodeId, OptError> {
 }
 
 #[cfg(test)]
-#[path = "legalize_dtypes_tests.rs"]
 mod tests;
