@@ -1,10 +1,10 @@
 //! Spectral features built on [`Graph::stft`] and [`Graph::rfft`]: Whisper's log-mel
 //! spectrogram and Welch's power spectral density.
 
-use super::fft::real_rows;
-use super::stft::{frame_indices, PadMode, StftOptions};
-use crate::audio::{hann_window, mel_filter_bank, MelSpec};
-use crate::{Graph, IrError, NodeId, Shape, Tensor};
+use super::audio::{hann_window, mel_filter_bank, MelSpec};
+use super::stft::{frame_indices, PadMode, StftExt, StftOptions};
+use super::{real_rows, SpectralExt};
+use rlx_ir::{Graph, IrError, NodeId, Shape, Tensor};
 
 /// Whisper's framing: 400-sample frames (25 ms at 16 kHz) every 160 samples (10 ms).
 pub const WHISPER_N_FFT: usize = 400;
@@ -45,7 +45,8 @@ impl WelchOptions {
     }
 }
 
-impl Graph {
+/// Spectral features: Whisper's log-mel spectrogram and Welch's power spectral density.
+pub trait SpectrogramExt {
     /// Whisper's input features for audio F32 `[B, L]` at 16 kHz: `[B, n_mels, L / 160]`, as
     /// transformers' `WhisperFeatureExtractor` computes them (its numpy path) for a waveform it
     /// has already padded or trimmed: the STFT with n_fft 400, hop 160, a periodic Hann window,
@@ -54,7 +55,20 @@ impl Graph {
     /// each example; `(· + 4) / 4`. Whisper itself feeds 30 s (L = 480 000, 3000 frames) and
     /// 80 or 128 mels. Errors (`whisper_log_mel`) for L ≤ 200 (reflect padding needs more) or
     /// no mels.
-    pub fn whisper_log_mel(&mut self, audio: NodeId, n_mels: usize) -> Result<NodeId, IrError> {
+    fn whisper_log_mel(&mut self, audio: NodeId, n_mels: usize) -> Result<NodeId, IrError>;
+
+    /// Welch's power spectral density of signals x F32 `[B, L]`: `[B, nperseg / 2 + 1]`, as
+    /// `scipy.signal.welch(x, fs, window="hann", nperseg, noverlap, detrend="constant",
+    /// return_onesided=True, scaling, average="mean")`: segments of nperseg samples every
+    /// nperseg − noverlap, each minus its mean, times the periodic Hann window, |rfft|² scaled
+    /// (see [`WelchScaling`]) and doubled except at 0 and Nyquist, averaged over segments.
+    /// [`WelchOptions::frequencies`] gives the bins' frequencies. Errors (`welch`): L < nperseg
+    /// (scipy shrinks nperseg instead), noverlap ≥ nperseg, fs ≤ 0.
+    fn welch(&mut self, x: NodeId, opts: &WelchOptions) -> Result<NodeId, IrError>;
+}
+
+impl SpectrogramExt for Graph {
+    fn whisper_log_mel(&mut self, audio: NodeId, n_mels: usize) -> Result<NodeId, IrError> {
         let (lead, len) = real_rows(self, "whisper_log_mel", audio)?;
         let bad = |reason: String| IrError::Attribute {
             op: "whisper_log_mel",
@@ -100,14 +114,7 @@ impl Graph {
         })
     }
 
-    /// Welch's power spectral density of signals x F32 `[B, L]`: `[B, nperseg / 2 + 1]`, as
-    /// `scipy.signal.welch(x, fs, window="hann", nperseg, noverlap, detrend="constant",
-    /// return_onesided=True, scaling, average="mean")`: segments of nperseg samples every
-    /// nperseg − noverlap, each minus its mean, times the periodic Hann window, |rfft|² scaled
-    /// (see [`WelchScaling`]) and doubled except at 0 and Nyquist, averaged over segments.
-    /// [`WelchOptions::frequencies`] gives the bins' frequencies. Errors (`welch`): L < nperseg
-    /// (scipy shrinks nperseg instead), noverlap ≥ nperseg, fs ≤ 0.
-    pub fn welch(&mut self, x: NodeId, opts: &WelchOptions) -> Result<NodeId, IrError> {
+    fn welch(&mut self, x: NodeId, opts: &WelchOptions) -> Result<NodeId, IrError> {
         let (lead, len) = real_rows(self, "welch", x)?;
         let n = opts.nperseg;
         let overlap = opts.noverlap.unwrap_or(n / 2);
