@@ -214,6 +214,14 @@ impl Graph {
     }
 }
 
+/// A graph is its own builder target: rlx-nn's extension traits (`LayerExt`, `RecurrentExt`,
+/// ...) build on any `AsMut<Graph>`.
+impl AsMut<Graph> for Graph {
+    fn as_mut(&mut self) -> &mut Graph {
+        self
+    }
+}
+
 /// "input", "param" or "state": how errors name a leaf's kind.
 pub(crate) fn leaf_kind(op: &Op) -> &'static str {
     match op {

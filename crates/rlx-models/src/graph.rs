@@ -13,6 +13,7 @@
 use crate::config::{Activation, BertConfig, Pooling};
 use crate::weights::Precision;
 use rlx_ir::{AttentionSpec, AttnLayout, DType, Graph, IrError, MaskKind, NodeId};
+use rlx_nn::prelude::*;
 
 /// Names of the graph's inputs.
 pub const INPUT_IDS: &str = "input_ids";

@@ -87,7 +87,7 @@ fn arrange(
 }
 
 /// Tensor contractions on the native `MatMul`: XLA's `dot_general` and two-operand `einsum`.
-pub trait ContractExt {
+pub trait ContractExt: AsMut<Graph> {
     /// XLA's `DotGeneral`: contracts `lhs` and `rhs` over the paired axes `lhs_contract[i]` /
     /// `rhs_contract[i]`, batched over the paired axes `lhs_batch[i]` / `rhs_batch[i]` (equal
     /// sizes, no broadcasting). The output is [batch dims (in `lhs_batch` order), lhs free dims,
@@ -103,28 +103,9 @@ pub trait ContractExt {
         rhs_batch: &[usize],
         lhs_contract: &[usize],
         rhs_contract: &[usize],
-    ) -> Result<NodeId, IrError>;
-
-    /// `torch.einsum(spec, a, b)` for exactly two operands, e.g. `"bij,bjk->bik"`, `"ij,kj->ik"`
-    /// or `"bhqd,bhkd->bhqk"`. Without `->` the output is the indices that appear once, in
-    /// alphabetical order (numpy's rule). Spaces are ignored. Lowered to [`Graph::dot_general`]
-    /// (one `MatMul` for the common layouts), a `Sum` for an index only one operand has, and a
-    /// final `Permute` only when the requested output order is not the natural one. Errors name
-    /// `einsum`, the spec, the shapes and what is unsupported.
-    fn einsum(&mut self, spec: &str, operands: &[NodeId]) -> Result<NodeId, IrError>;
-}
-
-impl ContractExt for Graph {
-    fn dot_general(
-        &mut self,
-        lhs: NodeId,
-        rhs: NodeId,
-        lhs_batch: &[usize],
-        rhs_batch: &[usize],
-        lhs_contract: &[usize],
-        rhs_contract: &[usize],
     ) -> Result<NodeId, IrError> {
-        self.atomically(|g| {
+        let g = self.as_mut();
+        g.atomically(|g| {
             let ls = g.ty(lhs)?.shape.clone();
             let rs = g.ty(rhs)?.shape.clone();
             check_axes(&ls, "lhs", lhs_batch, lhs_contract)?;
@@ -166,10 +147,17 @@ impl ContractExt for Graph {
         })
     }
 
+    /// `torch.einsum(spec, a, b)` for exactly two operands, e.g. `"bij,bjk->bik"`, `"ij,kj->ik"`
+    /// or `"bhqd,bhkd->bhqk"`. Without `->` the output is the indices that appear once, in
+    /// alphabetical order (numpy's rule). Spaces are ignored. Lowered to [`Graph::dot_general`]
+    /// (one `MatMul` for the common layouts), a `Sum` for an index only one operand has, and a
+    /// final `Permute` only when the requested output order is not the natural one. Errors name
+    /// `einsum`, the spec, the shapes and what is unsupported.
     fn einsum(&mut self, spec: &str, operands: &[NodeId]) -> Result<NodeId, IrError> {
+        let g = self.as_mut();
         let &[a, b] = operands else {
             let shape = match operands.first() {
-                Some(&x) => self.ty(x)?.shape.clone(),
+                Some(&x) => g.ty(x)?.shape.clone(),
                 None => Shape::new(&[]),
             };
             return Err(spec_err(
@@ -186,7 +174,7 @@ impl ContractExt for Graph {
             Some((i, o)) => (i, Some(o)),
             None => (clean.as_str(), None),
         };
-        let shapes = [self.ty(a)?.shape.clone(), self.ty(b)?.shape.clone()];
+        let shapes = [g.ty(a)?.shape.clone(), g.ty(b)?.shape.clone()];
         let Some((ta, tb)) = ins.split_once(',').filter(|(_, tb)| !tb.contains(',')) else {
             return Err(spec_err(
                 shapes[0].clone(),
@@ -243,7 +231,7 @@ impl ContractExt for Graph {
                 }
             }
         }
-        self.atomically(|g| {
+        g.atomically(|g| {
             // Indices one operand has alone and the output lacks are summed out first.
             let sum_alone = |g: &mut Graph, x: NodeId, own: &mut Vec<char>, other: &[char]| {
                 let axes: Vec<isize> = (0..own.len())
@@ -281,6 +269,8 @@ impl ContractExt for Graph {
         })
     }
 }
+
+impl ContractExt for Graph {}
 
 fn spec_err(shape: Shape, spec: &str, reason: String) -> IrError {
     IrError::Attribute { op: "einsum", attr: "spec", shape, reason: format!("'{spec}': {reason}") }

@@ -32,7 +32,7 @@ fn ncl(g: &Graph, op: &'static str, x: NodeId) -> Result<[usize; 3], IrError> {
 }
 
 /// Convolutions and pooling over other ranks than the native 2-D ops, built on them: 1-D, 3-D, and `layer_norm2d`.
-pub trait ConvExt {
+pub trait ConvExt: AsMut<Graph> {
     /// 1-D convolution (cross-correlation, like PyTorch) of x [N, C, L] with w [O, C / groups, K]
     /// and an optional bias [O]: [N, O, ⌊(L + 2·padding − dilation·(K − 1) − 1) / stride⌋ + 1].
     /// Errors name `conv1d` and the shapes (through `conv2d` for channel and group mismatches).
@@ -46,69 +46,9 @@ pub trait ConvExt {
         padding: usize,
         dilation: usize,
         groups: usize,
-    ) -> Result<NodeId, IrError>;
-
-    /// 1-D max pooling over the last axis of x [N, C, L] (padding counts as −∞).
-    fn max_pool1d(
-        &mut self,
-        x: NodeId,
-        kernel: usize,
-        stride: usize,
-        padding: usize,
-    ) -> Result<NodeId, IrError>;
-
-    /// 1-D average pooling over the last axis of x [N, C, L]; padded positions count in the
-    /// divisor (PyTorch's default).
-    fn avg_pool1d(
-        &mut self,
-        x: NodeId,
-        kernel: usize,
-        stride: usize,
-        padding: usize,
-    ) -> Result<NodeId, IrError>;
-
-    /// LayerNorm over the channels of x [N, C, H, W] at every position (ConvNeXt's and SAM's
-    /// `LayerNorm2d`): (x − mean_c) / sqrt(var_c + eps) · γ[c] + β[c], γ and β [C] (ones and
-    /// zeros when absent). The layer norm over axis 1: the channels move last and back.
-    fn layer_norm2d(
-        &mut self,
-        x: NodeId,
-        gamma: Option<NodeId>,
-        beta: Option<NodeId>,
-        eps: f32,
-    ) -> Result<NodeId, IrError>;
-
-    /// 3-D convolution (cross-correlation, like PyTorch) of x [N, C, D, H, W] with
-    /// w [O, C / groups, KD, KH, KW] and an optional bias [O]; `stride`, `padding` and
-    /// `dilation` are per axis (D, H, W). Output [N, O, OD, OH, OW] with
-    /// OD = ⌊(D + 2·padding[0] − dilation[0]·(KD − 1) − 1) / stride[0]⌋ + 1 (H and W likewise).
-    /// Errors name `conv3d` and both shapes.
-    #[allow(clippy::too_many_arguments)]
-    fn conv3d(
-        &mut self,
-        x: NodeId,
-        w: NodeId,
-        bias: Option<NodeId>,
-        stride: [usize; 3],
-        padding: [usize; 3],
-        dilation: [usize; 3],
-        groups: usize,
-    ) -> Result<NodeId, IrError>;
-}
-
-impl ConvExt for Graph {
-    #[allow(clippy::too_many_arguments)]
-    fn conv1d(
-        &mut self,
-        x: NodeId,
-        w: NodeId,
-        bias: Option<NodeId>,
-        stride: usize,
-        padding: usize,
-        dilation: usize,
-        groups: usize,
     ) -> Result<NodeId, IrError> {
-        self.atomically(|g| {
+        let g = self.as_mut();
+        g.atomically(|g| {
             let [n, c, l] = ncl(g, "conv1d", x)?;
             let wshape: Shape = g.ty(w)?.shape.clone();
             let [o, ci, k] = match *wshape.dims() {
@@ -130,6 +70,7 @@ impl ConvExt for Graph {
         })
     }
 
+    /// 1-D max pooling over the last axis of x [N, C, L] (padding counts as −∞).
     fn max_pool1d(
         &mut self,
         x: NodeId,
@@ -137,9 +78,12 @@ impl ConvExt for Graph {
         stride: usize,
         padding: usize,
     ) -> Result<NodeId, IrError> {
-        pool1d(self, x, kernel, stride, padding, true)
+        let g = self.as_mut();
+        pool1d(g, x, kernel, stride, padding, true)
     }
 
+    /// 1-D average pooling over the last axis of x [N, C, L]; padded positions count in the
+    /// divisor (PyTorch's default).
     fn avg_pool1d(
         &mut self,
         x: NodeId,
@@ -147,9 +91,13 @@ impl ConvExt for Graph {
         stride: usize,
         padding: usize,
     ) -> Result<NodeId, IrError> {
-        pool1d(self, x, kernel, stride, padding, false)
+        let g = self.as_mut();
+        pool1d(g, x, kernel, stride, padding, false)
     }
 
+    /// LayerNorm over the channels of x [N, C, H, W] at every position (ConvNeXt's and SAM's
+    /// `LayerNorm2d`): (x − mean_c) / sqrt(var_c + eps) · γ[c] + β[c], γ and β [C] (ones and
+    /// zeros when absent). The layer norm over axis 1: the channels move last and back.
     fn layer_norm2d(
         &mut self,
         x: NodeId,
@@ -157,7 +105,8 @@ impl ConvExt for Graph {
         beta: Option<NodeId>,
         eps: f32,
     ) -> Result<NodeId, IrError> {
-        let shape = self.ty(x)?.shape.clone();
+        let g = self.as_mut();
+        let shape = g.ty(x)?.shape.clone();
         if shape.rank() != 4 {
             return Err(IrError::Attribute {
                 op: "layer_norm2d",
@@ -166,9 +115,14 @@ impl ConvExt for Graph {
                 reason: "the input must be [batch, channels, height, width]".into(),
             });
         }
-        self.layer_norm(x, gamma, beta, 1, eps)
+        g.layer_norm(x, gamma, beta, 1, eps)
     }
 
+    /// 3-D convolution (cross-correlation, like PyTorch) of x [N, C, D, H, W] with
+    /// w [O, C / groups, KD, KH, KW] and an optional bias [O]; `stride`, `padding` and
+    /// `dilation` are per axis (D, H, W). Output [N, O, OD, OH, OW] with
+    /// OD = ⌊(D + 2·padding[0] − dilation[0]·(KD − 1) − 1) / stride[0]⌋ + 1 (H and W likewise).
+    /// Errors name `conv3d` and both shapes.
     #[allow(clippy::too_many_arguments)]
     fn conv3d(
         &mut self,
@@ -180,8 +134,9 @@ impl ConvExt for Graph {
         dilation: [usize; 3],
         groups: usize,
     ) -> Result<NodeId, IrError> {
+        let g = self.as_mut();
         const OP: &str = "conv3d";
-        self.atomically(|g| {
+        g.atomically(|g| {
             let xs = g.shape_of(OP, x)?;
             let ws = g.shape_of(OP, w)?;
             let mismatch = |reason: String| IrError::ShapeMismatch {
@@ -280,6 +235,8 @@ impl ConvExt for Graph {
         })
     }
 }
+
+impl ConvExt for Graph {}
 
 fn pool1d(
     g: &mut Graph,

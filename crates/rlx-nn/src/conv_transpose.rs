@@ -94,7 +94,7 @@ impl Axis {
 }
 
 /// Transposed convolutions (PyTorch's `conv_transpose1d`/`2d`) by output phase on `Conv2d`.
-pub trait ConvTransposeExt {
+pub trait ConvTransposeExt: AsMut<Graph> {
     /// Transposed 1-D convolution with PyTorch's `conv_transpose1d` semantics: x [N, C_in, L],
     /// w [C_in, C_out / groups, K] (the layout of `nn.ConvTranspose1d.weight`), an optional
     /// bias [C_out]; output [N, C_out, (L − 1)·stride − 2·padding + dilation·(K − 1) +
@@ -111,43 +111,10 @@ pub trait ConvTransposeExt {
         output_padding: usize,
         dilation: usize,
         groups: usize,
-    ) -> Result<NodeId, IrError>;
-
-    /// Transposed 2-D convolution with PyTorch's `conv_transpose2d` semantics: x [N, C_in, H,
-    /// W], w [C_in, C_out / groups, KH, KW] (the layout of `nn.ConvTranspose2d.weight`), an
-    /// optional bias [C_out]; output [N, C_out, H_out, W_out] with H_out = (H − 1)·stride[0] −
-    /// 2·padding[0] + dilation[0]·(KH − 1) + output_padding[0] + 1 (W likewise). Each
-    /// `output_padding` must be below its axis's `stride` or `dilation`, as in PyTorch.
-    /// Decomposed by output phase into stride-1 `Conv2d`s (see the module doc).
-    #[allow(clippy::too_many_arguments)]
-    fn conv_transpose2d(
-        &mut self,
-        x: NodeId,
-        w: NodeId,
-        bias: Option<NodeId>,
-        stride: [usize; 2],
-        padding: [usize; 2],
-        output_padding: [usize; 2],
-        dilation: [usize; 2],
-        groups: usize,
-    ) -> Result<NodeId, IrError>;
-}
-
-impl ConvTransposeExt for Graph {
-    #[allow(clippy::too_many_arguments)]
-    fn conv_transpose1d(
-        &mut self,
-        x: NodeId,
-        w: NodeId,
-        bias: Option<NodeId>,
-        stride: usize,
-        padding: usize,
-        output_padding: usize,
-        dilation: usize,
-        groups: usize,
     ) -> Result<NodeId, IrError> {
+        let g = self.as_mut();
         const OP: &str = "conv_transpose1d";
-        self.atomically(|g| {
+        g.atomically(|g| {
             let xs = g.shape_of(OP, x)?;
             let ws = g.shape_of(OP, w)?;
             let (&[n, c, l], &[ci, co, k]) = (xs.dims(), ws.dims()) else {
@@ -179,6 +146,12 @@ impl ConvTransposeExt for Graph {
         })
     }
 
+    /// Transposed 2-D convolution with PyTorch's `conv_transpose2d` semantics: x [N, C_in, H,
+    /// W], w [C_in, C_out / groups, KH, KW] (the layout of `nn.ConvTranspose2d.weight`), an
+    /// optional bias [C_out]; output [N, C_out, H_out, W_out] with H_out = (H − 1)·stride[0] −
+    /// 2·padding[0] + dilation[0]·(KH − 1) + output_padding[0] + 1 (W likewise). Each
+    /// `output_padding` must be below its axis's `stride` or `dilation`, as in PyTorch.
+    /// Decomposed by output phase into stride-1 `Conv2d`s (see the module doc).
     #[allow(clippy::too_many_arguments)]
     fn conv_transpose2d(
         &mut self,
@@ -191,7 +164,8 @@ impl ConvTransposeExt for Graph {
         dilation: [usize; 2],
         groups: usize,
     ) -> Result<NodeId, IrError> {
-        self.atomically(|g| {
+        let g = self.as_mut();
+        g.atomically(|g| {
             conv_transpose(
                 g,
                 "conv_transpose2d",
@@ -207,6 +181,8 @@ impl ConvTransposeExt for Graph {
         })
     }
 }
+
+impl ConvTransposeExt for Graph {}
 
 #[allow(clippy::too_many_arguments)]
 fn conv_transpose(

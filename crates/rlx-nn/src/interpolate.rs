@@ -88,7 +88,7 @@ impl AxisMap {
 }
 
 /// Image resizing (PyTorch's `F.interpolate`, nearest and bilinear) with gathers and elementwise ops.
-pub trait InterpolateExt {
+pub trait InterpolateExt: AsMut<Graph> {
     /// Resizes x [N, C, H, W] (float) to [N, C, OH, OW] like PyTorch's
     /// `F.interpolate(x, size | scale_factor, mode)` for `mode` in `nearest` and `bilinear`
     /// (with either `align_corners`). Errors name `interpolate`: a rank other than 4, an integer
@@ -98,18 +98,10 @@ pub trait InterpolateExt {
         x: NodeId,
         size: InterpolateSize,
         mode: InterpolateMode,
-    ) -> Result<NodeId, IrError>;
-}
-
-impl InterpolateExt for Graph {
-    fn interpolate(
-        &mut self,
-        x: NodeId,
-        size: InterpolateSize,
-        mode: InterpolateMode,
     ) -> Result<NodeId, IrError> {
+        let g = self.as_mut();
         const OP: &str = "interpolate";
-        self.atomically(|g| {
+        g.atomically(|g| {
             let t = g.ty_for(OP, x)?.clone();
             let attr = |a: &'static str, reason: String| IrError::Attribute {
                 op: OP,
@@ -185,6 +177,8 @@ impl InterpolateExt for Graph {
         })
     }
 }
+
+impl InterpolateExt for Graph {}
 
 /// `x` gathered along `axis` at constant I32 `indices`.
 fn gather_const(g: &mut Graph, x: NodeId, axis: usize, indices: Vec<i32>) -> Result<NodeId, IrError> {

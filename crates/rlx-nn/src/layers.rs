@@ -4,12 +4,27 @@
 use rlx_ir::{DType, Graph, IrError, NodeId, QuantType, Shape, ShapeList, Tensor};
 
 /// Layers built from a few primitives: `linear`, `fma`, group and batch norm, `softplus`, the nvfp4 linear.
-pub trait LayerExt {
+pub trait LayerExt: AsMut<Graph> {
     /// PyTorch `Linear`: `x @ wᵀ (+ bias)` with `w` laid out `[out, in]`.
-    fn linear(&mut self, x: NodeId, w: NodeId, bias: Option<NodeId>) -> Result<NodeId, IrError>;
+    fn linear(&mut self, x: NodeId, w: NodeId, bias: Option<NodeId>) -> Result<NodeId, IrError> {
+        let g = self.as_mut();
+        g.atomically(|g| {
+            let y = g.matmul_t(x, w, false, true)?;
+            match bias {
+                Some(b) => g.add(y, b),
+                None => Ok(y),
+            }
+        })
+    }
 
     /// `a * b + c`.
-    fn fma(&mut self, a: NodeId, b: NodeId, c: NodeId) -> Result<NodeId, IrError>;
+    fn fma(&mut self, a: NodeId, b: NodeId, c: NodeId) -> Result<NodeId, IrError> {
+        let g = self.as_mut();
+        g.atomically(|g| {
+            let p = g.mul(a, b)?;
+            g.add(p, c)
+        })
+    }
 
     /// Group norm of `x` `[N, C, ...]`: normalises each of `groups` channel groups (with its
     /// spatial extent) to zero mean and unit variance (biased), then applies a per-channel
@@ -21,60 +36,10 @@ pub trait LayerExt {
         gamma: Option<NodeId>,
         beta: Option<NodeId>,
         eps: f32,
-    ) -> Result<NodeId, IrError>;
-
-    /// Inference batch norm of `x` `[N, C, ...]` with running `mean`/`var` (`[C]` each):
-    /// `(x − mean) / sqrt(var + eps) · gamma + beta`, per channel.
-    fn batch_norm(
-        &mut self,
-        x: NodeId,
-        mean: NodeId,
-        var: NodeId,
-        gamma: Option<NodeId>,
-        beta: Option<NodeId>,
-        eps: f32,
-    ) -> Result<NodeId, IrError>;
-
-    /// `global_scale · (x · dequant(w)ᵀ)` for an [`QuantType::NvFp4`] weight: the quantized
-    /// matmul followed by the per-tensor scale that nvfp4 keeps outside its blocks (as
-    /// [`rlx_ir::quantize_nvfp4`] returns it). Shapes as [`Graph::quant_matmul`]; a scale of
-    /// exactly 1 adds no node.
-    fn nvfp4_matmul(&mut self, x: NodeId, w: NodeId, global_scale: f32) -> Result<NodeId, IrError>;
-
-    /// PyTorch's `softplus` (beta 1, threshold 20): x above 20, else log(1 + eˣ), the log1p
-    /// computed stably as `log(u) · e / (u − 1)` with u = 1 + e (and e itself where u rounds to
-    /// 1), so small results keep their relative precision. NaN in gives NaN out.
-    fn softplus(&mut self, x: NodeId) -> Result<NodeId, IrError>;
-}
-
-impl LayerExt for Graph {
-    fn linear(&mut self, x: NodeId, w: NodeId, bias: Option<NodeId>) -> Result<NodeId, IrError> {
-        self.atomically(|g| {
-            let y = g.matmul_t(x, w, false, true)?;
-            match bias {
-                Some(b) => g.add(y, b),
-                None => Ok(y),
-            }
-        })
-    }
-
-    fn fma(&mut self, a: NodeId, b: NodeId, c: NodeId) -> Result<NodeId, IrError> {
-        self.atomically(|g| {
-            let p = g.mul(a, b)?;
-            g.add(p, c)
-        })
-    }
-
-    fn group_norm(
-        &mut self,
-        x: NodeId,
-        groups: usize,
-        gamma: Option<NodeId>,
-        beta: Option<NodeId>,
-        eps: f32,
     ) -> Result<NodeId, IrError> {
+        let g = self.as_mut();
         const OP: &str = "group_norm";
-        self.atomically(|g| {
+        g.atomically(|g| {
             let t = g.ty_for(OP, x)?.clone();
             let dims = t.shape.dims().to_vec();
             let (n, c) = match dims[..] {
@@ -98,6 +63,8 @@ impl LayerExt for Graph {
         })
     }
 
+    /// Inference batch norm of `x` `[N, C, ...]` with running `mean`/`var` (`[C]` each):
+    /// `(x − mean) / sqrt(var + eps) · gamma + beta`, per channel.
     fn batch_norm(
         &mut self,
         x: NodeId,
@@ -107,8 +74,9 @@ impl LayerExt for Graph {
         beta: Option<NodeId>,
         eps: f32,
     ) -> Result<NodeId, IrError> {
+        let g = self.as_mut();
         const OP: &str = "batch_norm";
-        self.atomically(|g| {
+        g.atomically(|g| {
             let t = g.ty_for(OP, x)?.clone();
             if t.shape.rank() < 2 {
                 return Err(attr(OP, "rank", &t.shape, "x must be [N, C, ...] (rank ≥ 2)"));
@@ -125,8 +93,13 @@ impl LayerExt for Graph {
         })
     }
 
+    /// `global_scale · (x · dequant(w)ᵀ)` for an [`QuantType::NvFp4`] weight: the quantized
+    /// matmul followed by the per-tensor scale that nvfp4 keeps outside its blocks (as
+    /// [`rlx_ir::quantize_nvfp4`] returns it). Shapes as [`Graph::quant_matmul`]; a scale of
+    /// exactly 1 adds no node.
     fn nvfp4_matmul(&mut self, x: NodeId, w: NodeId, global_scale: f32) -> Result<NodeId, IrError> {
-        self.atomically(|g| {
+        let g = self.as_mut();
+        g.atomically(|g| {
             let y = g.quant_matmul(x, w, QuantType::NvFp4)?;
             if global_scale == 1.0 {
                 return Ok(y);
@@ -136,8 +109,12 @@ impl LayerExt for Graph {
         })
     }
 
+    /// PyTorch's `softplus` (beta 1, threshold 20): x above 20, else log(1 + eˣ), the log1p
+    /// computed stably as `log(u) · e / (u − 1)` with u = 1 + e (and e itself where u rounds to
+    /// 1), so small results keep their relative precision. NaN in gives NaN out.
     fn softplus(&mut self, x: NodeId) -> Result<NodeId, IrError> {
-        self.atomically(|g| {
+        let g = self.as_mut();
+        g.atomically(|g| {
             let e = g.exp(x)?;
             let one = g.scalar(1.0)?;
             let u = g.add(e, one)?;
@@ -153,6 +130,8 @@ impl LayerExt for Graph {
         })
     }
 }
+
+impl LayerExt for Graph {}
 
 /// `(x − mean) · rsqrt(var + eps)` over the last axis (biased variance).
 fn normalise_last(g: &mut Graph, x: NodeId, dtype: DType, eps: f32) -> Result<NodeId, IrError> {

@@ -32,9 +32,13 @@
 //! # API shape: extension traits
 //!
 //! The composites keep the call syntax they had as `Graph` methods (`g.lstm(x, ...)`). Each
-//! module declares one public trait (`RecurrentExt`, `SampleExt`, ...) implemented for
-//! [`rlx_ir::Graph`]; [`prelude`] re-exports all of them, so a caller adds
-//! `use rlx_nn::prelude::*;` and nothing else changes. (`rlx::prelude` re-exports this prelude.)
+//! module declares one public trait (`RecurrentExt`, `SampleExt`, ...) whose methods are
+//! provided (written once, in the trait) for any `AsMut<Graph>`, and implemented for
+//! [`rlx_ir::Graph`] by an empty `impl`. [`prelude`] re-exports all of them, so a caller adds
+//! `use rlx_nn::prelude::*;` and nothing else changes (`rlx::prelude` re-exports this prelude).
+//! Why traits and not free functions: call sites in models and parity cases read as before,
+//! and a composite reads like the primitives it is made of. A module's private steps are
+//! free functions taking `g: &mut Graph`.
 //! Option types (`RnnConfig`, `SamplingSpec`, `StftOptions`, ...) are re-exported at the crate
 //! root and in the prelude.
 //!

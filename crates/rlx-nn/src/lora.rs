@@ -28,7 +28,7 @@ fn dims2(g: &Graph, id: NodeId, what: &str, layout: &str) -> Result<[usize; 2], 
 }
 
 /// A linear layer with its LoRA adapter (PEFT's computation) as three matmuls and an add.
-pub trait LoraExt {
+pub trait LoraExt: AsMut<Graph> {
     /// `x·wᵀ + scale·(x·aᵀ)·bᵀ`: an `nn.Linear` weight `w` [N, K] with a PEFT LoRA adapter,
     /// `a` = lora_A [r, K] and `b` = lora_B [N, r]; `scale` is PEFT's `lora_alpha / r`. `x` is
     /// [..., K] (rank ≥ 2), all of one float dtype; the result is [..., N] in it, as
@@ -41,19 +41,9 @@ pub trait LoraExt {
         a: NodeId,
         b: NodeId,
         scale: f32,
-    ) -> Result<NodeId, IrError>;
-}
-
-impl LoraExt for Graph {
-    fn lora_matmul(
-        &mut self,
-        x: NodeId,
-        w: NodeId,
-        a: NodeId,
-        b: NodeId,
-        scale: f32,
     ) -> Result<NodeId, IrError> {
-        self.atomically(|g| {
+        let g = self.as_mut();
+        g.atomically(|g| {
             let [n, k] = dims2(g, w, "the weight w", "[N, K]")?;
             let [r, ka] = dims2(g, a, "lora_A", "[r, K]")?;
             let [nb, rb] = dims2(g, b, "lora_B", "[N, r]")?;
@@ -86,3 +76,5 @@ impl LoraExt for Graph {
         })
     }
 }
+
+impl LoraExt for Graph {}

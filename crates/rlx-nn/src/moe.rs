@@ -5,7 +5,7 @@ use crate::LayerExt;
 use rlx_ir::{Graph, IrError, NodeId, Shape};
 
 /// Mixture-of-experts blocks on the grouped matmul.
-pub trait MoeExt {
+pub trait MoeExt: AsMut<Graph> {
     /// A mixture-of-experts SwiGLU block (Qwen3-MoE, Mixtral) on x [T, H], composed of
     /// primitive ops (atomically: a failure leaves no nodes behind):
     ///
@@ -27,20 +27,9 @@ pub trait MoeExt {
         down: NodeId,
         top_k: usize,
         renormalize: bool,
-    ) -> Result<NodeId, IrError>;
-}
-
-impl MoeExt for Graph {
-    fn moe_swiglu(
-        &mut self,
-        x: NodeId,
-        router: NodeId,
-        gate_up: NodeId,
-        down: NodeId,
-        top_k: usize,
-        renormalize: bool,
     ) -> Result<NodeId, IrError> {
-        self.atomically(|g| {
+        let g = self.as_mut();
+        g.atomically(|g| {
             let (t, h) = match g.shape_of("moe_swiglu", x)?.dims() {
                 &[t, h] => (t, h),
                 d => {
@@ -86,3 +75,5 @@ impl MoeExt for Graph {
         })
     }
 }
+
+impl MoeExt for Graph {}

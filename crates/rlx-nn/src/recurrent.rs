@@ -112,7 +112,7 @@ struct DirOut {
 }
 
 /// PyTorch's recurrent layers (`nn.LSTM`, `nn.GRU`, `nn.RNN`) unrolled over time into primitive ops.
-pub trait RecurrentExt {
+pub trait RecurrentExt: AsMut<Graph> {
     /// PyTorch's `nn.LSTM` forward: x [T, B, I] ([B, T, I] with `batch_first`), `weights` one
     /// [`RnnWeights`] per layer and direction (gates i, f, g, o), optional h0 and c0
     /// [L·D, B, H] (zeros when absent). Per step: i = σ(·), f = σ(·), g = tanh(·), o = σ(·) of
@@ -126,7 +126,10 @@ pub trait RecurrentExt {
         weights: &[RnnWeights],
         h0: Option<NodeId>,
         c0: Option<NodeId>,
-    ) -> Result<RnnOutput, IrError>;
+    ) -> Result<RnnOutput, IrError> {
+        let g = self.as_mut();
+        recurrent(g, Cell::Lstm, x, config, weights, h0, c0)
+    }
 
     /// PyTorch's `nn.GRU` forward (gates r, z, n): r = σ(W_ir x + b_ir + W_hr h + b_hr),
     /// z = σ(W_iz x + b_iz + W_hz h + b_hz), n = tanh(W_in x + b_in + r ⊙ (W_hn h + b_hn)),
@@ -137,7 +140,10 @@ pub trait RecurrentExt {
         config: RnnConfig,
         weights: &[RnnWeights],
         h0: Option<NodeId>,
-    ) -> Result<RnnOutput, IrError>;
+    ) -> Result<RnnOutput, IrError> {
+        let g = self.as_mut();
+        recurrent(g, Cell::Gru, x, config, weights, h0, None)
+    }
 
     /// PyTorch's `nn.RNN` forward: h' = act(W_ih x + b_ih + W_hh h + b_hh) with `act` tanh or
     /// relu. Shapes, h0 and errors as [`Graph::lstm`]; `c_n` is `None`.
@@ -148,42 +154,13 @@ pub trait RecurrentExt {
         weights: &[RnnWeights],
         h0: Option<NodeId>,
         activation: RnnActivation,
-    ) -> Result<RnnOutput, IrError>;
-}
-
-impl RecurrentExt for Graph {
-    fn lstm(
-        &mut self,
-        x: NodeId,
-        config: RnnConfig,
-        weights: &[RnnWeights],
-        h0: Option<NodeId>,
-        c0: Option<NodeId>,
     ) -> Result<RnnOutput, IrError> {
-        recurrent(self, Cell::Lstm, x, config, weights, h0, c0)
-    }
-
-    fn gru(
-        &mut self,
-        x: NodeId,
-        config: RnnConfig,
-        weights: &[RnnWeights],
-        h0: Option<NodeId>,
-    ) -> Result<RnnOutput, IrError> {
-        recurrent(self, Cell::Gru, x, config, weights, h0, None)
-    }
-
-    fn rnn(
-        &mut self,
-        x: NodeId,
-        config: RnnConfig,
-        weights: &[RnnWeights],
-        h0: Option<NodeId>,
-        activation: RnnActivation,
-    ) -> Result<RnnOutput, IrError> {
-        recurrent(self, Cell::Rnn(activation), x, config, weights, h0, None)
+        let g = self.as_mut();
+        recurrent(g, Cell::Rnn(activation), x, config, weights, h0, None)
     }
 }
+
+impl RecurrentExt for Graph {}
 
 fn recurrent(
     g: &mut Graph,

@@ -97,7 +97,7 @@ impl SamplingSpec {
 }
 
 /// Token sampling (greedy, temperature, top-k, top-p, repetition penalty) from primitive ops.
-pub trait SampleExt {
+pub trait SampleExt: AsMut<Graph> {
     /// One token per row of `logits` (`[B, V]`, any float dtype, computed in f32), picked as
     /// `spec` says, with randomness from `key` (U32 [2] = `[seed, offset]`, e.g. from
     /// [`Graph::rng_key`]; unused when greedy). `prev_tokens` (I32 `[B, P]`, `-1` = no token)
@@ -128,18 +128,9 @@ pub trait SampleExt {
         key: NodeId,
         spec: &SamplingSpec,
         prev_tokens: Option<NodeId>,
-    ) -> Result<NodeId, IrError>;
-}
-
-impl SampleExt for Graph {
-    fn sample_tokens(
-        &mut self,
-        logits: NodeId,
-        key: NodeId,
-        spec: &SamplingSpec,
-        prev_tokens: Option<NodeId>,
     ) -> Result<NodeId, IrError> {
-        self.atomically(|g| {
+        let g = self.as_mut();
+        g.atomically(|g| {
             let lt = g.ty_for(OP, logits)?.clone();
             let (b, v) = match lt.shape.dims() {
                 &[b, v] if b >= 1 && v >= 1 => (b, v),
@@ -203,6 +194,8 @@ impl SampleExt for Graph {
         })
     }
 }
+
+impl SampleExt for Graph {}
 
 /// `prev` checked as I32 [B, P]; `None` when P = 0.
 fn check_prev(

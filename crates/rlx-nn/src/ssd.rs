@@ -29,7 +29,7 @@ fn attr(op: &'static str, what: &'static str, shape: Shape, reason: String) -> I
 }
 
 /// Mamba-2's chunked SSD scan from matmuls and elementwise ops.
-pub trait SsdExt {
+pub trait SsdExt: AsMut<Graph> {
     /// Mamba-2's SSD scan, transformers' `mamba2_chunk_scan(x, dt, A, B, C, chunk, D, dt_bias,
     /// dt_softplus)` from a zero state: x [B, L, H, P], dt [B, L, H], a [H] (negative decay
     /// rates, `−exp(A_log)`), bm and cm [B, L, G, N] (G divides H; head h reads group
@@ -47,24 +47,13 @@ pub trait SsdExt {
         cm: NodeId,
         chunk: usize,
         opts: &SsdOpts,
-    ) -> Result<NodeId, IrError>;
-}
-
-impl SsdExt for Graph {
-    #[allow(clippy::too_many_arguments)]
-    fn ssd_scan(
-        &mut self,
-        x: NodeId,
-        dt: NodeId,
-        a: NodeId,
-        bm: NodeId,
-        cm: NodeId,
-        chunk: usize,
-        opts: &SsdOpts,
     ) -> Result<NodeId, IrError> {
-        self.atomically(|g| ssd_parts(g, x, dt, a, bm, cm, chunk, opts))
+        let g = self.as_mut();
+        g.atomically(|g| ssd_parts(g, x, dt, a, bm, cm, chunk, opts))
     }
 }
+
+impl SsdExt for Graph {}
 
 #[allow(clippy::too_many_arguments)]
 fn ssd_parts(

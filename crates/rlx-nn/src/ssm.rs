@@ -29,7 +29,7 @@ pub struct GatedDeltaOpts {
 }
 
 /// mamba_ssm's selective scan and the gated delta rule with their elementwise parts around the native ops.
-pub trait SsmExt {
+pub trait SsmExt: AsMut<Graph> {
     /// mamba_ssm's `selective_scan_fn(u, delta, A, B, C, D, z, delta_bias, delta_softplus)`:
     /// u, delta [B, D, L], a [D, N], b and c [B, N, L] (one group) or [B, G, N, L] (G divides
     /// D; channel d reads group d / (D / G)), the options as [`SelectiveScanOpts`] says.
@@ -42,7 +42,10 @@ pub trait SsmExt {
         b: NodeId,
         c: NodeId,
         opts: &SelectiveScanOpts,
-    ) -> Result<NodeId, IrError>;
+    ) -> Result<NodeId, IrError> {
+        let g = self.as_mut();
+        g.atomically(|g| Ok(scan_parts(g, u, delta, a, b, c, opts, false)?.0))
+    }
 
     /// [`Graph::selective_scan`] and the state after the last step [B, D, N] (mamba_ssm's
     /// `return_last_state=True`), as (y, last_state).
@@ -54,7 +57,19 @@ pub trait SsmExt {
         b: NodeId,
         c: NodeId,
         opts: &SelectiveScanOpts,
-    ) -> Result<(NodeId, NodeId), IrError>;
+    ) -> Result<(NodeId, NodeId), IrError> {
+        let g = self.as_mut();
+        g.atomically(|g| {
+            let (y, state) = scan_parts(g, u, delta, a, b, c, opts, true)?;
+            let state = state.ok_or_else(|| IrError::Attribute {
+                op: "selective_scan",
+                attr: "output",
+                shape: rlx_ir::Shape::scalar(),
+                reason: "the last state was not built".into(),
+            })?;
+            Ok((y, state))
+        })
+    }
 
     /// transformers' `torch_recurrent_gated_delta_rule(q, k, v, g, beta, use_qk_l2norm_in_kernel)`
     /// (fla's `fused_recurrent_gated_delta_rule`) from a zero state: shapes as
@@ -67,53 +82,8 @@ pub trait SsmExt {
         g: NodeId,
         beta: NodeId,
         opts: &GatedDeltaOpts,
-    ) -> Result<NodeId, IrError>;
-}
-
-impl SsmExt for Graph {
-    fn selective_scan(
-        &mut self,
-        u: NodeId,
-        delta: NodeId,
-        a: NodeId,
-        b: NodeId,
-        c: NodeId,
-        opts: &SelectiveScanOpts,
     ) -> Result<NodeId, IrError> {
-        self.atomically(|g| Ok(scan_parts(g, u, delta, a, b, c, opts, false)?.0))
-    }
-
-    fn selective_scan_with_state(
-        &mut self,
-        u: NodeId,
-        delta: NodeId,
-        a: NodeId,
-        b: NodeId,
-        c: NodeId,
-        opts: &SelectiveScanOpts,
-    ) -> Result<(NodeId, NodeId), IrError> {
-        self.atomically(|g| {
-            let (y, state) = scan_parts(g, u, delta, a, b, c, opts, true)?;
-            let state = state.ok_or_else(|| IrError::Attribute {
-                op: "selective_scan",
-                attr: "output",
-                shape: rlx_ir::Shape::scalar(),
-                reason: "the last state was not built".into(),
-            })?;
-            Ok((y, state))
-        })
-    }
-
-    fn gated_delta_rule(
-        &mut self,
-        q: NodeId,
-        k: NodeId,
-        v: NodeId,
-        g: NodeId,
-        beta: NodeId,
-        opts: &GatedDeltaOpts,
-    ) -> Result<NodeId, IrError> {
-        self.atomically(|gr| {
+        self.as_mut().atomically(|gr| {
             let head_dim = gr.shape_of("gated_delta_rule", q)?.dims().last().copied().unwrap_or(0);
             let scale = opts.scale.unwrap_or(1.0 / (head_dim.max(1) as f32).sqrt());
             let (q, k) = if opts.l2norm_qk { (l2norm_last(gr, q)?, l2norm_last(gr, k)?) } else { (q, k) };
@@ -121,6 +91,8 @@ impl SsmExt for Graph {
         })
     }
 }
+
+impl SsmExt for Graph {}
 
 #[allow(clippy::too_many_arguments)]
 fn scan_parts(

@@ -12,7 +12,7 @@ use super::cached::{cached_decoder_graph, StepOutput, LOGIT_ROW, OFFSET, POSITIO
 use super::graph::INPUT_IDS;
 use super::model::{set_weights, Decoder};
 use crate::error::{ModelError, Result};
-use rlx_ir::SamplingSpec;
+use rlx_nn::SamplingSpec;
 use rlx_runtime::{CompileOptions, Executable, HostData};
 
 /// Smallest cache a generation compiles (positions); capacities are powers of two from here.

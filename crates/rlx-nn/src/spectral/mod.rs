@@ -29,44 +29,37 @@ pub(crate) fn real_rows(g: &Graph, op: &'static str, x: NodeId) -> Result<(Vec<u
 }
 
 /// Real-input Fourier transforms and the power spectrum on the native fft.
-pub trait SpectralExt {
+pub trait SpectralExt: AsMut<Graph> {
     /// The one-sided spectrum of real rows x F32 `[..., N]`: `[..., N/2 + 1, 2]`, bins 0 to
     /// ⌊N/2⌋ of the full transform, as `torch.view_as_real(torch.fft.rfft(x, dim=-1))`.
-    fn rfft(&mut self, x: NodeId) -> Result<NodeId, IrError>;
-
-    /// The real signal of length `n` (default 2·(M − 1)) whose one-sided spectrum is X F32
-    /// `[..., M, 2]`: `[..., n]`, as `torch.fft.irfft(view_as_complex(X), n, dim=-1)`. The
-    /// first n/2 + 1 bins are used (missing ones count as zero), the rest follow by Hermitian
-    /// symmetry, and the imaginary parts of bin 0 (and of bin n/2 for even n) are ignored.
-    fn irfft(&mut self, x: NodeId, n: Option<usize>) -> Result<NodeId, IrError>;
-
-    /// |z|² of complex values z F32 `[..., 2]`: `[...]`, real² + imag² (the power spectrum).
-    fn complex_abs2(&mut self, z: NodeId) -> Result<NodeId, IrError>;
-}
-
-impl SpectralExt for Graph {
     fn rfft(&mut self, x: NodeId) -> Result<NodeId, IrError> {
-        let (lead, n) = real_rows(self, "rfft", x)?;
-        self.atomically(|g| {
+        let g = self.as_mut();
+        let (lead, n) = real_rows(g, "rfft", x)?;
+        g.atomically(|g| {
             let z = real_to_complex(g, x, &lead, n)?;
             let spec = g.fft(z, false)?;
             g.slice(spec, -2, 0, n / 2 + 1, 1)
         })
     }
 
+    /// The real signal of length `n` (default 2·(M − 1)) whose one-sided spectrum is X F32
+    /// `[..., M, 2]`: `[..., n]`, as `torch.fft.irfft(view_as_complex(X), n, dim=-1)`. The
+    /// first n/2 + 1 bins are used (missing ones count as zero), the rest follow by Hermitian
+    /// symmetry, and the imaginary parts of bin 0 (and of bin n/2 for even n) are ignored.
     fn irfft(&mut self, x: NodeId, n: Option<usize>) -> Result<NodeId, IrError> {
-        let (lead, m) = complex_rows(self, "irfft", x)?;
+        let g = self.as_mut();
+        let (lead, m) = complex_rows(g, "irfft", x)?;
         let n = n.unwrap_or(2 * (m - 1));
         if n == 0 {
             return Err(IrError::Attribute {
                 op: "irfft",
                 attr: "n",
-                shape: self.ty(x)?.shape.clone(),
+                shape: g.ty(x)?.shape.clone(),
                 reason: format!("the output length is 0 (M = {m} bins give 2·(M − 1)); pass n ≥ 1"),
             });
         }
         let h = n / 2 + 1;
-        self.atomically(|g| {
+        g.atomically(|g| {
             let rank = lead.len() + 2;
             let used = if m >= h {
                 g.slice(x, -2, 0, h, 1)?
@@ -94,13 +87,17 @@ impl SpectralExt for Graph {
         })
     }
 
+    /// |z|² of complex values z F32 `[..., 2]`: `[...]`, real² + imag² (the power spectrum).
     fn complex_abs2(&mut self, z: NodeId) -> Result<NodeId, IrError> {
-        self.atomically(|g| {
+        let g = self.as_mut();
+        g.atomically(|g| {
             let sq = g.square(z)?;
             g.sum(sq, &[-1], false)
         })
     }
 }
+
+impl SpectralExt for Graph {}
 
 /// x `[..., N]` as complex rows `[..., N, 2]` with zero imaginary parts.
 fn real_to_complex(g: &mut Graph, x: NodeId, lead: &[usize], n: usize) -> Result<NodeId, IrError> {

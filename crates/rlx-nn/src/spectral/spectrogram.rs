@@ -46,7 +46,7 @@ impl WelchOptions {
 }
 
 /// Spectral features: Whisper's log-mel spectrogram and Welch's power spectral density.
-pub trait SpectrogramExt {
+pub trait SpectrogramExt: AsMut<Graph> {
     /// Whisper's input features for audio F32 `[B, L]` at 16 kHz: `[B, n_mels, L / 160]`, as
     /// transformers' `WhisperFeatureExtractor` computes them (its numpy path) for a waveform it
     /// has already padded or trimmed: the STFT with n_fft 400, hop 160, a periodic Hann window,
@@ -55,21 +55,9 @@ pub trait SpectrogramExt {
     /// each example; `(· + 4) / 4`. Whisper itself feeds 30 s (L = 480 000, 3000 frames) and
     /// 80 or 128 mels. Errors (`whisper_log_mel`) for L ≤ 200 (reflect padding needs more) or
     /// no mels.
-    fn whisper_log_mel(&mut self, audio: NodeId, n_mels: usize) -> Result<NodeId, IrError>;
-
-    /// Welch's power spectral density of signals x F32 `[B, L]`: `[B, nperseg / 2 + 1]`, as
-    /// `scipy.signal.welch(x, fs, window="hann", nperseg, noverlap, detrend="constant",
-    /// return_onesided=True, scaling, average="mean")`: segments of nperseg samples every
-    /// nperseg − noverlap, each minus its mean, times the periodic Hann window, |rfft|² scaled
-    /// (see [`WelchScaling`]) and doubled except at 0 and Nyquist, averaged over segments.
-    /// [`WelchOptions::frequencies`] gives the bins' frequencies. Errors (`welch`): L < nperseg
-    /// (scipy shrinks nperseg instead), noverlap ≥ nperseg, fs ≤ 0.
-    fn welch(&mut self, x: NodeId, opts: &WelchOptions) -> Result<NodeId, IrError>;
-}
-
-impl SpectrogramExt for Graph {
     fn whisper_log_mel(&mut self, audio: NodeId, n_mels: usize) -> Result<NodeId, IrError> {
-        let (lead, len) = real_rows(self, "whisper_log_mel", audio)?;
+        let g = self.as_mut();
+        let (lead, len) = real_rows(g, "whisper_log_mel", audio)?;
         let bad = |reason: String| IrError::Attribute {
             op: "whisper_log_mel",
             attr: "input",
@@ -91,7 +79,7 @@ impl SpectrogramExt for Graph {
             pad_mode: PadMode::Reflect,
             onesided: true,
         };
-        self.atomically(|g| {
+        g.atomically(|g| {
             let spec = g.stft(audio, &opts)?; // [B, 201, frames, 2]
             let power = g.complex_abs2(spec)?; // [B, 201, frames]
             let frames = g.ty(power)?.shape.dims()[2];
@@ -114,8 +102,16 @@ impl SpectrogramExt for Graph {
         })
     }
 
+    /// Welch's power spectral density of signals x F32 `[B, L]`: `[B, nperseg / 2 + 1]`, as
+    /// `scipy.signal.welch(x, fs, window="hann", nperseg, noverlap, detrend="constant",
+    /// return_onesided=True, scaling, average="mean")`: segments of nperseg samples every
+    /// nperseg − noverlap, each minus its mean, times the periodic Hann window, |rfft|² scaled
+    /// (see [`WelchScaling`]) and doubled except at 0 and Nyquist, averaged over segments.
+    /// [`WelchOptions::frequencies`] gives the bins' frequencies. Errors (`welch`): L < nperseg
+    /// (scipy shrinks nperseg instead), noverlap ≥ nperseg, fs ≤ 0.
     fn welch(&mut self, x: NodeId, opts: &WelchOptions) -> Result<NodeId, IrError> {
-        let (lead, len) = real_rows(self, "welch", x)?;
+        let g = self.as_mut();
+        let (lead, len) = real_rows(g, "welch", x)?;
         let n = opts.nperseg;
         let overlap = opts.noverlap.unwrap_or(n / 2);
         let bad = |reason: String| IrError::Attribute {
@@ -151,7 +147,7 @@ impl SpectrogramExt for Graph {
                 (if single { scale } else { 2.0 * scale }) as f32
             })
             .collect();
-        self.atomically(|g| {
+        g.atomically(|g| {
             let idx = frame_indices(len, n, step, 0, false, segments);
             let idx = g.constant(Tensor::from_i32([segments, n], idx)?)?;
             let seg = g.gather(x, idx, 1)?; // [B, segments, n]
@@ -167,3 +163,5 @@ impl SpectrogramExt for Graph {
         })
     }
 }
+
+impl SpectrogramExt for Graph {}

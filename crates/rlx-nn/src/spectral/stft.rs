@@ -128,31 +128,17 @@ pub(super) fn frame_indices(
 }
 
 /// The short-time Fourier transform and its inverse (`torch.stft`/`torch.istft`).
-pub trait StftExt {
+pub trait StftExt: AsMut<Graph> {
     /// The short-time Fourier transform of signals x F32 `[B, L]`: `[B, n_freq, frames, 2]`,
     /// equal to `torch.view_as_real(torch.stft(x, n_fft, hop_length, win_length, window,
     /// center, pad_mode, normalized=False, onesided, return_complex=True))`. frames =
     /// 1 + ⌊(L + 2·pad − n_fft) / hop⌋ with pad = n_fft / 2 when centred, else 0. A 1-D signal
     /// is reshaped to `[1, L]` first. Errors (`stft`): bad options, a signal shorter than
     /// n_fft (uncentred), or reflect padding of n_fft / 2 ≥ L samples (as PyTorch).
-    fn stft(&mut self, x: NodeId, opts: &StftOptions) -> Result<NodeId, IrError>;
-
-    /// The inverse of [`Graph::stft`] for X F32 `[B, n_freq, frames, 2]`: the signals
-    /// `[B, length]`, as `torch.istft(view_as_complex(X), n_fft, hop_length, win_length,
-    /// window, center, normalized=False, onesided, length)` (real output; like PyTorch, a
-    /// two-sided spectrum contributes only its bins 0..=n_fft/2). Each frame's inverse FFT is
-    /// windowed, overlap-added and divided by the window envelope Σ w²; centring trims
-    /// n_fft / 2 samples at both ends; `length` (default: everything the frames cover, less the
-    /// centre trim) trims or zero-pads the end. Errors (`istft`): bad options, hop > win_length,
-    /// a bin count that is not n_freq, or an envelope below 1e-11 inside the output (the
-    /// window fails the NOLA condition), as PyTorch.
-    fn istft(&mut self, x: NodeId, opts: &StftOptions, length: Option<usize>) -> Result<NodeId, IrError>;
-}
-
-impl StftExt for Graph {
     fn stft(&mut self, x: NodeId, opts: &StftOptions) -> Result<NodeId, IrError> {
-        let (lead, len) = real_rows(self, "stft", x)?;
-        let shape = self.ty(x)?.shape.clone();
+        let g = self.as_mut();
+        let (lead, len) = real_rows(g, "stft", x)?;
+        let shape = g.ty(x)?.shape.clone();
         let window = opts.padded_window("stft", &shape)?;
         let bad =
             |reason: String| IrError::Attribute { op: "stft", attr: "signal", shape: shape.clone(), reason };
@@ -175,7 +161,7 @@ impl StftExt for Graph {
             )));
         }
         let frames = 1 + (len + 2 * pad - n) / opts.hop_length;
-        self.atomically(|g| {
+        g.atomically(|g| {
             let idx = frame_indices(len, n, opts.hop_length, pad, reflect, frames);
             let idx = g.constant(Tensor::from_i32([frames, n], idx)?)?;
             let mut fr = g.gather(x, idx, 1)?; // [B, frames, n_fft]
@@ -194,9 +180,19 @@ impl StftExt for Graph {
         })
     }
 
+    /// The inverse of [`Graph::stft`] for X F32 `[B, n_freq, frames, 2]`: the signals
+    /// `[B, length]`, as `torch.istft(view_as_complex(X), n_fft, hop_length, win_length,
+    /// window, center, normalized=False, onesided, length)` (real output; like PyTorch, a
+    /// two-sided spectrum contributes only its bins 0..=n_fft/2). Each frame's inverse FFT is
+    /// windowed, overlap-added and divided by the window envelope Σ w²; centring trims
+    /// n_fft / 2 samples at both ends; `length` (default: everything the frames cover, less the
+    /// centre trim) trims or zero-pads the end. Errors (`istft`): bad options, hop > win_length,
+    /// a bin count that is not n_freq, or an envelope below 1e-11 inside the output (the
+    /// window fails the NOLA condition), as PyTorch.
     fn istft(&mut self, x: NodeId, opts: &StftOptions, length: Option<usize>) -> Result<NodeId, IrError> {
-        let (lead, frames) = complex_rows(self, "istft", x)?;
-        let shape = self.ty(x)?.shape.clone();
+        let g = self.as_mut();
+        let (lead, frames) = complex_rows(g, "istft", x)?;
+        let shape = g.ty(x)?.shape.clone();
         let window = opts.padded_window("istft", &shape)?;
         let bad =
             |reason: String| IrError::Attribute { op: "istft", attr: "input", shape: shape.clone(), reason };
@@ -240,7 +236,7 @@ impl StftExt for Graph {
                 env[i]
             )));
         }
-        self.atomically(|g| {
+        g.atomically(|g| {
             let spec = g.permute(x, &[0, 2, 1, 3])?; // [B, frames, bins, 2]
                                                      // Two-sided spectra are read as PyTorch reads them for a real output: only bins
                                                      // 0..=n_fft/2, the rest taken as their Hermitian mirror (irfft).
@@ -260,6 +256,8 @@ impl StftExt for Graph {
         })
     }
 }
+
+impl StftExt for Graph {}
 
 /// Σ_t frame_t placed at t·hop: fr `[B, frames, n]` → `[B, (frames + R − 1)·hop]` with
 /// R = ⌈n / hop⌉ (see the module doc).
