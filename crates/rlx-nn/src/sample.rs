@@ -1,5 +1,5 @@
 //! Token sampling as a composite: [`Graph::sample_tokens`] decomposes into top-k, compare,
-//! where, exp, cumsum, reduce, gather and one [`crate::Op::Random`] draw, so it runs on every
+//! where, exp, cumsum, reduce, gather and one [`rlx_ir::Op::Random`] draw, so it runs on every
 //! backend and gives the same tokens everywhere for the same key.
 
 use rlx_ir::{DType, Graph, IrError, NodeId, Shape, Tensor};
