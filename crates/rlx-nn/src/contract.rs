@@ -104,8 +104,7 @@ pub trait ContractExt: AsMut<Graph> {
         lhs_contract: &[usize],
         rhs_contract: &[usize],
     ) -> Result<NodeId, IrError> {
-        let g = self.as_mut();
-        g.atomically(|g| {
+        self.as_mut().atomically(|g| {
             let ls = g.ty(lhs)?.shape.clone();
             let rs = g.ty(rhs)?.shape.clone();
             check_axes(&ls, "lhs", lhs_batch, lhs_contract)?;

@@ -31,6 +31,23 @@ fn ncl(g: &Graph, op: &'static str, x: NodeId) -> Result<[usize; 3], IrError> {
     }
 }
 
+/// Runs the 2-D op `f` on 1-D operands: each `(id, [a, b, len])` viewed as [a, b, 1, len], and
+/// the result [N, C, 1, L'] viewed back as [N, C, L']. The reshapes are views (nothing is
+/// copied). Serves conv1d, the 1-D pools and conv_transpose1d.
+pub(crate) fn on_height_one<const K: usize>(
+    g: &mut Graph,
+    operands: [(NodeId, [usize; 3]); K],
+    f: impl FnOnce(&mut Graph, [NodeId; K]) -> Result<NodeId, IrError>,
+) -> Result<NodeId, IrError> {
+    let mut views = [NodeId(0); K];
+    for (view, (id, [a, b, len])) in views.iter_mut().zip(operands) {
+        *view = g.reshape(id, &[a, b, 1, len])?;
+    }
+    let y = f(g, views)?;
+    let out = g.ty(y)?.shape.dims().to_vec();
+    g.reshape(y, &[out[0], out[1], out[3]])
+}
+
 /// Convolutions and pooling over other ranks than the native 2-D ops, built on them: 1-D, 3-D, and `layer_norm2d`.
 pub trait ConvExt: AsMut<Graph> {
     /// 1-D convolution (cross-correlation, like PyTorch) of x [N, C, L] with w [O, C / groups, K]
@@ -47,8 +64,7 @@ pub trait ConvExt: AsMut<Graph> {
         dilation: usize,
         groups: usize,
     ) -> Result<NodeId, IrError> {
-        let g = self.as_mut();
-        g.atomically(|g| {
+        self.as_mut().atomically(|g| {
             let [n, c, l] = ncl(g, "conv1d", x)?;
             let wshape: Shape = g.ty(w)?.shape.clone();
             let [o, ci, k] = match *wshape.dims() {
@@ -62,11 +78,9 @@ pub trait ConvExt: AsMut<Graph> {
                     })
                 }
             };
-            let x4 = g.reshape(x, &[n, c, 1, l])?;
-            let w4 = g.reshape(w, &[o, ci, 1, k])?;
-            let y = g.conv2d(x4, w4, bias, [1, stride], [0, padding], [1, dilation], groups)?;
-            let out = g.ty(y)?.shape.dims().to_vec();
-            g.reshape(y, &[out[0], out[1], out[3]])
+            on_height_one(g, [(x, [n, c, l]), (w, [o, ci, k])], |g, [x4, w4]| {
+                g.conv2d(x4, w4, bias, [1, stride], [0, padding], [1, dilation], groups)
+            })
         })
     }
 
@@ -78,8 +92,7 @@ pub trait ConvExt: AsMut<Graph> {
         stride: usize,
         padding: usize,
     ) -> Result<NodeId, IrError> {
-        let g = self.as_mut();
-        pool1d(g, x, kernel, stride, padding, true)
+        pool1d(self.as_mut(), x, kernel, stride, padding, true)
     }
 
     /// 1-D average pooling over the last axis of x [N, C, L]; padded positions count in the
@@ -91,8 +104,7 @@ pub trait ConvExt: AsMut<Graph> {
         stride: usize,
         padding: usize,
     ) -> Result<NodeId, IrError> {
-        let g = self.as_mut();
-        pool1d(g, x, kernel, stride, padding, false)
+        pool1d(self.as_mut(), x, kernel, stride, padding, false)
     }
 
     /// LayerNorm over the channels of x [N, C, H, W] at every position (ConvNeXt's and SAM's
@@ -134,9 +146,8 @@ pub trait ConvExt: AsMut<Graph> {
         dilation: [usize; 3],
         groups: usize,
     ) -> Result<NodeId, IrError> {
-        let g = self.as_mut();
         const OP: &str = "conv3d";
-        g.atomically(|g| {
+        self.as_mut().atomically(|g| {
             let xs = g.shape_of(OP, x)?;
             let ws = g.shape_of(OP, w)?;
             let mismatch = |reason: String| IrError::ShapeMismatch {
@@ -248,14 +259,13 @@ fn pool1d(
 ) -> Result<NodeId, IrError> {
     g.atomically(|g| {
         let [n, c, l] = ncl(g, if max { "max_pool1d" } else { "avg_pool1d" }, x)?;
-        let x4 = g.reshape(x, &[n, c, 1, l])?;
-        let y = if max {
-            g.max_pool2d(x4, [1, kernel], [1, stride], [0, padding])?
-        } else {
-            g.avg_pool2d(x4, [1, kernel], [1, stride], [0, padding])?
-        };
-        let out = g.ty(y)?.shape.dims().to_vec();
-        g.reshape(y, &[out[0], out[1], out[3]])
+        on_height_one(g, [(x, [n, c, l])], |g, [x4]| {
+            if max {
+                g.max_pool2d(x4, [1, kernel], [1, stride], [0, padding])
+            } else {
+                g.avg_pool2d(x4, [1, kernel], [1, stride], [0, padding])
+            }
+        })
     })
 }
 

@@ -12,6 +12,7 @@
 //! cropped by `padding`. Every product computed is one the direct definition computes, up to a
 //! border of at most one phase row per side.
 
+use crate::conv::on_height_one;
 use rlx_ir::{DType, Graph, IrError, NodeId, Shape, ShapeList};
 
 /// One spatial axis of a transposed convolution.
@@ -112,9 +113,8 @@ pub trait ConvTransposeExt: AsMut<Graph> {
         dilation: usize,
         groups: usize,
     ) -> Result<NodeId, IrError> {
-        let g = self.as_mut();
         const OP: &str = "conv_transpose1d";
-        g.atomically(|g| {
+        self.as_mut().atomically(|g| {
             let xs = g.shape_of(OP, x)?;
             let ws = g.shape_of(OP, w)?;
             let (&[n, c, l], &[ci, co, k]) = (xs.dims(), ws.dims()) else {
@@ -126,23 +126,10 @@ pub trait ConvTransposeExt: AsMut<Graph> {
                         .into(),
                 });
             };
-            let x4 = g.reshape(x, &[n, c, 1, l])?;
-            let w4 = g.reshape(w, &[ci, co, 1, k])?;
-            let y = conv_transpose(
-                g,
-                OP,
-                x4,
-                w4,
-                bias,
-                [1, stride],
-                [0, padding],
-                [0, output_padding],
-                [1, dilation],
-                groups,
-            )?;
-            let out = g.shape_of(OP, y)?;
-            let d = out.dims();
-            g.reshape(y, &[d[0], d[1], d[3]])
+            on_height_one(g, [(x, [n, c, l]), (w, [ci, co, k])], |g, [x4, w4]| {
+                let (s, p, out_pad, d) = ([1, stride], [0, padding], [0, output_padding], [1, dilation]);
+                conv_transpose(g, OP, x4, w4, bias, s, p, out_pad, d, groups)
+            })
         })
     }
 
@@ -164,8 +151,7 @@ pub trait ConvTransposeExt: AsMut<Graph> {
         dilation: [usize; 2],
         groups: usize,
     ) -> Result<NodeId, IrError> {
-        let g = self.as_mut();
-        g.atomically(|g| {
+        self.as_mut().atomically(|g| {
             conv_transpose(
                 g,
                 "conv_transpose2d",

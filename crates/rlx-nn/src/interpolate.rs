@@ -10,6 +10,7 @@
 //! moves O(output · input) multiply-adds, and a NaN stays with its neighbours, as in PyTorch,
 //! instead of spreading to whole rows through the zero weights.
 
+use crate::layers::float_dtype;
 use rlx_ir::{Graph, IrError, NodeId, Shape, Tensor};
 
 /// How [`Graph::interpolate`] maps an output pixel to input pixels.
@@ -99,9 +100,8 @@ pub trait InterpolateExt: AsMut<Graph> {
         size: InterpolateSize,
         mode: InterpolateMode,
     ) -> Result<NodeId, IrError> {
-        let g = self.as_mut();
         const OP: &str = "interpolate";
-        g.atomically(|g| {
+        self.as_mut().atomically(|g| {
             let t = g.ty_for(OP, x)?.clone();
             let attr = |a: &'static str, reason: String| IrError::Attribute {
                 op: OP,
@@ -112,14 +112,7 @@ pub trait InterpolateExt: AsMut<Graph> {
             let &[_, _, h, w] = t.shape.dims() else {
                 return Err(attr("input rank", "x must be [N, C, H, W]; add a batch dim of 1 with reshape".into()));
             };
-            if !t.dtype.is_float() {
-                return Err(IrError::DType {
-                    op: OP,
-                    operand: 0,
-                    got: t.dtype,
-                    expected: "f32, f16 or bf16 (cast it first)".into(),
-                });
-            }
+            float_dtype(OP, t.dtype)?;
             if h == 0 || w == 0 {
                 return Err(attr("size", "the input height and width must be ≥ 1".into()));
             }

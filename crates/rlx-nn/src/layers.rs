@@ -7,8 +7,7 @@ use rlx_ir::{DType, Graph, IrError, NodeId, QuantType, Shape, ShapeList, Tensor}
 pub trait LayerExt: AsMut<Graph> {
     /// PyTorch `Linear`: `x @ wᵀ (+ bias)` with `w` laid out `[out, in]`.
     fn linear(&mut self, x: NodeId, w: NodeId, bias: Option<NodeId>) -> Result<NodeId, IrError> {
-        let g = self.as_mut();
-        g.atomically(|g| {
+        self.as_mut().atomically(|g| {
             let y = g.matmul_t(x, w, false, true)?;
             match bias {
                 Some(b) => g.add(y, b),
@@ -19,8 +18,7 @@ pub trait LayerExt: AsMut<Graph> {
 
     /// `a * b + c`.
     fn fma(&mut self, a: NodeId, b: NodeId, c: NodeId) -> Result<NodeId, IrError> {
-        let g = self.as_mut();
-        g.atomically(|g| {
+        self.as_mut().atomically(|g| {
             let p = g.mul(a, b)?;
             g.add(p, c)
         })
@@ -37,9 +35,8 @@ pub trait LayerExt: AsMut<Graph> {
         beta: Option<NodeId>,
         eps: f32,
     ) -> Result<NodeId, IrError> {
-        let g = self.as_mut();
         const OP: &str = "group_norm";
-        g.atomically(|g| {
+        self.as_mut().atomically(|g| {
             let t = g.ty_for(OP, x)?.clone();
             let dims = t.shape.dims().to_vec();
             let (n, c) = match dims[..] {
@@ -74,9 +71,8 @@ pub trait LayerExt: AsMut<Graph> {
         beta: Option<NodeId>,
         eps: f32,
     ) -> Result<NodeId, IrError> {
-        let g = self.as_mut();
         const OP: &str = "batch_norm";
-        g.atomically(|g| {
+        self.as_mut().atomically(|g| {
             let t = g.ty_for(OP, x)?.clone();
             if t.shape.rank() < 2 {
                 return Err(attr(OP, "rank", &t.shape, "x must be [N, C, ...] (rank ≥ 2)"));
@@ -98,8 +94,7 @@ pub trait LayerExt: AsMut<Graph> {
     /// [`rlx_ir::quantize_nvfp4`] returns it). Shapes as [`Graph::quant_matmul`]; a scale of
     /// exactly 1 adds no node.
     fn nvfp4_matmul(&mut self, x: NodeId, w: NodeId, global_scale: f32) -> Result<NodeId, IrError> {
-        let g = self.as_mut();
-        g.atomically(|g| {
+        self.as_mut().atomically(|g| {
             let y = g.quant_matmul(x, w, QuantType::NvFp4)?;
             if global_scale == 1.0 {
                 return Ok(y);
@@ -113,8 +108,7 @@ pub trait LayerExt: AsMut<Graph> {
     /// computed stably as `log(u) · e / (u − 1)` with u = 1 + e (and e itself where u rounds to
     /// 1), so small results keep their relative precision. NaN in gives NaN out.
     fn softplus(&mut self, x: NodeId) -> Result<NodeId, IrError> {
-        let g = self.as_mut();
-        g.atomically(|g| {
+        self.as_mut().atomically(|g| {
             let e = g.exp(x)?;
             let one = g.scalar(1.0)?;
             let u = g.add(e, one)?;
@@ -182,11 +176,13 @@ fn per_channel(g: &mut Graph, op: &'static str, v: NodeId, x_shape: &Shape) -> R
     g.reshape(v, &dims)
 }
 
-fn attr(op: &'static str, a: &'static str, shape: &Shape, reason: impl Into<String>) -> IrError {
+/// An `Attribute` error of `op` (shared by the composites).
+pub(crate) fn attr(op: &'static str, a: &'static str, shape: &Shape, reason: impl Into<String>) -> IrError {
     IrError::Attribute { op, attr: a, shape: shape.clone(), reason: reason.into() }
 }
 
-fn float_dtype(op: &'static str, d: DType) -> Result<(), IrError> {
+/// `d` must be a float dtype, or a `DType` error of `op` on operand 0.
+pub(crate) fn float_dtype(op: &'static str, d: DType) -> Result<(), IrError> {
     if !d.is_float() {
         return Err(IrError::DType {
             op,

@@ -42,8 +42,7 @@ pub trait LoraExt: AsMut<Graph> {
         b: NodeId,
         scale: f32,
     ) -> Result<NodeId, IrError> {
-        let g = self.as_mut();
-        g.atomically(|g| {
+        self.as_mut().atomically(|g| {
             let [n, k] = dims2(g, w, "the weight w", "[N, K]")?;
             let [r, ka] = dims2(g, a, "lora_A", "[r, K]")?;
             let [nb, rb] = dims2(g, b, "lora_B", "[N, r]")?;

@@ -28,8 +28,7 @@ pub trait MoeExt: AsMut<Graph> {
         top_k: usize,
         renormalize: bool,
     ) -> Result<NodeId, IrError> {
-        let g = self.as_mut();
-        g.atomically(|g| {
+        self.as_mut().atomically(|g| {
             let (t, h) = match g.shape_of("moe_swiglu", x)?.dims() {
                 &[t, h] => (t, h),
                 d => {

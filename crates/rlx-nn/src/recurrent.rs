@@ -8,6 +8,7 @@
 //! the feature axis, and layer k + 1 reads layer k's output. The graph grows linearly with the
 //! sequence length, so this suits sequences of tens to a few hundred steps.
 
+use crate::layers::float_dtype;
 use rlx_ir::{DType, Graph, IrError, NodeId, Shape, ShapeList};
 
 /// The weights of one direction of one layer, as `NodeId`s, in PyTorch's layout and naming:
@@ -127,8 +128,7 @@ pub trait RecurrentExt: AsMut<Graph> {
         h0: Option<NodeId>,
         c0: Option<NodeId>,
     ) -> Result<RnnOutput, IrError> {
-        let g = self.as_mut();
-        recurrent(g, Cell::Lstm, x, config, weights, h0, c0)
+        recurrent(self.as_mut(), Cell::Lstm, x, config, weights, h0, c0)
     }
 
     /// PyTorch's `nn.GRU` forward (gates r, z, n): r = σ(W_ir x + b_ir + W_hr h + b_hr),
@@ -141,8 +141,7 @@ pub trait RecurrentExt: AsMut<Graph> {
         weights: &[RnnWeights],
         h0: Option<NodeId>,
     ) -> Result<RnnOutput, IrError> {
-        let g = self.as_mut();
-        recurrent(g, Cell::Gru, x, config, weights, h0, None)
+        recurrent(self.as_mut(), Cell::Gru, x, config, weights, h0, None)
     }
 
     /// PyTorch's `nn.RNN` forward: h' = act(W_ih x + b_ih + W_hh h + b_hh) with `act` tanh or
@@ -155,8 +154,7 @@ pub trait RecurrentExt: AsMut<Graph> {
         h0: Option<NodeId>,
         activation: RnnActivation,
     ) -> Result<RnnOutput, IrError> {
-        let g = self.as_mut();
-        recurrent(g, Cell::Rnn(activation), x, config, weights, h0, None)
+        recurrent(self.as_mut(), Cell::Rnn(activation), x, config, weights, h0, None)
     }
 }
 
@@ -195,14 +193,7 @@ fn recurrent(
                 "the sequence is empty (T = 0); pass at least one step".into(),
             ));
         }
-        if !xt.dtype.is_float() {
-            return Err(IrError::DType {
-                op,
-                operand: 0,
-                got: xt.dtype,
-                expected: "f32, f16 or bf16 (cast it first)".into(),
-            });
-        }
+        float_dtype(op, xt.dtype)?;
         if config.num_layers == 0 {
             return Err(attr("num_layers", "num_layers must be ≥ 1".into()));
         }

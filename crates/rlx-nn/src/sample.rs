@@ -129,8 +129,7 @@ pub trait SampleExt: AsMut<Graph> {
         spec: &SamplingSpec,
         prev_tokens: Option<NodeId>,
     ) -> Result<NodeId, IrError> {
-        let g = self.as_mut();
-        g.atomically(|g| {
+        self.as_mut().atomically(|g| {
             let lt = g.ty_for(OP, logits)?.clone();
             let (b, v) = match lt.shape.dims() {
                 &[b, v] if b >= 1 && v >= 1 => (b, v),

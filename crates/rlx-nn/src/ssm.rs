@@ -43,8 +43,7 @@ pub trait SsmExt: AsMut<Graph> {
         c: NodeId,
         opts: &SelectiveScanOpts,
     ) -> Result<NodeId, IrError> {
-        let g = self.as_mut();
-        g.atomically(|g| Ok(scan_parts(g, u, delta, a, b, c, opts, false)?.0))
+        self.as_mut().atomically(|g| Ok(scan_parts(g, u, delta, a, b, c, opts, false)?.0))
     }
 
     /// [`Graph::selective_scan`] and the state after the last step [B, D, N] (mamba_ssm's
@@ -58,8 +57,7 @@ pub trait SsmExt: AsMut<Graph> {
         c: NodeId,
         opts: &SelectiveScanOpts,
     ) -> Result<(NodeId, NodeId), IrError> {
-        let g = self.as_mut();
-        g.atomically(|g| {
+        self.as_mut().atomically(|g| {
             let (y, state) = scan_parts(g, u, delta, a, b, c, opts, true)?;
             let state = state.ok_or_else(|| IrError::Attribute {
                 op: "selective_scan",

@@ -89,8 +89,7 @@ pub trait SpectralExt: AsMut<Graph> {
 
     /// |z|² of complex values z F32 `[..., 2]`: `[...]`, real² + imag² (the power spectrum).
     fn complex_abs2(&mut self, z: NodeId) -> Result<NodeId, IrError> {
-        let g = self.as_mut();
-        g.atomically(|g| {
+        self.as_mut().atomically(|g| {
             let sq = g.square(z)?;
             g.sum(sq, &[-1], false)
         })
