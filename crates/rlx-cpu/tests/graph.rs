@@ -6,6 +6,7 @@ mod common;
 use common::*;
 use rlx_backend::{Backend, Executable};
 use rlx_ir::{AttentionSpec, AttnLayout, DType, Graph, MaskKind, NodeId, Op, OpKind, Tensor};
+use rlx_nn::prelude::*;
 
 fn compile(g: &Graph) -> Box<dyn Executable> {
     rlx_cpu::CpuBackend::new().compile(g, &Default::default()).unwrap()

@@ -6,7 +6,8 @@
 mod common;
 use common::*;
 use rlx_backend::Backend;
-use rlx_ir::{DType, Graph, SamplingSpec, Tensor};
+use rlx_ir::{DType, Graph, Tensor};
+use rlx_nn::prelude::*;
 
 /// Samples one token per row of `logits` ([B, V]) with `prev` ([B, P]) under `key`.
 fn sample(logits: &Tensor, prev: Option<&Tensor>, spec: &SamplingSpec, key: [u32; 2]) -> Vec<i32> {
@@ -44,7 +45,7 @@ fn expected(row: &[f32], prev: &[i32], spec: &SamplingSpec) -> Vec<f64> {
     }
     let mut order: Vec<usize> = (0..l.len()).collect();
     order.sort_by(|&a, &b| l[b].total_cmp(&l[a]).then(a.cmp(&b)));
-    order.truncate(spec.top_k.unwrap_or(rlx_ir::DEFAULT_TOP_K).min(l.len()));
+    order.truncate(spec.top_k.unwrap_or(rlx_nn::DEFAULT_TOP_K).min(l.len()));
     let t = spec.temperature as f64;
     let e: Vec<f64> = order.iter().map(|&i| ((l[i] - l[order[0]]) / t).exp()).collect();
     let s: f64 = e.iter().sum();

@@ -7,9 +7,10 @@
 use crate::reader::{clamp_elems, Reader, MAX_DIM};
 use rlx_ir::{
     ArgReduceOp, AttentionSpec, AttnLayout, BinaryOp, CompareOp, DType, EwProgram, EwStep, Graph, IrError,
-    MaskKind, NodeId, NormKind, Op, QuantType, RandomDist, ReduceOp, RopeStyle, SamplingSpec, Shape, Tensor,
-    TopKOutput, UnaryOp,
+    MaskKind, NodeId, NormKind, Op, QuantType, RandomDist, ReduceOp, RopeStyle, Shape, Tensor, TopKOutput,
+    UnaryOp,
 };
+use rlx_nn::prelude::*;
 
 /// Most builder calls one input makes (keeps an execution fast).
 pub const MAX_CALLS: usize = 48;

@@ -130,12 +130,11 @@ impl Graph {
         Graph { name: name.into(), nodes, outputs }
     }
 
-    /// Runs a multi-node builder; if it fails, drops every node it appended so a failed
-    /// composite leaves the graph as it was.
-    pub(crate) fn atomically<T>(
-        &mut self,
-        f: impl FnOnce(&mut Graph) -> Result<T, IrError>,
-    ) -> Result<T, IrError> {
+    /// Runs `f`, a closure that adds nodes (a composite builder: rlx-nn's layers, or your
+    /// own); if it returns an error, every node it appended is dropped again, so a failed
+    /// composite leaves the graph exactly as it was (no partial nodes). Outputs are not
+    /// touched: `f` should not call [`Graph::set_outputs`].
+    pub fn atomically<T>(&mut self, f: impl FnOnce(&mut Graph) -> Result<T, IrError>) -> Result<T, IrError> {
         let len = self.nodes.len();
         let r = f(self);
         if r.is_err() {
@@ -212,6 +211,14 @@ impl Graph {
             }
         }
         c
+    }
+}
+
+/// A graph is its own builder target: rlx-nn's extension traits (`LayerExt`, `RecurrentExt`,
+/// ...) build on any `AsMut<Graph>`.
+impl AsMut<Graph> for Graph {
+    fn as_mut(&mut self) -> &mut Graph {
+        self
     }
 }
 

@@ -6,8 +6,11 @@
 //! fits `usize` and its byte size [`MAX_TENSOR_BYTES`]; a bigger shape is `IrError::TooLarge`. [`verify`] re-checks a whole graph (for graphs
 //! rewritten by passes); [`dump`] prints it. Backends receive verified graphs and never
 //! re-validate shapes.
+//!
+//! The builders here are the primitives: one op node each (with the reshapes or transposes
+//! its own op needs). Composites made of several ops (linear, recurrent layers, sampling, the
+//! STFT, SSD, MoE blocks, ...) live in the rlx-nn crate, built on [`Graph::atomically`].
 
-pub mod audio;
 mod builder;
 mod custom;
 mod dtype;
@@ -27,11 +30,7 @@ pub mod ssm;
 mod tensor;
 mod verify;
 
-pub use builder::{
-    GatedDeltaOpts, InterpolateMode, InterpolateSize, PadMode, RnnActivation, RnnConfig, RnnOutput,
-    RnnWeights, SamplingSpec, SelectiveScanOpts, SsdOpts, StftOptions, WelchOptions, WelchScaling,
-    DEFAULT_TOP_K, WHISPER_HOP, WHISPER_N_FFT,
-};
+pub use builder::complex_rows;
 pub use custom::{CpuRef, CustomCall, CustomLaunch, CustomOp, CustomOpBuilder, CustomWgsl, ShapeRule};
 pub use dtype::DType;
 pub use dump::dump;

@@ -58,7 +58,7 @@ pub enum QuantType {
     /// elements (4 micro-blocks) in 36 bytes: the 4 e4m3 scales (byte `i` scales elements
     /// `16·i .. 16·i + 16`), then 32 bytes of codes, element `2j` in the low nibble of byte
     /// `4 + j` and `2j + 1` in its high nibble; `x = e4m3(scale) · e2m1(q)`. The per-tensor f32
-    /// global scale is not stored: the graph multiplies by it ([`crate::Graph::nvfp4_matmul`]).
+    /// global scale is not stored: the graph multiplies by it (rlx-nn's `nvfp4_matmul`).
     /// Four micro-blocks per block make the scales one word and a row of codes whole words.
     NvFp4,
 }

@@ -36,7 +36,7 @@ pub fn quantize(ty: QuantType, values: &[f32]) -> Result<Vec<u8>, QuantError> {
 }
 
 /// `values` as NVFP4 blocks plus the per-tensor global scale `g` the graph multiplies by
-/// ([`crate::Graph::nvfp4_matmul`]): `g = amax / (448 · 6)` over the finite values (1 when that
+/// (rlx-nn's `nvfp4_matmul`): `g = amax / (448 · 6)` over the finite values (1 when that
 /// is zero or not a normal f32), so the largest micro-block scale `amax_b / 6 / g` sits at
 /// e4m3's top (448); then per micro-block of 16 `scale = e4m3(amax_b / 6 / g)` (nearest even,
 /// saturating) and `q = e2m1(x / g / scale)`. Errors when `values` is not whole 64-element

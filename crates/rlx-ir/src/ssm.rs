@@ -14,7 +14,7 @@
 //! ```
 //!
 //! The skip term `D·u`, the gate `y·silu(z)` and the bias added to delta before the softplus are
-//! not part of the op: [`crate::Graph::selective_scan`] adds them around it with elementwise ops.
+//! not part of the op: rlx-nn's `selective_scan` adds them around it with elementwise ops.
 //!
 //! **Gated delta rule** (GatedDeltaNet; fla's `naive_recurrent_gated_delta_rule`, transformers'
 //! `torch_recurrent_gated_delta_rule`): q, k [B, L, H, K], v [B, L, H, V], g and beta [B, L, H],
@@ -27,7 +27,7 @@
 //! ```
 //!
 //! g is the log of the decay α (so α = exp(g) ≤ 1 for g ≤ 0). The optional L2 normalisation of
-//! q and k is not part of the op ([`crate::Graph::gated_delta_rule`] adds it).
+//! q and k is not part of the op (rlx-nn's `gated_delta_rule` adds it).
 
 /// Which result of a recurrence a node is: the per-step outputs or the state after the last
 /// step. Like a top-k's two outputs, the two are separate nodes with equal attributes.

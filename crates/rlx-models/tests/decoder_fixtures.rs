@@ -146,7 +146,7 @@ fn chunked_prefill_and_long_generations_match() {
 /// every device for one seed; top-k 1 is greedy; an invalid spec is an error naming the field.
 #[test]
 fn sampled_tokens_agree_across_devices() {
-    use rlx_ir::SamplingSpec;
+    use rlx_nn::SamplingSpec;
     let r = reference("qwen2");
     let spec = SamplingSpec { temperature: 0.8, top_k: Some(20), top_p: 0.9, repetition_penalty: 1.3 };
     let mut runs = Vec::new();

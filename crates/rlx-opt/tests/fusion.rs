@@ -6,6 +6,7 @@ mod common;
 
 use common::{assert_same, caps_without, count, kinds};
 use rlx_ir::{BinaryOp, DType, EwStep, Graph, NormKind, Op, OpKind, UnaryOp};
+use rlx_nn::prelude::*;
 use rlx_opt::passes::{fuse_add_norm, fuse_elementwise, fuse_matmul_epilogue};
 
 const TOL: f64 = 1e-5;

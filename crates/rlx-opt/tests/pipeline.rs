@@ -7,6 +7,7 @@ mod common;
 
 use common::{assert_same, basic_caps, caps_without, count, random_feeds, run};
 use rlx_ir::{AttentionSpec, AttnLayout, DType, Graph, MaskKind, NodeId, Op, OpKind, Tensor, TensorType};
+use rlx_nn::prelude::*;
 use rlx_opt::memory::plan;
 use rlx_opt::{optimize, FoldFn, PassOptions};
 

@@ -8,6 +8,7 @@ mod support;
 
 use rlx_backend::{Backend, BackendError};
 use rlx_ir::{DType, Graph, Tensor};
+use rlx_nn::prelude::*;
 use rlx_wgpu::{AdapterChoice, Backends, ShaderChecks, WgpuBackend, WgpuOptions};
 use support::*;
 

@@ -18,12 +18,12 @@
 //!   stay exact, and baked in as constants.
 
 use crate::spectral::{fft_in_place, twiddle};
-use crate::{DType, Graph, IrError, NodeId, Op, Tensor, FFT_NATIVE_MAX};
+use crate::{DType, Graph, IrError, NodeId, Op, FFT_NATIVE_MAX};
 use std::f64::consts::PI;
 
 /// The leading dims and the row length N of a complex tensor `[..., N, 2]` (F32), or an error
 /// naming `op` and the shape.
-pub(super) fn complex_rows(g: &Graph, op: &'static str, x: NodeId) -> Result<(Vec<usize>, usize), IrError> {
+pub fn complex_rows(g: &Graph, op: &'static str, x: NodeId) -> Result<(Vec<usize>, usize), IrError> {
     let ty = g.ty_for(op, x)?;
     if ty.dtype != DType::F32 {
         return Err(IrError::DType { op, operand: 0, got: ty.dtype, expected: "f32 (cast it first)".into() });
@@ -37,23 +37,6 @@ pub(super) fn complex_rows(g: &Graph, op: &'static str, x: NodeId) -> Result<(Ve
             reason: "a complex input is F32 [..., N, 2] with N ≥ 1: (real, imag) in a last axis of \
                      2 (use Graph::rfft for a real signal)"
                 .into(),
-        }),
-    }
-}
-
-/// The dims and last-axis length of a real F32 tensor `[..., N]` with N ≥ 1.
-pub(super) fn real_rows(g: &Graph, op: &'static str, x: NodeId) -> Result<(Vec<usize>, usize), IrError> {
-    let ty = g.ty_for(op, x)?;
-    if ty.dtype != DType::F32 {
-        return Err(IrError::DType { op, operand: 0, got: ty.dtype, expected: "f32 (cast it first)".into() });
-    }
-    match ty.shape.dims() {
-        [lead @ .., n] if *n > 0 => Ok((lead.to_vec(), *n)),
-        _ => Err(IrError::Attribute {
-            op,
-            attr: "input shape",
-            shape: ty.shape.clone(),
-            reason: "the signal must be F32 [..., N] with N ≥ 1 samples on the last axis".into(),
         }),
     }
 }
@@ -77,79 +60,6 @@ impl Graph {
     /// `fft(x, true)`: PyTorch's `fft.ifft` (× 1/N) on complex rows `[..., N, 2]`.
     pub fn ifft(&mut self, x: NodeId) -> Result<NodeId, IrError> {
         self.fft(x, true)
-    }
-
-    /// The one-sided spectrum of real rows x F32 `[..., N]`: `[..., N/2 + 1, 2]`, bins 0 to
-    /// ⌊N/2⌋ of the full transform, as `torch.view_as_real(torch.fft.rfft(x, dim=-1))`.
-    pub fn rfft(&mut self, x: NodeId) -> Result<NodeId, IrError> {
-        let (lead, n) = real_rows(self, "rfft", x)?;
-        self.atomically(|g| {
-            let z = g.real_to_complex(x, &lead, n)?;
-            let spec = g.fft(z, false)?;
-            g.slice(spec, -2, 0, n / 2 + 1, 1)
-        })
-    }
-
-    /// The real signal of length `n` (default 2·(M − 1)) whose one-sided spectrum is X F32
-    /// `[..., M, 2]`: `[..., n]`, as `torch.fft.irfft(view_as_complex(X), n, dim=-1)`. The
-    /// first n/2 + 1 bins are used (missing ones count as zero), the rest follow by Hermitian
-    /// symmetry, and the imaginary parts of bin 0 (and of bin n/2 for even n) are ignored.
-    pub fn irfft(&mut self, x: NodeId, n: Option<usize>) -> Result<NodeId, IrError> {
-        let (lead, m) = complex_rows(self, "irfft", x)?;
-        let n = n.unwrap_or(2 * (m - 1));
-        if n == 0 {
-            return Err(IrError::Attribute {
-                op: "irfft",
-                attr: "n",
-                shape: self.ty(x)?.shape.clone(),
-                reason: format!("the output length is 0 (M = {m} bins give 2·(M − 1)); pass n ≥ 1"),
-            });
-        }
-        let h = n / 2 + 1;
-        self.atomically(|g| {
-            let rank = lead.len() + 2;
-            let used = if m >= h {
-                g.slice(x, -2, 0, h, 1)?
-            } else {
-                let mut pads = vec![(0, 0); rank];
-                pads[rank - 2] = (0, h - m);
-                g.pad(x, &pads, 0.0)?
-            };
-            let full = if n > h {
-                // Bins h..n are conj(X[n − k]).
-                let idx: Vec<i32> = (h..n).map(|k| (n - k) as i32).collect();
-                let idx = g.constant(Tensor::from_i32([n - h], idx)?)?;
-                let mirrored = g.gather(used, idx, -2)?;
-                let conj = g.constant_f32(&[2], vec![1.0, -1.0])?;
-                let mirrored = g.mul(mirrored, conj)?;
-                g.concat(&[used, mirrored], -2)?
-            } else {
-                used
-            };
-            let t = g.fft(full, true)?;
-            let re = g.slice(t, -1, 0, 1, 1)?;
-            let mut dims = lead.clone();
-            dims.push(n);
-            g.reshape(re, &dims)
-        })
-    }
-
-    /// |z|² of complex values z F32 `[..., 2]`: `[...]`, real² + imag² (the power spectrum).
-    pub fn complex_abs2(&mut self, z: NodeId) -> Result<NodeId, IrError> {
-        self.atomically(|g| {
-            let sq = g.square(z)?;
-            g.sum(sq, &[-1], false)
-        })
-    }
-
-    /// x `[..., N]` as complex rows `[..., N, 2]` with zero imaginary parts.
-    fn real_to_complex(&mut self, x: NodeId, lead: &[usize], n: usize) -> Result<NodeId, IrError> {
-        let mut dims = lead.to_vec();
-        dims.extend([n, 1]);
-        let col = self.reshape(x, &dims)?;
-        let mut pads = vec![(0, 0); dims.len()];
-        pads[dims.len() - 1] = (0, 1);
-        self.pad(col, &pads, 0.0)
     }
 
     /// x `[..., K, 2]` times the constant complex vector (re, im) of length K, along axis −2:

@@ -1,37 +1,19 @@
-//! Builder methods on [`Graph`]: one per op, plus composites decomposed into those ops. Every
-//! method goes through `Graph::push`, so operands are checked and the output type inferred.
+//! Builder methods on [`Graph`]: one per op (the primitives; composites of several ops are
+//! rlx-nn's). Every method goes through `Graph::push`, so operands are checked and the output
+//! type inferred.
 //! Axes are `isize`: negative values count from the end, as in PyTorch.
 
-mod composite;
-mod conv1d;
-mod conv3d;
-mod conv_transpose;
 mod custom;
-mod dot_general;
-mod einsum;
 mod fft;
 mod grouped;
-mod interpolate;
-mod lora;
 mod nn;
 mod quant;
 mod random;
-mod recurrent;
-mod sample;
 mod shape_ops;
-mod spectrogram;
-mod ssd;
 mod ssm;
 mod state;
-mod stft;
 
-pub use interpolate::{InterpolateMode, InterpolateSize};
-pub use recurrent::{RnnActivation, RnnConfig, RnnOutput, RnnWeights};
-pub use sample::{SamplingSpec, DEFAULT_TOP_K};
-pub use spectrogram::{WelchOptions, WelchScaling, WHISPER_HOP, WHISPER_N_FFT};
-pub use ssd::SsdOpts;
-pub use ssm::{GatedDeltaOpts, SelectiveScanOpts};
-pub use stft::{PadMode, StftOptions};
+pub use fft::complex_rows;
 
 use crate::{BinaryOp, CompareOp, DType, Graph, IrError, NodeId, Op, Shape, Tensor, TensorType, UnaryOp};
 
@@ -178,7 +160,7 @@ impl Graph {
     }
 
     /// The shape of `id`, cloned, with `op` named in an unknown-node error.
-    pub(crate) fn shape_of(&self, op: &'static str, id: NodeId) -> Result<Shape, IrError> {
+    pub fn shape_of(&self, op: &'static str, id: NodeId) -> Result<Shape, IrError> {
         Ok(self.ty_for(op, id)?.shape.clone())
     }
 }

@@ -17,20 +17,3 @@ impl Graph {
         self.push(Op::QuantGather { quant }, &[table, ids])
     }
 }
-
-impl Graph {
-    /// `global_scale · (x · dequant(w)ᵀ)` for an [`QuantType::NvFp4`] weight: the quantized
-    /// matmul followed by the per-tensor scale that nvfp4 keeps outside its blocks (as
-    /// [`crate::quantize_nvfp4`] returns it). Shapes as [`Graph::quant_matmul`]; a scale of
-    /// exactly 1 adds no node.
-    pub fn nvfp4_matmul(&mut self, x: NodeId, w: NodeId, global_scale: f32) -> Result<NodeId, IrError> {
-        self.atomically(|g| {
-            let y = g.quant_matmul(x, w, QuantType::NvFp4)?;
-            if global_scale == 1.0 {
-                return Ok(y);
-            }
-            let s = g.scalar(global_scale)?;
-            g.mul(y, s)
-        })
-    }
-}

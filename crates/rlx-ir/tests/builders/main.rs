@@ -3,17 +3,12 @@
 // Test crate: its helpers may unwrap, expect and panic, as the #[test] functions do.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod composite;
-mod contract;
-mod conv_variants;
 mod elementwise;
 mod fft;
 mod fused;
 mod grouped;
 mod nn;
 mod quant;
-mod recurrent;
-mod sample;
 mod shape_ops;
 mod sizes;
 mod ssm;

@@ -1,5 +1,5 @@
 use crate::{assert_msg, f32_in, on_copy, tt};
-use rlx_ir::{DType, Graph, IrError, Op, OpKind, QuantType};
+use rlx_ir::{DType, Graph, IrError, Op, QuantType};
 
 #[test]
 fn quant_matmul_shapes() {
@@ -52,20 +52,4 @@ fn quant_gather_shapes_and_errors() {
     let f = f32_in(&mut g, "f", &[3]);
     let e = g.quant_gather(t, f, QuantType::Q6K).unwrap_err();
     assert!(matches!(e, IrError::DType { op: "quant_gather", operand: 1, .. }), "{e}");
-}
-
-#[test]
-fn nvfp4_matmul_scales_only_when_asked() {
-    let mut g = Graph::new("g");
-    let x = f32_in(&mut g, "x", &[2, 128]);
-    let w = g.param("w", &[5, 72], DType::U8).unwrap();
-    let y = g.nvfp4_matmul(x, w, 1.0).unwrap();
-    assert_eq!(g.node(y).unwrap().op, Op::QuantMatMul { quant: QuantType::NvFp4 });
-    let y = g.nvfp4_matmul(x, w, 0.25).unwrap();
-    assert_eq!(crate::ty(&g, y), tt(&[2, 5], DType::F32));
-    let kinds: Vec<OpKind> = g.nodes()[3..].iter().map(|n| n.op.kind()).collect();
-    assert_eq!(kinds, [OpKind::QuantMatMul, OpKind::Constant, OpKind::Binary]);
-    let bad = g.param("bad", &[5, 70], DType::U8).unwrap();
-    let e = g.nvfp4_matmul(x, bad, 0.25).unwrap_err();
-    assert_msg(&e, &["quant_matmul", "NVFP4", "[N, 72]"]);
 }

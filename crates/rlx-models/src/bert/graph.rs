@@ -13,6 +13,7 @@
 use crate::bert::config::{Activation, BertConfig, Pooling};
 use crate::common::safetensors::Precision;
 use rlx_ir::{AttentionSpec, AttnLayout, DType, Graph, IrError, MaskKind, NodeId};
+use rlx_nn::prelude::*;
 
 /// Names of the graph's inputs.
 pub const INPUT_IDS: &str = "input_ids";

@@ -20,6 +20,7 @@ use super::params::QuantizedWeights;
 use super::rope::rope_tables;
 use crate::common::safetensors::Precision;
 use rlx_ir::{DType, Graph, IrError, NodeId, Tensor};
+use rlx_nn::prelude::*;
 
 /// I32 [steps]: the position of each row (offset, offset + 1, …).
 pub const POSITIONS: &str = "positions";
@@ -43,7 +44,7 @@ pub enum StepOutput {
     /// The f32 logits of the chosen row, [1, vocab].
     Logits,
     /// A token drawn on the device by `Graph::sample_tokens` with this spec, I32 [1].
-    Sample(rlx_ir::SamplingSpec),
+    Sample(rlx_nn::SamplingSpec),
 }
 
 impl StepOutput {

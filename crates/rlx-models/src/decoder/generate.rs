@@ -13,7 +13,7 @@ use super::graph::INPUT_IDS;
 use super::model::Decoder;
 use crate::common::weights::set_weights;
 use crate::error::{ModelError, Result};
-use rlx_ir::SamplingSpec;
+use rlx_nn::SamplingSpec;
 use rlx_runtime::{CompileOptions, Executable, HostData};
 
 /// Smallest cache a generation compiles (positions); capacities are powers of two from here.
@@ -127,7 +127,7 @@ impl Decoder {
 
     /// Generation over the KV cache with tokens drawn on the device by `spec` (temperature,
     /// top-k, top-p, repetition penalty over the prompt and the tokens so far; see
-    /// `rlx_ir::Graph::sample_tokens`). Token `t` (0 for the first) draws with the key
+    /// `rlx_nn::SampleExt::sample_tokens`). Token `t` (0 for the first) draws with the key
     /// `[seed, t]`, so a seed gives the same tokens on every device. A greedy spec without a
     /// penalty is [`Decoder::generate`]. An invalid spec is an error naming the field.
     pub fn sample(

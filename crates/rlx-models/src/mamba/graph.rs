@@ -16,7 +16,8 @@
 //! Param names are the checkpoint's (`backbone.layers.{i}.mixer.in_proj.weight`, …), all f32.
 
 use super::MambaConfig;
-use rlx_ir::{DType, Graph, IrError, NodeId, SelectiveScanOpts};
+use rlx_ir::{DType, Graph, IrError, NodeId};
+use rlx_nn::prelude::*;
 
 /// Name of the I32 [L] token-id input.
 pub const INPUT_IDS: &str = "input_ids";

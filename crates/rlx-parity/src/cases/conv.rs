@@ -3,6 +3,7 @@
 //! the channel-wise layer_norm2d.
 
 use crate::Case;
+use rlx_nn::prelude::*;
 
 pub(super) fn cases(out: &mut Vec<Case>) {
     conv(out);

@@ -5,7 +5,7 @@
 
 use super::with_nans;
 use crate::Case;
-use rlx_ir::{InterpolateMode, InterpolateSize};
+use rlx_nn::prelude::*;
 
 pub(super) fn cases(out: &mut Vec<Case>) {
     conv3d(out);

@@ -13,8 +13,9 @@
 
 use super::with_nans;
 use crate::Case;
-use rlx_ir::audio::hann_window;
-use rlx_ir::{PadMode, StftOptions, Tensor, WelchOptions, WelchScaling, FFT_NATIVE_MAX};
+use rlx_ir::{Tensor, FFT_NATIVE_MAX};
+use rlx_nn::prelude::*;
+use rlx_nn::spectral::audio::hann_window;
 
 pub(super) fn cases(out: &mut Vec<Case>) {
     let nmax = FFT_NATIVE_MAX;

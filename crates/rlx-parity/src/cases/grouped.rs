@@ -8,6 +8,7 @@ use super::with_nans;
 use crate::{Case, CaseCtx};
 use half::f16;
 use rlx_ir::{DType, IrError, NodeId, Tensor};
+use rlx_nn::prelude::*;
 
 pub(super) fn cases(out: &mut Vec<Case>) {
     // (tag, T, E, k, S = k?, N, K)

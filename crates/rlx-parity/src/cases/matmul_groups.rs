@@ -10,6 +10,7 @@
 use super::F16_OPERANDS_TOL;
 use crate::{Case, CaseCtx};
 use rlx_ir::{DType, IrError, NodeId, Tensor, UnaryOp};
+use rlx_nn::prelude::*;
 use rlx_runtime::Precision;
 
 /// A weight [n, k]: an f32 param, or an f16 param widened to f32 (as a model at

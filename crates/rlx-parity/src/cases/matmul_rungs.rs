@@ -7,6 +7,7 @@
 
 use crate::{Case, CaseCtx, DEFAULT_TOL};
 use rlx_ir::{IrError, NodeId, Tensor, UnaryOp};
+use rlx_nn::prelude::*;
 use rlx_runtime::{MatmulKernel, PassOptions, Precision};
 
 /// Matmul with f16-rounded operands and f32 accumulation: each product carries about 2^-11

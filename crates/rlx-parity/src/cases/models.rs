@@ -5,6 +5,7 @@
 use super::rope::rope_tables;
 use crate::{Case, CaseCtx};
 use rlx_ir::{AttentionSpec, AttnLayout, IrError, MaskKind, NodeId, RopeStyle, Tensor};
+use rlx_nn::prelude::*;
 use rlx_runtime::PassOptions;
 
 pub(super) fn cases(out: &mut Vec<Case>) {

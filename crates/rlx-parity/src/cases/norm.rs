@@ -5,6 +5,7 @@
 use super::with_nans;
 use crate::{Case, CaseCtx};
 use rlx_ir::{IrError, NodeId, Tensor};
+use rlx_nn::prelude::*;
 use rlx_runtime::PassOptions;
 
 pub(super) fn cases(out: &mut Vec<Case>) {

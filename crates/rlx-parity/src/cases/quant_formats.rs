@@ -18,6 +18,7 @@
 use super::F16_OPERANDS_TOL;
 use crate::{Case, CaseCtx};
 use rlx_ir::{IrError, NodeId, QuantType, Shape, Tensor};
+use rlx_nn::prelude::*;
 use rlx_runtime::{MatmulKernel, PassOptions, Precision};
 
 /// The formats of this file, as rlx-ir declares them after the GGUF ones.

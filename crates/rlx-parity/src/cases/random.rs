@@ -4,7 +4,8 @@
 
 use super::with_nans;
 use crate::Case;
-use rlx_ir::{RandomDist, SamplingSpec, Tensor};
+use rlx_ir::{RandomDist, Tensor};
+use rlx_nn::prelude::*;
 
 pub(super) fn cases(out: &mut Vec<Case>) {
     random(out);

@@ -6,7 +6,8 @@
 //! name into `nn.LSTM`/`nn.GRU`/`nn.RNN`.
 
 use crate::{Case, CaseCtx};
-use rlx_ir::{IrError, NodeId, RnnActivation, RnnConfig, RnnWeights};
+use rlx_ir::{IrError, NodeId};
+use rlx_nn::prelude::*;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {

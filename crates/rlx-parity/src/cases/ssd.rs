@@ -6,7 +6,8 @@
 //! load them into one.
 
 use crate::{Case, CaseCtx};
-use rlx_ir::{IrError, NodeId, SsdOpts};
+use rlx_ir::{IrError, NodeId};
+use rlx_nn::prelude::*;
 
 /// (B, L, H, P, G, N, chunk, with D/bias/softplus)
 type SsdShape = (usize, usize, usize, usize, usize, usize, usize, bool);

@@ -9,7 +9,8 @@
 
 use super::with_nans;
 use crate::{Case, CaseCtx};
-use rlx_ir::{GatedDeltaOpts, IrError, NodeId, SelectiveScanOpts, Tensor};
+use rlx_ir::{IrError, NodeId, Tensor};
+use rlx_nn::prelude::*;
 
 /// Which optional parts a selective-scan case uses.
 #[derive(Clone, Copy)]

@@ -27,6 +27,7 @@ use crate::common::safetensors::{f16_weights, Precision};
 use rlx_ir::{
     AttentionSpec, AttnLayout, DType, Graph, IrError, MaskKind, NodeId, QuantType, RopeStyle, Shape,
 };
+use rlx_nn::prelude::*;
 
 /// Names of the graph's inputs.
 pub const INPUT_IDS: &str = "input_ids";

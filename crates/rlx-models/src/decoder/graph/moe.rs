@@ -9,6 +9,7 @@ use super::DecoderBuilder;
 use crate::decoder::checkpoint_moe::{DOWN, GATE_UP};
 use crate::decoder::config::MoeConfig;
 use rlx_ir::{DType, IrError, NodeId};
+use rlx_nn::prelude::*;
 
 impl DecoderBuilder<'_> {
     /// Layer `i`'s experts on n [rows, hidden] (f32): [rows, hidden].

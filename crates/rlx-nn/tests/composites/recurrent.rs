@@ -1,5 +1,6 @@
 use crate::{assert_msg, f32_in, ty};
-use rlx_ir::{DType, Graph, IrError, NodeId, OpKind, RnnActivation, RnnConfig, RnnWeights};
+use rlx_ir::{DType, Graph, IrError, NodeId, OpKind};
+use rlx_nn::prelude::*;
 
 /// PyTorch-shaped weights for `layers` × `dirs` directions of a cell with `gates` gates (input
 /// names numbered so that one graph holds several sets).

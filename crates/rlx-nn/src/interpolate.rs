@@ -10,7 +10,8 @@
 //! moves O(output · input) multiply-adds, and a NaN stays with its neighbours, as in PyTorch,
 //! instead of spreading to whole rows through the zero weights.
 
-use crate::{Graph, IrError, NodeId, Shape, Tensor};
+use crate::layers::float_dtype;
+use rlx_ir::{Graph, IrError, NodeId, Shape, Tensor};
 
 /// How [`Graph::interpolate`] maps an output pixel to input pixels.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -87,19 +88,20 @@ impl AxisMap {
     }
 }
 
-impl Graph {
+/// Image resizing (PyTorch's `F.interpolate`, nearest and bilinear) with gathers and elementwise ops.
+pub trait InterpolateExt: AsMut<Graph> {
     /// Resizes x [N, C, H, W] (float) to [N, C, OH, OW] like PyTorch's
     /// `F.interpolate(x, size | scale_factor, mode)` for `mode` in `nearest` and `bilinear`
     /// (with either `align_corners`). Errors name `interpolate`: a rank other than 4, an integer
     /// dtype, a zero input or output size, or a scale factor that is not finite and positive.
-    pub fn interpolate(
+    fn interpolate(
         &mut self,
         x: NodeId,
         size: InterpolateSize,
         mode: InterpolateMode,
     ) -> Result<NodeId, IrError> {
         const OP: &str = "interpolate";
-        self.atomically(|g| {
+        self.as_mut().atomically(|g| {
             let t = g.ty_for(OP, x)?.clone();
             let attr = |a: &'static str, reason: String| IrError::Attribute {
                 op: OP,
@@ -110,14 +112,7 @@ impl Graph {
             let &[_, _, h, w] = t.shape.dims() else {
                 return Err(attr("input rank", "x must be [N, C, H, W]; add a batch dim of 1 with reshape".into()));
             };
-            if !t.dtype.is_float() {
-                return Err(IrError::DType {
-                    op: OP,
-                    operand: 0,
-                    got: t.dtype,
-                    expected: "f32, f16 or bf16 (cast it first)".into(),
-                });
-            }
+            float_dtype(OP, t.dtype)?;
             if h == 0 || w == 0 {
                 return Err(attr("size", "the input height and width must be ≥ 1".into()));
             }
@@ -158,13 +153,13 @@ impl Graph {
             let mut y = x;
             for (axis, m) in [(3usize, &maps[1]), (2, &maps[0])] {
                 y = match mode {
-                    InterpolateMode::Nearest => g.gather_const(y, axis, m.nearest())?,
+                    InterpolateMode::Nearest => gather_const(g, y, axis, m.nearest())?,
                     InterpolateMode::Bilinear { align_corners } => {
                         let (i0, i1, l0, l1) = m.linear(align_corners);
-                        let a = g.gather_const(y, axis, i0)?;
-                        let b = g.gather_const(y, axis, i1)?;
-                        let wa = g.axis_weights(axis, l0, t.dtype)?;
-                        let wb = g.axis_weights(axis, l1, t.dtype)?;
+                        let a = gather_const(g, y, axis, i0)?;
+                        let b = gather_const(g, y, axis, i1)?;
+                        let wa = axis_weights(g, axis, l0, t.dtype)?;
+                        let wb = axis_weights(g, axis, l1, t.dtype)?;
                         let a = g.mul(wa, a)?;
                         let b = g.mul(wb, b)?;
                         g.add(a, b)?
@@ -174,19 +169,21 @@ impl Graph {
             Ok(y)
         })
     }
+}
 
-    /// `x` gathered along `axis` at constant I32 `indices`.
-    fn gather_const(&mut self, x: NodeId, axis: usize, indices: Vec<i32>) -> Result<NodeId, IrError> {
-        let n = indices.len();
-        let idx = self.constant(Tensor::from_i32(&[n][..], indices)?)?;
-        self.gather(x, idx, axis as isize)
-    }
+impl InterpolateExt for Graph {}
 
-    /// Per-position weights along `axis` of an NCHW tensor, shaped to broadcast there.
-    fn axis_weights(&mut self, axis: usize, v: Vec<f32>, dtype: crate::DType) -> Result<NodeId, IrError> {
-        let n = v.len();
-        let dims: &[usize] = if axis == 3 { &[n] } else { &[n, 1] };
-        let v64: Vec<f64> = v.into_iter().map(f64::from).collect();
-        self.constant(Tensor::from_f64(dims, dtype, &v64)?)
-    }
+/// `x` gathered along `axis` at constant I32 `indices`.
+fn gather_const(g: &mut Graph, x: NodeId, axis: usize, indices: Vec<i32>) -> Result<NodeId, IrError> {
+    let n = indices.len();
+    let idx = g.constant(Tensor::from_i32(&[n][..], indices)?)?;
+    g.gather(x, idx, axis as isize)
+}
+
+/// Per-position weights along `axis` of an NCHW tensor, shaped to broadcast there.
+fn axis_weights(g: &mut Graph, axis: usize, v: Vec<f32>, dtype: rlx_ir::DType) -> Result<NodeId, IrError> {
+    let n = v.len();
+    let dims: &[usize] = if axis == 3 { &[n] } else { &[n, 1] };
+    let v64: Vec<f64> = v.into_iter().map(f64::from).collect();
+    g.constant(Tensor::from_f64(dims, dtype, &v64)?)
 }

@@ -3,6 +3,7 @@
 
 use crate::{assert_msg, f32_in, tt, ty};
 use rlx_ir::{verify, DType, Graph, IrError, NodeId, Op, OpKind};
+use rlx_nn::prelude::*;
 
 /// The op kinds a builder appended after the graph's first `from` nodes.
 fn added(g: &Graph, from: usize) -> Vec<OpKind> {

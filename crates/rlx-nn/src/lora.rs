@@ -11,7 +11,7 @@
 //! matmul-epilogue fusion, so the add folds into the base matmul's epilogue (one FusedMatMul
 //! writing the output once). For M > 1 the add is one elementwise pass over [M, N].
 
-use crate::{Graph, IrError, NodeId, Shape};
+use rlx_ir::{Graph, IrError, NodeId, Shape};
 
 /// The dims of a 2-D operand of `lora_matmul`, or an error naming it and the layout.
 fn dims2(g: &Graph, id: NodeId, what: &str, layout: &str) -> Result<[usize; 2], IrError> {
@@ -27,13 +27,14 @@ fn dims2(g: &Graph, id: NodeId, what: &str, layout: &str) -> Result<[usize; 2], 
     }
 }
 
-impl Graph {
+/// A linear layer with its LoRA adapter (PEFT's computation) as three matmuls and an add.
+pub trait LoraExt: AsMut<Graph> {
     /// `x·wᵀ + scale·(x·aᵀ)·bᵀ`: an `nn.Linear` weight `w` [N, K] with a PEFT LoRA adapter,
     /// `a` = lora_A [r, K] and `b` = lora_B [N, r]; `scale` is PEFT's `lora_alpha / r`. `x` is
     /// [..., K] (rank ≥ 2), all of one float dtype; the result is [..., N] in it, as
     /// `F.linear(x, w) + scale * F.linear(F.linear(x, a), b)`. Errors name `lora_matmul`, the
     /// shapes and which dim disagrees.
-    pub fn lora_matmul(
+    fn lora_matmul(
         &mut self,
         x: NodeId,
         w: NodeId,
@@ -41,7 +42,7 @@ impl Graph {
         b: NodeId,
         scale: f32,
     ) -> Result<NodeId, IrError> {
-        self.atomically(|g| {
+        self.as_mut().atomically(|g| {
             let [n, k] = dims2(g, w, "the weight w", "[N, K]")?;
             let [r, ka] = dims2(g, a, "lora_A", "[r, K]")?;
             let [nb, rb] = dims2(g, b, "lora_B", "[N, r]")?;
@@ -74,3 +75,5 @@ impl Graph {
         })
     }
 }
+
+impl LoraExt for Graph {}

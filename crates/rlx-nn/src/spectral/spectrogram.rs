@@ -1,10 +1,10 @@
 //! Spectral features built on [`Graph::stft`] and [`Graph::rfft`]: Whisper's log-mel
 //! spectrogram and Welch's power spectral density.
 
-use super::fft::real_rows;
-use super::stft::{frame_indices, PadMode, StftOptions};
-use crate::audio::{hann_window, mel_filter_bank, MelSpec};
-use crate::{Graph, IrError, NodeId, Shape, Tensor};
+use super::audio::{hann_window, mel_filter_bank, MelSpec};
+use super::stft::{frame_indices, PadMode, StftExt, StftOptions};
+use super::{real_rows, SpectralExt};
+use rlx_ir::{Graph, IrError, NodeId, Shape, Tensor};
 
 /// Whisper's framing: 400-sample frames (25 ms at 16 kHz) every 160 samples (10 ms).
 pub const WHISPER_N_FFT: usize = 400;
@@ -45,7 +45,8 @@ impl WelchOptions {
     }
 }
 
-impl Graph {
+/// Spectral features: Whisper's log-mel spectrogram and Welch's power spectral density.
+pub trait SpectrogramExt: AsMut<Graph> {
     /// Whisper's input features for audio F32 `[B, L]` at 16 kHz: `[B, n_mels, L / 160]`, as
     /// transformers' `WhisperFeatureExtractor` computes them (its numpy path) for a waveform it
     /// has already padded or trimmed: the STFT with n_fft 400, hop 160, a periodic Hann window,
@@ -54,8 +55,9 @@ impl Graph {
     /// each example; `(· + 4) / 4`. Whisper itself feeds 30 s (L = 480 000, 3000 frames) and
     /// 80 or 128 mels. Errors (`whisper_log_mel`) for L ≤ 200 (reflect padding needs more) or
     /// no mels.
-    pub fn whisper_log_mel(&mut self, audio: NodeId, n_mels: usize) -> Result<NodeId, IrError> {
-        let (lead, len) = real_rows(self, "whisper_log_mel", audio)?;
+    fn whisper_log_mel(&mut self, audio: NodeId, n_mels: usize) -> Result<NodeId, IrError> {
+        let g = self.as_mut();
+        let (lead, len) = real_rows(g, "whisper_log_mel", audio)?;
         let bad = |reason: String| IrError::Attribute {
             op: "whisper_log_mel",
             attr: "input",
@@ -77,7 +79,7 @@ impl Graph {
             pad_mode: PadMode::Reflect,
             onesided: true,
         };
-        self.atomically(|g| {
+        g.atomically(|g| {
             let spec = g.stft(audio, &opts)?; // [B, 201, frames, 2]
             let power = g.complex_abs2(spec)?; // [B, 201, frames]
             let frames = g.ty(power)?.shape.dims()[2];
@@ -107,8 +109,9 @@ impl Graph {
     /// (see [`WelchScaling`]) and doubled except at 0 and Nyquist, averaged over segments.
     /// [`WelchOptions::frequencies`] gives the bins' frequencies. Errors (`welch`): L < nperseg
     /// (scipy shrinks nperseg instead), noverlap ≥ nperseg, fs ≤ 0.
-    pub fn welch(&mut self, x: NodeId, opts: &WelchOptions) -> Result<NodeId, IrError> {
-        let (lead, len) = real_rows(self, "welch", x)?;
+    fn welch(&mut self, x: NodeId, opts: &WelchOptions) -> Result<NodeId, IrError> {
+        let g = self.as_mut();
+        let (lead, len) = real_rows(g, "welch", x)?;
         let n = opts.nperseg;
         let overlap = opts.noverlap.unwrap_or(n / 2);
         let bad = |reason: String| IrError::Attribute {
@@ -144,7 +147,7 @@ impl Graph {
                 (if single { scale } else { 2.0 * scale }) as f32
             })
             .collect();
-        self.atomically(|g| {
+        g.atomically(|g| {
             let idx = frame_indices(len, n, step, 0, false, segments);
             let idx = g.constant(Tensor::from_i32([segments, n], idx)?)?;
             let seg = g.gather(x, idx, 1)?; // [B, segments, n]
@@ -160,3 +163,5 @@ impl Graph {
         })
     }
 }
+
+impl SpectrogramExt for Graph {}

@@ -1,7 +1,7 @@
 //! Host-side audio constants for the spectral builders: windows and mel filter banks. They are
 //! computed in f64 when a graph is built and enter it as constants.
 
-use crate::{IrError, Shape};
+use rlx_ir::{IrError, Shape};
 
 /// The Hann window of `n` points: `0.5 − 0.5·cos(2πi / D)` with D = n when `periodic` (the
 /// window of spectral analysis: `torch.hann_window(n)`, `scipy.signal.get_window("hann", n)`,

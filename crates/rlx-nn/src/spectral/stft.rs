@@ -12,8 +12,9 @@
 //!   depends only on host values, so it is computed in f64 at build time and applied as a
 //!   constant reciprocal.
 
-use super::fft::{complex_rows, real_rows};
-use crate::{Graph, IrError, NodeId, Shape, Tensor};
+use super::{real_rows, SpectralExt};
+use rlx_ir::complex_rows;
+use rlx_ir::{Graph, IrError, NodeId, Shape, Tensor};
 
 /// How `stft` pads the signal's ends when `center` is set (PyTorch's `pad_mode`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -126,16 +127,18 @@ pub(super) fn frame_indices(
     idx
 }
 
-impl Graph {
+/// The short-time Fourier transform and its inverse (`torch.stft`/`torch.istft`).
+pub trait StftExt: AsMut<Graph> {
     /// The short-time Fourier transform of signals x F32 `[B, L]`: `[B, n_freq, frames, 2]`,
     /// equal to `torch.view_as_real(torch.stft(x, n_fft, hop_length, win_length, window,
     /// center, pad_mode, normalized=False, onesided, return_complex=True))`. frames =
     /// 1 + ⌊(L + 2·pad − n_fft) / hop⌋ with pad = n_fft / 2 when centred, else 0. A 1-D signal
     /// is reshaped to `[1, L]` first. Errors (`stft`): bad options, a signal shorter than
     /// n_fft (uncentred), or reflect padding of n_fft / 2 ≥ L samples (as PyTorch).
-    pub fn stft(&mut self, x: NodeId, opts: &StftOptions) -> Result<NodeId, IrError> {
-        let (lead, len) = real_rows(self, "stft", x)?;
-        let shape = self.ty(x)?.shape.clone();
+    fn stft(&mut self, x: NodeId, opts: &StftOptions) -> Result<NodeId, IrError> {
+        let g = self.as_mut();
+        let (lead, len) = real_rows(g, "stft", x)?;
+        let shape = g.ty(x)?.shape.clone();
         let window = opts.padded_window("stft", &shape)?;
         let bad =
             |reason: String| IrError::Attribute { op: "stft", attr: "signal", shape: shape.clone(), reason };
@@ -158,7 +161,7 @@ impl Graph {
             )));
         }
         let frames = 1 + (len + 2 * pad - n) / opts.hop_length;
-        self.atomically(|g| {
+        g.atomically(|g| {
             let idx = frame_indices(len, n, opts.hop_length, pad, reflect, frames);
             let idx = g.constant(Tensor::from_i32([frames, n], idx)?)?;
             let mut fr = g.gather(x, idx, 1)?; // [B, frames, n_fft]
@@ -186,9 +189,10 @@ impl Graph {
     /// centre trim) trims or zero-pads the end. Errors (`istft`): bad options, hop > win_length,
     /// a bin count that is not n_freq, or an envelope below 1e-11 inside the output (the
     /// window fails the NOLA condition), as PyTorch.
-    pub fn istft(&mut self, x: NodeId, opts: &StftOptions, length: Option<usize>) -> Result<NodeId, IrError> {
-        let (lead, frames) = complex_rows(self, "istft", x)?;
-        let shape = self.ty(x)?.shape.clone();
+    fn istft(&mut self, x: NodeId, opts: &StftOptions, length: Option<usize>) -> Result<NodeId, IrError> {
+        let g = self.as_mut();
+        let (lead, frames) = complex_rows(g, "istft", x)?;
+        let shape = g.ty(x)?.shape.clone();
         let window = opts.padded_window("istft", &shape)?;
         let bad =
             |reason: String| IrError::Attribute { op: "istft", attr: "input", shape: shape.clone(), reason };
@@ -232,14 +236,14 @@ impl Graph {
                 env[i]
             )));
         }
-        self.atomically(|g| {
+        g.atomically(|g| {
             let spec = g.permute(x, &[0, 2, 1, 3])?; // [B, frames, bins, 2]
                                                      // Two-sided spectra are read as PyTorch reads them for a real output: only bins
                                                      // 0..=n_fft/2, the rest taken as their Hermitian mirror (irfft).
             let fr = g.irfft(spec, Some(n))?;
             let w = g.constant_f32(&[n], window.iter().map(|&v| v as f32).collect())?;
             let fr = g.mul(fr, w)?;
-            let y = g.overlap_add(fr, b, frames, n, hop)?; // [B, ≥ expected]
+            let y = overlap_add(g, fr, b, frames, n, hop)?; // [B, ≥ expected]
             let y = g.slice(y, 1, start, stop.max(start), 1)?;
             let inv: Vec<f32> = env[start..stop.max(start)].iter().map(|&e| (1.0 / e) as f32).collect();
             let inv = g.constant_f32(&[inv.len()], inv)?;
@@ -251,36 +255,38 @@ impl Graph {
             }
         })
     }
+}
 
-    /// Σ_t frame_t placed at t·hop: fr `[B, frames, n]` → `[B, (frames + R − 1)·hop]` with
-    /// R = ⌈n / hop⌉ (see the module doc).
-    fn overlap_add(
-        &mut self,
-        fr: NodeId,
-        b: usize,
-        frames: usize,
-        n: usize,
-        hop: usize,
-    ) -> Result<NodeId, IrError> {
-        let r = n.div_ceil(hop);
-        let fr = if r * hop > n { self.pad(fr, &[(0, 0), (0, 0), (0, r * hop - n)], 0.0)? } else { fr };
-        let chunks = self.reshape(fr, &[b, frames, r, hop])?;
-        let mut acc = None;
-        for k in 0..r {
-            let c = self.slice(chunks, 2, k, k + 1, 1)?;
-            let c = self.reshape(c, &[b, frames, hop])?;
-            let c = self.pad(c, &[(0, 0), (k, r - 1 - k), (0, 0)], 0.0)?;
-            acc = Some(match acc {
-                None => c,
-                Some(a) => self.add(a, c)?,
-            });
-        }
-        let acc = acc.ok_or_else(|| IrError::Attribute {
-            op: "istft",
-            attr: "n_fft",
-            shape: Shape::new(&[b, frames, n]),
-            reason: "n_fft must be at least 1".into(),
-        })?;
-        self.reshape(acc, &[b, (frames + r - 1) * hop])
+impl StftExt for Graph {}
+
+/// Σ_t frame_t placed at t·hop: fr `[B, frames, n]` → `[B, (frames + R − 1)·hop]` with
+/// R = ⌈n / hop⌉ (see the module doc).
+fn overlap_add(
+    g: &mut Graph,
+    fr: NodeId,
+    b: usize,
+    frames: usize,
+    n: usize,
+    hop: usize,
+) -> Result<NodeId, IrError> {
+    let r = n.div_ceil(hop);
+    let fr = if r * hop > n { g.pad(fr, &[(0, 0), (0, 0), (0, r * hop - n)], 0.0)? } else { fr };
+    let chunks = g.reshape(fr, &[b, frames, r, hop])?;
+    let mut acc = None;
+    for k in 0..r {
+        let c = g.slice(chunks, 2, k, k + 1, 1)?;
+        let c = g.reshape(c, &[b, frames, hop])?;
+        let c = g.pad(c, &[(0, 0), (k, r - 1 - k), (0, 0)], 0.0)?;
+        acc = Some(match acc {
+            None => c,
+            Some(a) => g.add(a, c)?,
+        });
     }
+    let acc = acc.ok_or_else(|| IrError::Attribute {
+        op: "istft",
+        attr: "n_fft",
+        shape: Shape::new(&[b, frames, n]),
+        reason: "n_fft must be at least 1".into(),
+    })?;
+    g.reshape(acc, &[b, (frames + r - 1) * hop])
 }

@@ -1,8 +1,8 @@
 //! Token sampling as a composite: [`Graph::sample_tokens`] decomposes into top-k, compare,
-//! where, exp, cumsum, reduce, gather and one [`crate::Op::Random`] draw, so it runs on every
+//! where, exp, cumsum, reduce, gather and one [`rlx_ir::Op::Random`] draw, so it runs on every
 //! backend and gives the same tokens everywhere for the same key.
 
-use crate::{DType, Graph, IrError, NodeId, Shape, Tensor};
+use rlx_ir::{DType, Graph, IrError, NodeId, Shape, Tensor};
 
 const OP: &str = "sample_tokens";
 
@@ -96,7 +96,8 @@ impl SamplingSpec {
     }
 }
 
-impl Graph {
+/// Token sampling (greedy, temperature, top-k, top-p, repetition penalty) from primitive ops.
+pub trait SampleExt: AsMut<Graph> {
     /// One token per row of `logits` (`[B, V]`, any float dtype, computed in f32), picked as
     /// `spec` says, with randomness from `key` (U32 [2] = `[seed, offset]`, e.g. from
     /// [`Graph::rng_key`]; unused when greedy). `prev_tokens` (I32 `[B, P]`, `-1` = no token)
@@ -121,14 +122,14 @@ impl Graph {
     /// Errors: logits not rank 2 with V ≥ 1 and B ≥ 1, key not U32 [2], `prev_tokens` not
     /// I32 `[B, P]`, or an invalid spec ([`SamplingSpec::validate`]). Atomic: on error the
     /// graph is unchanged.
-    pub fn sample_tokens(
+    fn sample_tokens(
         &mut self,
         logits: NodeId,
         key: NodeId,
         spec: &SamplingSpec,
         prev_tokens: Option<NodeId>,
     ) -> Result<NodeId, IrError> {
-        self.atomically(|g| {
+        self.as_mut().atomically(|g| {
             let lt = g.ty_for(OP, logits)?.clone();
             let (b, v) = match lt.shape.dims() {
                 &[b, v] if b >= 1 && v >= 1 => (b, v),
@@ -162,11 +163,11 @@ impl Graph {
                 });
             }
             let prev = match prev_tokens {
-                Some(p) => g.check_prev(p, b, &lt.shape)?,
+                Some(p) => check_prev(g, p, b, &lt.shape)?,
                 None => None,
             };
             let prev = prev.filter(|_| spec.repetition_penalty != 1.0);
-            let x = g.clean_logits(logits, lt.dtype)?;
+            let x = clean_logits(g, logits, lt.dtype)?;
             let n_prev = match prev {
                 Some((_, n)) => n,
                 None => 0,
@@ -178,144 +179,146 @@ impl Graph {
             let c = v.min(keep.saturating_add(n_prev));
             let (mut vals, mut idx) = g.topk(x, c, 1, true)?;
             if let Some((p, n)) = prev {
-                vals = g.penalise(vals, idx, p, [b, c, n], spec.repetition_penalty)?;
+                vals = penalise(g, vals, idx, p, [b, c, n], spec.repetition_penalty)?;
                 if spec.is_greedy() {
                     let pos = g.argmax(vals, 1, true)?;
-                    let tok = g.take_rows(idx, pos, b, c)?;
+                    let tok = take_rows(g, idx, pos, b, c)?;
                     return g.reshape(tok, &[b]);
                 }
                 let (v2, pos) = g.topk(vals, keep, 1, true)?;
-                idx = g.take_rows(idx, pos, b, c)?;
+                idx = take_rows(g, idx, pos, b, c)?;
                 vals = v2;
             }
-            g.draw(vals, idx, key, spec, b, keep)
+            draw(g, vals, idx, key, spec, b, keep)
         })
     }
+}
 
-    /// `prev` checked as I32 [B, P]; `None` when P = 0.
-    fn check_prev(
-        &mut self,
-        prev: NodeId,
-        b: usize,
-        logits: &Shape,
-    ) -> Result<Option<(NodeId, usize)>, IrError> {
-        let pt = self.ty_for(OP, prev)?.clone();
-        if pt.dtype != DType::I32 {
-            return Err(IrError::DType {
-                op: OP,
-                operand: 2,
-                got: pt.dtype,
-                expected: "i32 token ids (cast them first)".into(),
-            });
-        }
-        match pt.shape.dims() {
-            &[pb, n] if pb == b => Ok((n > 0).then_some((prev, n))),
-            _ => Err(IrError::ShapeMismatch {
-                op: OP,
-                shapes: vec![logits.clone(), pt.shape.clone()].into(),
-                reason: format!(
-                    "prev_tokens must be [batch, P] = [{b}, P] (pad short rows with -1, which matches no token)"
-                ),
-            }),
-        }
-    }
+impl SampleExt for Graph {}
 
-    /// f32 logits with NaN → −∞ and +∞ → `f32::MAX`.
-    fn clean_logits(&mut self, logits: NodeId, dtype: DType) -> Result<NodeId, IrError> {
-        let x = if dtype == DType::F32 { logits } else { self.cast(logits, DType::F32)? };
-        let nan = self.ne(x, x)?;
-        let ninf = self.scalar(f32::NEG_INFINITY)?;
-        let x = self.where_(nan, ninf, x)?;
-        let big = self.scalar(f32::MAX)?;
-        self.minimum(x, big)
+/// `prev` checked as I32 [B, P]; `None` when P = 0.
+fn check_prev(
+    g: &mut Graph,
+    prev: NodeId,
+    b: usize,
+    logits: &Shape,
+) -> Result<Option<(NodeId, usize)>, IrError> {
+    let pt = g.ty_for(OP, prev)?.clone();
+    if pt.dtype != DType::I32 {
+        return Err(IrError::DType {
+            op: OP,
+            operand: 2,
+            got: pt.dtype,
+            expected: "i32 token ids (cast them first)".into(),
+        });
     }
+    match pt.shape.dims() {
+        &[pb, n] if pb == b => Ok((n > 0).then_some((prev, n))),
+        _ => Err(IrError::ShapeMismatch {
+            op: OP,
+            shapes: vec![logits.clone(), pt.shape.clone()].into(),
+            reason: format!(
+                "prev_tokens must be [batch, P] = [{b}, P] (pad short rows with -1, which matches no token)"
+            ),
+        }),
+    }
+}
 
-    /// `vals` with transformers' repetition penalty applied where `idx` is in `prev`.
-    /// `dims` = [B, C, P].
-    fn penalise(
-        &mut self,
-        vals: NodeId,
-        idx: NodeId,
-        prev: NodeId,
-        [b, c, n]: [usize; 3],
-        penalty: f32,
-    ) -> Result<NodeId, IrError> {
-        let i3 = self.reshape(idx, &[b, c, 1])?;
-        let p3 = self.reshape(prev, &[b, 1, n])?;
-        let eq = self.eq(i3, p3)?;
-        let hits = self.cast(eq, DType::I32)?;
-        let hit = self.max(hits, &[2], false)?;
-        let zero_i = self.constant(Tensor::from_i32(Shape::scalar(), vec![0])?)?;
-        let seen = self.gt(hit, zero_i)?;
-        let p = self.scalar(penalty)?;
-        let down = self.div(vals, p)?;
-        let up = self.mul(vals, p)?;
-        let zero = self.scalar(0.0)?;
-        let positive = self.gt(vals, zero)?;
-        let pen = self.where_(positive, down, up)?;
-        self.where_(seen, pen, vals)
-    }
+/// f32 logits with NaN → −∞ and +∞ → `f32::MAX`.
+fn clean_logits(g: &mut Graph, logits: NodeId, dtype: DType) -> Result<NodeId, IrError> {
+    let x = if dtype == DType::F32 { logits } else { g.cast(logits, DType::F32)? };
+    let nan = g.ne(x, x)?;
+    let ninf = g.scalar(f32::NEG_INFINITY)?;
+    let x = g.where_(nan, ninf, x)?;
+    let big = g.scalar(f32::MAX)?;
+    g.minimum(x, big)
+}
 
-    /// Row-wise take: `data` [B, C], `pos` I32 [B, K] (positions within each row) → [B, K].
-    fn take_rows(&mut self, data: NodeId, pos: NodeId, b: usize, c: usize) -> Result<NodeId, IrError> {
-        let base: Vec<i32> = (0..b).map(|r| (r * c) as i32).collect();
-        let base = self.constant(Tensor::from_i32([b, 1], base)?)?;
-        let flat_pos = self.add(pos, base)?;
-        let flat = self.reshape(data, &[b * c])?;
-        self.gather(flat, flat_pos, 0)
-    }
+/// `vals` with transformers' repetition penalty applied where `idx` is in `prev`.
+/// `dims` = [B, C, P].
+fn penalise(
+    g: &mut Graph,
+    vals: NodeId,
+    idx: NodeId,
+    prev: NodeId,
+    [b, c, n]: [usize; 3],
+    penalty: f32,
+) -> Result<NodeId, IrError> {
+    let i3 = g.reshape(idx, &[b, c, 1])?;
+    let p3 = g.reshape(prev, &[b, 1, n])?;
+    let eq = g.eq(i3, p3)?;
+    let hits = g.cast(eq, DType::I32)?;
+    let hit = g.max(hits, &[2], false)?;
+    let zero_i = g.constant(Tensor::from_i32(Shape::scalar(), vec![0])?)?;
+    let seen = g.gt(hit, zero_i)?;
+    let p = g.scalar(penalty)?;
+    let down = g.div(vals, p)?;
+    let up = g.mul(vals, p)?;
+    let zero = g.scalar(0.0)?;
+    let positive = g.gt(vals, zero)?;
+    let pen = g.where_(positive, down, up)?;
+    g.where_(seen, pen, vals)
+}
 
-    /// Steps 4 and 5 of [`Graph::sample_tokens`] on sorted candidates `vals` / `idx` [B, K].
-    fn draw(
-        &mut self,
-        vals: NodeId,
-        idx: NodeId,
-        key: NodeId,
-        spec: &SamplingSpec,
-        b: usize,
-        k: usize,
-    ) -> Result<NodeId, IrError> {
-        let top = self.slice(vals, 1, 0, 1, 1)?;
-        let ninf = self.scalar(f32::NEG_INFINITY)?;
-        let finite = self.gt(top, ninf)?;
-        let zero = self.scalar(0.0)?;
-        // A row with no finite candidate computes on zeros (no NaN anywhere) and is replaced
-        // by its first candidate at the end.
-        let vals = self.where_(finite, vals, zero)?;
-        let top = self.where_(finite, top, zero)?;
-        let d = self.sub(vals, top)?;
-        let t = self.scalar(spec.temperature)?;
-        let z = self.div(d, t)?;
-        let e = self.exp(z)?;
-        let sum = self.sum(e, &[1], true)?;
-        let probs = self.div(e, sum)?;
-        let weights = if spec.top_p < 1.0 {
-            let cum = self.cumsum(probs, 1)?;
-            let before = self.sub(cum, probs)?;
-            let p = self.scalar(spec.top_p)?;
-            let kept = self.lt(before, p)?;
-            self.where_(kept, probs, zero)?
-        } else {
-            probs
-        };
-        let cum = self.cumsum(weights, 1)?;
-        let total = self.slice(cum, 1, k - 1, k, 1)?;
-        let u = self.random_uniform(key, &[b, 1])?;
-        let target = self.mul(u, total)?;
-        let below = self.le(cum, target)?;
-        let below = self.cast(below, DType::I32)?;
-        let count = self.sum(below, &[1], true)?;
-        // count < k whenever u · total < total, which holds for u < 1; the clamp only guards
-        // the last candidate against rounding.
-        let last = self.constant(Tensor::from_i32(Shape::scalar(), vec![(k - 1) as i32])?)?;
-        let pos = self.minimum(count, last)?;
-        let picked = self.take_rows(idx, pos, b, k)?;
-        let picked = self.reshape(picked, &[b])?;
-        let first = self.slice(idx, 1, 0, 1, 1)?;
-        let first = self.reshape(first, &[b])?;
-        let finite = self.reshape(finite, &[b])?;
-        self.where_(finite, picked, first)
-    }
+/// Row-wise take: `data` [B, C], `pos` I32 [B, K] (positions within each row) → [B, K].
+fn take_rows(g: &mut Graph, data: NodeId, pos: NodeId, b: usize, c: usize) -> Result<NodeId, IrError> {
+    let base: Vec<i32> = (0..b).map(|r| (r * c) as i32).collect();
+    let base = g.constant(Tensor::from_i32([b, 1], base)?)?;
+    let flat_pos = g.add(pos, base)?;
+    let flat = g.reshape(data, &[b * c])?;
+    g.gather(flat, flat_pos, 0)
+}
+
+/// Steps 4 and 5 of [`Graph::sample_tokens`] on sorted candidates `vals` / `idx` [B, K].
+fn draw(
+    g: &mut Graph,
+    vals: NodeId,
+    idx: NodeId,
+    key: NodeId,
+    spec: &SamplingSpec,
+    b: usize,
+    k: usize,
+) -> Result<NodeId, IrError> {
+    let top = g.slice(vals, 1, 0, 1, 1)?;
+    let ninf = g.scalar(f32::NEG_INFINITY)?;
+    let finite = g.gt(top, ninf)?;
+    let zero = g.scalar(0.0)?;
+    // A row with no finite candidate computes on zeros (no NaN anywhere) and is replaced
+    // by its first candidate at the end.
+    let vals = g.where_(finite, vals, zero)?;
+    let top = g.where_(finite, top, zero)?;
+    let d = g.sub(vals, top)?;
+    let t = g.scalar(spec.temperature)?;
+    let z = g.div(d, t)?;
+    let e = g.exp(z)?;
+    let sum = g.sum(e, &[1], true)?;
+    let probs = g.div(e, sum)?;
+    let weights = if spec.top_p < 1.0 {
+        let cum = g.cumsum(probs, 1)?;
+        let before = g.sub(cum, probs)?;
+        let p = g.scalar(spec.top_p)?;
+        let kept = g.lt(before, p)?;
+        g.where_(kept, probs, zero)?
+    } else {
+        probs
+    };
+    let cum = g.cumsum(weights, 1)?;
+    let total = g.slice(cum, 1, k - 1, k, 1)?;
+    let u = g.random_uniform(key, &[b, 1])?;
+    let target = g.mul(u, total)?;
+    let below = g.le(cum, target)?;
+    let below = g.cast(below, DType::I32)?;
+    let count = g.sum(below, &[1], true)?;
+    // count < k whenever u · total < total, which holds for u < 1; the clamp only guards
+    // the last candidate against rounding.
+    let last = g.constant(Tensor::from_i32(Shape::scalar(), vec![(k - 1) as i32])?)?;
+    let pos = g.minimum(count, last)?;
+    let picked = take_rows(g, idx, pos, b, k)?;
+    let picked = g.reshape(picked, &[b])?;
+    let first = g.slice(idx, 1, 0, 1, 1)?;
+    let first = g.reshape(first, &[b])?;
+    let finite = g.reshape(finite, &[b])?;
+    g.where_(finite, picked, first)
 }
 
 fn attr(a: &'static str, shape: &Shape, reason: &str) -> IrError {

@@ -2,7 +2,9 @@
 //! as an error naming the field, its value and the fix (the graph left unchanged).
 
 use crate::{assert_msg, f32_in, tt, ty};
-use rlx_ir::{dump, verify, DType, Graph, IrError, NodeId, RandomDist, SamplingSpec, DEFAULT_TOP_K};
+use rlx_ir::{dump, verify, DType, Graph, IrError, NodeId, RandomDist};
+use rlx_nn::prelude::*;
+use rlx_nn::DEFAULT_TOP_K;
 
 fn setup(v: usize) -> (Graph, NodeId, NodeId) {
     let mut g = Graph::new("g");

@@ -1,5 +1,6 @@
 use crate::{assert_msg, f32_in, tt, ty};
-use rlx_ir::{verify, DType, Graph, IrError, OpKind};
+use rlx_ir::{verify, DType, Graph, IrError, Op, OpKind, QuantType};
+use rlx_nn::prelude::*;
 
 #[test]
 fn linear_is_matmul_transposed_plus_bias() {
@@ -85,4 +86,20 @@ fn batch_norm_per_channel() {
     let e = g.batch_norm(x, bad, p[1], None, None, 1e-5).unwrap_err();
     assert_msg(&e, &["batch_norm", "[2, 3, 5] and [4]", "[3]"]);
     assert_eq!(g.len(), n);
+}
+
+#[test]
+fn nvfp4_matmul_scales_only_when_asked() {
+    let mut g = Graph::new("g");
+    let x = f32_in(&mut g, "x", &[2, 128]);
+    let w = g.param("w", &[5, 72], DType::U8).unwrap();
+    let y = g.nvfp4_matmul(x, w, 1.0).unwrap();
+    assert_eq!(g.node(y).unwrap().op, Op::QuantMatMul { quant: QuantType::NvFp4 });
+    let y = g.nvfp4_matmul(x, w, 0.25).unwrap();
+    assert_eq!(ty(&g, y), tt(&[2, 5], DType::F32));
+    let kinds: Vec<OpKind> = g.nodes()[3..].iter().map(|n| n.op.kind()).collect();
+    assert_eq!(kinds, [OpKind::QuantMatMul, OpKind::Constant, OpKind::Binary]);
+    let bad = g.param("bad", &[5, 70], DType::U8).unwrap();
+    let e = g.nvfp4_matmul(x, bad, 0.25).unwrap_err();
+    assert_msg(&e, &["quant_matmul", "NVFP4", "[N, 72]"]);
 }

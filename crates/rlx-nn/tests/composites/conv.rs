@@ -1,5 +1,6 @@
 use crate::{assert_msg, f32_in, on_copy, tt};
-use rlx_ir::{DType, Graph, InterpolateMode, InterpolateSize, IrError, OpKind};
+use rlx_ir::{DType, Graph, IrError, OpKind};
+use rlx_nn::prelude::*;
 
 #[test]
 fn conv3d_shapes_follow_pytorch() {
