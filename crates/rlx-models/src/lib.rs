@@ -74,5 +74,5 @@ pub use decoder::{
 pub use error::{ModelError, Result};
 pub use mamba::{Mamba, MambaConfig};
 /// How [`CausalLm::generate`] draws each token.
-pub use rlx_ir::SamplingSpec;
+pub use rlx_nn::SamplingSpec;
 pub use rlx_runtime::Device;
