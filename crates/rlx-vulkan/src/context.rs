@@ -7,24 +7,20 @@
 
 use crate::buffer::Transfer;
 use crate::error::vk_error;
-use crate::faults::{HeapBudget, LossState};
+use crate::faults::heap_sizes;
 use crate::pipeline::Pipeline;
 use crate::pipeline_cache::PipelineCache;
 use crate::probe::{self, AdapterInfo, OwnedInstance, LIFECYCLE};
 use crate::VulkanError;
 use ash::vk;
 use rlx_backend::BackendError;
+pub(crate) use rlx_gpu::driver::lock;
+use rlx_gpu::driver::{HeapBudget, LossState};
 use rlx_gpu::{KernelKey, PipelineCacheDir};
 use std::collections::HashMap;
 use std::ffi::CString;
 use std::mem::ManuallyDrop;
-use std::sync::{Arc, Mutex, MutexGuard};
-
-/// Locks a mutex, recovering the data if another thread panicked while holding it: every
-/// guarded value here stays consistent between statements.
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
+use std::sync::{Arc, Mutex};
 
 /// Where a buffer's memory lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,7 +78,7 @@ impl Shared {
     pub(crate) fn err(&self, scope: impl Into<String>, requested: u64, r: vk::Result) -> BackendError {
         let scope = scope.into();
         if r == vk::Result::ERROR_DEVICE_LOST {
-            self.loss.record(&scope, r);
+            self.loss.record(|| format!("{r} during {scope}"));
         }
         vk_error(self.name(), scope, requested, r)
     }
@@ -240,8 +236,8 @@ fn create_device(
     if f16_arith && info.api_version < [1, 2, 0] {
         enabled.push(vk::KHR_SHADER_FLOAT16_INT8_NAME.as_ptr());
     }
-    let f16_storage = enables_f16(&info);
-    let coop_ok = enables_cooperative_matrix(&info);
+    let f16_storage = info.enables_f16();
+    let coop_ok = info.enables_cooperative_matrix();
     if coop_ok {
         enabled.push(vk::KHR_COOPERATIVE_MATRIX_NAME.as_ptr());
     }
@@ -282,21 +278,9 @@ fn create_device(
         strategy,
         timestamp_period,
         debug,
-        budget: HeapBudget::new(&memory, options.memory_budget),
+        budget: HeapBudget::new(heap_sizes(&memory), options.memory_budget),
         loss: LossState::default(),
         instance: ManuallyDrop::new(instance),
         live: rlx_backend::LiveCounters::new(),
     }))
-}
-
-/// Whether the device gets shaderFloat16 and storageBuffer16BitAccess enabled: where it has
-/// both (the probe read them from the same structs the device is created with).
-pub(crate) fn enables_f16(info: &AdapterInfo) -> bool {
-    info.features.shader_f16 && info.features.storage_buffer_16bit
-}
-
-/// Whether the device gets VK_KHR_cooperative_matrix enabled: where the probe found the f16
-/// 16×16×16 → f32 configuration and f16 arithmetic (the tensor-core kernels need both).
-pub(crate) fn enables_cooperative_matrix(info: &AdapterInfo) -> bool {
-    info.features.cooperative_matrix && info.features.shader_f16
 }

@@ -49,6 +49,8 @@ mod faults;
 mod pipeline;
 mod pipeline_cache;
 mod probe;
+#[cfg(test)]
+mod probe_tests;
 mod record;
 mod spirv;
 

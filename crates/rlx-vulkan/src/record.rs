@@ -12,13 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// One recorded buffer-to-buffer copy.
-pub(crate) struct Copy {
-    pub src: Arc<GpuBuffer>,
-    pub src_offset: u64,
-    pub dst: Arc<GpuBuffer>,
-    pub dst_offset: u64,
-    pub size: u64,
-}
+pub(crate) type Copy = rlx_gpu::driver::Copy<Arc<GpuBuffer>>;
 
 /// The command buffer of one executable and what it needs to stay valid.
 pub(crate) struct Recording {
@@ -73,7 +67,7 @@ pub(crate) fn submit_and_wait(
     // for before the next); the queue is locked for the submit.
     unsafe {
         let queue = lock(&shared.queue);
-        shared.loss.take_simulated().map_err(|r| shared.err(scope, 0, r))?;
+        shared.take_simulated_loss().map_err(|r| shared.err(scope, 0, r))?;
         dev.queue_submit(*queue, &submit, fence).map_err(|r| shared.err(scope, 0, r))?;
     }
     // Short runs finish within microseconds, and a blocking wait's wake-up costs tens of them
