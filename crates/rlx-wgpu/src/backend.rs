@@ -26,7 +26,7 @@ impl WgpuBackend {
     /// Opens the adapter `opts` selects: [`WgpuBackend::open`], waited for.
     #[cfg(not(target_arch = "wasm32"))]
     pub fn with_options(opts: WgpuOptions) -> Result<Self, BackendError> {
-        let _one_at_a_time = crate::context::OPENING.lock().unwrap_or_else(|p| p.into_inner());
+        let _one_at_a_time = rlx_gpu::driver::lock(&crate::context::OPENING);
         pollster::block_on(Self::open(opts))
     }
 

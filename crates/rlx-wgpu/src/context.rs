@@ -6,6 +6,7 @@ use crate::pipeline::Pipeline;
 use crate::pipeline_cache::PipelineCache;
 use crate::probe::{self, unavailable, ShaderChecks, WgpuInfo, WgpuOptions};
 use rlx_backend::BackendError;
+use rlx_gpu::driver::lock;
 use rlx_gpu::{GpuLimits, KernelKey};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -108,12 +109,8 @@ impl Context {
         device.set_device_lost_callback(move |reason, message| sink.lose(format!("{reason:?}: {message}")));
 
         let granted = device.limits();
-        let info = WgpuInfo::new(
-            &adapter_info,
-            device.features(),
-            &granted,
-            &adapter.cooperative_matrix_properties(),
-        );
+        let info =
+            probe::info(&adapter_info, device.features(), &granted, &adapter.cooperative_matrix_properties());
         let limits = info.gpu_limits();
         let pipeline_cache =
             PipelineCache::open(&device, &adapter_info, opts.pipeline_cache.resolve().as_deref()).await;
@@ -195,7 +192,7 @@ impl Context {
     /// driver refuses is reported and never cached). Compile builds every pipeline of a
     /// schedule this way first, then takes them with [`Context::built_pipeline`].
     pub(crate) async fn build_pipeline(&self, key: KernelKey) -> Result<(), BackendError> {
-        if self.pipelines.lock().unwrap_or_else(|p| p.into_inner()).contains_key(&key) {
+        if lock(&self.pipelines).contains_key(&key) {
             return Ok(());
         }
         let variant = rlx_gpu::variant(key);
@@ -205,13 +202,13 @@ impl Context {
         if let Some(c) = &self.pipeline_cache {
             c.compiled();
         }
-        self.pipelines.lock().unwrap_or_else(|p| p.into_inner()).insert(key, pipeline);
+        lock(&self.pipelines).insert(key, pipeline);
         Ok(())
     }
 
     /// The pipeline of `key`, built by [`Context::build_pipeline`] before.
     pub(crate) fn built_pipeline(&self, key: KernelKey) -> Result<Arc<Pipeline>, BackendError> {
-        let cache = self.pipelines.lock().unwrap_or_else(|p| p.into_inner());
+        let cache = lock(&self.pipelines);
         cache.get(&key).cloned().ok_or_else(|| BackendError::Driver {
             device: self.name().to_string(),
             scope: format!("binding kernel {}", rlx_gpu::variant(key).name),
@@ -221,6 +218,6 @@ impl Context {
 
     /// Number of pipelines built so far.
     pub(crate) fn cached_pipelines(&self) -> usize {
-        self.pipelines.lock().unwrap_or_else(|p| p.into_inner()).len()
+        lock(&self.pipelines).len()
     }
 }

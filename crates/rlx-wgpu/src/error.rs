@@ -4,6 +4,7 @@
 //! conversions here turn every report into a [`BackendError`] naming the device and the scope.
 
 use rlx_backend::BackendError;
+use rlx_gpu::driver::{lock, LossState};
 use std::sync::Mutex;
 
 /// How many uncaptured errors are kept; later ones only count.
@@ -13,7 +14,7 @@ const KEEP: usize = 16;
 #[derive(Debug, Default)]
 pub(crate) struct ErrorLog {
     uncaptured: Mutex<Recorded>,
-    lost: Mutex<Option<String>>,
+    lost: LossState,
 }
 
 #[derive(Debug, Default)]
@@ -54,7 +55,7 @@ pub(crate) fn describe(e: &wgpu::Error) -> (Kind, String) {
 impl ErrorLog {
     /// Called by the uncaptured-error handler.
     pub(crate) fn record(&self, e: &wgpu::Error) {
-        let mut r = self.uncaptured.lock().unwrap_or_else(|p| p.into_inner());
+        let mut r = lock(&self.uncaptured);
         if r.errors.len() < KEEP {
             r.errors.push(describe(e));
         } else {
@@ -64,18 +65,17 @@ impl ErrorLog {
 
     /// Called by the device-lost callback.
     pub(crate) fn lose(&self, reason: String) {
-        let mut lost = self.lost.lock().unwrap_or_else(|p| p.into_inner());
-        lost.get_or_insert(reason);
+        self.lost.record(|| reason);
     }
 
     /// Why the device was lost, if it was.
     pub(crate) fn lost(&self) -> Option<String> {
-        self.lost.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.lost.lost()
     }
 
     /// Takes the uncaptured errors recorded so far: the most severe kind and every message.
     pub(crate) fn take(&self) -> Option<(Kind, String)> {
-        let mut r = self.uncaptured.lock().unwrap_or_else(|p| p.into_inner());
+        let mut r = lock(&self.uncaptured);
         let recorded = std::mem::take(&mut *r);
         let kind = [Kind::OutOfMemory, Kind::Validation, Kind::Internal]
             .into_iter()
