@@ -178,12 +178,6 @@ impl Context {
     }
 
     /// What was probed about this device.
-    /// The objects of this device alive now (buffers, pipelines, descriptor sets, command
-    /// buffers, fences and pools), counted at creation and destruction.
-    pub fn live_objects(&self) -> rlx_backend::LiveObjects {
-        self.shared.live.snapshot()
-    }
-
     pub fn info(&self) -> &AdapterInfo {
         &self.shared.info
     }

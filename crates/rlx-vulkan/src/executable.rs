@@ -157,10 +157,7 @@ impl Executable for VulkanExecutable {
         let t3 = Instant::now();
         // Compute is the GPU's own time for the kernels where timestamps exist; the copies to
         // and from staging then count as upload and readback.
-        let compute = gpu_time.unwrap_or(t2 - t1);
-        let copies = (t2 - t1).saturating_sub(compute);
-        self.profile =
-            Some(RunProfile { upload: t1 - t0 + copies / 2, compute, readback: t3 - t2 + copies / 2 });
+        self.profile = Some(rlx_gpu::driver::split_profile(t1 - t0, t2 - t1, gpu_time, t3 - t2));
         Ok(out)
     }
 

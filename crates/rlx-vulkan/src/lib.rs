@@ -46,6 +46,7 @@ mod context;
 mod error;
 mod executable;
 mod faults;
+mod live;
 mod pipeline;
 mod pipeline_cache;
 mod probe;

@@ -7,6 +7,7 @@ use crate::context::{lock, Context, Shared};
 use crate::pipeline::Pipeline;
 use ash::vk;
 use rlx_backend::BackendError;
+use rlx_gpu::driver::{profiling, Timestamps};
 use rlx_gpu::{Buffers, Operand, Schedule};
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,11 +23,9 @@ pub(crate) struct Recording {
     query_pool: vk::QueryPool,
     cmd: vk::CommandBuffer,
     fence: vk::Fence,
-    /// Nanoseconds per timestamp tick when `query_pool` is live.
-    period: Option<f64>,
-    /// With `RLX_PROFILE=1`: each launch's kernel name, and its time in the last run (the
-    /// time from the previous launch's end to its own, read from a timestamp after each).
-    profiled: Option<Vec<&'static str>>,
+    /// The timestamps recorded when `query_pool` is live: with `RLX_PROFILE=1` one after each
+    /// launch, giving each kernel's time in the last run (`kernel_times`).
+    timestamps: Option<Timestamps>,
     pub kernel_times: Vec<(&'static str, Duration)>,
     _pipelines: Vec<Arc<Pipeline>>,
     pub dispatches: usize,
@@ -139,8 +138,7 @@ impl Recording {
             query_pool: vk::QueryPool::null(),
             cmd: vk::CommandBuffer::null(),
             fence: vk::Fence::null(),
-            period: None,
-            profiled: None,
+            timestamps: None,
             kernel_times: Vec::new(),
             _pipelines: pipelines.clone(),
             dispatches: 0,
@@ -216,17 +214,20 @@ impl Recording {
             // The command pool and the fence.
             rec._live.push(live.track(rlx_backend::LiveKind::Other, 2, 0));
             if let Some(period) = shared.timestamp_period {
-                if profiling() {
-                    rec.profiled = Some(pipelines.iter().map(|p| p.variant().name).collect());
-                }
+                let names = profiling().then(|| pipelines.iter().map(|p| p.variant().name).collect());
+                let timestamps = Timestamps { period, names };
                 let info = vk::QueryPoolCreateInfo::default()
                     .query_type(vk::QueryType::TIMESTAMP)
-                    .query_count(rec.queries());
+                    .query_count(timestamps.queries());
                 rec.query_pool =
                     dev.create_query_pool(&info, None).map_err(err("creating the timestamp queries"))?;
                 rec._live.push(live.track(rlx_backend::LiveKind::Other, 1, 0));
-                rec.period = Some(period);
+                rec.timestamps = Some(timestamps);
             }
+            let (timed, profiled) = match &rec.timestamps {
+                Some(t) => (Some(t.queries()), t.names.is_some()),
+                None => (None, false),
+            };
 
             let cmd = rec.cmd;
             dev.begin_command_buffer(cmd, &vk::CommandBufferBeginInfo::default())
@@ -253,8 +254,8 @@ impl Recording {
                     (A::TRANSFER_WRITE, A::SHADER_READ),
                 );
             }
-            if rec.period.is_some() {
-                dev.cmd_reset_query_pool(cmd, rec.query_pool, 0, rec.queries());
+            if let Some(queries) = timed {
+                dev.cmd_reset_query_pool(cmd, rec.query_pool, 0, queries);
                 dev.cmd_write_timestamp(cmd, S::BOTTOM_OF_PIPE, rec.query_pool, 0);
             }
             for ((step, pipeline), (&set, barrier)) in
@@ -282,11 +283,11 @@ impl Recording {
                 let [x, y, z] = step.workgroups;
                 dev.cmd_dispatch(cmd, x, y, z);
                 rec.dispatches += 1;
-                if rec.profiled.is_some() {
+                if profiled {
                     dev.cmd_write_timestamp(cmd, S::BOTTOM_OF_PIPE, rec.query_pool, rec.dispatches as u32);
                 }
             }
-            if rec.period.is_some() && rec.profiled.is_none() {
+            if timed.is_some() && !profiled {
                 dev.cmd_write_timestamp(cmd, S::BOTTOM_OF_PIPE, rec.query_pool, 1);
             }
             // Kernel results are visible to the readback copies, and everything to the host.
@@ -313,8 +314,8 @@ impl Recording {
     pub(crate) fn submit(&mut self) -> Result<Option<Duration>, BackendError> {
         let scope = format!("running {} kernel launches", self.dispatches);
         submit_and_wait(&self.shared, self.cmd, self.fence, &scope)?;
-        let Some(period) = self.period else { return Ok(None) };
-        let mut ticks = vec![0u64; self.queries() as usize];
+        let Some(timestamps) = &self.timestamps else { return Ok(None) };
+        let mut ticks = vec![0u64; timestamps.queries() as usize];
         // SAFETY: every query was written by the submission just waited for.
         let read = unsafe {
             self.shared.device.get_query_pool_results(
@@ -327,25 +328,9 @@ impl Recording {
         if read.is_err() {
             return Ok(None);
         }
-        let span = |a: u64, b: u64| Duration::from_nanos((b.saturating_sub(a) as f64 * period) as u64);
-        if let Some(names) = &self.profiled {
-            self.kernel_times =
-                names.iter().zip(ticks.windows(2)).map(|(&n, w)| (n, span(w[0], w[1]))).collect();
+        if timestamps.names.is_some() {
+            self.kernel_times = timestamps.kernel_times(&ticks);
         }
-        Ok(Some(span(ticks.first().copied().unwrap_or(0), ticks.last().copied().unwrap_or(0))))
+        Ok(Some(timestamps.total(&ticks)))
     }
-
-    /// Timestamp queries: start and end, or start and one after every launch when profiling.
-    fn queries(&self) -> u32 {
-        match &self.profiled {
-            Some(names) => names.len() as u32 + 1,
-            None => 2,
-        }
-    }
-}
-
-/// `RLX_PROFILE=1`: time every kernel launch (a timestamp after each; see
-/// `Executable::kernel_times`).
-fn profiling() -> bool {
-    std::env::var("RLX_PROFILE").is_ok_and(|v| v == "1")
 }

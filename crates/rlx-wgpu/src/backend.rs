@@ -4,6 +4,7 @@
 
 use crate::context::Context;
 use crate::executable::WgpuExecutable;
+use crate::faults::DeviceLossTrigger;
 use crate::probe::{WgpuInfo, WgpuOptions};
 use rlx_backend::{Backend, BackendError, Capabilities, Executable, KernelOptions, LocalFuture};
 use rlx_gpu::GpuLimits;
@@ -81,21 +82,6 @@ impl WgpuBackend {
     }
 }
 
-/// See [`WgpuBackend::device_loss_trigger`].
-#[doc(hidden)]
-pub struct DeviceLossTrigger {
-    ctx: Arc<Context>,
-}
-
-impl DeviceLossTrigger {
-    /// Destroys the device and waits until wgpu has reported it lost.
-    pub fn destroy_device(&self) {
-        self.ctx.device.destroy();
-        // wgpu calls the device-lost callback from `poll` once the queue is empty.
-        let _ = self.ctx.device.poll(wgpu::PollType::wait_indefinitely());
-    }
-}
-
 /// The capabilities of a wgpu device: rlx-gpu's GPU policy over its limits.
 pub fn capabilities(info: &WgpuInfo) -> Capabilities {
     rlx_gpu::capabilities(&info.summary(), &info.gpu_limits())
@@ -148,7 +134,7 @@ impl Backend for WgpuBackend {
     }
 
     fn live_objects(&self) -> Option<rlx_backend::LiveObjects> {
-        Some(crate::live::live_objects(&self.ctx))
+        Some(self.ctx.live_objects())
     }
 }
 

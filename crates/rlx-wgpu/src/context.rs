@@ -24,7 +24,7 @@ pub(crate) struct Context {
     /// Limits granted to the device (all of them, for checks the lowering does not make).
     pub granted: wgpu::Limits,
     pub shader_checks: ShaderChecks,
-    log: Arc<ErrorLog>,
+    pub(crate) log: Arc<ErrorLog>,
     pipelines: Mutex<HashMap<KernelKey, Arc<Pipeline>>>,
 }
 
@@ -174,18 +174,6 @@ impl Context {
             return Err(error::to_backend(self.name(), scope, requested, kind, message));
         }
         result
-    }
-
-    /// `DeviceLost` once the device-lost callback has fired.
-    pub(crate) fn check_lost(&self, scope: &str) -> Result<(), BackendError> {
-        match self.log.lost() {
-            Some(reason) => Err(BackendError::DeviceLost {
-                device: self.name().to_string(),
-                scope: scope.to_string(),
-                reason,
-            }),
-            None => Ok(()),
-        }
     }
 
     /// Builds the pipeline of `key` unless it exists (in its own error scope, so a kernel the

@@ -188,10 +188,7 @@ impl WgpuExecutable {
 /// The profile of a finished run: upload (host writes), compute (the pass on the GPU by
 /// timestamps, else submit-to-wait on the host), readback (the rest: copies, map, conversion).
 fn profile(start: Instant, uploaded: Duration, waited: Duration, gpu_ns: Option<f64>) -> RunProfile {
-    let total = start.elapsed();
-    let compute = gpu_ns.map_or(waited, |ns| Duration::from_nanos(ns as u64));
-    let readback = total.saturating_sub(uploaded).saturating_sub(compute);
-    RunProfile { upload: uploaded, compute, readback }
+    rlx_gpu::driver::rest_profile(start.elapsed(), uploaded, waited, gpu_ns)
 }
 
 /// Refuses buffers past the device's buffer-size limit, naming them, before any allocation.

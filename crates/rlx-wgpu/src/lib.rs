@@ -46,13 +46,15 @@ mod buffer;
 mod context;
 mod error;
 mod executable;
+mod faults;
 mod live;
 mod pipeline;
 mod pipeline_cache;
 mod probe;
 mod record;
 
-pub use backend::{capabilities, DeviceLossTrigger, WgpuBackend};
+pub use backend::{capabilities, WgpuBackend};
+pub use faults::DeviceLossTrigger;
 pub use probe::{
     parse_adapter_choice, parse_backends, requested_features, requested_limits, wanted_features,
     AdapterChoice, EnabledFeatures, KeyLimits, ShaderChecks, WgpuInfo, WgpuOptions, ADAPTER_ENV, BACKEND_ENV,

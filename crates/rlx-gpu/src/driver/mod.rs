@@ -8,7 +8,8 @@
 //!   simulated for tests);
 //! - the pipeline cache on disk besides the driver's own cache object ([`pipeline_cache`]);
 //! - the host-written leaves of an executable and their checks ([`leaves`]), and the copies of
-//!   staged host I/O ([`host_io`]).
+//!   staged host I/O ([`host_io`]);
+//! - run times from timestamps and clocks ([`timing`]).
 //!
 //! Live-object counting lives in rlx-backend (`LiveCounters`), the cache file's envelope in
 //! [`CacheFile`](crate::CacheFile), its folder in [`PipelineCacheDir`](crate::PipelineCacheDir).
@@ -18,6 +19,7 @@ pub mod faults;
 pub mod host_io;
 pub mod leaves;
 pub mod pipeline_cache;
+pub mod timing;
 pub mod wgpu_info;
 
 pub use adapter::{
@@ -27,6 +29,7 @@ pub use faults::{HeapBudget, LossState};
 pub use host_io::{host_io, Copy, HostIo};
 pub use leaves::{group_mismatch, LeafTable};
 pub use pipeline_cache::{DiskCache, VulkanCacheId};
+pub use timing::{profiling, rest_profile, split_profile, Timestamps};
 pub use wgpu_info::{EnabledFeatures, KeyLimits, WgpuInfo};
 
 use std::sync::{Mutex, MutexGuard};
