@@ -18,11 +18,9 @@ pub(crate) type Copy = rlx_gpu::driver::Copy<Arc<GpuBuffer>>;
 /// The command buffer of one executable and what it needs to stay valid.
 pub(crate) struct Recording {
     shared: Arc<Shared>,
-    command_pool: vk::CommandPool,
+    commands: Commands,
     descriptor_pool: vk::DescriptorPool,
     query_pool: vk::QueryPool,
-    cmd: vk::CommandBuffer,
-    fence: vk::Fence,
     /// The timestamps recorded when `query_pool` is live: with `RLX_PROFILE=1` one after each
     /// launch, giving each kernel's time in the last run (`kernel_times`).
     timestamps: Option<Timestamps>,
@@ -30,7 +28,7 @@ pub(crate) struct Recording {
     _pipelines: Vec<Arc<Pipeline>>,
     pub dispatches: usize,
     pub barriers: usize,
-    /// Counts the descriptor sets, the command buffer and the pools, fence and queries.
+    /// Counts the descriptor sets, the descriptor pool and the queries.
     _live: Vec<rlx_backend::LiveGuard>,
 }
 
@@ -40,11 +38,75 @@ impl Drop for Recording {
         // fails), so the command buffer is not pending. Null handles are no-ops.
         unsafe {
             let dev = &self.shared.device;
-            dev.destroy_fence(self.fence, None);
             dev.destroy_query_pool(self.query_pool, None);
             dev.destroy_descriptor_pool(self.descriptor_pool, None);
-            dev.destroy_command_pool(self.command_pool, None);
         }
+    }
+}
+
+/// A command pool with one primary command buffer and its fence: what one submission needs.
+pub(crate) struct Commands {
+    shared: Arc<Shared>,
+    pool: vk::CommandPool,
+    pub(crate) cmd: vk::CommandBuffer,
+    fence: vk::Fence,
+    /// Counts the command buffer, and the pool and the fence.
+    _live: Vec<rlx_backend::LiveGuard>,
+}
+
+impl Drop for Commands {
+    fn drop(&mut self) {
+        // SAFETY: every submission is waited for (or the device idled when the wait failed), so
+        // nothing is pending. Null handles (a half-built value) are no-ops.
+        unsafe {
+            self.shared.device.destroy_fence(self.fence, None);
+            self.shared.device.destroy_command_pool(self.pool, None);
+        }
+    }
+}
+
+impl Commands {
+    /// `reset`: the command buffer may be recorded again. `scope` turns the step that failed
+    /// ("creating the fence") into the error's scope.
+    pub(crate) fn new(
+        shared: &Arc<Shared>,
+        reset: bool,
+        scope: impl Fn(&str) -> String,
+    ) -> Result<Self, BackendError> {
+        let dev = &shared.device;
+        let null = (vk::CommandPool::null(), vk::CommandBuffer::null(), vk::Fence::null());
+        let mut c =
+            Commands { shared: shared.clone(), pool: null.0, cmd: null.1, fence: null.2, _live: Vec::new() };
+        let err = |what: &str| {
+            let scope = scope(what);
+            move |r| shared.err(scope, 0, r)
+        };
+        let flags = if reset {
+            vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER
+        } else {
+            vk::CommandPoolCreateFlags::empty()
+        };
+        let pool = vk::CommandPoolCreateInfo::default().queue_family_index(shared.queue_family).flags(flags);
+        // SAFETY: calls on a live device; `c`'s Drop cleans up on failure.
+        unsafe {
+            c.pool = dev.create_command_pool(&pool, None).map_err(err("creating the command pool"))?;
+            let alloc = vk::CommandBufferAllocateInfo::default()
+                .command_pool(c.pool)
+                .level(vk::CommandBufferLevel::PRIMARY)
+                .command_buffer_count(1);
+            let cmds = dev.allocate_command_buffers(&alloc).map_err(err("allocating the command buffer"))?;
+            c.cmd = cmds.first().copied().unwrap_or_default();
+            c._live.push(shared.live.track(rlx_backend::LiveKind::CommandBuffer, 1, 0));
+            c.fence =
+                dev.create_fence(&vk::FenceCreateInfo::default(), None).map_err(err("creating the fence"))?;
+            c._live.push(shared.live.track(rlx_backend::LiveKind::Other, 2, 0));
+        }
+        Ok(c)
+    }
+
+    /// Submits the command buffer and waits for it ([`submit_and_wait`]).
+    pub(crate) fn submit_and_wait(&self, scope: &str) -> Result<(), BackendError> {
+        submit_and_wait(&self.shared, self.cmd, self.fence, scope)
     }
 }
 
@@ -52,7 +114,7 @@ impl Drop for Recording {
 const SPIN_BEFORE_BLOCKING: Duration = Duration::from_micros(200);
 
 /// Submits one command buffer and waits for its fence, then resets the fence.
-pub(crate) fn submit_and_wait(
+fn submit_and_wait(
     shared: &Shared,
     cmd: vk::CommandBuffer,
     fence: vk::Fence,
@@ -99,7 +161,7 @@ fn descriptor(buffers: &Buffers<Arc<GpuBuffer>>, op: &Operand) -> Option<vk::Des
 ///
 /// # Safety
 /// `cmd` is in the recording state on `dev`.
-unsafe fn memory_barrier(
+pub(crate) unsafe fn memory_barrier(
     dev: &ash::Device,
     cmd: vk::CommandBuffer,
     stages: (vk::PipelineStageFlags, vk::PipelineStageFlags),
@@ -131,13 +193,12 @@ impl Recording {
         let dev = &shared.device;
         let steps = &schedule.steps;
         let pipelines = steps.iter().map(|s| ctx.pipeline(s.key)).collect::<Result<Vec<_>, _>>()?;
+        let scope = |what: &str| format!("{what} for graph '{}' ({} steps)", schedule.name, steps.len());
         let mut rec = Recording {
             shared: shared.clone(),
-            command_pool: vk::CommandPool::null(),
+            commands: Commands::new(shared, false, scope)?,
             descriptor_pool: vk::DescriptorPool::null(),
             query_pool: vk::QueryPool::null(),
-            cmd: vk::CommandBuffer::null(),
-            fence: vk::Fence::null(),
             timestamps: None,
             kernel_times: Vec::new(),
             _pipelines: pipelines.clone(),
@@ -146,7 +207,7 @@ impl Recording {
             _live: Vec::new(),
         };
         let err = |what: &str| {
-            let scope = format!("{what} for graph '{}' ({} steps)", schedule.name, steps.len());
+            let scope = scope(what);
             move |r| shared.err(scope, 0, r)
         };
         let missing = |step: &str| BackendError::Driver {
@@ -199,20 +260,6 @@ impl Recording {
                 .collect();
             dev.update_descriptor_sets(&writes, &[]);
 
-            let pool_info = vk::CommandPoolCreateInfo::default().queue_family_index(shared.queue_family);
-            rec.command_pool =
-                dev.create_command_pool(&pool_info, None).map_err(err("creating the command pool"))?;
-            let alloc = vk::CommandBufferAllocateInfo::default()
-                .command_pool(rec.command_pool)
-                .level(vk::CommandBufferLevel::PRIMARY)
-                .command_buffer_count(1);
-            let cmds = dev.allocate_command_buffers(&alloc).map_err(err("allocating the command buffer"))?;
-            rec.cmd = cmds.first().copied().unwrap_or_default();
-            rec._live.push(live.track(rlx_backend::LiveKind::CommandBuffer, 1, 0));
-            rec.fence =
-                dev.create_fence(&vk::FenceCreateInfo::default(), None).map_err(err("creating the fence"))?;
-            // The command pool and the fence.
-            rec._live.push(live.track(rlx_backend::LiveKind::Other, 2, 0));
             if let Some(period) = shared.timestamp_period {
                 let names = profiling().then(|| pipelines.iter().map(|p| p.variant().name).collect());
                 let timestamps = Timestamps { period, names };
@@ -229,7 +276,7 @@ impl Recording {
                 None => (None, false),
             };
 
-            let cmd = rec.cmd;
+            let cmd = rec.commands.cmd;
             dev.begin_command_buffer(cmd, &vk::CommandBufferBeginInfo::default())
                 .map_err(err("beginning the command buffer"))?;
             use vk::AccessFlags as A;
@@ -313,7 +360,7 @@ impl Recording {
     /// queue has timestamps.
     pub(crate) fn submit(&mut self) -> Result<Option<Duration>, BackendError> {
         let scope = format!("running {} kernel launches", self.dispatches);
-        submit_and_wait(&self.shared, self.cmd, self.fence, &scope)?;
+        self.commands.submit_and_wait(&scope)?;
         let Some(timestamps) = &self.timestamps else { return Ok(None) };
         let mut ticks = vec![0u64; timestamps.queries() as usize];
         // SAFETY: every query was written by the submission just waited for.
