@@ -177,17 +177,7 @@ impl GpuBuffer {
 
     /// Checks that [offset, offset + len) lies inside the buffer.
     pub(crate) fn check_range(&self, offset: u64, len: u64) -> Result<(), BackendError> {
-        match offset.checked_add(len) {
-            Some(end) if end <= self.size => Ok(()),
-            _ => Err(BackendError::LimitExceeded {
-                device: self.shared.name().to_string(),
-                what: "buffer range end",
-                node: self.label.clone(),
-                requested: offset.saturating_add(len),
-                limit: self.size,
-                hint: format!("offset {offset} + length {len} passes the end of the buffer"),
-            }),
-        }
+        rlx_gpu::driver::check_range(self.shared.name(), &self.label, self.size, offset, len)
     }
 
     /// Copies `bytes` into the mapping at `offset`: an error when the range passes the end or the

@@ -15,9 +15,8 @@ use crate::VulkanError;
 use ash::vk;
 use rlx_backend::BackendError;
 pub(crate) use rlx_gpu::driver::lock;
-use rlx_gpu::driver::{HeapBudget, LossState};
-use rlx_gpu::{KernelKey, PipelineCacheDir};
-use std::collections::HashMap;
+use rlx_gpu::driver::{HeapBudget, LossState, PipelineTable};
+use rlx_gpu::PipelineCacheDir;
 use std::ffi::CString;
 use std::mem::ManuallyDrop;
 use std::sync::{Arc, Mutex};
@@ -115,7 +114,7 @@ impl Shared {
 pub struct Context {
     pub(crate) shared: Arc<Shared>,
     /// Compute pipelines, built on first use and kept for the context's life.
-    pub(crate) pipelines: Mutex<HashMap<KernelKey, Arc<Pipeline>>>,
+    pub(crate) pipelines: PipelineTable<Pipeline>,
     /// Command buffer, fence and staging buffer for host I/O on discrete devices.
     pub(crate) transfer: Mutex<Transfer>,
     /// The VkPipelineCache every pipeline is built through, kept on disk between processes.
@@ -171,7 +170,7 @@ impl Context {
         let pipeline_cache = PipelineCache::open(&shared, options.pipeline_cache.resolve().as_deref());
         Ok(Context {
             shared,
-            pipelines: Mutex::new(HashMap::new()),
+            pipelines: PipelineTable::default(),
             transfer: Mutex::new(transfer),
             pipeline_cache,
         })

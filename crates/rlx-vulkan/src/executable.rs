@@ -20,8 +20,8 @@ use crate::context::{Context, MemoryStrategy};
 use crate::record::Recording;
 use rlx_backend::{BackendError, Executable, RunProfile};
 use rlx_gpu::convert::{from_device, to_device};
-use rlx_gpu::driver::{group_mismatch, host_io, LeafTable};
-use rlx_gpu::{Buffers, IoPlan, LeafKind, SharedLeaves, ValidSchedule};
+use rlx_gpu::driver::{group_mismatch, staged_host_io, LeafTable};
+use rlx_gpu::{Buffers, LeafKind, SharedLeaves, ValidSchedule};
 use rlx_ir::{NodeId, Tensor, TensorType};
 use std::sync::Arc;
 use std::time::Instant;
@@ -85,23 +85,18 @@ impl VulkanExecutable {
             }
         }
 
-        let discrete = ctx.memory_strategy() == MemoryStrategy::Discrete;
-        let align = ctx.info().limits.min_storage_buffer_offset_alignment.max(16);
-        let max_alloc = match ctx.info().limits.max_memory_allocation_size {
+        let limits = &ctx.info().limits;
+        let align = limits.min_storage_buffer_offset_alignment.max(16);
+        let max_alloc = match limits.max_memory_allocation_size {
             0 => u64::MAX,
             m => m,
         };
-        let io = IoPlan::new(schedule, align, max_alloc);
-        let staging = |sizes: &[u64], role, what: &str| {
-            if !discrete {
-                return Ok(Vec::new());
-            }
-            let label = |i| format!("{} {what} staging {i}", schedule.name);
-            sizes.iter().enumerate().map(|(i, &b)| ctx.create_host_buffer(&label(i), b, role)).collect()
-        };
-        let upload: Vec<Arc<GpuBuffer>> = staging(&io.upload_buffers, BufferRole::Upload, "upload")?;
-        let readback: Vec<Arc<GpuBuffer>> = staging(&io.readback_buffers, BufferRole::Staging, "readback")?;
-        let host = host_io(&io, schedule, &buffers, &upload, &readback).map_err(gpu)?;
+        let discrete = ctx.memory_strategy() == MemoryStrategy::Discrete;
+        let role = |upload| if upload { BufferRole::Upload } else { BufferRole::Staging };
+        let host =
+            staged_host_io(schedule, &buffers, &device, discrete, (align, max_alloc), |label, bytes, up| {
+                ctx.create_host_buffer(label, bytes, role(up))
+            })?;
         let recording = Recording::new(&ctx, schedule, &buffers, &host.uploads, &host.readbacks)?;
         // New pipelines reach the disk now, not only when the context drops (a crash or an
         // abort skips drops).

@@ -6,9 +6,8 @@ use crate::pipeline::Pipeline;
 use crate::pipeline_cache::PipelineCache;
 use crate::probe::{self, unavailable, ShaderChecks, WgpuInfo, WgpuOptions};
 use rlx_backend::BackendError;
-use rlx_gpu::driver::lock;
+use rlx_gpu::driver::PipelineTable;
 use rlx_gpu::{GpuLimits, KernelKey};
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 pub(crate) struct Context {
@@ -25,7 +24,7 @@ pub(crate) struct Context {
     pub granted: wgpu::Limits,
     pub shader_checks: ShaderChecks,
     pub(crate) log: Arc<ErrorLog>,
-    pipelines: Mutex<HashMap<KernelKey, Arc<Pipeline>>>,
+    pipelines: PipelineTable<Pipeline>,
 }
 
 /// Held while a context opens. On the H200's NVIDIA driver, 8 threads each opening a wgpu
@@ -125,7 +124,7 @@ impl Context {
             granted,
             shader_checks: opts.shader_checks,
             log,
-            pipelines: Mutex::new(HashMap::new()),
+            pipelines: PipelineTable::default(),
         })
     }
 
@@ -180,24 +179,23 @@ impl Context {
     /// driver refuses is reported and never cached). Compile builds every pipeline of a
     /// schedule this way first, then takes them with [`Context::built_pipeline`].
     pub(crate) async fn build_pipeline(&self, key: KernelKey) -> Result<(), BackendError> {
-        if lock(&self.pipelines).contains_key(&key) {
+        if self.pipelines.get(key).is_some() {
             return Ok(());
         }
         let variant = rlx_gpu::variant(key);
         let scope = format!("building kernel {} ({})", variant.name, variant.file);
         // The lock is not held across the wait: the future may be polled from another task.
-        let pipeline = Arc::new(self.guarded(&scope, 0, || Pipeline::new(self, variant)).await?);
+        let pipeline = self.guarded(&scope, 0, || Pipeline::new(self, variant)).await?;
         if let Some(c) = &self.pipeline_cache {
             c.compiled();
         }
-        lock(&self.pipelines).insert(key, pipeline);
+        self.pipelines.insert(key, pipeline);
         Ok(())
     }
 
     /// The pipeline of `key`, built by [`Context::build_pipeline`] before.
     pub(crate) fn built_pipeline(&self, key: KernelKey) -> Result<Arc<Pipeline>, BackendError> {
-        let cache = lock(&self.pipelines);
-        cache.get(&key).cloned().ok_or_else(|| BackendError::Driver {
+        self.pipelines.get(key).ok_or_else(|| BackendError::Driver {
             device: self.name().to_string(),
             scope: format!("binding kernel {}", rlx_gpu::variant(key).name),
             reason: "its pipeline was not built before the bind groups".into(),
@@ -206,6 +204,6 @@ impl Context {
 
     /// Number of pipelines built so far.
     pub(crate) fn cached_pipelines(&self) -> usize {
-        lock(&self.pipelines).len()
+        self.pipelines.len()
     }
 }

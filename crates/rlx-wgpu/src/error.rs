@@ -4,7 +4,7 @@
 //! conversions here turn every report into a [`BackendError`] naming the device and the scope.
 
 use rlx_backend::BackendError;
-use rlx_gpu::driver::{lock, LossState};
+use rlx_gpu::driver::{lock, Failure, LossState};
 use std::sync::Mutex;
 
 /// How many uncaptured errors are kept; later ones only count.
@@ -97,14 +97,11 @@ pub(crate) fn to_backend(
     kind: Kind,
     message: String,
 ) -> BackendError {
-    match kind {
-        Kind::OutOfMemory => {
-            BackendError::OutOfMemory { device: device.to_string(), scope: scope.to_string(), requested }
-        }
-        Kind::Validation | Kind::Internal => {
-            BackendError::Driver { device: device.to_string(), scope: scope.to_string(), reason: message }
-        }
-    }
+    let failure = match kind {
+        Kind::OutOfMemory => Failure::OutOfMemory,
+        Kind::Validation | Kind::Internal => Failure::Other(message),
+    };
+    failure.error(device, scope, requested)
 }
 
 #[cfg(test)]

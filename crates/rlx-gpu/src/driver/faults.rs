@@ -8,8 +8,11 @@
 //! - [`LossState`]: the first report of a lost device is remembered (every later call then
 //!   returns `DeviceLost` without reaching the driver, since a lost device may hang a wait), and
 //!   a simulated loss can be armed for tests of everything above the driver.
+//! - [`Failure`]: what a failed driver call means, as the [`BackendError`] both drivers return;
+//!   [`check_range`] refuses a host access past the end of a buffer.
 
 use super::lock;
+use rlx_backend::BackendError;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
@@ -97,6 +100,44 @@ impl LossState {
     }
 }
 
+/// What a failed driver call means.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Failure {
+    OutOfMemory,
+    /// The device was lost, with the driver's reason.
+    DeviceLost(String),
+    /// Anything else, with the driver's reason.
+    Other(String),
+}
+
+impl Failure {
+    /// The error of `device` failing this way during `scope`; `requested` is the byte count of
+    /// an allocation (for `OutOfMemory`), 0 otherwise.
+    pub fn error(self, device: &str, scope: impl Into<String>, requested: u64) -> BackendError {
+        let (device, scope) = (device.to_string(), scope.into());
+        match self {
+            Failure::OutOfMemory => BackendError::OutOfMemory { device, scope, requested },
+            Failure::DeviceLost(reason) => BackendError::DeviceLost { device, scope, reason },
+            Failure::Other(reason) => BackendError::Driver { device, scope, reason },
+        }
+    }
+}
+
+/// `LimitExceeded` unless [offset, offset + len) lies inside the `size` bytes of buffer `label`.
+pub fn check_range(device: &str, label: &str, size: u64, offset: u64, len: u64) -> Result<(), BackendError> {
+    match offset.checked_add(len) {
+        Some(end) if end <= size => Ok(()),
+        _ => Err(BackendError::LimitExceeded {
+            device: device.to_string(),
+            what: "buffer range end",
+            node: label.to_string(),
+            requested: offset.saturating_add(len),
+            limit: size,
+            hint: format!("offset {offset} + length {len} passes the end of the buffer"),
+        }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,5 +170,17 @@ mod tests {
         s.record(|| "a".into());
         s.record(|| "b".into());
         assert_eq!(s.lost().as_deref(), Some("a"));
+    }
+
+    #[test]
+    fn failures_and_ranges_become_backend_errors() {
+        let e = Failure::OutOfMemory.error("gpu0", "allocating x", 64);
+        assert!(matches!(e, BackendError::OutOfMemory { requested: 64, .. }));
+        let e = Failure::Other("bad bind group".into()).error("gpu0", "running", 0);
+        assert_eq!(e.to_string(), "gpu0: running failed: bad bind group");
+        assert!(check_range("gpu0", "b", 16, 8, 8).is_ok());
+        let e = check_range("gpu0", "b", 16, 8, 9).unwrap_err();
+        assert!(matches!(e, BackendError::LimitExceeded { requested: 17, limit: 16, .. }), "{e}");
+        assert!(check_range("gpu0", "b", 16, u64::MAX, 2).is_err());
     }
 }

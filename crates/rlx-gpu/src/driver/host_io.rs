@@ -4,6 +4,7 @@
 //! buffers and reads the outputs in place, and no copies are recorded.
 
 use crate::{BufferId, Buffers, GpuError, IoPlan, Place, Schedule};
+use rlx_backend::BackendError;
 use rlx_ir::{NodeId, TensorType};
 
 /// One buffer-to-buffer copy to record.
@@ -81,4 +82,31 @@ pub fn host_io<B: Clone>(
         host.outputs.push((from, ty.clone()));
     }
     Ok(host)
+}
+
+/// Plans and resolves the host I/O of `schedule` in one step. With `staged`, inputs and outputs
+/// are packed (offsets aligned to `align`, at most `max_buffer` bytes a buffer) into staging
+/// buffers that `alloc(label, bytes, upload)` creates, upload buffers first, labelled
+/// "<graph> upload staging <i>" and "<graph> readback staging <i>"; without, the host reads and
+/// writes the device buffers in place. `device` names the device in errors.
+pub fn staged_host_io<B: Clone>(
+    schedule: &Schedule,
+    buffers: &Buffers<B>,
+    device: &str,
+    staged: bool,
+    (align, max_buffer): (u64, u64),
+    mut alloc: impl FnMut(&str, u64, bool) -> Result<B, BackendError>,
+) -> Result<HostIo<B>, BackendError> {
+    let io = IoPlan::new(schedule, align, max_buffer);
+    let mut staging = |sizes: &[u64], upload: bool| -> Result<Vec<B>, BackendError> {
+        if !staged {
+            return Ok(Vec::new());
+        }
+        let what = if upload { "upload" } else { "readback" };
+        let label = |i| format!("{} {what} staging {i}", schedule.name);
+        sizes.iter().enumerate().map(|(i, &b)| alloc(&label(i), b, upload)).collect()
+    };
+    let upload = staging(&io.upload_buffers, true)?;
+    let readback = staging(&io.readback_buffers, false)?;
+    host_io(&io, schedule, buffers, &upload, &readback).map_err(|e| crate::backend_error(device, e))
 }

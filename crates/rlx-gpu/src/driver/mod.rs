@@ -6,7 +6,8 @@
 //!   and the device opened on it);
 //! - fault bookkeeping ([`faults`]): per-heap memory budgets, and a lost device remembered (or
 //!   simulated for tests);
-//! - the pipeline cache on disk besides the driver's own cache object ([`pipeline_cache`]);
+//! - the pipelines of a device by kernel key ([`pipelines`]) and the pipeline cache on disk
+//!   besides the driver's own cache object ([`pipeline_cache`]);
 //! - the host-written leaves of an executable and their checks ([`leaves`]), and the copies of
 //!   staged host I/O ([`host_io`]);
 //! - run times from timestamps and clocks ([`timing`]).
@@ -19,16 +20,18 @@ pub mod faults;
 pub mod host_io;
 pub mod leaves;
 pub mod pipeline_cache;
+pub mod pipelines;
 pub mod timing;
 pub mod wgpu_info;
 
 pub use adapter::{
     pick_adapter, AdapterFeatures, AdapterInfo, AdapterLimits, AdapterType, MemoryHeap, PickError,
 };
-pub use faults::{HeapBudget, LossState};
-pub use host_io::{host_io, Copy, HostIo};
+pub use faults::{check_range, Failure, HeapBudget, LossState};
+pub use host_io::{host_io, staged_host_io, Copy, HostIo};
 pub use leaves::{group_mismatch, LeafTable};
 pub use pipeline_cache::{DiskCache, VulkanCacheId};
+pub use pipelines::PipelineTable;
 pub use timing::{profiling, rest_profile, split_profile, Timestamps};
 pub use wgpu_info::{EnabledFeatures, KeyLimits, WgpuInfo};
 
