@@ -20,8 +20,8 @@ use crate::context::{Context, MemoryStrategy};
 use crate::record::Recording;
 use rlx_backend::{BackendError, Executable, RunProfile};
 use rlx_gpu::convert::{from_device, to_device};
-use rlx_gpu::driver::{group_mismatch, staged_host_io, LeafTable};
-use rlx_gpu::{Buffers, LeafKind, SharedLeaves, ValidSchedule};
+use rlx_gpu::driver::{group_mismatch, initial_contents, staged_host_io, LeafTable};
+use rlx_gpu::{Buffers, SharedLeaves, ValidSchedule};
 use rlx_ir::{NodeId, Tensor, TensorType};
 use std::sync::Arc;
 use std::time::Instant;
@@ -74,17 +74,10 @@ impl VulkanExecutable {
             group_mismatch(&device, &schedule.name),
         )?;
         let gpu = |e| rlx_gpu::backend_error(&device, e);
-        for (i, leaf) in schedule.leaves.iter().enumerate() {
-            let buffer = buffers.get(rlx_gpu::BufferId::Leaf(i)).map_err(gpu)?;
-            match &leaf.kind {
-                LeafKind::Constant(t) => ctx.write(buffer, 0, &to_device(t, &device, &leaf.label())?)?,
-                LeafKind::State(_) if fresh.get(i).copied().unwrap_or(true) => {
-                    ctx.write(buffer, 0, &vec![0u8; rlx_gpu::device_bytes(&leaf.ty) as usize])?;
-                }
-                LeafKind::Input(_) | LeafKind::Param(_) | LeafKind::State(_) => {}
-            }
+        for written in initial_contents(schedule, &fresh, true, &device) {
+            let (i, bytes) = written?;
+            ctx.write(buffers.get(rlx_gpu::BufferId::Leaf(i)).map_err(gpu)?, 0, &bytes)?;
         }
-
         let limits = &ctx.info().limits;
         let align = limits.min_storage_buffer_offset_alignment.max(16);
         let max_alloc = match limits.max_memory_allocation_size {

@@ -271,10 +271,7 @@ impl Recording {
                 rec._live.push(live.track(rlx_backend::LiveKind::Other, 1, 0));
                 rec.timestamps = Some(timestamps);
             }
-            let (timed, profiled) = match &rec.timestamps {
-                Some(t) => (Some(t.queries()), t.names.is_some()),
-                None => (None, false),
-            };
+            let timed = rec.timestamps.clone();
 
             let cmd = rec.commands.cmd;
             dev.begin_command_buffer(cmd, &vk::CommandBufferBeginInfo::default())
@@ -301,8 +298,8 @@ impl Recording {
                     (A::TRANSFER_WRITE, A::SHADER_READ),
                 );
             }
-            if let Some(queries) = timed {
-                dev.cmd_reset_query_pool(cmd, rec.query_pool, 0, queries);
+            if let Some(t) = &timed {
+                dev.cmd_reset_query_pool(cmd, rec.query_pool, 0, t.queries());
                 dev.cmd_write_timestamp(cmd, S::BOTTOM_OF_PIPE, rec.query_pool, 0);
             }
             for ((step, pipeline), (&set, barrier)) in
@@ -330,12 +327,12 @@ impl Recording {
                 let [x, y, z] = step.workgroups;
                 dev.cmd_dispatch(cmd, x, y, z);
                 rec.dispatches += 1;
-                if profiled {
-                    dev.cmd_write_timestamp(cmd, S::BOTTOM_OF_PIPE, rec.query_pool, rec.dispatches as u32);
+                if let Some(query) = timed.as_ref().and_then(|t| t.after_launch(rec.dispatches)) {
+                    dev.cmd_write_timestamp(cmd, S::BOTTOM_OF_PIPE, rec.query_pool, query);
                 }
             }
-            if timed.is_some() && !profiled {
-                dev.cmd_write_timestamp(cmd, S::BOTTOM_OF_PIPE, rec.query_pool, 1);
+            if let Some(query) = timed.as_ref().and_then(Timestamps::after_all) {
+                dev.cmd_write_timestamp(cmd, S::BOTTOM_OF_PIPE, rec.query_pool, query);
             }
             // Kernel results are visible to the readback copies, and everything to the host.
             memory_barrier(

@@ -11,8 +11,8 @@ use crate::context::Context;
 use crate::pipeline::Pipeline;
 use rlx_backend::{BackendError, Executable, LocalFuture, RunProfile};
 use rlx_gpu::convert::{from_device, to_device};
-use rlx_gpu::driver::{group_mismatch, LeafTable};
-use rlx_gpu::{BufferId, Buffers, LeafKind, Operand, Place, SharedLeaves, ValidSchedule};
+use rlx_gpu::driver::{group_mismatch, initial_contents, LeafTable};
+use rlx_gpu::{BufferId, Buffers, Operand, Place, SharedLeaves, ValidSchedule};
 use rlx_ir::{NodeId, Tensor, TensorType};
 use std::num::NonZeroU64;
 use std::sync::Arc;
@@ -217,18 +217,16 @@ fn build(
     let name = ctx.name().to_string();
     let gpu = |e| rlx_gpu::backend_error(&name, e);
     // wgpu zero-fills new buffers, so a new state starts at zeros with no write.
-    let (buffers, _fresh) = Buffers::allocate_shared(
+    let (buffers, fresh) = Buffers::allocate_shared(
         s,
         shared,
         |spec| Ok::<_, BackendError>(buffer::storage(device, &spec.label, spec.bytes)),
         group_mismatch(&name, &s.name),
     )?;
-    for (i, leaf) in s.leaves.iter().enumerate() {
-        if let LeafKind::Constant(t) = &leaf.kind {
-            let bytes = to_device(t, &name, &leaf.label())?;
-            if !bytes.is_empty() {
-                ctx.queue.write_buffer(buffers.get(BufferId::Leaf(i)).map_err(gpu)?, 0, &bytes);
-            }
+    for written in initial_contents(s, &fresh, false, &name) {
+        let (i, bytes) = written?;
+        if !bytes.is_empty() {
+            ctx.queue.write_buffer(buffers.get(BufferId::Leaf(i)).map_err(gpu)?, 0, &bytes);
         }
     }
     let leaves = LeafTable::new(&name, s);

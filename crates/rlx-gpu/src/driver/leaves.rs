@@ -1,11 +1,14 @@
 //! The leaves of a compiled graph that the host writes (inputs, params, states), and the checks
 //! both drivers make before writing one: the node must be a leaf of the graph, the tensor must
 //! have its dtype and size, and every input must be given. The errors are the drivers' own
-//! (`Driver`, naming the leaf and both types).
+//! (`Driver`, naming the leaf and both types). Also what the leaves hold before the first write
+//! ([`initial_contents`]).
 
+use crate::convert::to_device;
 use crate::{LeafKind, Schedule};
 use rlx_backend::BackendError;
 use rlx_ir::{NodeId, Tensor, TensorType};
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 /// Leaf index, type and name of every input, param and state node of one schedule.
@@ -73,4 +76,23 @@ pub fn group_mismatch<'a>(
         scope: format!("compiling graph '{graph}' into a group"),
         reason: format!("'{leaf}' is {now} here but {had} in another graph of the group"),
     }
+}
+
+/// What must be written into leaf buffers right after they are allocated, as (leaf index,
+/// device bytes), converted one at a time: every constant, and with `zero_states` every state
+/// that `fresh` (from [`crate::Buffers::allocate_shared`]) says was just allocated, as zeros. A
+/// driver whose new buffers start zeroed passes `zero_states = false`.
+pub fn initial_contents<'a>(
+    schedule: &'a Schedule,
+    fresh: &'a [bool],
+    zero_states: bool,
+    device: &'a str,
+) -> impl Iterator<Item = Result<(usize, Cow<'a, [u8]>), BackendError>> + 'a {
+    schedule.leaves.iter().enumerate().filter_map(move |(i, leaf)| match &leaf.kind {
+        LeafKind::Constant(t) => Some(to_device(t, device, &leaf.label()).map(|b| (i, b))),
+        LeafKind::State(_) if zero_states && fresh.get(i).copied().unwrap_or(true) => {
+            Some(Ok((i, Cow::Owned(vec![0u8; crate::device_bytes(&leaf.ty) as usize]))))
+        }
+        LeafKind::Input(_) | LeafKind::Param(_) | LeafKind::State(_) => None,
+    })
 }

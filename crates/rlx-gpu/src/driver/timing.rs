@@ -29,6 +29,16 @@ impl Timestamps {
         }
     }
 
+    /// The query to write after launch `n` (counting from 1), when every launch is timed.
+    pub fn after_launch(&self, n: usize) -> Option<u32> {
+        self.names.as_ref().map(|_| n as u32)
+    }
+
+    /// The query to write after the last launch, when launches are not timed one by one.
+    pub fn after_all(&self) -> Option<u32> {
+        self.names.is_none().then_some(1)
+    }
+
     fn span(&self, a: u64, b: u64) -> Duration {
         Duration::from_nanos((b.saturating_sub(a) as f64 * self.period) as u64)
     }
@@ -78,7 +88,7 @@ mod tests {
     #[test]
     fn ticks_become_times_per_launch_and_in_total() {
         let t = Timestamps { period: 2.0, names: Some(vec!["a", "b"]) };
-        assert_eq!(t.queries(), 3);
+        assert_eq!((t.queries(), t.after_launch(2), t.after_all()), (3, Some(2), None));
         let ticks = [10, 15, 30];
         assert_eq!(t.total(&ticks), Duration::from_nanos(40));
         assert_eq!(
@@ -87,6 +97,7 @@ mod tests {
         );
         let t = Timestamps { period: 1.0, names: None };
         assert_eq!((t.queries(), t.kernel_times(&[1, 2])), (2, vec![]));
+        assert_eq!((t.after_launch(2), t.after_all()), (None, Some(1)));
         assert_eq!(t.total(&[5, 3]), Duration::ZERO);
     }
 
