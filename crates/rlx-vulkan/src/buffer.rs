@@ -9,6 +9,7 @@ use crate::context::{lock, Context, MemoryStrategy, Shared};
 use crate::record::{memory_barrier, Commands};
 use ash::vk;
 use rlx_backend::BackendError;
+use rlx_gpu::driver::Failure;
 use std::sync::Arc;
 
 /// What a buffer is for.
@@ -132,11 +133,9 @@ impl GpuBuffer {
             });
         };
         let heap = shared.memory.memory_types[type_index as usize].heap_index as usize;
-        shared.budget.reserve(heap, req.size).map_err(|why| BackendError::OutOfMemory {
-            device: shared.name().to_string(),
-            scope: format!("{} ({why})", scope()),
-            requested: req.size,
-        })?;
+        let out_of_memory =
+            |why| Failure::OutOfMemory.error(shared.name(), format!("{} ({why})", scope()), req.size);
+        shared.budget.reserve(heap, req.size).map_err(out_of_memory)?;
         buf.reserved = Some((heap, req.size));
         let alloc = vk::MemoryAllocateInfo::default().allocation_size(req.size).memory_type_index(type_index);
         buf.memory =

@@ -99,14 +99,10 @@ impl Shared {
         required: vk::MemoryPropertyFlags,
         preferred: vk::MemoryPropertyFlags,
     ) -> Option<u32> {
-        let count = self.memory.memory_type_count.min(vk::MAX_MEMORY_TYPES as u32);
-        let find = |flags: vk::MemoryPropertyFlags| {
-            (0..count).find(|&i| {
-                type_bits & (1 << i) != 0
-                    && self.memory.memory_types[i as usize].property_flags.contains(flags)
-            })
-        };
-        find(required | preferred).or_else(|| find(required))
+        let count = (self.memory.memory_type_count as usize).min(vk::MAX_MEMORY_TYPES);
+        let types: Vec<u32> =
+            self.memory.memory_types[..count].iter().map(|t| t.property_flags.as_raw()).collect();
+        rlx_gpu::driver::pick_memory_type(&types, type_bits, required.as_raw(), preferred.as_raw())
     }
 }
 

@@ -19,7 +19,7 @@ use crate::buffer::{BufferRole, GpuBuffer};
 use crate::context::{Context, MemoryStrategy};
 use crate::record::Recording;
 use rlx_backend::{BackendError, Executable, RunProfile};
-use rlx_gpu::convert::{from_device, to_device};
+use rlx_gpu::convert::from_device;
 use rlx_gpu::driver::{group_mismatch, initial_contents, staged_host_io, LeafTable};
 use rlx_gpu::{Buffers, SharedLeaves, ValidSchedule};
 use rlx_ir::{NodeId, Tensor, TensorType};
@@ -112,22 +112,20 @@ impl VulkanExecutable {
 
 impl Executable for VulkanExecutable {
     fn set_param(&mut self, id: NodeId, value: &Tensor) -> Result<(), BackendError> {
-        let device = self.ctx.info().name.clone();
-        let (index, name) = self.leaves.check(id, value, "param")?;
+        let (index, bytes) = self.leaves.bytes(id, value, "param")?;
         let buffer = self
             .buffers
             .get(rlx_gpu::BufferId::Leaf(index))
-            .map_err(|e| rlx_gpu::backend_error(&device, e))?;
-        self.ctx.write(buffer, 0, &to_device(value, &device, name)?)
+            .map_err(|e| rlx_gpu::backend_error(&self.ctx.info().name, e))?;
+        self.ctx.write(buffer, 0, &bytes)
     }
 
     fn run(&mut self, inputs: &[(NodeId, &Tensor)]) -> Result<Vec<Tensor>, BackendError> {
         let device = self.ctx.info().name.clone();
         let t0 = Instant::now();
         for (node, buffer, offset) in &self.inputs {
-            let value = self.leaves.input(inputs, *node)?;
-            let (_, name) = self.leaves.check(*node, value, "input")?;
-            buffer.write_at(*offset, &to_device(value, &device, name)?)?;
+            let (_, bytes) = self.leaves.bytes(*node, self.leaves.input(inputs, *node)?, "input")?;
+            buffer.write_at(*offset, &bytes)?;
         }
         let t1 = Instant::now();
         let gpu_time = self.recording.submit()?;

@@ -1,6 +1,7 @@
 //! What rlx-vulkan's probe records about one physical device, as plain data, and the choices
 //! made from it without another call to the driver: which device to open, which optional
-//! features to enable, and the [`GpuLimits`] the lowering checks against.
+//! features to enable, which memory type a buffer takes ([`pick_memory_type`]), and the
+//! [`GpuLimits`] the lowering checks against.
 //!
 //! rlx-vulkan fills [`AdapterInfo`] from Vulkan's property and feature structs and re-exports
 //! these types; nothing here calls Vulkan.
@@ -182,4 +183,28 @@ pub fn pick_adapter<'a>(
         .filter(|a| a.is_usable())
         .min_by_key(|a| (a.adapter_type.rank(), a.index))
         .ok_or_else(|| PickError::NoSuitableDevice { devices: list() })
+}
+
+/// The first memory type (of `types`, each type's property flags as bits) that `allowed` (a
+/// bit per type) permits and that has every `required` flag, preferring one that also has
+/// every `preferred` flag.
+pub fn pick_memory_type(types: &[u32], allowed: u32, required: u32, preferred: u32) -> Option<u32> {
+    let find = |flags: u32| (0..types.len()).find(|&i| allowed & (1 << i) != 0 && types[i] & flags == flags);
+    find(required | preferred).or_else(|| find(required)).map(|i| i as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_types_prefer_the_preferred_flags_among_the_allowed() {
+        let (host, local, cached) = (0b0110, 0b0001, 0b1000);
+        let types = [local, host, host | cached, host | local];
+        assert_eq!(pick_memory_type(&types, 0b1111, host, cached), Some(2));
+        assert_eq!(pick_memory_type(&types, 0b1011, host, cached), Some(1));
+        assert_eq!(pick_memory_type(&types, 0b0010, host, local), Some(1));
+        assert_eq!(pick_memory_type(&types, 0b0001, host, 0), None);
+        assert_eq!(pick_memory_type(&types, u32::MAX, local, 0), Some(0));
+    }
 }

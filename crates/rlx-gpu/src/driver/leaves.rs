@@ -51,6 +51,18 @@ impl LeafTable {
         Ok((*index, name))
     }
 
+    /// [`Self::check`], then `value` in the device's layout ([`to_device`]): the leaf index and
+    /// the bytes to write.
+    pub fn bytes<'t>(
+        &self,
+        id: NodeId,
+        value: &'t Tensor,
+        what: &str,
+    ) -> Result<(usize, Cow<'t, [u8]>), BackendError> {
+        let (index, name) = self.check(id, value, what)?;
+        Ok((index, to_device(value, &self.device, name)?))
+    }
+
     /// The tensor `inputs` gives for input `node`, or the error of a run that lacks it.
     pub fn input<'a>(
         &self,

@@ -25,7 +25,8 @@ pub mod timing;
 pub mod wgpu_info;
 
 pub use adapter::{
-    pick_adapter, AdapterFeatures, AdapterInfo, AdapterLimits, AdapterType, MemoryHeap, PickError,
+    pick_adapter, pick_memory_type, AdapterFeatures, AdapterInfo, AdapterLimits, AdapterType, MemoryHeap,
+    PickError,
 };
 pub use faults::{check_range, Failure, HeapBudget, LossState};
 pub use host_io::{host_io, staged_host_io, Copy, HostIo};
