@@ -20,9 +20,9 @@ use crate::context::{Context, MemoryStrategy};
 use crate::record::Recording;
 use rlx_backend::{BackendError, Executable, RunProfile};
 use rlx_gpu::convert::from_device;
-use rlx_gpu::driver::{group_mismatch, initial_contents, staged_host_io, LeafTable};
+use rlx_gpu::driver::{group_mismatch, initial_contents, staged_host_io, HostOutput, LeafTable};
 use rlx_gpu::{Buffers, SharedLeaves, ValidSchedule};
-use rlx_ir::{NodeId, Tensor, TensorType};
+use rlx_ir::{NodeId, Tensor};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -36,7 +36,7 @@ pub struct VulkanExecutable {
     /// or the leaf buffer itself (unified).
     inputs: Vec<(NodeId, Arc<GpuBuffer>, u64)>,
     /// Per output: the buffer and offset it is read from (`None` when empty), and its type.
-    outputs: Vec<(Option<(Arc<GpuBuffer>, u64)>, TensorType)>,
+    outputs: Vec<HostOutput<Arc<GpuBuffer>>>,
     recording: Recording,
     profile: Option<RunProfile>,
 }

@@ -16,6 +16,9 @@ pub struct Copy<B> {
     pub size: u64,
 }
 
+/// Where the host reads one graph output: a buffer and offset (`None` when empty), and its type.
+pub type HostOutput<B> = (Option<(B, u64)>, TensorType);
+
 /// The host I/O of one executable over buffers of type `B`.
 pub struct HostIo<B> {
     /// Input nodes in upload order with where the host writes them: a staging place, or the
@@ -24,7 +27,7 @@ pub struct HostIo<B> {
     /// Staging → leaf copies, before the kernels.
     pub uploads: Vec<Copy<B>>,
     /// Per graph output: the buffer and offset the host reads (`None` when empty), and its type.
-    pub outputs: Vec<(Option<(B, u64)>, TensorType)>,
+    pub outputs: Vec<HostOutput<B>>,
     /// Result → staging copies, after the kernels.
     pub readbacks: Vec<Copy<B>>,
 }

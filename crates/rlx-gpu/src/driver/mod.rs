@@ -29,7 +29,7 @@ pub use adapter::{
     PickError,
 };
 pub use faults::{check_range, Failure, HeapBudget, LossState};
-pub use host_io::{host_io, staged_host_io, Copy, HostIo};
+pub use host_io::{host_io, staged_host_io, Copy, HostIo, HostOutput};
 pub use leaves::{group_mismatch, initial_contents, LeafTable};
 pub use pipeline_cache::{DiskCache, VulkanCacheId};
 pub use pipelines::PipelineTable;
