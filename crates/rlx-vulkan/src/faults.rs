@@ -23,14 +23,9 @@ pub(crate) fn heap_sizes(memory: &vk::PhysicalDeviceMemoryProperties) -> impl It
 impl Shared {
     /// `DeviceLost` when an earlier call lost the device: nothing more is sent to the driver.
     pub(crate) fn check_lost(&self, scope: &str) -> Result<(), BackendError> {
-        match self.loss.lost() {
-            Some(first) => Err(BackendError::DeviceLost {
-                device: self.name().to_string(),
-                scope: scope.to_string(),
-                reason: format!("the device was lost earlier ({first}); open a new Session to continue"),
-            }),
-            None => Ok(()),
-        }
+        self.loss.check(self.name(), scope, |first| {
+            format!("the device was lost earlier ({first}); open a new Session to continue")
+        })
     }
 
     /// Consumes a pending simulated loss: `Err(ERROR_DEVICE_LOST)` once after

@@ -14,7 +14,7 @@ const KEEP: usize = 16;
 #[derive(Debug, Default)]
 pub(crate) struct ErrorLog {
     uncaptured: Mutex<Recorded>,
-    lost: LossState,
+    pub(crate) loss: LossState,
 }
 
 #[derive(Debug, Default)]
@@ -65,12 +65,7 @@ impl ErrorLog {
 
     /// Called by the device-lost callback.
     pub(crate) fn lose(&self, reason: String) {
-        self.lost.record(|| reason);
-    }
-
-    /// Why the device was lost, if it was.
-    pub(crate) fn lost(&self) -> Option<String> {
-        self.lost.lost()
+        self.loss.record(|| reason);
     }
 
     /// Takes the uncaptured errors recorded so far: the most severe kind and every message.
@@ -134,10 +129,10 @@ mod tests {
     #[test]
     fn loss_is_sticky_and_keeps_the_first_reason() {
         let log = ErrorLog::default();
-        assert_eq!(log.lost(), None);
+        assert_eq!(log.loss.lost(), None);
         log.lose("Unknown: driver reset".into());
         log.lose("Destroyed".into());
-        assert_eq!(log.lost().as_deref(), Some("Unknown: driver reset"));
+        assert_eq!(log.loss.lost().as_deref(), Some("Unknown: driver reset"));
     }
 
     #[test]

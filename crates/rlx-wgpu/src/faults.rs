@@ -26,13 +26,6 @@ impl DeviceLossTrigger {
 impl Context {
     /// `DeviceLost` once the device-lost callback has fired.
     pub(crate) fn check_lost(&self, scope: &str) -> Result<(), BackendError> {
-        match self.log.lost() {
-            Some(reason) => Err(BackendError::DeviceLost {
-                device: self.name().to_string(),
-                scope: scope.to_string(),
-                reason,
-            }),
-            None => Ok(()),
-        }
+        self.log.loss.check(self.name(), scope, |reason| reason)
     }
 }

@@ -89,6 +89,24 @@ impl LossState {
         lock(&self.lost).clone()
     }
 
+    /// `DeviceLost` on `device` during `scope` once the device was lost, with the reason
+    /// `explain` makes of the first one reported.
+    pub fn check(
+        &self,
+        device: &str,
+        scope: &str,
+        explain: impl FnOnce(String) -> String,
+    ) -> Result<(), BackendError> {
+        match self.lost() {
+            Some(first) => Err(BackendError::DeviceLost {
+                device: device.to_string(),
+                scope: scope.to_string(),
+                reason: explain(first),
+            }),
+            None => Ok(()),
+        }
+    }
+
     /// Arms a simulated loss: the next [`Self::take_simulated`] answers true.
     pub fn simulate(&self) {
         self.simulate.store(true, Ordering::Release);
@@ -170,6 +188,8 @@ mod tests {
         s.record(|| "a".into());
         s.record(|| "b".into());
         assert_eq!(s.lost().as_deref(), Some("a"));
+        let e = s.check("gpu0", "run", |first| format!("lost ({first})")).unwrap_err();
+        assert!(matches!(&e, BackendError::DeviceLost { reason, .. } if reason == "lost (a)"), "{e}");
     }
 
     #[test]
