@@ -66,6 +66,7 @@ pub mod catalog;
 pub mod convert;
 pub mod custom;
 pub mod deps;
+pub mod driver;
 mod error;
 pub mod grid;
 mod lower;

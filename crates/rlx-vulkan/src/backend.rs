@@ -28,20 +28,9 @@ impl std::fmt::Debug for VulkanBackend {
     }
 }
 
-/// rlx-gpu's view of a device's limits.
+/// rlx-gpu's view of a device's limits ([`AdapterInfo::gpu_limits`]).
 pub fn gpu_limits(info: &AdapterInfo) -> GpuLimits {
-    let l = &info.limits;
-    GpuLimits {
-        max_binding_bytes: u64::from(l.max_storage_buffer_range),
-        min_offset_alignment: l.min_storage_buffer_offset_alignment,
-        max_workgroups: l.max_compute_work_group_count,
-        shared_memory_bytes: l.max_compute_shared_memory_size,
-        subgroup_size: info.features.subgroup_size,
-        // The context enables each feature exactly where these hold.
-        cooperative_matrix: crate::context::enables_cooperative_matrix(info),
-        shader_f16: crate::context::enables_f16(info),
-        max_storage_bindings: l.max_per_stage_storage_buffers,
-    }
+    info.gpu_limits()
 }
 
 impl VulkanBackend {

@@ -6,8 +6,10 @@
 //! that grows as needed and is reused).
 
 use crate::context::{lock, Context, MemoryStrategy, Shared};
+use crate::record::{memory_barrier, Commands};
 use ash::vk;
 use rlx_backend::BackendError;
+use rlx_gpu::driver::Failure;
 use std::sync::Arc;
 
 /// What a buffer is for.
@@ -131,11 +133,9 @@ impl GpuBuffer {
             });
         };
         let heap = shared.memory.memory_types[type_index as usize].heap_index as usize;
-        shared.budget.reserve(heap, req.size).map_err(|why| BackendError::OutOfMemory {
-            device: shared.name().to_string(),
-            scope: format!("{} ({why})", scope()),
-            requested: req.size,
-        })?;
+        let out_of_memory =
+            |why| Failure::OutOfMemory.error(shared.name(), format!("{} ({why})", scope()), req.size);
+        shared.budget.reserve(heap, req.size).map_err(out_of_memory)?;
         buf.reserved = Some((heap, req.size));
         let alloc = vk::MemoryAllocateInfo::default().allocation_size(req.size).memory_type_index(type_index);
         buf.memory =
@@ -176,17 +176,7 @@ impl GpuBuffer {
 
     /// Checks that [offset, offset + len) lies inside the buffer.
     pub(crate) fn check_range(&self, offset: u64, len: u64) -> Result<(), BackendError> {
-        match offset.checked_add(len) {
-            Some(end) if end <= self.size => Ok(()),
-            _ => Err(BackendError::LimitExceeded {
-                device: self.shared.name().to_string(),
-                what: "buffer range end",
-                node: self.label.clone(),
-                requested: offset.saturating_add(len),
-                limit: self.size,
-                hint: format!("offset {offset} + length {len} passes the end of the buffer"),
-            }),
-        }
+        rlx_gpu::driver::check_range(self.shared.name(), &self.label, self.size, offset, len)
     }
 
     /// Copies `bytes` into the mapping at `offset`: an error when the range passes the end or the
@@ -241,53 +231,14 @@ impl GpuBuffer {
 /// Host I/O state of a context: a one-shot command buffer, its fence and the staging buffer.
 pub(crate) struct Transfer {
     shared: Arc<Shared>,
-    pool: vk::CommandPool,
-    cmd: vk::CommandBuffer,
-    fence: vk::Fence,
+    commands: Commands,
     staging: Option<GpuBuffer>,
-    _live: Vec<rlx_backend::LiveGuard>,
-}
-
-impl Drop for Transfer {
-    fn drop(&mut self) {
-        // SAFETY: every submission waited on its fence, so nothing is pending.
-        unsafe {
-            self.shared.device.destroy_fence(self.fence, None);
-            self.shared.device.destroy_command_pool(self.pool, None);
-        }
-    }
 }
 
 impl Transfer {
     pub(crate) fn new(shared: &Arc<Shared>) -> Result<Self, BackendError> {
-        let dev = &shared.device;
-        let mut t = Transfer {
-            shared: shared.clone(),
-            pool: vk::CommandPool::null(),
-            cmd: vk::CommandBuffer::null(),
-            fence: vk::Fence::null(),
-            staging: None,
-            _live: Vec::new(),
-        };
-        let pool = vk::CommandPoolCreateInfo::default()
-            .queue_family_index(shared.queue_family)
-            .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER);
-        // SAFETY: calls on a live device; `t`'s Drop cleans up on failure.
-        t.pool = unsafe { dev.create_command_pool(&pool, None) }
-            .map_err(|r| shared.err("creating the transfer command pool", 0, r))?;
-        let alloc = vk::CommandBufferAllocateInfo::default()
-            .command_pool(t.pool)
-            .level(vk::CommandBufferLevel::PRIMARY)
-            .command_buffer_count(1);
-        let cmds = unsafe { dev.allocate_command_buffers(&alloc) }
-            .map_err(|r| shared.err("allocating the transfer command buffer", 0, r))?;
-        t.cmd = cmds.first().copied().unwrap_or_default();
-        t._live.push(shared.live.track(rlx_backend::LiveKind::CommandBuffer, 1, 0));
-        t.fence = unsafe { dev.create_fence(&vk::FenceCreateInfo::default(), None) }
-            .map_err(|r| shared.err("creating the transfer fence", 0, r))?;
-        // The command pool and the fence.
-        t._live.push(shared.live.track(rlx_backend::LiveKind::Other, 2, 0));
-        Ok(t)
+        let commands = Commands::new(shared, true, |what| what.replacen("the ", "the transfer ", 1))?;
+        Ok(Transfer { shared: shared.clone(), commands, staging: None })
     }
 
     /// The staging buffer, grown to at least `len` bytes.
@@ -313,45 +264,25 @@ impl Transfer {
         len: u64,
         scope: &str,
     ) -> Result<(), BackendError> {
-        let dev = &self.shared.device;
+        let (dev, cmd) = (&self.shared.device, self.commands.cmd);
         let err = |r| self.shared.err(scope.to_string(), len, r);
         let begin = vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
-        // Earlier kernels and copies (any submission) finish writing before this copy; its
-        // writes are visible to the host and to later kernels afterwards.
-        let before = vk::MemoryBarrier::default()
-            .src_access_mask(vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE)
-            .dst_access_mask(vk::AccessFlags::TRANSFER_READ | vk::AccessFlags::TRANSFER_WRITE);
-        let after = vk::MemoryBarrier::default()
-            .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
-            .dst_access_mask(vk::AccessFlags::HOST_READ);
         let region = vk::BufferCopy { src_offset: src.1, dst_offset: dst.1, size: len };
+        use vk::{AccessFlags as A, PipelineStageFlags as S};
         // SAFETY: the command buffer is idle (every submission is waited for), the buffers are
         // live and the ranges were checked by the caller.
         unsafe {
-            dev.reset_command_buffer(self.cmd, vk::CommandBufferResetFlags::empty()).map_err(err)?;
-            dev.begin_command_buffer(self.cmd, &begin).map_err(err)?;
-            dev.cmd_pipeline_barrier(
-                self.cmd,
-                vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::TRANSFER,
-                vk::PipelineStageFlags::TRANSFER,
-                vk::DependencyFlags::empty(),
-                &[before],
-                &[],
-                &[],
-            );
-            dev.cmd_copy_buffer(self.cmd, src.0, dst.0, &[region]);
-            dev.cmd_pipeline_barrier(
-                self.cmd,
-                vk::PipelineStageFlags::TRANSFER,
-                vk::PipelineStageFlags::HOST,
-                vk::DependencyFlags::empty(),
-                &[after],
-                &[],
-                &[],
-            );
-            dev.end_command_buffer(self.cmd).map_err(err)?;
+            dev.reset_command_buffer(cmd, vk::CommandBufferResetFlags::empty()).map_err(err)?;
+            dev.begin_command_buffer(cmd, &begin).map_err(err)?;
+            // Earlier kernels and copies (any submission) finish writing before this copy; its
+            // writes are visible to the host and to later kernels afterwards.
+            let before = (A::SHADER_WRITE | A::TRANSFER_WRITE, A::TRANSFER_READ | A::TRANSFER_WRITE);
+            memory_barrier(dev, cmd, (S::COMPUTE_SHADER | S::TRANSFER, S::TRANSFER), before);
+            dev.cmd_copy_buffer(cmd, src.0, dst.0, &[region]);
+            memory_barrier(dev, cmd, (S::TRANSFER, S::HOST), (A::TRANSFER_WRITE, A::HOST_READ));
+            dev.end_command_buffer(cmd).map_err(err)?;
         }
-        crate::record::submit_and_wait(&self.shared, self.cmd, self.fence, scope)
+        self.commands.submit_and_wait(scope)
     }
 }
 

@@ -7,24 +7,19 @@
 
 use crate::buffer::Transfer;
 use crate::error::vk_error;
-use crate::faults::{HeapBudget, LossState};
+use crate::faults::heap_sizes;
 use crate::pipeline::Pipeline;
 use crate::pipeline_cache::PipelineCache;
 use crate::probe::{self, AdapterInfo, OwnedInstance, LIFECYCLE};
 use crate::VulkanError;
 use ash::vk;
 use rlx_backend::BackendError;
-use rlx_gpu::{KernelKey, PipelineCacheDir};
-use std::collections::HashMap;
+pub(crate) use rlx_gpu::driver::lock;
+use rlx_gpu::driver::{HeapBudget, LossState, PipelineTable};
+use rlx_gpu::PipelineCacheDir;
 use std::ffi::CString;
 use std::mem::ManuallyDrop;
-use std::sync::{Arc, Mutex, MutexGuard};
-
-/// Locks a mutex, recovering the data if another thread panicked while holding it: every
-/// guarded value here stays consistent between statements.
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
+use std::sync::{Arc, Mutex};
 
 /// Where a buffer's memory lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,7 +77,7 @@ impl Shared {
     pub(crate) fn err(&self, scope: impl Into<String>, requested: u64, r: vk::Result) -> BackendError {
         let scope = scope.into();
         if r == vk::Result::ERROR_DEVICE_LOST {
-            self.loss.record(&scope, r);
+            self.loss.record(|| format!("{r} during {scope}"));
         }
         vk_error(self.name(), scope, requested, r)
     }
@@ -104,14 +99,10 @@ impl Shared {
         required: vk::MemoryPropertyFlags,
         preferred: vk::MemoryPropertyFlags,
     ) -> Option<u32> {
-        let count = self.memory.memory_type_count.min(vk::MAX_MEMORY_TYPES as u32);
-        let find = |flags: vk::MemoryPropertyFlags| {
-            (0..count).find(|&i| {
-                type_bits & (1 << i) != 0
-                    && self.memory.memory_types[i as usize].property_flags.contains(flags)
-            })
-        };
-        find(required | preferred).or_else(|| find(required))
+        let count = (self.memory.memory_type_count as usize).min(vk::MAX_MEMORY_TYPES);
+        let types: Vec<u32> =
+            self.memory.memory_types[..count].iter().map(|t| t.property_flags.as_raw()).collect();
+        rlx_gpu::driver::pick_memory_type(&types, type_bits, required.as_raw(), preferred.as_raw())
     }
 }
 
@@ -119,7 +110,7 @@ impl Shared {
 pub struct Context {
     pub(crate) shared: Arc<Shared>,
     /// Compute pipelines, built on first use and kept for the context's life.
-    pub(crate) pipelines: Mutex<HashMap<KernelKey, Arc<Pipeline>>>,
+    pub(crate) pipelines: PipelineTable<Pipeline>,
     /// Command buffer, fence and staging buffer for host I/O on discrete devices.
     pub(crate) transfer: Mutex<Transfer>,
     /// The VkPipelineCache every pipeline is built through, kept on disk between processes.
@@ -175,19 +166,13 @@ impl Context {
         let pipeline_cache = PipelineCache::open(&shared, options.pipeline_cache.resolve().as_deref());
         Ok(Context {
             shared,
-            pipelines: Mutex::new(HashMap::new()),
+            pipelines: PipelineTable::default(),
             transfer: Mutex::new(transfer),
             pipeline_cache,
         })
     }
 
     /// What was probed about this device.
-    /// The objects of this device alive now (buffers, pipelines, descriptor sets, command
-    /// buffers, fences and pools), counted at creation and destruction.
-    pub fn live_objects(&self) -> rlx_backend::LiveObjects {
-        self.shared.live.snapshot()
-    }
-
     pub fn info(&self) -> &AdapterInfo {
         &self.shared.info
     }
@@ -240,8 +225,8 @@ fn create_device(
     if f16_arith && info.api_version < [1, 2, 0] {
         enabled.push(vk::KHR_SHADER_FLOAT16_INT8_NAME.as_ptr());
     }
-    let f16_storage = enables_f16(&info);
-    let coop_ok = enables_cooperative_matrix(&info);
+    let f16_storage = info.enables_f16();
+    let coop_ok = info.enables_cooperative_matrix();
     if coop_ok {
         enabled.push(vk::KHR_COOPERATIVE_MATRIX_NAME.as_ptr());
     }
@@ -282,21 +267,9 @@ fn create_device(
         strategy,
         timestamp_period,
         debug,
-        budget: HeapBudget::new(&memory, options.memory_budget),
+        budget: HeapBudget::new(heap_sizes(&memory), options.memory_budget),
         loss: LossState::default(),
         instance: ManuallyDrop::new(instance),
         live: rlx_backend::LiveCounters::new(),
     }))
-}
-
-/// Whether the device gets shaderFloat16 and storageBuffer16BitAccess enabled: where it has
-/// both (the probe read them from the same structs the device is created with).
-pub(crate) fn enables_f16(info: &AdapterInfo) -> bool {
-    info.features.shader_f16 && info.features.storage_buffer_16bit
-}
-
-/// Whether the device gets VK_KHR_cooperative_matrix enabled: where the probe found the f16
-/// 16×16×16 → f32 configuration and f16 arithmetic (the tensor-core kernels need both).
-pub(crate) fn enables_cooperative_matrix(info: &AdapterInfo) -> bool {
-    info.features.cooperative_matrix && info.features.shader_f16
 }

@@ -2,6 +2,7 @@
 
 use ash::vk;
 use rlx_backend::BackendError;
+use rlx_gpu::driver::Failure;
 
 /// The loader's file name on this platform (what `ash::Entry::load` opens).
 #[cfg(windows)]
@@ -55,14 +56,14 @@ pub(crate) fn vk_error(
     requested: u64,
     r: vk::Result,
 ) -> BackendError {
-    let (device, scope) = (device.to_string(), scope.into());
-    match r {
+    let failure = match r {
         vk::Result::ERROR_OUT_OF_HOST_MEMORY
         | vk::Result::ERROR_OUT_OF_DEVICE_MEMORY
-        | vk::Result::ERROR_OUT_OF_POOL_MEMORY => BackendError::OutOfMemory { device, scope, requested },
-        vk::Result::ERROR_DEVICE_LOST => BackendError::DeviceLost { device, scope, reason: r.to_string() },
-        _ => BackendError::Driver { device, scope, reason: r.to_string() },
-    }
+        | vk::Result::ERROR_OUT_OF_POOL_MEMORY => Failure::OutOfMemory,
+        vk::Result::ERROR_DEVICE_LOST => Failure::DeviceLost(r.to_string()),
+        _ => Failure::Other(r.to_string()),
+    };
+    failure.error(device, scope, requested)
 }
 
 #[cfg(test)]

@@ -17,31 +17,26 @@
 
 use crate::buffer::{BufferRole, GpuBuffer};
 use crate::context::{Context, MemoryStrategy};
-use crate::record::{Copy, Recording};
+use crate::record::Recording;
 use rlx_backend::{BackendError, Executable, RunProfile};
-use rlx_gpu::convert::{from_device, to_device};
-use rlx_gpu::{Buffers, IoPlan, LeafKind, Place, SharedLeaves, ValidSchedule};
-use rlx_ir::{NodeId, Tensor, TensorType};
-use std::collections::HashMap;
+use rlx_gpu::convert::from_device;
+use rlx_gpu::driver::{group_mismatch, initial_contents, staged_host_io, HostOutput, LeafTable};
+use rlx_gpu::{Buffers, SharedLeaves, ValidSchedule};
+use rlx_ir::{NodeId, Tensor};
 use std::sync::Arc;
 use std::time::Instant;
-
-/// Where one output is read from: a buffer and offset, `None` when empty.
-struct OutputSlot {
-    from: Option<(Arc<GpuBuffer>, u64)>,
-    ty: TensorType,
-}
 
 /// A graph compiled for a Vulkan device.
 pub struct VulkanExecutable {
     ctx: Arc<Context>,
     buffers: Buffers<Arc<GpuBuffer>>,
-    /// Leaf index and type of every input and param node, and its name for errors.
-    leaves: HashMap<NodeId, (usize, TensorType, String)>,
+    /// Leaf index, type and name of every input, param and state node.
+    leaves: LeafTable,
     /// Input nodes in upload order with where the host writes them: a staging place (discrete)
     /// or the leaf buffer itself (unified).
     inputs: Vec<(NodeId, Arc<GpuBuffer>, u64)>,
-    outputs: Vec<OutputSlot>,
+    /// Per output: the buffer and offset it is read from (`None` when empty), and its type.
+    outputs: Vec<HostOutput<Arc<GpuBuffer>>>,
     recording: Recording,
     profile: Option<RunProfile>,
 }
@@ -72,100 +67,35 @@ impl VulkanExecutable {
         shared: &mut SharedLeaves<Arc<GpuBuffer>>,
     ) -> Result<Self, BackendError> {
         let device = ctx.info().name.clone();
-        let mismatch =
-            |name: &str, had: &rlx_ir::TensorType, now: &rlx_ir::TensorType| BackendError::Driver {
-                device: device.clone(),
-                scope: format!("compiling graph '{}' into a group", schedule.name),
-                reason: format!("'{name}' is {now} here but {had} in another graph of the group"),
-            };
         let (buffers, fresh) = Buffers::allocate_shared(
             schedule,
             shared,
             |spec| ctx.create_buffer(&spec.label, spec.bytes),
-            mismatch,
+            group_mismatch(&device, &schedule.name),
         )?;
         let gpu = |e| rlx_gpu::backend_error(&device, e);
-        let mut leaves = HashMap::new();
-        for (i, leaf) in schedule.leaves.iter().enumerate() {
-            let buffer = buffers.get(rlx_gpu::BufferId::Leaf(i)).map_err(gpu)?;
-            match &leaf.kind {
-                LeafKind::Constant(t) => ctx.write(buffer, 0, &to_device(t, &device, &leaf.label())?)?,
-                LeafKind::State(_) if fresh.get(i).copied().unwrap_or(true) => {
-                    ctx.write(buffer, 0, &vec![0u8; rlx_gpu::device_bytes(&leaf.ty) as usize])?;
-                    leaves.insert(leaf.node, (i, leaf.ty.clone(), leaf.label()));
-                }
-                LeafKind::Input(_) | LeafKind::Param(_) | LeafKind::State(_) => {
-                    leaves.insert(leaf.node, (i, leaf.ty.clone(), leaf.label()));
-                }
-            }
+        for written in initial_contents(schedule, &fresh, true, &device) {
+            let (i, bytes) = written?;
+            ctx.write(buffers.get(rlx_gpu::BufferId::Leaf(i)).map_err(gpu)?, 0, &bytes)?;
         }
-
-        let discrete = ctx.memory_strategy() == MemoryStrategy::Discrete;
-        let align = ctx.info().limits.min_storage_buffer_offset_alignment.max(16);
-        let max_alloc = match ctx.info().limits.max_memory_allocation_size {
+        let limits = &ctx.info().limits;
+        let align = limits.min_storage_buffer_offset_alignment.max(16);
+        let max_alloc = match limits.max_memory_allocation_size {
             0 => u64::MAX,
             m => m,
         };
-        let io = IoPlan::new(schedule, align, max_alloc);
-        let staging = |sizes: &[u64], role, what: &str| {
-            if !discrete {
-                return Ok(Vec::new());
-            }
-            let label = |i| format!("{} {what} staging {i}", schedule.name);
-            sizes.iter().enumerate().map(|(i, &b)| ctx.create_host_buffer(&label(i), b, role)).collect()
-        };
-        let upload: Vec<Arc<GpuBuffer>> = staging(&io.upload_buffers, BufferRole::Upload, "upload")?;
-        let readback: Vec<Arc<GpuBuffer>> = staging(&io.readback_buffers, BufferRole::Staging, "readback")?;
-        let staged = |list: &[Arc<GpuBuffer>], p: &Place| list.get(p.buffer).cloned().map(|b| (b, p.offset));
-
-        let mut inputs = Vec::new();
-        let mut uploads = Vec::new();
-        for &(leaf, node, place) in &io.inputs {
-            let dst = buffers.get(rlx_gpu::BufferId::Leaf(leaf)).map_err(gpu)?;
-            match staged(&upload, &place) {
-                Some((src, offset)) => {
-                    uploads.push(Copy {
-                        src: src.clone(),
-                        src_offset: offset,
-                        dst: dst.clone(),
-                        dst_offset: 0,
-                        size: place.size,
-                    });
-                    inputs.push((node, src, offset));
-                }
-                None => inputs.push((node, dst.clone(), 0)),
-            }
-        }
-        let mut readbacks = Vec::new();
-        let mut outputs = Vec::new();
-        for ((out, place), (_, ty)) in
-            io.outputs.iter().map(|o| (o.map(|(op, _)| op), o.map(|(_, p)| p))).zip(&schedule.outputs)
-        {
-            let from = match (out, place) {
-                (Some(op), Some(place)) => {
-                    let src = buffers.get(op.buffer).map_err(gpu)?;
-                    match staged(&readback, &place) {
-                        Some((dst, offset)) => {
-                            readbacks.push(Copy {
-                                src: src.clone(),
-                                src_offset: op.offset,
-                                dst: dst.clone(),
-                                dst_offset: offset,
-                                size: op.size,
-                            });
-                            Some((dst, offset))
-                        }
-                        None => Some((src.clone(), op.offset)),
-                    }
-                }
-                _ => None,
-            };
-            outputs.push(OutputSlot { from, ty: ty.clone() });
-        }
-        let recording = Recording::new(&ctx, schedule, &buffers, &uploads, &readbacks)?;
+        let discrete = ctx.memory_strategy() == MemoryStrategy::Discrete;
+        let role = |upload| if upload { BufferRole::Upload } else { BufferRole::Staging };
+        let host =
+            staged_host_io(schedule, &buffers, &device, discrete, (align, max_alloc), |label, bytes, up| {
+                ctx.create_host_buffer(label, bytes, role(up))
+            })?;
+        let recording = Recording::new(&ctx, schedule, &buffers, &host.uploads, &host.readbacks)?;
         // New pipelines reach the disk now, not only when the context drops (a crash or an
         // abort skips drops).
         ctx.save_pipeline_cache();
+        let leaves = LeafTable::new(&device, schedule);
+        let (inputs, outputs) = (host.inputs, host.outputs);
         Ok(VulkanExecutable { ctx, buffers, leaves, inputs, outputs, recording, profile: None })
     }
 
@@ -178,69 +108,42 @@ impl VulkanExecutable {
     pub fn barriers(&self) -> usize {
         self.recording.barriers
     }
-
-    fn refuse(&self, scope: String, reason: String) -> BackendError {
-        BackendError::Driver { device: self.ctx.info().name.clone(), scope, reason }
-    }
-
-    /// The leaf of `id` after checking `value` against it.
-    fn leaf(&self, id: NodeId, value: &Tensor, what: &str) -> Result<(usize, &str), BackendError> {
-        let Some((index, ty, name)) = self.leaves.get(&id) else {
-            return Err(
-                self.refuse(format!("writing {what} {id}"), "the compiled graph has no such leaf".into())
-            );
-        };
-        if value.dtype() != ty.dtype || value.numel() != ty.numel() {
-            let reason = format!("got {}{}, the compiled graph holds {ty}", value.dtype(), value.shape());
-            return Err(self.refuse(format!("writing {what} '{name}'"), reason));
-        }
-        Ok((*index, name))
-    }
 }
 
 impl Executable for VulkanExecutable {
     fn set_param(&mut self, id: NodeId, value: &Tensor) -> Result<(), BackendError> {
-        let device = self.ctx.info().name.clone();
-        let (index, name) = self.leaf(id, value, "param")?;
+        let (index, bytes) = self.leaves.bytes(id, value, "param")?;
         let buffer = self
             .buffers
             .get(rlx_gpu::BufferId::Leaf(index))
-            .map_err(|e| rlx_gpu::backend_error(&device, e))?;
-        self.ctx.write(buffer, 0, &to_device(value, &device, name)?)
+            .map_err(|e| rlx_gpu::backend_error(&self.ctx.info().name, e))?;
+        self.ctx.write(buffer, 0, &bytes)
     }
 
     fn run(&mut self, inputs: &[(NodeId, &Tensor)]) -> Result<Vec<Tensor>, BackendError> {
         let device = self.ctx.info().name.clone();
         let t0 = Instant::now();
         for (node, buffer, offset) in &self.inputs {
-            let value = inputs
-                .iter()
-                .find(|(id, _)| id == node)
-                .map(|(_, t)| *t)
-                .ok_or_else(|| self.refuse("run".into(), format!("input {node} was not given")))?;
-            let (_, name) = self.leaf(*node, value, "input")?;
-            buffer.write_at(*offset, &to_device(value, &device, name)?)?;
+            let (_, bytes) = self.leaves.bytes(*node, self.leaves.input(inputs, *node)?, "input")?;
+            buffer.write_at(*offset, &bytes)?;
         }
         let t1 = Instant::now();
         let gpu_time = self.recording.submit()?;
         let t2 = Instant::now();
         let mut out = Vec::with_capacity(self.outputs.len());
-        for (i, slot) in self.outputs.iter().enumerate() {
-            out.push(match &slot.from {
+        for (i, (from, ty)) in self.outputs.iter().enumerate() {
+            out.push(match from {
                 Some((buffer, offset)) => {
-                    let bytes = buffer.mapped_bytes(*offset, rlx_gpu::device_bytes(&slot.ty))?;
-                    from_device(bytes, &slot.ty, &device, &format!("output {i}"))?
+                    let bytes = buffer.mapped_bytes(*offset, rlx_gpu::device_bytes(ty))?;
+                    from_device(bytes, ty, &device, &format!("output {i}"))?
                 }
-                None => Tensor::zeros(slot.ty.shape.clone(), slot.ty.dtype),
+                None => Tensor::zeros(ty.shape.clone(), ty.dtype),
             });
         }
         let t3 = Instant::now();
         // Compute is the GPU's own time for the kernels where timestamps exist; the copies to
         // and from staging then count as upload and readback.
-        let compute = gpu_time.unwrap_or(t2 - t1);
-        let copies = (t2 - t1).saturating_sub(compute);
-        self.profile =
-            Some(RunProfile { upload: t1 - t0 + copies / 2, compute, readback: t3 - t2 + copies / 2 });
+        self.profile = Some(rlx_gpu::driver::split_profile(t1 - t0, t2 - t1, gpu_time, t3 - t2));
         Ok(out)
     }
 

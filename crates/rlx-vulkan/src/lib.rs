@@ -1,3 +1,8 @@
+// Size (issue 22, thin drivers; goal at most 1,500): 1,524 non-test code lines, 2,063 with
+// comments and blank lines. Counted over src/**/*.rs minus every `#[cfg(test)]` item (the
+// attribute through its closing brace) and the files of `#[cfg(test)] mod x;`; tests/ is not
+// counted. Code lines are those neither blank nor comments (tokei's "code"). What is not a
+// Vulkan call lives in rlx-gpu's `driver` module.
 //! rlx-vulkan: the native Vulkan driver of rlx.
 //!
 //! Contract:
@@ -46,9 +51,12 @@ mod context;
 mod error;
 mod executable;
 mod faults;
+mod live;
 mod pipeline;
 mod pipeline_cache;
 mod probe;
+#[cfg(test)]
+mod probe_tests;
 mod record;
 mod spirv;
 

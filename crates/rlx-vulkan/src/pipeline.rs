@@ -4,7 +4,7 @@
 //! A kernel's layout: one descriptor set with one storage buffer per entry of the variant's
 //! `bindings`, and a push-constant range of the variant's `params_size` bytes.
 
-use crate::context::{lock, Context, Shared};
+use crate::context::{Context, Shared};
 use crate::spirv;
 use ash::vk;
 use rlx_backend::BackendError;
@@ -158,20 +158,17 @@ impl Pipeline {
 impl Context {
     /// The pipeline of `key`, built on first use and cached for this context's life.
     pub fn pipeline(&self, key: KernelKey) -> Result<Arc<Pipeline>, BackendError> {
-        let mut cache = lock(&self.pipelines);
-        if let Some(p) = cache.get(&key) {
-            return Ok(p.clone());
-        }
-        let p = Arc::new(Pipeline::new(&self.shared, key, self.pipeline_cache.handle())?);
-        if !p.from_cache {
-            self.pipeline_cache.compiled();
-        }
-        cache.insert(key, p.clone());
-        Ok(p)
+        self.pipelines.get_or_build(key, || {
+            let p = Pipeline::new(&self.shared, key, self.pipeline_cache.handle())?;
+            if !p.from_cache {
+                self.pipeline_cache.compiled();
+            }
+            Ok(p)
+        })
     }
 
     /// Number of pipelines built so far.
     pub fn cached_pipelines(&self) -> usize {
-        lock(&self.pipelines).len()
+        self.pipelines.len()
     }
 }

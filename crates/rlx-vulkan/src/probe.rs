@@ -5,120 +5,9 @@
 
 use crate::error::{VulkanError, LOADER_LIBRARY};
 use ash::vk;
+use rlx_gpu::driver::PickError;
+pub use rlx_gpu::driver::{AdapterFeatures, AdapterInfo, AdapterLimits, AdapterType, MemoryHeap};
 use std::ffi::CStr;
-
-/// Kind of device, as the driver reports it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum AdapterType {
-    Discrete,
-    Integrated,
-    Virtual,
-    /// A software implementation such as lavapipe.
-    Cpu,
-    Other,
-}
-
-impl AdapterType {
-    /// Memory shared by host and device: buffers live in host-visible memory and need no
-    /// staging copies.
-    pub fn is_unified_memory(self) -> bool {
-        matches!(self, AdapterType::Integrated | AdapterType::Cpu)
-    }
-
-    /// Order of preference when no device is named: discrete first.
-    fn rank(self) -> u8 {
-        match self {
-            AdapterType::Discrete => 0,
-            AdapterType::Integrated => 1,
-            AdapterType::Virtual => 2,
-            AdapterType::Other => 3,
-            AdapterType::Cpu => 4,
-        }
-    }
-}
-
-/// Limits that rlx checks against before launching anything.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AdapterLimits {
-    /// Largest range of one storage-buffer binding, in bytes.
-    pub max_storage_buffer_range: u32,
-    pub min_storage_buffer_offset_alignment: u64,
-    /// Largest single memory allocation (VkPhysicalDeviceMaintenance3Properties).
-    pub max_memory_allocation_size: u64,
-    pub max_compute_shared_memory_size: u32,
-    pub max_compute_work_group_invocations: u32,
-    pub max_compute_work_group_size: [u32; 3],
-    pub max_compute_work_group_count: [u32; 3],
-    pub max_push_constants_size: u32,
-    pub max_bound_descriptor_sets: u32,
-    /// maxPerStageDescriptorStorageBuffers.
-    pub max_per_stage_storage_buffers: u32,
-}
-
-/// Optional abilities, for choosing kernel rungs.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AdapterFeatures {
-    /// Threads per subgroup (warp / wave); 0 when unknown.
-    pub subgroup_size: u32,
-    /// Subgroup arithmetic (reductions) is available in compute shaders.
-    pub subgroup_arithmetic: bool,
-    /// Subgroup shuffles are available in compute shaders.
-    pub subgroup_shuffle: bool,
-    /// f16 arithmetic in shaders (shaderFloat16).
-    pub shader_f16: bool,
-    /// f16 values in storage buffers (storageBuffer16BitAccess).
-    pub storage_buffer_16bit: bool,
-    /// VK_KHR_cooperative_matrix is offered with its feature, and among its configurations is
-    /// f16 16×16×16 with f32 accumulation at subgroup scope: what rlx's tensor-core matmul runs.
-    pub cooperative_matrix: bool,
-}
-
-/// One memory heap.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MemoryHeap {
-    pub size: u64,
-    pub device_local: bool,
-}
-
-/// Everything rlx knows about one physical device.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AdapterInfo {
-    /// Position in the loader's enumeration: the value `RLX_VULKAN_DEVICE` takes.
-    pub index: usize,
-    pub name: String,
-    pub vendor_id: u32,
-    pub device_id: u32,
-    pub adapter_type: AdapterType,
-    /// VkPhysicalDeviceDriverProperties; empty when the device does not report them.
-    pub driver_name: String,
-    pub driver_info: String,
-    /// VkPhysicalDeviceProperties::driverVersion, in the vendor's own encoding.
-    pub driver_version: u32,
-    /// VkPhysicalDeviceProperties::pipelineCacheUUID: pipeline cache data is only valid for a
-    /// device and driver with the same UUID.
-    pub pipeline_cache_uuid: [u8; 16],
-    /// Vulkan version the device supports, [major, minor, patch].
-    pub api_version: [u32; 3],
-    pub limits: AdapterLimits,
-    pub features: AdapterFeatures,
-    pub memory_heaps: Vec<MemoryHeap>,
-    /// Whether a queue family with compute exists.
-    pub has_compute_queue: bool,
-}
-
-impl AdapterInfo {
-    /// Devices rlx can drive: Vulkan 1.1 or newer with a compute queue.
-    pub fn is_usable(&self) -> bool {
-        self.api_version >= [1, 1, 0] && self.has_compute_queue
-    }
-
-    /// One line: "0: llvmpipe (LLVM 15.0.6, 256 bits) [Cpu, llvmpipe, Vulkan 1.3.238]".
-    pub fn summary(&self) -> String {
-        let [ma, mi, pa] = self.api_version;
-        let driver = if self.driver_name.is_empty() { "unknown driver" } else { &self.driver_name };
-        format!("{}: {} [{:?}, {driver}, Vulkan {ma}.{mi}.{pa}]", self.index, self.name, self.adapter_type)
-    }
-}
 
 /// The Vulkan instance with the library it came from. Dropping it destroys the instance; the
 /// library stays loaded until `entry` drops after it.
@@ -345,25 +234,9 @@ pub fn pick_with<'a>(
     adapters: &'a [AdapterInfo],
     choice: Option<&str>,
 ) -> Result<&'a AdapterInfo, VulkanError> {
-    if adapters.is_empty() {
-        return Err(VulkanError::NoDevice);
-    }
-    let list = || adapters.iter().map(AdapterInfo::summary).collect::<Vec<_>>().join("; ");
-    if let Some(value) = choice.map(str::trim).filter(|v| !v.is_empty()) {
-        return value
-            .parse::<usize>()
-            .ok()
-            .and_then(|i| adapters.iter().find(|a| a.index == i))
-            .filter(|a| a.is_usable())
-            .ok_or_else(|| VulkanError::BadDeviceIndex { value: value.to_string(), devices: list() });
-    }
-    adapters
-        .iter()
-        .filter(|a| a.is_usable())
-        .min_by_key(|a| (a.adapter_type.rank(), a.index))
-        .ok_or_else(|| VulkanError::NoSuitableDevice { devices: list() })
+    rlx_gpu::driver::pick_adapter(adapters, choice).map_err(|e| match e {
+        PickError::NoDevice => VulkanError::NoDevice,
+        PickError::NoSuitableDevice { devices } => VulkanError::NoSuitableDevice { devices },
+        PickError::BadDeviceIndex { value, devices } => VulkanError::BadDeviceIndex { value, devices },
+    })
 }
-
-#[cfg(test)]
-#[path = "probe_tests.rs"]
-pub(crate) mod tests;

@@ -1,4 +1,5 @@
-use super::*;
+use crate::probe::*;
+use crate::VulkanError;
 
 pub(crate) fn adapter(index: usize, adapter_type: AdapterType, api: [u32; 3]) -> AdapterInfo {
     AdapterInfo {

@@ -7,37 +7,28 @@ use crate::context::{lock, Context, Shared};
 use crate::pipeline::Pipeline;
 use ash::vk;
 use rlx_backend::BackendError;
+use rlx_gpu::driver::{profiling, Timestamps};
 use rlx_gpu::{Buffers, Operand, Schedule};
 use std::sync::Arc;
 use std::time::Duration;
 
 /// One recorded buffer-to-buffer copy.
-pub(crate) struct Copy {
-    pub src: Arc<GpuBuffer>,
-    pub src_offset: u64,
-    pub dst: Arc<GpuBuffer>,
-    pub dst_offset: u64,
-    pub size: u64,
-}
+pub(crate) type Copy = rlx_gpu::driver::Copy<Arc<GpuBuffer>>;
 
 /// The command buffer of one executable and what it needs to stay valid.
 pub(crate) struct Recording {
     shared: Arc<Shared>,
-    command_pool: vk::CommandPool,
+    commands: Commands,
     descriptor_pool: vk::DescriptorPool,
     query_pool: vk::QueryPool,
-    cmd: vk::CommandBuffer,
-    fence: vk::Fence,
-    /// Nanoseconds per timestamp tick when `query_pool` is live.
-    period: Option<f64>,
-    /// With `RLX_PROFILE=1`: each launch's kernel name, and its time in the last run (the
-    /// time from the previous launch's end to its own, read from a timestamp after each).
-    profiled: Option<Vec<&'static str>>,
+    /// The timestamps recorded when `query_pool` is live: with `RLX_PROFILE=1` one after each
+    /// launch, giving each kernel's time in the last run (`kernel_times`).
+    timestamps: Option<Timestamps>,
     pub kernel_times: Vec<(&'static str, Duration)>,
     _pipelines: Vec<Arc<Pipeline>>,
     pub dispatches: usize,
     pub barriers: usize,
-    /// Counts the descriptor sets, the command buffer and the pools, fence and queries.
+    /// Counts the descriptor sets, the descriptor pool and the queries.
     _live: Vec<rlx_backend::LiveGuard>,
 }
 
@@ -47,11 +38,75 @@ impl Drop for Recording {
         // fails), so the command buffer is not pending. Null handles are no-ops.
         unsafe {
             let dev = &self.shared.device;
-            dev.destroy_fence(self.fence, None);
             dev.destroy_query_pool(self.query_pool, None);
             dev.destroy_descriptor_pool(self.descriptor_pool, None);
-            dev.destroy_command_pool(self.command_pool, None);
         }
+    }
+}
+
+/// A command pool with one primary command buffer and its fence: what one submission needs.
+pub(crate) struct Commands {
+    shared: Arc<Shared>,
+    pool: vk::CommandPool,
+    pub(crate) cmd: vk::CommandBuffer,
+    fence: vk::Fence,
+    /// Counts the command buffer, and the pool and the fence.
+    _live: Vec<rlx_backend::LiveGuard>,
+}
+
+impl Drop for Commands {
+    fn drop(&mut self) {
+        // SAFETY: every submission is waited for (or the device idled when the wait failed), so
+        // nothing is pending. Null handles (a half-built value) are no-ops.
+        unsafe {
+            self.shared.device.destroy_fence(self.fence, None);
+            self.shared.device.destroy_command_pool(self.pool, None);
+        }
+    }
+}
+
+impl Commands {
+    /// `reset`: the command buffer may be recorded again. `scope` turns the step that failed
+    /// ("creating the fence") into the error's scope.
+    pub(crate) fn new(
+        shared: &Arc<Shared>,
+        reset: bool,
+        scope: impl Fn(&str) -> String,
+    ) -> Result<Self, BackendError> {
+        let dev = &shared.device;
+        let null = (vk::CommandPool::null(), vk::CommandBuffer::null(), vk::Fence::null());
+        let mut c =
+            Commands { shared: shared.clone(), pool: null.0, cmd: null.1, fence: null.2, _live: Vec::new() };
+        let err = |what: &str| {
+            let scope = scope(what);
+            move |r| shared.err(scope, 0, r)
+        };
+        let flags = if reset {
+            vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER
+        } else {
+            vk::CommandPoolCreateFlags::empty()
+        };
+        let pool = vk::CommandPoolCreateInfo::default().queue_family_index(shared.queue_family).flags(flags);
+        // SAFETY: calls on a live device; `c`'s Drop cleans up on failure.
+        unsafe {
+            c.pool = dev.create_command_pool(&pool, None).map_err(err("creating the command pool"))?;
+            let alloc = vk::CommandBufferAllocateInfo::default()
+                .command_pool(c.pool)
+                .level(vk::CommandBufferLevel::PRIMARY)
+                .command_buffer_count(1);
+            let cmds = dev.allocate_command_buffers(&alloc).map_err(err("allocating the command buffer"))?;
+            c.cmd = cmds.first().copied().unwrap_or_default();
+            c._live.push(shared.live.track(rlx_backend::LiveKind::CommandBuffer, 1, 0));
+            c.fence =
+                dev.create_fence(&vk::FenceCreateInfo::default(), None).map_err(err("creating the fence"))?;
+            c._live.push(shared.live.track(rlx_backend::LiveKind::Other, 2, 0));
+        }
+        Ok(c)
+    }
+
+    /// Submits the command buffer and waits for it ([`submit_and_wait`]).
+    pub(crate) fn submit_and_wait(&self, scope: &str) -> Result<(), BackendError> {
+        submit_and_wait(&self.shared, self.cmd, self.fence, scope)
     }
 }
 
@@ -59,7 +114,7 @@ impl Drop for Recording {
 const SPIN_BEFORE_BLOCKING: Duration = Duration::from_micros(200);
 
 /// Submits one command buffer and waits for its fence, then resets the fence.
-pub(crate) fn submit_and_wait(
+fn submit_and_wait(
     shared: &Shared,
     cmd: vk::CommandBuffer,
     fence: vk::Fence,
@@ -73,7 +128,7 @@ pub(crate) fn submit_and_wait(
     // for before the next); the queue is locked for the submit.
     unsafe {
         let queue = lock(&shared.queue);
-        shared.loss.take_simulated().map_err(|r| shared.err(scope, 0, r))?;
+        shared.take_simulated_loss().map_err(|r| shared.err(scope, 0, r))?;
         dev.queue_submit(*queue, &submit, fence).map_err(|r| shared.err(scope, 0, r))?;
     }
     // Short runs finish within microseconds, and a blocking wait's wake-up costs tens of them
@@ -106,7 +161,7 @@ fn descriptor(buffers: &Buffers<Arc<GpuBuffer>>, op: &Operand) -> Option<vk::Des
 ///
 /// # Safety
 /// `cmd` is in the recording state on `dev`.
-unsafe fn memory_barrier(
+pub(crate) unsafe fn memory_barrier(
     dev: &ash::Device,
     cmd: vk::CommandBuffer,
     stages: (vk::PipelineStageFlags, vk::PipelineStageFlags),
@@ -138,15 +193,13 @@ impl Recording {
         let dev = &shared.device;
         let steps = &schedule.steps;
         let pipelines = steps.iter().map(|s| ctx.pipeline(s.key)).collect::<Result<Vec<_>, _>>()?;
+        let scope = |what: &str| format!("{what} for graph '{}' ({} steps)", schedule.name, steps.len());
         let mut rec = Recording {
             shared: shared.clone(),
-            command_pool: vk::CommandPool::null(),
+            commands: Commands::new(shared, false, scope)?,
             descriptor_pool: vk::DescriptorPool::null(),
             query_pool: vk::QueryPool::null(),
-            cmd: vk::CommandBuffer::null(),
-            fence: vk::Fence::null(),
-            period: None,
-            profiled: None,
+            timestamps: None,
             kernel_times: Vec::new(),
             _pipelines: pipelines.clone(),
             dispatches: 0,
@@ -154,7 +207,7 @@ impl Recording {
             _live: Vec::new(),
         };
         let err = |what: &str| {
-            let scope = format!("{what} for graph '{}' ({} steps)", schedule.name, steps.len());
+            let scope = scope(what);
             move |r| shared.err(scope, 0, r)
         };
         let missing = |step: &str| BackendError::Driver {
@@ -207,34 +260,20 @@ impl Recording {
                 .collect();
             dev.update_descriptor_sets(&writes, &[]);
 
-            let pool_info = vk::CommandPoolCreateInfo::default().queue_family_index(shared.queue_family);
-            rec.command_pool =
-                dev.create_command_pool(&pool_info, None).map_err(err("creating the command pool"))?;
-            let alloc = vk::CommandBufferAllocateInfo::default()
-                .command_pool(rec.command_pool)
-                .level(vk::CommandBufferLevel::PRIMARY)
-                .command_buffer_count(1);
-            let cmds = dev.allocate_command_buffers(&alloc).map_err(err("allocating the command buffer"))?;
-            rec.cmd = cmds.first().copied().unwrap_or_default();
-            rec._live.push(live.track(rlx_backend::LiveKind::CommandBuffer, 1, 0));
-            rec.fence =
-                dev.create_fence(&vk::FenceCreateInfo::default(), None).map_err(err("creating the fence"))?;
-            // The command pool and the fence.
-            rec._live.push(live.track(rlx_backend::LiveKind::Other, 2, 0));
             if let Some(period) = shared.timestamp_period {
-                if profiling() {
-                    rec.profiled = Some(pipelines.iter().map(|p| p.variant().static_name()).collect());
-                }
+                let names = profiling().then(|| pipelines.iter().map(|p| p.variant().static_name()).collect());
+                let timestamps = Timestamps { period, names };
                 let info = vk::QueryPoolCreateInfo::default()
                     .query_type(vk::QueryType::TIMESTAMP)
-                    .query_count(rec.queries());
+                    .query_count(timestamps.queries());
                 rec.query_pool =
                     dev.create_query_pool(&info, None).map_err(err("creating the timestamp queries"))?;
                 rec._live.push(live.track(rlx_backend::LiveKind::Other, 1, 0));
-                rec.period = Some(period);
+                rec.timestamps = Some(timestamps);
             }
+            let timed = rec.timestamps.clone();
 
-            let cmd = rec.cmd;
+            let cmd = rec.commands.cmd;
             dev.begin_command_buffer(cmd, &vk::CommandBufferBeginInfo::default())
                 .map_err(err("beginning the command buffer"))?;
             use vk::AccessFlags as A;
@@ -259,8 +298,8 @@ impl Recording {
                     (A::TRANSFER_WRITE, A::SHADER_READ),
                 );
             }
-            if rec.period.is_some() {
-                dev.cmd_reset_query_pool(cmd, rec.query_pool, 0, rec.queries());
+            if let Some(t) = &timed {
+                dev.cmd_reset_query_pool(cmd, rec.query_pool, 0, t.queries());
                 dev.cmd_write_timestamp(cmd, S::BOTTOM_OF_PIPE, rec.query_pool, 0);
             }
             for ((step, pipeline), (&set, barrier)) in
@@ -288,12 +327,12 @@ impl Recording {
                 let [x, y, z] = step.workgroups;
                 dev.cmd_dispatch(cmd, x, y, z);
                 rec.dispatches += 1;
-                if rec.profiled.is_some() {
-                    dev.cmd_write_timestamp(cmd, S::BOTTOM_OF_PIPE, rec.query_pool, rec.dispatches as u32);
+                if let Some(query) = timed.as_ref().and_then(|t| t.after_launch(rec.dispatches)) {
+                    dev.cmd_write_timestamp(cmd, S::BOTTOM_OF_PIPE, rec.query_pool, query);
                 }
             }
-            if rec.period.is_some() && rec.profiled.is_none() {
-                dev.cmd_write_timestamp(cmd, S::BOTTOM_OF_PIPE, rec.query_pool, 1);
+            if let Some(query) = timed.as_ref().and_then(Timestamps::after_all) {
+                dev.cmd_write_timestamp(cmd, S::BOTTOM_OF_PIPE, rec.query_pool, query);
             }
             // Kernel results are visible to the readback copies, and everything to the host.
             memory_barrier(
@@ -318,9 +357,9 @@ impl Recording {
     /// queue has timestamps.
     pub(crate) fn submit(&mut self) -> Result<Option<Duration>, BackendError> {
         let scope = format!("running {} kernel launches", self.dispatches);
-        submit_and_wait(&self.shared, self.cmd, self.fence, &scope)?;
-        let Some(period) = self.period else { return Ok(None) };
-        let mut ticks = vec![0u64; self.queries() as usize];
+        self.commands.submit_and_wait(&scope)?;
+        let Some(timestamps) = &self.timestamps else { return Ok(None) };
+        let mut ticks = vec![0u64; timestamps.queries() as usize];
         // SAFETY: every query was written by the submission just waited for.
         let read = unsafe {
             self.shared.device.get_query_pool_results(
@@ -333,25 +372,9 @@ impl Recording {
         if read.is_err() {
             return Ok(None);
         }
-        let span = |a: u64, b: u64| Duration::from_nanos((b.saturating_sub(a) as f64 * period) as u64);
-        if let Some(names) = &self.profiled {
-            self.kernel_times =
-                names.iter().zip(ticks.windows(2)).map(|(&n, w)| (n, span(w[0], w[1]))).collect();
+        if timestamps.names.is_some() {
+            self.kernel_times = timestamps.kernel_times(&ticks);
         }
-        Ok(Some(span(ticks.first().copied().unwrap_or(0), ticks.last().copied().unwrap_or(0))))
+        Ok(Some(timestamps.total(&ticks)))
     }
-
-    /// Timestamp queries: start and end, or start and one after every launch when profiling.
-    fn queries(&self) -> u32 {
-        match &self.profiled {
-            Some(names) => names.len() as u32 + 1,
-            None => 2,
-        }
-    }
-}
-
-/// `RLX_PROFILE=1`: time every kernel launch (a timestamp after each; see
-/// `Executable::kernel_times`).
-fn profiling() -> bool {
-    std::env::var("RLX_PROFILE").is_ok_and(|v| v == "1")
 }

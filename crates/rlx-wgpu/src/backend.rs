@@ -4,6 +4,7 @@
 
 use crate::context::Context;
 use crate::executable::WgpuExecutable;
+use crate::faults::DeviceLossTrigger;
 use crate::probe::{WgpuInfo, WgpuOptions};
 use rlx_backend::{Backend, BackendError, Capabilities, Executable, KernelOptions, LocalFuture};
 use rlx_gpu::GpuLimits;
@@ -26,7 +27,7 @@ impl WgpuBackend {
     /// Opens the adapter `opts` selects: [`WgpuBackend::open`], waited for.
     #[cfg(not(target_arch = "wasm32"))]
     pub fn with_options(opts: WgpuOptions) -> Result<Self, BackendError> {
-        let _one_at_a_time = crate::context::OPENING.lock().unwrap_or_else(|p| p.into_inner());
+        let _one_at_a_time = rlx_gpu::driver::lock(&crate::context::OPENING);
         pollster::block_on(Self::open(opts))
     }
 
@@ -78,21 +79,6 @@ impl WgpuBackend {
     #[doc(hidden)]
     pub fn device_loss_trigger(&self) -> DeviceLossTrigger {
         DeviceLossTrigger { ctx: self.ctx.clone() }
-    }
-}
-
-/// See [`WgpuBackend::device_loss_trigger`].
-#[doc(hidden)]
-pub struct DeviceLossTrigger {
-    ctx: Arc<Context>,
-}
-
-impl DeviceLossTrigger {
-    /// Destroys the device and waits until wgpu has reported it lost.
-    pub fn destroy_device(&self) {
-        self.ctx.device.destroy();
-        // wgpu calls the device-lost callback from `poll` once the queue is empty.
-        let _ = self.ctx.device.poll(wgpu::PollType::wait_indefinitely());
     }
 }
 
@@ -148,7 +134,7 @@ impl Backend for WgpuBackend {
     }
 
     fn live_objects(&self) -> Option<rlx_backend::LiveObjects> {
-        Some(crate::live::live_objects(&self.ctx))
+        Some(self.ctx.live_objects())
     }
 }
 

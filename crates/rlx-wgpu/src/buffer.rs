@@ -3,6 +3,7 @@
 //! as few staging buffers as the buffer-size limit allows (rlx-gpu's `IoPlan`), built once at
 //! compile time and reused by every run: one copy per output, one map per buffer, one wait.
 
+use rlx_gpu::driver::lock;
 use rlx_gpu::Place;
 use std::future::Future;
 use std::pin::Pin;
@@ -59,7 +60,7 @@ impl Staging {
         for (i, b) in self.buffers.iter().enumerate() {
             let state = state.clone();
             b.map_async(wgpu::MapMode::Read, .., move |r| {
-                let mut s = state.lock().unwrap_or_else(|p| p.into_inner());
+                let mut s = lock(&state);
                 s.results.push((i, r));
                 s.pending = s.pending.saturating_sub(1);
                 if s.pending == 0 {
@@ -104,7 +105,7 @@ impl Future for MapAll {
     type Output = Vec<(usize, Result<(), wgpu::BufferAsyncError>)>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let mut s = lock(&self.state);
         if s.pending == 0 {
             return Poll::Ready(std::mem::take(&mut s.results));
         }

@@ -6,8 +6,8 @@ use crate::pipeline::Pipeline;
 use crate::pipeline_cache::PipelineCache;
 use crate::probe::{self, unavailable, ShaderChecks, WgpuInfo, WgpuOptions};
 use rlx_backend::BackendError;
+use rlx_gpu::driver::PipelineTable;
 use rlx_gpu::{GpuLimits, KernelKey};
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 pub(crate) struct Context {
@@ -23,8 +23,8 @@ pub(crate) struct Context {
     /// Limits granted to the device (all of them, for checks the lowering does not make).
     pub granted: wgpu::Limits,
     pub shader_checks: ShaderChecks,
-    log: Arc<ErrorLog>,
-    pipelines: Mutex<HashMap<KernelKey, Arc<Pipeline>>>,
+    pub(crate) log: Arc<ErrorLog>,
+    pipelines: PipelineTable<Pipeline>,
 }
 
 /// Held while a context opens. On the H200's NVIDIA driver, 8 threads each opening a wgpu
@@ -108,12 +108,8 @@ impl Context {
         device.set_device_lost_callback(move |reason, message| sink.lose(format!("{reason:?}: {message}")));
 
         let granted = device.limits();
-        let info = WgpuInfo::new(
-            &adapter_info,
-            device.features(),
-            &granted,
-            &adapter.cooperative_matrix_properties(),
-        );
+        let info =
+            probe::info(&adapter_info, device.features(), &granted, &adapter.cooperative_matrix_properties());
         let limits = info.gpu_limits();
         let pipeline_cache =
             PipelineCache::open(&device, &adapter_info, opts.pipeline_cache.resolve().as_deref()).await;
@@ -128,7 +124,7 @@ impl Context {
             granted,
             shader_checks: opts.shader_checks,
             log,
-            pipelines: Mutex::new(HashMap::new()),
+            pipelines: PipelineTable::default(),
         })
     }
 
@@ -179,40 +175,27 @@ impl Context {
         result
     }
 
-    /// `DeviceLost` once the device-lost callback has fired.
-    pub(crate) fn check_lost(&self, scope: &str) -> Result<(), BackendError> {
-        match self.log.lost() {
-            Some(reason) => Err(BackendError::DeviceLost {
-                device: self.name().to_string(),
-                scope: scope.to_string(),
-                reason,
-            }),
-            None => Ok(()),
-        }
-    }
-
     /// Builds the pipeline of `key` unless it exists (in its own error scope, so a kernel the
     /// driver refuses is reported and never cached). Compile builds every pipeline of a
     /// schedule this way first, then takes them with [`Context::built_pipeline`].
     pub(crate) async fn build_pipeline(&self, key: KernelKey) -> Result<(), BackendError> {
-        if self.pipelines.lock().unwrap_or_else(|p| p.into_inner()).contains_key(&key) {
+        if self.pipelines.get(key).is_some() {
             return Ok(());
         }
         let variant = rlx_gpu::variant(key);
         let scope = format!("building kernel {} ({})", variant.name, variant.file);
         // The lock is not held across the wait: the future may be polled from another task.
-        let pipeline = Arc::new(self.guarded(&scope, 0, || Pipeline::new(self, variant)).await?);
+        let pipeline = self.guarded(&scope, 0, || Pipeline::new(self, variant)).await?;
         if let Some(c) = &self.pipeline_cache {
             c.compiled();
         }
-        self.pipelines.lock().unwrap_or_else(|p| p.into_inner()).insert(key, pipeline);
+        self.pipelines.insert(key, pipeline);
         Ok(())
     }
 
     /// The pipeline of `key`, built by [`Context::build_pipeline`] before.
     pub(crate) fn built_pipeline(&self, key: KernelKey) -> Result<Arc<Pipeline>, BackendError> {
-        let cache = self.pipelines.lock().unwrap_or_else(|p| p.into_inner());
-        cache.get(&key).cloned().ok_or_else(|| BackendError::Driver {
+        self.pipelines.get(key).ok_or_else(|| BackendError::Driver {
             device: self.name().to_string(),
             scope: format!("binding kernel {}", rlx_gpu::variant(key).name),
             reason: "its pipeline was not built before the bind groups".into(),
@@ -221,6 +204,6 @@ impl Context {
 
     /// Number of pipelines built so far.
     pub(crate) fn cached_pipelines(&self) -> usize {
-        self.pipelines.lock().unwrap_or_else(|p| p.into_inner()).len()
+        self.pipelines.len()
     }
 }

@@ -4,6 +4,7 @@
 //! conversions here turn every report into a [`BackendError`] naming the device and the scope.
 
 use rlx_backend::BackendError;
+use rlx_gpu::driver::{lock, Failure, LossState};
 use std::sync::Mutex;
 
 /// How many uncaptured errors are kept; later ones only count.
@@ -13,7 +14,7 @@ const KEEP: usize = 16;
 #[derive(Debug, Default)]
 pub(crate) struct ErrorLog {
     uncaptured: Mutex<Recorded>,
-    lost: Mutex<Option<String>>,
+    pub(crate) loss: LossState,
 }
 
 #[derive(Debug, Default)]
@@ -54,7 +55,7 @@ pub(crate) fn describe(e: &wgpu::Error) -> (Kind, String) {
 impl ErrorLog {
     /// Called by the uncaptured-error handler.
     pub(crate) fn record(&self, e: &wgpu::Error) {
-        let mut r = self.uncaptured.lock().unwrap_or_else(|p| p.into_inner());
+        let mut r = lock(&self.uncaptured);
         if r.errors.len() < KEEP {
             r.errors.push(describe(e));
         } else {
@@ -64,18 +65,12 @@ impl ErrorLog {
 
     /// Called by the device-lost callback.
     pub(crate) fn lose(&self, reason: String) {
-        let mut lost = self.lost.lock().unwrap_or_else(|p| p.into_inner());
-        lost.get_or_insert(reason);
-    }
-
-    /// Why the device was lost, if it was.
-    pub(crate) fn lost(&self) -> Option<String> {
-        self.lost.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.loss.record(|| reason);
     }
 
     /// Takes the uncaptured errors recorded so far: the most severe kind and every message.
     pub(crate) fn take(&self) -> Option<(Kind, String)> {
-        let mut r = self.uncaptured.lock().unwrap_or_else(|p| p.into_inner());
+        let mut r = lock(&self.uncaptured);
         let recorded = std::mem::take(&mut *r);
         let kind = [Kind::OutOfMemory, Kind::Validation, Kind::Internal]
             .into_iter()
@@ -97,14 +92,11 @@ pub(crate) fn to_backend(
     kind: Kind,
     message: String,
 ) -> BackendError {
-    match kind {
-        Kind::OutOfMemory => {
-            BackendError::OutOfMemory { device: device.to_string(), scope: scope.to_string(), requested }
-        }
-        Kind::Validation | Kind::Internal => {
-            BackendError::Driver { device: device.to_string(), scope: scope.to_string(), reason: message }
-        }
-    }
+    let failure = match kind {
+        Kind::OutOfMemory => Failure::OutOfMemory,
+        Kind::Validation | Kind::Internal => Failure::Other(message),
+    };
+    failure.error(device, scope, requested)
 }
 
 #[cfg(test)]
@@ -137,10 +129,10 @@ mod tests {
     #[test]
     fn loss_is_sticky_and_keeps_the_first_reason() {
         let log = ErrorLog::default();
-        assert_eq!(log.lost(), None);
+        assert_eq!(log.loss.lost(), None);
         log.lose("Unknown: driver reset".into());
         log.lose("Destroyed".into());
-        assert_eq!(log.lost().as_deref(), Some("Unknown: driver reset"));
+        assert_eq!(log.loss.lost().as_deref(), Some("Unknown: driver reset"));
     }
 
     #[test]

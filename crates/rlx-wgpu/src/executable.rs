@@ -11,9 +11,9 @@ use crate::context::Context;
 use crate::pipeline::Pipeline;
 use rlx_backend::{BackendError, Executable, LocalFuture, RunProfile};
 use rlx_gpu::convert::{from_device, to_device};
-use rlx_gpu::{BufferId, Buffers, LeafKind, Operand, Place, SharedLeaves, ValidSchedule};
+use rlx_gpu::driver::{group_mismatch, initial_contents, LeafTable};
+use rlx_gpu::{BufferId, Buffers, Operand, Place, SharedLeaves, ValidSchedule};
 use rlx_ir::{NodeId, Tensor, TensorType};
-use std::collections::HashMap;
 use std::num::NonZeroU64;
 use std::sync::Arc;
 use std::time::Duration;
@@ -43,8 +43,8 @@ pub(crate) const TIMESTAMP_BYTES: u64 = 16;
 pub(crate) struct WgpuExecutable {
     pub(crate) ctx: Arc<Context>,
     pub(crate) buffers: Buffers<wgpu::Buffer>,
-    /// Leaf index, type and name of every input and param node.
-    leaves: HashMap<NodeId, (usize, TensorType, String)>,
+    /// Leaf index, type and name of every input, param and state node.
+    leaves: LeafTable,
     /// Input nodes in upload order.
     inputs: Vec<NodeId>,
     pub(crate) steps: Vec<Step>,
@@ -83,23 +83,15 @@ impl WgpuExecutable {
     }
 
     fn refuse(&self, scope: &str, reason: String) -> BackendError {
-        BackendError::Driver { device: self.ctx.name().to_string(), scope: scope.to_string(), reason }
+        self.leaves.refuse(scope, reason)
     }
 
     /// The leaf buffer of `id` after checking `value` against it.
     fn leaf(&self, id: NodeId, value: &Tensor, what: &str) -> Result<(&wgpu::Buffer, &str), BackendError> {
-        let Some((index, ty, name)) = self.leaves.get(&id) else {
-            return Err(
-                self.refuse(&format!("writing {what} {id}"), "the compiled graph has no such leaf".into())
-            );
-        };
-        if value.dtype() != ty.dtype || value.numel() != ty.numel() {
-            let reason = format!("got {}{}, the compiled graph holds {ty}", value.dtype(), value.shape());
-            return Err(self.refuse(&format!("writing {what} '{name}'"), reason));
-        }
+        let (index, name) = self.leaves.check(id, value, what)?;
         let buffer = self
             .buffers
-            .get(BufferId::Leaf(*index))
+            .get(BufferId::Leaf(index))
             .map_err(|e| rlx_gpu::backend_error(self.ctx.name(), e))?;
         Ok((buffer, name))
     }
@@ -112,11 +104,7 @@ impl WgpuExecutable {
     ) -> Result<(Vec<Tensor>, RunProfile), BackendError> {
         let ctx = &self.ctx;
         for &node in &self.inputs {
-            let tensor = inputs
-                .iter()
-                .find(|(id, _)| *id == node)
-                .map(|(_, t)| *t)
-                .ok_or_else(|| self.refuse("run", format!("input {node} was not given")))?;
+            let tensor = self.leaves.input(inputs, node)?;
             let (buffer, name) = self.leaf(node, tensor, "input")?;
             let bytes = to_device(tensor, ctx.name(), name)?;
             if !bytes.is_empty() {
@@ -200,10 +188,7 @@ impl WgpuExecutable {
 /// The profile of a finished run: upload (host writes), compute (the pass on the GPU by
 /// timestamps, else submit-to-wait on the host), readback (the rest: copies, map, conversion).
 fn profile(start: Instant, uploaded: Duration, waited: Duration, gpu_ns: Option<f64>) -> RunProfile {
-    let total = start.elapsed();
-    let compute = gpu_ns.map_or(waited, |ns| Duration::from_nanos(ns as u64));
-    let readback = total.saturating_sub(uploaded).saturating_sub(compute);
-    RunProfile { upload: uploaded, compute, readback }
+    rlx_gpu::driver::rest_profile(start.elapsed(), uploaded, waited, gpu_ns)
 }
 
 /// Refuses buffers past the device's buffer-size limit, naming them, before any allocation.
@@ -231,32 +216,20 @@ fn build(
     let device = &ctx.device;
     let name = ctx.name().to_string();
     let gpu = |e| rlx_gpu::backend_error(&name, e);
-    let mismatch = |leaf: &str, had: &TensorType, now: &TensorType| BackendError::Driver {
-        device: name.clone(),
-        scope: format!("compiling graph '{}' into a group", s.name),
-        reason: format!("'{leaf}' is {now} here but {had} in another graph of the group"),
-    };
     // wgpu zero-fills new buffers, so a new state starts at zeros with no write.
-    let (buffers, _fresh) = Buffers::allocate_shared(
+    let (buffers, fresh) = Buffers::allocate_shared(
         s,
         shared,
         |spec| Ok::<_, BackendError>(buffer::storage(device, &spec.label, spec.bytes)),
-        mismatch,
+        group_mismatch(&name, &s.name),
     )?;
-    let mut leaves = HashMap::new();
-    for (i, leaf) in s.leaves.iter().enumerate() {
-        match &leaf.kind {
-            LeafKind::Constant(t) => {
-                let bytes = to_device(t, &name, &leaf.label())?;
-                if !bytes.is_empty() {
-                    ctx.queue.write_buffer(buffers.get(BufferId::Leaf(i)).map_err(gpu)?, 0, &bytes);
-                }
-            }
-            LeafKind::Input(_) | LeafKind::Param(_) | LeafKind::State(_) => {
-                leaves.insert(leaf.node, (i, leaf.ty.clone(), leaf.label()));
-            }
+    for written in initial_contents(s, &fresh, false, &name) {
+        let (i, bytes) = written?;
+        if !bytes.is_empty() {
+            ctx.queue.write_buffer(buffers.get(BufferId::Leaf(i)).map_err(gpu)?, 0, &bytes);
         }
     }
+    let leaves = LeafTable::new(&name, s);
     let inputs = s.inputs().map(|(_, l)| l.node).collect();
 
     let mut steps = Vec::with_capacity(s.steps.len());

@@ -6,28 +6,25 @@
 //!   `wgpu::util::pipeline_cache_key` names the adapter; elsewhere pipelines are built without
 //!   a cache, as before.
 //! - The file is `<pipeline_cache_key>.bin` in the folder rlx-gpu's
-//!   [`PipelineCacheDir`](rlx_gpu::PipelineCacheDir) names, sealed in rlx-gpu's envelope
-//!   ([`CacheFile`]).
+//!   [`PipelineCacheDir`](rlx_gpu::PipelineCacheDir) names, sealed in rlx-gpu's envelope and
+//!   handled by its [`DiskCache`].
 //! - Loading checks the envelope, then hands the data to wgpu with `fallback: true`: wgpu checks
 //!   its own header and starts empty when the data is outdated (another wgpu or driver). Data
 //!   for another adapter is a wgpu error even with fallback; it is caught in error scopes and
 //!   the cache made empty instead. Either way the file is replaced by the next save.
 //! - Saving happens after each executable build (so a crash loses little) and when the
 //!   context drops, each time only if pipelines were built since the last save.
-//! - Nothing here fails a compile or prints: every I/O error and unusable file only means no
-//!   cache (rlx-wgpu has no logging to report it through).
 
 use crate::context::Context;
-use rlx_gpu::CacheFile;
+use rlx_gpu::driver::DiskCache;
 use std::path::{Path, PathBuf};
 
 /// One device's pipeline cache and the file behind it.
 pub(crate) struct PipelineCache {
     pub(crate) cache: wgpu::PipelineCache,
-    file: CacheFile,
-    /// The file's data passed rlx's checks and wgpu accepted it without an error. wgpu does not
-    /// say when it falls back to an empty cache for outdated data, so this can be true then.
-    loaded: bool,
+    /// `loaded`: the file's data passed rlx's checks and wgpu accepted it without an error. wgpu
+    /// does not say when it falls back to an empty cache for outdated data, so it can be true then.
+    file: DiskCache,
 }
 
 impl Drop for PipelineCache {
@@ -65,26 +62,27 @@ impl PipelineCache {
             return None;
         }
         let key = wgpu::util::pipeline_cache_key(adapter)?;
-        let file = CacheFile::new(dir?, &format!("{key}.bin"));
-        if let Some(data) = file.load_or_warn() {
+        let (mut file, data) = DiskCache::open(dir?, &format!("{key}.bin"), |_| true);
+        if let Some(data) = data {
             if let Some(cache) = create(device, Some(&data)).await {
-                return Some(PipelineCache { cache, file, loaded: true });
+                file.set_loaded();
+                return Some(PipelineCache { cache, file });
             }
         }
         let cache = create(device, None).await?;
-        Some(PipelineCache { cache, file, loaded: false })
+        Some(PipelineCache { cache, file })
     }
 
     /// Records that a pipeline was built through the cache (call it after it exists). wgpu
     /// does not say whether the driver found it there, so every new pipeline counts.
     pub(crate) fn compiled(&self) {
-        self.file.mark_changed();
+        self.file.compiled();
     }
 
     /// Writes the cache to its file if pipelines were built since the last save; failures only
     /// mean the file is not updated.
     pub(crate) fn save(&self) {
-        let _ = self.file.save_if_changed(|| self.cache.get_data());
+        self.file.save(|| self.cache.get_data());
     }
 }
 
@@ -96,12 +94,12 @@ impl Context {
 
     /// Whether the pipeline cache was filled from a file on disk.
     pub(crate) fn pipeline_cache_loaded(&self) -> bool {
-        self.pipeline_cache.as_ref().is_some_and(|c| c.loaded)
+        self.pipeline_cache.as_ref().is_some_and(|c| c.file.loaded())
     }
 
     /// The cache file of this adapter; `None` when there is no cache.
     pub(crate) fn pipeline_cache_path(&self) -> Option<PathBuf> {
-        self.pipeline_cache.as_ref().map(|c| c.file.path().to_path_buf())
+        self.pipeline_cache.as_ref().map(|c| c.file.path())
     }
 
     /// Writes the cache file if pipelines were built since the last save.

@@ -4,7 +4,8 @@
 //! asking too much.
 
 use rlx_backend::BackendError;
-use rlx_gpu::{GpuLimits, PipelineCacheDir};
+pub use rlx_gpu::driver::{EnabledFeatures, KeyLimits, WgpuInfo};
+use rlx_gpu::PipelineCacheDir;
 use wgpu::{Backends, Features, Limits};
 
 /// The environment variable that restricts the wgpu backends ("vulkan", "metal", "dx12", "gl",
@@ -177,54 +178,16 @@ pub(crate) fn pick(adapters: Vec<wgpu::Adapter>, choice: &AdapterChoice) -> Resu
     })
 }
 
-/// Optional features enabled on the device (each only where the adapter has it).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct EnabledFeatures {
-    pub shader_f16: bool,
-    pub subgroup: bool,
-    pub cooperative_matrix: bool,
-    /// Among the adapter's cooperative-matrix configurations is f16 16×16×16 with f32
-    /// accumulation: what rlx's tensor-core matmul uses.
-    pub coop_f16_16: bool,
-    /// Kernel params travel as immediates (push constants); uniforms otherwise.
-    pub immediates: bool,
-    /// GPU timestamps time the compute pass of every run ([`rlx_backend::RunProfile`]).
-    pub timestamp_query: bool,
-    /// Compiled pipelines are kept on disk between processes.
-    pub pipeline_cache: bool,
-}
-
-impl EnabledFeatures {
-    pub(crate) fn from_wgpu(f: wgpu::Features) -> Self {
-        EnabledFeatures {
-            shader_f16: f.contains(wgpu::Features::SHADER_F16),
-            subgroup: f.contains(wgpu::Features::SUBGROUP),
-            cooperative_matrix: f.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX),
-            coop_f16_16: false,
-            immediates: f.contains(wgpu::Features::IMMEDIATES),
-            timestamp_query: f.contains(wgpu::Features::TIMESTAMP_QUERY),
-            pipeline_cache: f.contains(wgpu::Features::PIPELINE_CACHE),
-        }
-    }
-
-    /// "f16, subgroup, immediates" (or "none").
-    pub fn list(&self) -> String {
-        let names: Vec<&str> = [
-            (self.shader_f16, "f16"),
-            (self.subgroup, "subgroup"),
-            (self.cooperative_matrix, "cooperative-matrix"),
-            (self.immediates, "immediates"),
-            (self.timestamp_query, "timestamps"),
-            (self.pipeline_cache, "pipeline-cache"),
-        ]
-        .into_iter()
-        .filter_map(|(on, name)| on.then_some(name))
-        .collect();
-        if names.is_empty() {
-            "none".into()
-        } else {
-            names.join(", ")
-        }
+/// The optional features of `f` that rlx tracks (cooperative-matrix f16 16×16×16 aside).
+fn enabled_features(f: Features) -> EnabledFeatures {
+    EnabledFeatures {
+        shader_f16: f.contains(Features::SHADER_F16),
+        subgroup: f.contains(Features::SUBGROUP),
+        cooperative_matrix: f.contains(Features::EXPERIMENTAL_COOPERATIVE_MATRIX),
+        coop_f16_16: false,
+        immediates: f.contains(Features::IMMEDIATES),
+        timestamp_query: f.contains(Features::TIMESTAMP_QUERY),
+        pipeline_cache: f.contains(Features::PIPELINE_CACHE),
     }
 }
 
@@ -234,129 +197,36 @@ fn is_f16_16x16(p: &wgpu::CooperativeMatrixProperties) -> bool {
     (p.m_size, p.n_size, p.k_size) == (16, 16, 16) && p.ab_type == T::F16 && p.cr_type == T::F32
 }
 
-/// The device limits rlx cares about, as granted.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct KeyLimits {
-    pub max_storage_buffer_binding_size: u64,
-    pub max_buffer_size: u64,
-    pub max_storage_buffers_per_shader_stage: u32,
-    pub max_immediate_size: u32,
-    pub min_storage_buffer_offset_alignment: u32,
-    pub max_compute_workgroups_per_dimension: u32,
-    pub max_compute_workgroup_storage_size: u32,
-    pub max_compute_invocations_per_workgroup: u32,
-    pub subgroup_min_size: u32,
-    pub subgroup_max_size: u32,
-}
-
-/// One adapter and the device opened on it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct WgpuInfo {
-    pub name: String,
-    /// "Vulkan", "Metal", "Dx12", "Gl".
-    pub backend: String,
-    /// "DiscreteGpu", "IntegratedGpu", "Cpu", ...
-    pub device_type: String,
-    pub vendor: u32,
-    pub device: u32,
-    pub driver: String,
-    pub driver_info: String,
-    pub features: EnabledFeatures,
-    pub limits: KeyLimits,
-}
-
-impl WgpuInfo {
-    /// `coop` is the adapter's list of cooperative-matrix configurations.
-    pub(crate) fn new(
-        info: &wgpu::AdapterInfo,
-        features: wgpu::Features,
-        limits: &wgpu::Limits,
-        coop: &[wgpu::CooperativeMatrixProperties],
-    ) -> Self {
-        let mut enabled = EnabledFeatures::from_wgpu(features);
-        enabled.coop_f16_16 = enabled.cooperative_matrix && coop.iter().any(is_f16_16x16);
-        WgpuInfo {
-            name: info.name.clone(),
-            backend: format!("{:?}", info.backend),
-            device_type: format!("{:?}", info.device_type),
-            vendor: info.vendor,
-            device: info.device,
-            driver: info.driver.clone(),
-            driver_info: info.driver_info.clone(),
-            features: enabled,
-            limits: KeyLimits {
-                max_storage_buffer_binding_size: limits.max_storage_buffer_binding_size,
-                max_buffer_size: limits.max_buffer_size,
-                max_storage_buffers_per_shader_stage: limits.max_storage_buffers_per_shader_stage,
-                max_immediate_size: limits.max_immediate_size,
-                min_storage_buffer_offset_alignment: limits.min_storage_buffer_offset_alignment,
-                max_compute_workgroups_per_dimension: limits.max_compute_workgroups_per_dimension,
-                max_compute_workgroup_storage_size: limits.max_compute_workgroup_storage_size,
-                max_compute_invocations_per_workgroup: limits.max_compute_invocations_per_workgroup,
-                subgroup_min_size: info.subgroup_min_size,
-                subgroup_max_size: info.subgroup_max_size,
-            },
-        }
-    }
-
-    /// A software rasterizer such as lavapipe or llvmpipe (runs on the CPU).
-    pub fn is_software(&self) -> bool {
-        self.device_type == "Cpu"
-    }
-
-    /// "NVIDIA H100 80GB HBM3 (Vulkan)".
-    pub fn summary(&self) -> String {
-        format!("{} ({})", self.name, self.backend)
-    }
-
-    /// Key facts as (label, value) rows for `rlx devices`.
-    pub fn details(&self) -> Vec<(String, String)> {
-        let l = &self.limits;
-        let driver = match (self.driver.is_empty(), self.driver_info.is_empty()) {
-            (_, true) => self.driver.clone(),
-            (true, false) => self.driver_info.clone(),
-            (false, false) => format!("{} ({})", self.driver, self.driver_info),
-        };
-        let subgroup = if l.subgroup_min_size == l.subgroup_max_size {
-            l.subgroup_min_size.to_string()
-        } else {
-            format!("{}..{}", l.subgroup_min_size, l.subgroup_max_size)
-        };
-        [
-            ("adapter", self.name.clone()),
-            ("backend", self.backend.clone()),
-            ("type", self.device_type.clone()),
-            ("driver", driver),
-            ("features", self.features.list()),
-            ("max binding", format!("{} MiB", l.max_storage_buffer_binding_size >> 20)),
-            ("max buffer", format!("{} MiB", l.max_buffer_size >> 20)),
-            ("storage buffers per stage", l.max_storage_buffers_per_shader_stage.to_string()),
-            ("immediates", format!("{} bytes", l.max_immediate_size)),
-            ("shared memory", format!("{} KiB", l.max_compute_workgroup_storage_size >> 10)),
-            ("subgroup size", subgroup),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .collect()
-    }
-
-    /// What rlx-gpu's lowering needs to know of the device.
-    pub fn gpu_limits(&self) -> GpuLimits {
-        let l = &self.limits;
-        GpuLimits {
-            // A binding never exceeds the buffer it views.
-            max_binding_bytes: l.max_storage_buffer_binding_size.min(l.max_buffer_size),
-            min_offset_alignment: u64::from(l.min_storage_buffer_offset_alignment.max(1)),
-            max_workgroups: [l.max_compute_workgroups_per_dimension; 3],
-            shared_memory_bytes: l.max_compute_workgroup_storage_size,
-            // One size only when the device has one; 0 (unknown) when it varies.
-            subgroup_size: if l.subgroup_min_size == l.subgroup_max_size { l.subgroup_min_size } else { 0 },
-            cooperative_matrix: self.features.coop_f16_16 && self.features.shader_f16,
-            // Requested wherever the adapter offers it (`requested_features`); wgpu's SHADER_F16
-            // covers f16 in storage buffers too.
-            shader_f16: self.features.shader_f16,
-            max_storage_bindings: l.max_storage_buffers_per_shader_stage,
-        }
+/// What was granted: `coop` is the adapter's list of cooperative-matrix configurations.
+pub(crate) fn info(
+    info: &wgpu::AdapterInfo,
+    features: Features,
+    limits: &Limits,
+    coop: &[wgpu::CooperativeMatrixProperties],
+) -> WgpuInfo {
+    let mut enabled = enabled_features(features);
+    enabled.coop_f16_16 = enabled.cooperative_matrix && coop.iter().any(is_f16_16x16);
+    WgpuInfo {
+        name: info.name.clone(),
+        backend: format!("{:?}", info.backend),
+        device_type: format!("{:?}", info.device_type),
+        vendor: info.vendor,
+        device: info.device,
+        driver: info.driver.clone(),
+        driver_info: info.driver_info.clone(),
+        features: enabled,
+        limits: KeyLimits {
+            max_storage_buffer_binding_size: limits.max_storage_buffer_binding_size,
+            max_buffer_size: limits.max_buffer_size,
+            max_storage_buffers_per_shader_stage: limits.max_storage_buffers_per_shader_stage,
+            max_immediate_size: limits.max_immediate_size,
+            min_storage_buffer_offset_alignment: limits.min_storage_buffer_offset_alignment,
+            max_compute_workgroups_per_dimension: limits.max_compute_workgroups_per_dimension,
+            max_compute_workgroup_storage_size: limits.max_compute_workgroup_storage_size,
+            max_compute_invocations_per_workgroup: limits.max_compute_invocations_per_workgroup,
+            subgroup_min_size: info.subgroup_min_size,
+            subgroup_max_size: info.subgroup_max_size,
+        },
     }
 }
 
@@ -415,66 +285,5 @@ mod tests {
         assert_eq!(parse_adapter_choice(" 1 "), AdapterChoice::Index(1));
         assert_eq!(parse_adapter_choice("H100"), AdapterChoice::Name("H100".into()));
         assert_eq!(parse_adapter_choice("-1"), AdapterChoice::Name("-1".into()));
-    }
-}
-
-#[cfg(test)]
-mod info_tests {
-    use super::*;
-
-    fn sample() -> WgpuInfo {
-        WgpuInfo {
-            name: "llvmpipe (LLVM 19.1.7, 256 bits)".into(),
-            backend: "Vulkan".into(),
-            device_type: "Cpu".into(),
-            vendor: 0x10005,
-            device: 0,
-            driver: "llvmpipe".into(),
-            driver_info: "Mesa 25.0.7".into(),
-            features: EnabledFeatures { immediates: true, subgroup: true, ..Default::default() },
-            limits: KeyLimits {
-                max_storage_buffer_binding_size: 128 << 20,
-                max_buffer_size: 1 << 30,
-                max_storage_buffers_per_shader_stage: 8,
-                max_immediate_size: 128,
-                min_storage_buffer_offset_alignment: 16,
-                max_compute_workgroups_per_dimension: 65535,
-                max_compute_workgroup_storage_size: 32 << 10,
-                max_compute_invocations_per_workgroup: 1024,
-                subgroup_min_size: 8,
-                subgroup_max_size: 8,
-            },
-        }
-    }
-
-    #[test]
-    fn gpu_limits_follow_the_device() {
-        let mut info = sample();
-        let l = info.gpu_limits();
-        assert_eq!(l.max_binding_bytes, 128 << 20);
-        assert_eq!(l.min_offset_alignment, 16);
-        assert_eq!(l.max_workgroups, [65535; 3]);
-        assert_eq!(l.shared_memory_bytes, 32 << 10);
-        assert_eq!(l.subgroup_size, 8);
-        // A binding limit above the buffer limit is capped; a subgroup size range is unknown.
-        info.limits.max_storage_buffer_binding_size = 4 << 30;
-        info.limits.subgroup_max_size = 32;
-        let l = info.gpu_limits();
-        assert_eq!(l.max_binding_bytes, 1 << 30);
-        assert_eq!(l.subgroup_size, 0);
-    }
-
-    #[test]
-    fn details_name_adapter_features_and_limits() {
-        let info = sample();
-        assert!(info.is_software());
-        let rows = info.details();
-        let get = |k: &str| rows.iter().find(|(key, _)| key == k).map(|(_, v)| v.clone()).unwrap();
-        assert_eq!(get("features"), "subgroup, immediates");
-        assert_eq!(get("max binding"), "128 MiB");
-        assert_eq!(get("driver"), "llvmpipe (Mesa 25.0.7)");
-        assert_eq!(get("subgroup size"), "8");
-        assert_eq!(info.summary(), "llvmpipe (LLVM 19.1.7, 256 bits) (Vulkan)");
-        assert_eq!(EnabledFeatures::default().list(), "none");
     }
 }
