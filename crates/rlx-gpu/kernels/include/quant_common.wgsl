@@ -12,16 +12,7 @@
 // fields start on word boundaries and their decoders read words directly.
 // `last_word` is the last word holding bytes of the tensor: a 4-byte read never goes past it.
 
-struct QuantParams {
-    m: u32,
-    n: u32,
-    k: u32,
-    row_bytes: u32,
-    last_word: u32,
-    pad0: u32,
-    pad1: u32,
-    pad2: u32,
-}
+// p: QuantParams (declared from its Rust struct by rlx-gpu: src/catalog/params_wgsl.rs).
 
 // Eight decoded weights: elements 8·piece .. 8·piece + 8 of a row.
 struct Piece {

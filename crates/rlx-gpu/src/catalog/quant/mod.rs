@@ -14,7 +14,7 @@
 //! All take [`QuantParams`]; bindings x (or the table), w (or the ids), out.
 
 use super::matmul::coop_available;
-use super::{name, size_of, Spec, IN2_OUT};
+use super::{name, params_of, Spec, IN2_OUT};
 use crate::grid;
 use crate::schedule::GpuLimits;
 use crate::GpuError;
@@ -260,7 +260,7 @@ pub(crate) fn spec(k: QuantKernel) -> Spec {
         defines: Vec::new(),
         workgroup_size: [threads, 1, 1],
         bindings: IN2_OUT,
-        params_size: size_of::<QuantParams>(),
+        params: params_of::<QuantParams>(),
     }
 }
 
