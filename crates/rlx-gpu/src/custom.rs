@@ -62,6 +62,7 @@ pub fn intern(op: &CustomOp, inputs: usize) -> Result<CustomKernel, String> {
         workgroup_size: w.workgroup_size,
         bindings: Box::leak(bindings.into_boxed_slice()),
         params_size: w.params_size,
+        params: None,
     };
     let spirv = compile(&variant, inputs)?;
     t.push(Entry { op_name: name.to_string(), source: w.source.clone(), inputs, variant, spirv });
@@ -88,6 +89,7 @@ pub(crate) fn variant(k: CustomKernel) -> KernelVariant {
             workgroup_size: [1, 1, 1],
             bindings: &[],
             params_size: 16,
+            params: None,
         },
     }
 }

@@ -10,7 +10,11 @@
 //! Two kinds of define exist:
 //! - variant defines, fixed in the variants table (`OP` = `OP_ADD`, tile sizes, …);
 //! - the driver define `PARAMS`, the declaration of the params variable, which depends on how
-//!   the driver passes params (see [`ParamsBinding`]).
+//!   the driver passes params (see [`ParamsBinding`]). Only a custom op's kernel uses it
+//!   (`{{PARAMS}} p: Params;`): a built-in kernel declares neither its params struct nor `p`;
+//!   both are generated from the Rust struct and put after the kernel and the prelude
+//!   ([`crate::catalog::params_wgsl`], [`crate::KernelVariant::wgsl`]), so no placeholder
+//!   expands to several lines and the kernel keeps its line numbers.
 
 use crate::GpuError;
 

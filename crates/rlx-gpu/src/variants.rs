@@ -13,6 +13,7 @@ use crate::catalog::fft::{self, FftKernel};
 use crate::catalog::grouped::{self, GroupedKernel};
 use crate::catalog::matmul::{self, MatmulKernel};
 use crate::catalog::norm::{self, NormKernel};
+use crate::catalog::params_wgsl::ParamsStruct;
 use crate::catalog::quant::{self, QuantKernel};
 use crate::catalog::reduce::{self, ReduceKernel};
 use crate::catalog::rope::{self, RopeKernel};
@@ -113,6 +114,10 @@ pub struct KernelVariant {
     pub bindings: &'static [Access],
     /// Size in bytes of the params struct: the push-constant range a driver declares.
     pub params_size: u32,
+    /// The built-in kernels' params struct, which [`Self::wgsl`] declares after the kernel
+    /// (with `p`) from its Rust struct; `None` for a custom op's kernel, whose source declares
+    /// its own (`{{PARAMS}} p: Params;`).
+    pub params: Option<ParamsStruct>,
 }
 
 /// Entry point of every kernel.
@@ -137,8 +142,19 @@ pub fn variant(key: KernelKey) -> KernelVariant {
         KernelKey::State(k) => state::spec(k),
         KernelKey::Custom(k) => return crate::custom::variant(k),
     };
-    let Spec { name, file, source, defines, workgroup_size, bindings, params_size } = spec;
-    KernelVariant { key, name, file, source, defines, workgroup_size, bindings, params_size }
+    let Spec { name, file, source, defines, workgroup_size, bindings, params } = spec;
+    let params_size = params.size;
+    KernelVariant {
+        key,
+        name,
+        file,
+        source,
+        defines,
+        workgroup_size,
+        bindings,
+        params_size,
+        params: Some(params),
+    }
 }
 
 /// Every key the catalogue has, in a fixed order: each family's keys. The match makes a new
@@ -196,7 +212,9 @@ pub fn variants() -> Vec<KernelVariant> {
 impl KernelVariant {
     /// The WGSL of this variant with its params declared as `params` says: the text a driver
     /// compiles. It is the kernel file with its placeholders filled, then the prelude
-    /// ([`PRELUDE`]), so line numbers up to the kernel's last line are those of [`Self::file`].
+    /// ([`PRELUDE`]), then the params struct generated from Rust and the declaration of `p`
+    /// ([`crate::catalog::params_wgsl`]), so line numbers up to the kernel's last line are
+    /// those of [`Self::file`].
     pub fn wgsl(&self, params: ParamsBinding) -> Result<String, GpuError> {
         let decl = params.declaration();
         let mut defines: Vec<(&str, &str)> = self.defines.iter().map(|(n, v)| (*n, v.as_ref())).collect();
@@ -207,6 +225,10 @@ impl KernelVariant {
         }
         text.push('\n');
         text.push_str(PRELUDE);
+        if let Some(p) = &self.params {
+            text.push('\n');
+            text.push_str(&p.wgsl(params));
+        }
         Ok(text)
     }
 
@@ -283,6 +305,9 @@ mod tests {
             }
         }
         assert!(text.lines().nth(kernel_lines + 1).is_some_and(|l| PRELUDE.starts_with(l)));
+        // The params struct and `p` come last, generated from Rust.
+        let params = v.params.unwrap().wgsl(ParamsBinding::Immediate);
+        assert!(text.ends_with(&format!("{PRELUDE}\n{params}")), "{text}");
     }
 
     #[test]

@@ -1,9 +1,9 @@
 // Scaled dot-product attention on f32 with an online softmax (flash-attention style): the
 // scores of a query row are never stored whole, only a running max and sum.
 //
-// Variant defines: DMAX (64, 128 or 256: the output columns one workgroup owns). Driver
-// defines: PARAMS. The bindings, params, mask kinds and the visibility rule are in
-// attention_common.wgsl, which is appended.
+// Variant defines: DMAX (64, 128 or 256: the output columns one workgroup owns). The
+// bindings, params, mask kinds and the visibility rule are in attention_common.wgsl, which is
+// appended.
 //
 // Addressing: element d of row (batch b, position s, head h) of q sits at
 // b·q_sb + s·q_ss + h·q_sh + d (likewise k, v, out), so both layouts need no copy. Query head

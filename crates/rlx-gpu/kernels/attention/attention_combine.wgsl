@@ -1,6 +1,6 @@
 // Merges the per-chunk partials of attention_split.wgsl into the attention output.
 //
-// Driver defines: PARAMS. Bindings: 0 = partials (read), 1 = out (read_write). Params:
+// Bindings: 0 = partials (read), 1 = out (read_write). Params:
 // AttnCombineParams.
 //
 // One workgroup per query row (y, offset by row_offset), 64 threads over the output columns:
@@ -8,20 +8,10 @@
 // skipping chunks with m = −∞ (nothing visible there). A row whose M is −∞ (no visible key)
 // is written as zeros, as the other attention kernels do.
 
-struct AttnCombineParams {
-    chunks: u32,
-    dv: u32,
-    hq: u32,
-    sq: u32,
-    o_sb: u32,
-    o_ss: u32,
-    o_sh: u32,
-    row_offset: u32,
-}
+// p: AttnCombineParams (declared from its Rust struct by rlx-gpu: src/catalog/params_wgsl.rs).
 
 @group(0) @binding(0) var<storage, read> part: array<f32>;
 @group(0) @binding(1) var<storage, read_write> out: array<f32>;
-{{PARAMS}} p: AttnCombineParams;
 
 const NEG_INF_BITS: u32 = 0xff800000u;
 

@@ -7,7 +7,7 @@ enable wgpu_cooperative_matrix;
 // heads and soft-cap as attention.wgsl (attention_common.wgsl is appended).
 //
 // Variant defines: DH (64 or 128): the head dim the tiles hold, d and dv anything up to it (the
-// tiles are zero-filled past them); BKV (32 or 64): keys per tile. Driver defines: PARAMS. Needs f16 16×16×16
+// tiles are zero-filled past them); BKV (32 or 64): keys per tile. Needs f16 16×16×16
 // cooperative matrices with f32 accumulation and subgroups of 32 (checked before a device is
 // given this kernel).
 //

@@ -4,7 +4,7 @@
 // row-blocked kernels leave most of the GPU idle and walk every key in one workgroup; here the
 // keys of a long cache are spread over many workgroups (flash-decoding).
 //
-// Driver defines: PARAMS. attention_common.wgsl (appended) has the bindings 0-5, the params,
+// attention_common.wgsl (appended) has the bindings 0-5, the params,
 // the mask kinds and the visibility rule; binding 6 holds the partials (read_write):
 // per (row, chunk), [m, l, acc[0 .. dv]] at ((row · chunks) + chunk) · (2 + dv), where
 // m = the max of the chunk's visible scores (−∞ when none), l = Σ exp(s − m) and

@@ -2,7 +2,7 @@
 // word), from and to every stored dtype (f32, i32, u32, Bool as a 0/1 word, and each other).
 // Casts between 32-bit dtypes are unary.wgsl's.
 //
-// Variant defines: FROM and TO (D_* constants below). Driver defines: PARAMS.
+// Variant defines: FROM and TO (D_* constants below).
 // Bindings: 0 = x (read), 1 = out (read_write). Params: CastParams.
 //
 // Layout: element i of a 2-byte dtype is bits 16·(i % 2) .. of word i / 2, of a 1-byte dtype
@@ -39,18 +39,10 @@ const FROM: u32 = {{FROM}};
 const TO: u32 = {{TO}};
 const WG: u32 = 256u;
 
-struct CastParams {
-    // Elements.
-    numel: u32,
-    // Output words: ceil(numel / elements per output word).
-    words: u32,
-    _pad0: u32,
-    _pad1: u32,
-}
+// p: CastParams (declared from its Rust struct by rlx-gpu: src/catalog/params_wgsl.rs).
 
 @group(0) @binding(0) var<storage, read> x: array<u32>;
 @group(0) @binding(1) var<storage, read_write> out: array<u32>;
-{{PARAMS}} p: CastParams;
 
 // Bits per element of dtype `d` in storage.
 fn bits_of(d: u32) -> u32 {

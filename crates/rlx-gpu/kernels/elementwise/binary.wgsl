@@ -2,7 +2,6 @@
 // u32) and comparisons (f32, i32, u32; bool words compare as u32) giving u32 0/1.
 //
 // Variant defines: OP (one of the OP_* constants below), T (T_F32, T_I32 or T_U32).
-// Driver defines: PARAMS.
 // Bindings: 0 = a (read), 1 = b (read), 2 = out (read_write, contiguous). Params: BinaryParams.
 //
 // One thread per output element. Output element i has coordinates c[d], row-major over
@@ -37,20 +36,11 @@ const OP: u32 = {{OP}};
 const T: u32 = {{T}};
 const WG: u32 = 256u;
 
-struct BinaryParams {
-    numel: u32,
-    rank: u32,
-    _pad0: u32,
-    _pad1: u32,
-    shape: array<vec4<u32>, 2>,
-    a_strides: array<vec4<u32>, 2>,
-    b_strides: array<vec4<u32>, 2>,
-}
+// p: BinaryParams (declared from its Rust struct by rlx-gpu: src/catalog/params_wgsl.rs).
 
 @group(0) @binding(0) var<storage, read> a: array<u32>;
 @group(0) @binding(1) var<storage, read> b: array<u32>;
 @group(0) @binding(2) var<storage, read_write> out: array<u32>;
-{{PARAMS}} p: BinaryParams;
 
 fn is_odd_integer(y: f32) -> bool {
     // |y| >= 2^24 is always even in f32.

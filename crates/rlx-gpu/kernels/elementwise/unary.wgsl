@@ -1,7 +1,7 @@
 // Elementwise one-input ops on contiguous 32-bit words: f32 math, dtype casts, the `x != 0` of
 // a cast to bool, and wrapping i32 neg/abs.
 //
-// Variant defines: OP (one of the OP_* constants below). Driver defines: PARAMS.
+// Variant defines: OP (one of the OP_* constants below).
 // Bindings: 0 = x (read), 1 = out (read_write). Params: UnaryParams.
 //
 // Every dtype moves as u32 words and is reinterpreted with bitcast where the dtype matters.
@@ -48,16 +48,10 @@ const OP_ABS_I32: u32 = 25u;
 const OP: u32 = {{OP}};
 const WG: u32 = 256u;
 
-struct UnaryParams {
-    numel: u32,
-    _pad0: u32,
-    _pad1: u32,
-    _pad2: u32,
-}
+// p: UnaryParams (declared from its Rust struct by rlx-gpu: src/catalog/params_wgsl.rs).
 
 @group(0) @binding(0) var<storage, read> x: array<u32>;
 @group(0) @binding(1) var<storage, read_write> out: array<u32>;
-{{PARAMS}} p: UnaryParams;
 
 fn math(v: f32) -> f32 {
     if (OP == OP_GELU) {

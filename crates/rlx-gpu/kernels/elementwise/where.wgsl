@@ -1,6 +1,5 @@
 // cond ? a : b on 32-bit words, all three operands broadcast numpy-style to the output.
 //
-// Driver defines: PARAMS.
 // Bindings: 0 = cond (read, u32 0/1 words), 1 = a (read), 2 = b (read), 3 = out (read_write,
 // contiguous). Params: WhereParams.
 //
@@ -11,19 +10,12 @@
 
 const WG: u32 = 256u;
 
-struct WhereParams {
-    numel: u32,
-    rank: u32,
-    _pad0: u32,
-    _pad1: u32,
-    dims: array<vec4<u32>, 7>,
-}
+// p: WhereParams (declared from its Rust struct by rlx-gpu: src/catalog/params_wgsl.rs).
 
 @group(0) @binding(0) var<storage, read> cond: array<u32>;
 @group(0) @binding(1) var<storage, read> a: array<u32>;
 @group(0) @binding(2) var<storage, read> b: array<u32>;
 @group(0) @binding(3) var<storage, read_write> out: array<u32>;
-{{PARAMS}} p: WhereParams;
 
 // One invocation per output element; the entry point is include/flat_main.wgsl.
 fn invocations() -> u32 {

@@ -14,16 +14,7 @@
 //
 // Grid: linear over ⌈rows / PER⌉ workgroups (linear_group in the prelude).
 
-struct FftParams {
-    n: u32,
-    log2n: u32,
-    rows: u32,
-    per_group: u32,
-    inverse: u32,
-    pad0: u32,
-    pad1: u32,
-    pad2: u32,
-}
+// p: FftParams (declared from its Rust struct by rlx-gpu: src/catalog/params_wgsl.rs).
 
 const NMAX: u32 = 2048u;
 const WG: u32 = 256u;
@@ -31,7 +22,6 @@ const HALF_PI: f32 = 1.5707963267948966;
 
 @group(0) @binding(0) var<storage, read> x: array<vec2<f32>>;
 @group(0) @binding(1) var<storage, read_write> out: array<vec2<f32>>;
-{{PARAMS}} p: FftParams;
 
 var<workgroup> s: array<vec2<f32>, NMAX>;
 

@@ -19,40 +19,7 @@ const MASK_BIAS: u32 = 4u;
 
 const NEG_INF_BITS: u32 = 0xff800000u;
 
-struct AttentionParams {
-    sq: u32,
-    sk: u32,
-    hq: u32,
-    group: u32,
-    d: u32,
-    dv: u32,
-    mask_kind: u32,
-    window: u32,
-    q_sb: u32,
-    q_ss: u32,
-    q_sh: u32,
-    k_sb: u32,
-    k_ss: u32,
-    k_sh: u32,
-    v_sb: u32,
-    v_ss: u32,
-    v_sh: u32,
-    o_sb: u32,
-    o_ss: u32,
-    o_sh: u32,
-    m_sb: u32,
-    m_sh: u32,
-    m_si: u32,
-    m_sj: u32,
-    scale: f32,
-    softcap: f32,
-    mask_float: u32,
-    bh_offset: u32,
-    has_lens: u32,
-    pad0: u32,
-    pad1: u32,
-    pad2: u32,
-}
+// p: AttentionParams (declared from its Rust struct by rlx-gpu: src/catalog/params_wgsl.rs).
 
 @group(0) @binding(0) var<storage, read> q: array<f32>;
 @group(0) @binding(1) var<storage, read> k: array<f32>;
@@ -60,7 +27,6 @@ struct AttentionParams {
 @group(0) @binding(3) var<storage, read> mask: array<u32>;
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;
 @group(0) @binding(5) var<storage, read> lens: array<i32>;
-{{PARAMS}} p: AttentionParams;
 
 fn is_neg_inf(v: f32) -> bool {
     return bitcast<u32>(v) == NEG_INF_BITS;

@@ -8,22 +8,12 @@
 
 {{B_LOAD}}
 
-struct GroupedParams {
-    t: u32,
-    s: u32,
-    top: u32,
-    n: u32,
-    k: u32,
-    e: u32,
-    pad0: u32,
-    pad1: u32,
-}
+// p: GroupedParams (declared from its Rust struct by rlx-gpu: src/catalog/params_wgsl.rs).
 
 @group(0) @binding(0) var<storage, read> x: array<vec4<f32>>;
 @group(0) @binding(1) var<storage, read> w: array<{{W_ELEM}}>;
 @group(0) @binding(2) var<storage, read> ids: array<i32>;
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;
-{{PARAMS}} p: GroupedParams;
 
 fn b_elem(i: u32) -> {{W_ELEM}} {
     return w[i];

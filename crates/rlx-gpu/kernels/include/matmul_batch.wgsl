@@ -1,24 +1,7 @@
 // The matmul params and batch addressing, appended to every matmul kernel (with
 // matmul_common.wgsl for one output, matmul_coop_split.wgsl for several).
 
-struct MatmulParams {
-    m: u32,
-    n: u32,
-    k: u32,
-    batch: u32,
-    batch_inner: u32,
-    a_stride_m: u32,
-    a_stride_k: u32,
-    b_stride_k: u32,
-    b_stride_n: u32,
-    a_batch_outer: u32,
-    a_batch_inner: u32,
-    b_batch_outer: u32,
-    b_batch_inner: u32,
-    a_offset: u32,
-    b_offset: u32,
-    c_offset: u32,
-}
+// p: MatmulParams (declared from its Rust struct by rlx-gpu: src/catalog/params_wgsl.rs).
 
 // Where batch z's A, B and C start: z splits as (outer, inner) = (z / batch_inner,
 // z % batch_inner), each operand with a stride per level (0 where it is broadcast); C is

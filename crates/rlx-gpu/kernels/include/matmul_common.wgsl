@@ -12,7 +12,7 @@
 @group(0) @binding(1) var<storage, read> b: array<{{B_ELEM}}>;
 {{BIAS_DECL}}
 @group(0) @binding({{C_BINDING}}) var<storage, read_write> c: array<f32>;
-{{PARAMS}} p: MatmulParams;
+// p: MatmulParams (declared from its Rust struct by rlx-gpu: src/catalog/params_wgsl.rs).
 
 // The kernels' access to B and C, and their column tile: one operand each here; the split
 // coop launch (matmul_coop_split.wgsl) routes them to one of several.

@@ -2,7 +2,7 @@
 // matmul_quant_tiled.wgsl, matmul_quant_coop.wgsl, quant_gather.wgsl): the params struct,
 // byte access to the packed weight `w` and the piece type the decoders return. Appended to each
 // kernel with quant_k_scales.wgsl, quant_minifloat.wgsl and one decoder file (quant_q8_0.wgsl,
-// …), which defines `decode8`.
+// …), which defines `decode` (see decode8).
 //
 // The weight is U8 storage, one byte per element, bound as u32 words (little-endian): row r of
 // [rows, row_bytes] starts at byte r · row_bytes, which need not be a word boundary (blocks of
@@ -12,21 +12,20 @@
 // fields start on word boundaries and their decoders read words directly.
 // `last_word` is the last word holding bytes of the tensor: a 4-byte read never goes past it.
 
-struct QuantParams {
-    m: u32,
-    n: u32,
-    k: u32,
-    row_bytes: u32,
-    last_word: u32,
-    pad0: u32,
-    pad1: u32,
-    pad2: u32,
-}
+// p: QuantParams (declared from its Rust struct by rlx-gpu: src/catalog/params_wgsl.rs).
 
 // Eight decoded weights: elements 8·piece .. 8·piece + 8 of a row.
 struct Piece {
     lo: vec4<f32>,
     hi: vec4<f32>,
+}
+
+// Elements 8·piece .. 8·piece + 8 of the row at byte `row`: piece `piece % per` of the block at
+// byte row + (piece / per) · BLOCK_BYTES, where a block holds per = BLOCK_ELEMS / 8 pieces. The
+// decoder file defines BLOCK_ELEMS, BLOCK_BYTES and `decode` (one piece of the block at a byte).
+fn decode8(row: u32, piece: u32) -> Piece {
+    let per = BLOCK_ELEMS / 8u;
+    return decode(row + (piece / per) * BLOCK_BYTES, piece % per);
 }
 
 // Bytes o .. o + 4 of `w` as one little-endian word. Every byte asked for is inside the tensor.

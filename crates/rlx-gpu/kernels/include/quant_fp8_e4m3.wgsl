@@ -4,9 +4,6 @@
 const BLOCK_ELEMS: u32 = 32u;
 const BLOCK_BYTES: u32 = 36u;
 
-fn decode8(row: u32, piece: u32) -> Piece {
-    let bw = (row + (piece / 4u) * BLOCK_BYTES) >> 2u;
-    let q = bw + 1u + (piece % 4u) * 2u;
-    let s = bitcast<f32>(w[bw]);
-    return Piece(s * e4m3x4(w[q]), s * e4m3x4(w[q + 1u]));
+fn decode(bb: u32, j: u32) -> Piece {
+    return fp8_piece(bb, j, false);
 }

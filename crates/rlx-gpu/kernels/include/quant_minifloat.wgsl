@@ -31,6 +31,18 @@ fn e5m2x4(v: u32) -> vec4<f32> {
     );
 }
 
+// Piece j (8 codes) of an FP8_E4M3 or FP8_E5M2 block at byte bb (32 elements in 36 bytes, 9
+// words: an f32 scale s, then 32 codes): x = s · e5m2(q) when `e5m2`, else s · e4m3(q).
+fn fp8_piece(bb: u32, j: u32, e5m2: bool) -> Piece {
+    let bw = bb >> 2u;
+    let q = bw + 1u + j * 2u;
+    let s = bitcast<f32>(w[bw]);
+    if (e5m2) {
+        return Piece(s * e5m2x4(w[q]), s * e5m2x4(w[q + 1u]));
+    }
+    return Piece(s * e4m3x4(w[q]), s * e4m3x4(w[q + 1u]));
+}
+
 // e2m1 codes (low 4 bits of each lane): sign bit 3, exponent bits 2..1 (bias 1), mantissa bit
 // 0; ±{0, 0.5, 1, 1.5, 2, 3, 4, 6}. Exponent 0 is m · 2^-1, else (2 + m) · 2^(e - 2).
 fn e2m1x4(c: vec4<u32>) -> vec4<f32> {

@@ -6,9 +6,8 @@
 const BLOCK_ELEMS: u32 = 64u;
 const BLOCK_BYTES: u32 = 36u;
 
-fn decode8(row: u32, piece: u32) -> Piece {
-    let bw = (row + (piece / 8u) * BLOCK_BYTES) >> 2u;
-    let j = piece % 8u;
+fn decode(bb: u32, j: u32) -> Piece {
+    let bw = bb >> 2u;
     let s = e4m3((w[bw] >> (8u * (j / 2u))) & 0xffu);
     let v = vec4<u32>(w[bw + 1u + j]);
     let lo = e2m1x4((v >> vec4<u32>(0u, 4u, 8u, 12u)) & vec4<u32>(0xfu));

@@ -5,9 +5,7 @@
 const BLOCK_ELEMS: u32 = 32u;
 const BLOCK_BYTES: u32 = 20u;
 
-fn decode8(row: u32, piece: u32) -> Piece {
-    let bb = row + (piece / 4u) * BLOCK_BYTES;
-    let j = piece % 4u;
+fn decode(bb: u32, j: u32) -> Piece {
     let q = (bb + 4u + (j % 2u) * 8u) >> 2u;
     let shift = (j / 2u) * 4u;
     let d = f16_at(bb);

@@ -6,9 +6,7 @@
 const BLOCK_ELEMS: u32 = 256u;
 const BLOCK_BYTES: u32 = 144u;
 
-fn decode8(row: u32, piece: u32) -> Piece {
-    let bb = row + (piece / 32u) * BLOCK_BYTES;
-    let j = piece % 32u;
+fn decode(bb: u32, j: u32) -> Piece {
     let s = j / 4u;
     let q = bb + 16u + (s / 2u) * 32u + (j % 4u) * 8u;
     let shift = (s % 2u) * 4u;

@@ -4,9 +4,7 @@
 const BLOCK_ELEMS: u32 = 256u;
 const BLOCK_BYTES: u32 = 176u;
 
-fn decode8(row: u32, piece: u32) -> Piece {
-    let bb = row + (piece / 32u) * BLOCK_BYTES;
-    let j = piece % 32u;
+fn decode(bb: u32, j: u32) -> Piece {
     let s = j / 4u;
     let l = (j % 4u) * 8u;
     let q = bb + 48u + (s / 2u) * 32u + l;

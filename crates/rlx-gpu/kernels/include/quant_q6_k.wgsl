@@ -6,9 +6,7 @@
 const BLOCK_ELEMS: u32 = 256u;
 const BLOCK_BYTES: u32 = 210u;
 
-fn decode8(row: u32, piece: u32) -> Piece {
-    let bb = row + (piece / 32u) * BLOCK_BYTES;
-    let j = piece % 32u;
+fn decode(bb: u32, j: u32) -> Piece {
     let u = j / 4u;
     let h = u / 4u;
     let g = u % 4u;

@@ -4,9 +4,8 @@
 const BLOCK_ELEMS: u32 = 32u;
 const BLOCK_BYTES: u32 = 34u;
 
-fn decode8(row: u32, piece: u32) -> Piece {
-    let bb = row + (piece / 4u) * BLOCK_BYTES;
-    let q = bb + 2u + (piece % 4u) * 8u;
+fn decode(bb: u32, j: u32) -> Piece {
+    let q = bb + 2u + j * 8u;
     let d = f16_at(bb);
     return Piece(i8x4(bytes4(q)) * d, i8x4(bytes4(q + 4u)) * d);
 }

@@ -4,9 +4,8 @@
 const BLOCK_ELEMS: u32 = 32u;
 const BLOCK_BYTES: u32 = 36u;
 
-fn decode8(row: u32, piece: u32) -> Piece {
-    let bb = row + (piece / 4u) * BLOCK_BYTES;
-    let q = (bb + 4u + (piece % 4u) * 8u) >> 2u;
+fn decode(bb: u32, j: u32) -> Piece {
+    let q = (bb + 4u + j * 8u) >> 2u;
     let d = f16_at(bb);
     let m = f16_at(bb + 2u);
     let lo = vec4<f32>(bits4(w[q], 0u, 0xffu));

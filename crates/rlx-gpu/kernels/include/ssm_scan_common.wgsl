@@ -1,21 +1,7 @@
 // What the three selective-scan kernels share (appended after each of them). See
 // ssm_scan_chunk.wgsl for the design.
 
-struct ScanParams {
-    batch: u32,
-    d: u32,
-    l: u32,
-    n: u32,
-    groups: u32,
-    chunk: u32,
-    chunks: u32,
-    softplus: u32,
-    // Threads the launch needs: B · D · chunks (chunk and out kernels) or B · D · N (carry).
-    threads: u32,
-    pad0: u32,
-    pad1: u32,
-    pad2: u32,
-}
+// p: ScanParams (declared from its Rust struct by rlx-gpu: src/catalog/params_wgsl.rs).
 
 // States one invocation keeps in registers at a time; N is walked in blocks of NB.
 const NB: u32 = 16u;

@@ -11,29 +11,7 @@
 // the cooperative-matrix loads branch on its strides and must stay in uniform control flow
 // (a private copy would not be, to naga's uniformity analysis).
 
-struct CoopSplitParams {
-    m: u32,
-    n: u32,
-    k: u32,
-    batch: u32,
-    batch_inner: u32,
-    a_stride_m: u32,
-    a_stride_k: u32,
-    b_stride_k: u32,
-    b_stride_n: u32,
-    a_batch_outer: u32,
-    a_batch_inner: u32,
-    b_batch_outer: u32,
-    b_batch_inner: u32,
-    a_offset: u32,
-    b_offset: u32,
-    c_offset: u32,
-    // N of parts 1 and 2 (`n` is part 0's), and the column tiles of parts 0 and 1.
-    n1: u32,
-    n2: u32,
-    tiles0: u32,
-    tiles1: u32,
-}
+// p: CoopSplitParams (declared from its Rust struct by rlx-gpu: src/catalog/params_wgsl.rs).
 
 @group(0) @binding(0) var<storage, read> a: array<vec4<f32>>;
 @group(0) @binding(1) var<storage, read> b0: array<vec4<f32>>;
@@ -43,7 +21,6 @@ struct CoopSplitParams {
 @group(0) @binding(5) var<storage, read_write> c1: array<f32>;
 @group(0) @binding(6) var<storage, read_write> c2: array<f32>;
 {{SPLIT_BIAS_DECL}}
-{{PARAMS}} p: CoopSplitParams;
 
 var<private> part: u32;
 var<private> part_n: u32;

@@ -4,20 +4,14 @@
 // appended). The partial sums are added in order s = 0, 1, ...
 //
 // Variant defines: the epilogue's ACT and HAS_BIAS, BIAS_DECL / BIAS_AT (binding 1), C_BINDING.
-// Driver defines: PARAMS. Bindings: 0 = parts [splits][M·N] (read), [1 = bias [N] (read)],
+// Bindings: 0 = parts [splits][M·N] (read), [1 = bias [N] (read)],
 // then c (read_write). A 1-D launch over M·N (grid::linear: x then y).
 
-struct SplitKParams {
-    mn: u32,
-    n: u32,
-    splits: u32,
-    c_offset: u32,
-}
+// p: SplitKParams (declared from its Rust struct by rlx-gpu: src/catalog/params_wgsl.rs).
 
 @group(0) @binding(0) var<storage, read> parts: array<f32>;
 {{BIAS_DECL}}
 @group(0) @binding({{C_BINDING}}) var<storage, read_write> c: array<f32>;
-{{PARAMS}} p: SplitKParams;
 
 fn bias_at(col: u32) -> f32 {
     {{BIAS_AT}}

@@ -3,7 +3,7 @@
 //
 // Variant defines (the epilogue): HAS_BIAS (true/false), BIAS_DECL (the bias binding's
 // declaration, or empty), BIAS_AT (body of bias_at), C_BINDING (2, or 3 after a bias), ACT (one
-// of the ACT_* constants). Driver defines: PARAMS.
+// of the ACT_* constants).
 // Bindings: 0 = a (read), 1 = b (read), [2 = bias (read), f32 [N]], then c (read_write).
 // Params: MatmulParams.
 //

@@ -22,20 +22,7 @@
 // formula), reads x·γ in the dot products and scales each sum by the row's factor. The norm
 // launches nothing: a decode step's norms were 49 launches of microseconds of work each.
 
-struct VecMultiParams {
-    m: u32,
-    k: u32,
-    a_stride_m: u32,
-    a_stride_k: u32,
-    a_offset: u32,
-    n0: u32,
-    n1: u32,
-    n2: u32,
-    eps: f32,
-    pad0: u32,
-    pad1: u32,
-    pad2: u32,
-}
+// p: VecMultiParams (declared from its Rust struct by rlx-gpu: src/catalog/params_wgsl.rs).
 
 const GATED: bool = {{GATED}};
 const PRENORM: bool = {{PRENORM}};
@@ -88,7 +75,6 @@ alias BElem = {{B_ELEM}};
 @group(0) @binding(1) var<storage, read> b0: array<BElem>;
 @group(0) @binding(2) var<storage, read> b1: array<BElem>;
 {{MULTI_DECL}}
-{{PARAMS}} p: VecMultiParams;
 
 var<private> part: u32;
 

@@ -4,7 +4,7 @@
 // Variant defines: ADD (true: normalise x + residual), LAYER (true: layer norm with beta,
 // false: RMS norm), and the lines that differ with them: RES_DECL and BETA_DECL (a binding's
 // declaration, or empty), RES_AT and BETA_AT (bodies of residual_at and beta_at), G_BINDING and
-// OUT_BINDING (binding indices). Driver defines: PARAMS.
+// OUT_BINDING (binding indices).
 // Bindings: 0 = x, [residual], gamma, [beta] (read; gamma and beta [cols]), then out
 // (read_write). Params: NormParams.
 //
@@ -24,19 +24,13 @@ const WG: u32 = 256u;
 const ADD: bool = {{ADD}};
 const LAYER: bool = {{LAYER}};
 
-struct NormParams {
-    rows: u32,
-    cols: u32,
-    eps: f32,
-    _pad0: u32,
-}
+// p: NormParams (declared from its Rust struct by rlx-gpu: src/catalog/params_wgsl.rs).
 
 @group(0) @binding(0) var<storage, read> x: array<f32>;
 {{RES_DECL}}
 @group(0) @binding({{G_BINDING}}) var<storage, read> gamma: array<f32>;
 {{BETA_DECL}}
 @group(0) @binding({{OUT_BINDING}}) var<storage, read_write> out: array<f32>;
-{{PARAMS}} p: NormParams;
 
 fn residual_at(i: u32) -> f32 {
     {{RES_AT}}

@@ -1,7 +1,7 @@
 // Softmax (or log-softmax) over the last axis of a contiguous f32 [rows, cols] tensor: one
 // workgroup per row.
 //
-// Variant defines: LOG (false: softmax, true: log-softmax). Driver defines: PARAMS.
+// Variant defines: LOG (false: softmax, true: log-softmax).
 // Bindings: 0 = x (read), 1 = out (read_write). Params: SoftmaxParams.
 //
 // Three passes over the row, each thread striding by the workgroup size:
@@ -15,16 +15,10 @@
 const WG: u32 = 256u;
 const LOG: bool = {{LOG}};
 
-struct SoftmaxParams {
-    rows: u32,
-    cols: u32,
-    _pad0: u32,
-    _pad1: u32,
-}
+// p: SoftmaxParams (declared from its Rust struct by rlx-gpu: src/catalog/params_wgsl.rs).
 
 @group(0) @binding(0) var<storage, read> x: array<f32>;
 @group(0) @binding(1) var<storage, read_write> out: array<f32>;
-{{PARAMS}} p: SoftmaxParams;
 
 // One row; the entry point is include/row_main.wgsl.
 fn row(lid: u32, base: u32, cols: u32) {

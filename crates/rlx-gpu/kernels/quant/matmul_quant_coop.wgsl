@@ -25,7 +25,7 @@ const KP: u32 = 40u;
 @group(0) @binding(0) var<storage, read> x: array<vec4<f32>>;
 @group(0) @binding(1) var<storage, read> w: array<u32>;
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;
-{{PARAMS}} p: QuantParams;
+// p: QuantParams (declared from its Rust struct by rlx-gpu: src/catalog/params_wgsl.rs).
 
 var<workgroup> a_sh: array<vec4<f16>, 640>; // [BM][KP] halves
 var<workgroup> b_sh: array<vec4<f16>, 640>; // [BM][KP] halves

@@ -16,7 +16,7 @@ const BK: u32 = 32u;
 @group(0) @binding(0) var<storage, read> x: array<vec4<f32>>;
 @group(0) @binding(1) var<storage, read> w: array<u32>;
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;
-{{PARAMS}} p: QuantParams;
+// p: QuantParams (declared from its Rust struct by rlx-gpu: src/catalog/params_wgsl.rs).
 
 var<workgroup> xs: array<vec4<f32>, 512>; // [BK][BM / 4]
 var<workgroup> ws: array<vec4<f32>, 512>; // [BK][BM / 4]

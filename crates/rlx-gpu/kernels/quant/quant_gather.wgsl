@@ -8,7 +8,7 @@ const WG: u32 = 256u;
 @group(0) @binding(0) var<storage, read> w: array<u32>;
 @group(0) @binding(1) var<storage, read> ids: array<i32>;
 @group(0) @binding(2) var<storage, read_write> out: array<vec4<f32>>;
-{{PARAMS}} p: QuantParams;
+// p: QuantParams (declared from its Rust struct by rlx-gpu: src/catalog/params_wgsl.rs).
 
 // One invocation per item; the entry point is include/flat_main.wgsl.
 fn invocations() -> u32 {

@@ -1,6 +1,6 @@
 // Counter-based random numbers (rlx_ir::Op::Random): Philox4x32-10, then uniform or normal.
 //
-// Variant defines: DIST (DIST_UNIFORM or DIST_NORMAL). Driver defines: PARAMS.
+// Variant defines: DIST (DIST_UNIFORM or DIST_NORMAL).
 // Bindings: 0 = key (read, 2 words: seed, offset), 1 = out (read_write, f32). Params:
 // RandomParams.
 //
@@ -29,16 +29,10 @@ const W1: u32 = 0xBB67AE85u;
 const STEP: f32 = 5.9604644775390625e-8; // 2^-24
 const TWO_PI: f32 = 6.283185307179586;
 
-struct RandomParams {
-    numel: u32,
-    blocks: u32,
-    _pad0: u32,
-    _pad1: u32,
-}
+// p: RandomParams (declared from its Rust struct by rlx-gpu: src/catalog/params_wgsl.rs).
 
 @group(0) @binding(0) var<storage, read> key: array<u32>;
 @group(0) @binding(1) var<storage, read_write> out: array<f32>;
-{{PARAMS}} p: RandomParams;
 
 // (high, low) words of the 64-bit product a · b.
 fn mulhilo(a: u32, b: u32) -> vec2<u32> {

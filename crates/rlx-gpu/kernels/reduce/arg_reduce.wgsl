@@ -2,7 +2,6 @@
 // one workgroup per line.
 //
 // Variant defines: OP (OP_ARGMAX or OP_ARGMIN), T (T_F32, T_I32 or T_U32).
-// Driver defines: PARAMS.
 // Bindings: 0 = x (read), 1 = out (read_write, i32 words). Params: AxisParams.
 //
 // x is seen as [outer, len, inner]; line l = o·inner + j holds the len elements

@@ -1,7 +1,7 @@
 // Inclusive prefix sum along one axis on f32, i32 or u32 words: up to one
 // workgroup per line.
 //
-// Variant defines: T (T_F32, T_I32 or T_U32). Driver defines: PARAMS.
+// Variant defines: T (T_F32, T_I32 or T_U32).
 // Bindings: 0 = x (read), 1 = out (read_write). Params: AxisParams.
 //
 // x is seen as [outer, len, inner]; line l = o·inner + j is x[(o·len + t)·inner + j] for

@@ -3,7 +3,6 @@
 // splits a long reduction into passes.
 //
 // Variant defines: OP (one of the OP_* constants below), T (T_F32, T_I32 or T_U32).
-// Driver defines: PARAMS.
 // Bindings: 0 = x (read), 1 = out (read_write). Params: ReduceParams.
 //
 // Work item ("row") g reduces output o = g / chunks over the reduced elements whose linear
@@ -47,24 +46,10 @@ const OP: u32 = {{OP}};
 const T: u32 = {{T}};
 const WG: u32 = 256u;
 
-struct ReduceParams {
-    n_groups: u32,
-    count: u32,
-    chunk: u32,
-    chunks: u32,
-    kept_rank: u32,
-    red_rank: u32,
-    divisor: f32,
-    row_threads: u32,
-    kept_shape: vec4<u32>,
-    kept_strides: vec4<u32>,
-    red_shape: vec4<u32>,
-    red_strides: vec4<u32>,
-}
+// p: ReduceParams (declared from its Rust struct by rlx-gpu: src/catalog/params_wgsl.rs).
 
 @group(0) @binding(0) var<storage, read> x: array<u32>;
 @group(0) @binding(1) var<storage, read_write> out: array<u32>;
-{{PARAMS}} p: ReduceParams;
 
 var<workgroup> partial: array<u32, 256>;
 // Relative error of each f32 partial product (unused by the other variants).

@@ -2,7 +2,6 @@
 // rounds of a lexicographic arg-selection.
 //
 // Variant defines: OUT (OUT_VALUES or OUT_INDICES), T (T_F32, T_I32 or T_U32).
-// Driver defines: PARAMS.
 // Bindings: 0 = x (read), 1 = out (read_write). Params: TopKParams.
 //
 // x is seen as [outer, len, inner] and out as [outer, k, inner]; line l = o·inner + j.
@@ -25,20 +24,10 @@ const T: u32 = {{T}};
 const WG: u32 = 256u;
 const NONE: u32 = 0xffffffffu;
 
-struct TopKParams {
-    lines: u32,
-    len: u32,
-    inner: u32,
-    k: u32,
-    largest: u32,
-    row_threads: u32,
-    _pad1: u32,
-    _pad2: u32,
-}
+// p: TopKParams (declared from its Rust struct by rlx-gpu: src/catalog/params_wgsl.rs).
 
 @group(0) @binding(0) var<storage, read> x: array<u32>;
 @group(0) @binding(1) var<storage, read_write> out: array<u32>;
-{{PARAMS}} p: TopKParams;
 
 var<workgroup> tree_key: array<u32, 256>;
 var<workgroup> tree_idx: array<u32, 256>;

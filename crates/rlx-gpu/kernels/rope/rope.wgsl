@@ -1,6 +1,6 @@
 // Rotary position embedding on a contiguous f32 [B, S, H, D] or [B, H, S, D] tensor.
 //
-// Driver defines: PARAMS. Bindings: 0 = x, 1 = cos, 2 = sin (read; cos and sin [S, rot/2]),
+// Bindings: 0 = x, 1 = cos, 2 = sin (read; cos and sin [S, rot/2]),
 // 3 = out (read_write). Params: RopeParams.
 //
 // One thread per element. Element e has head dim dd = e % D and row e / D, whose position s
@@ -11,24 +11,12 @@
 
 const WG: u32 = 256u;
 
-struct RopeParams {
-    numel: u32,
-    d: u32,
-    rot: u32,
-    s: u32,
-    h: u32,
-    // 1 for [B, H, S, D], 0 for [B, S, H, D].
-    bhsd: u32,
-    // 1 for GPT-J, 0 for NeoX.
-    gptj: u32,
-    _pad0: u32,
-}
+// p: RopeParams (declared from its Rust struct by rlx-gpu: src/catalog/params_wgsl.rs).
 
 @group(0) @binding(0) var<storage, read> x: array<f32>;
 @group(0) @binding(1) var<storage, read> cos_t: array<f32>;
 @group(0) @binding(2) var<storage, read> sin_t: array<f32>;
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;
-{{PARAMS}} p: RopeParams;
 
 // One invocation per item; the entry point is include/flat_main.wgsl.
 fn invocations() -> u32 {

@@ -2,7 +2,6 @@
 // step), expand, reverse, the interior of pad, each part of concat, and reshapes that cannot
 // be views.
 //
-// Driver defines: PARAMS.
 // Bindings: 0 = src (read), 1 = out (read_write). Params: CopyParams.
 //
 // Thread i takes the element with coordinates c[d], row-major over p.shape[0..rank], and does
@@ -13,19 +12,10 @@
 
 const WG: u32 = 256u;
 
-struct CopyParams {
-    numel: u32,
-    rank: u32,
-    src_base: u32,
-    out_base: u32,
-    shape: array<vec4<u32>, 2>,
-    src_strides: array<vec4<u32>, 2>,
-    out_strides: array<vec4<u32>, 2>,
-}
+// p: CopyParams (declared from its Rust struct by rlx-gpu: src/catalog/params_wgsl.rs).
 
 @group(0) @binding(0) var<storage, read> src: array<u32>;
 @group(0) @binding(1) var<storage, read_write> out: array<u32>;
-{{PARAMS}} p: CopyParams;
 
 // One invocation per output element; the entry point is include/flat_main.wgsl.
 fn invocations() -> u32 {

@@ -1,6 +1,5 @@
 // Gather (numpy take) of 32-bit words along one axis with i32 indices.
 //
-// Driver defines: PARAMS.
 // Bindings: 0 = data (read), 1 = indices (read, i32), 2 = out (read_write).
 // Params: GatherParams.
 //
@@ -10,17 +9,11 @@
 
 const WG: u32 = 256u;
 
-struct GatherParams {
-    numel: u32,
-    len: u32,
-    nidx: u32,
-    inner: u32,
-}
+// p: GatherParams (declared from its Rust struct by rlx-gpu: src/catalog/params_wgsl.rs).
 
 @group(0) @binding(0) var<storage, read> data: array<u32>;
 @group(0) @binding(1) var<storage, read> indices: array<i32>;
 @group(0) @binding(2) var<storage, read_write> out: array<u32>;
-{{PARAMS}} p: GatherParams;
 
 // One invocation per output element; the entry point is include/flat_main.wgsl.
 fn invocations() -> u32 {

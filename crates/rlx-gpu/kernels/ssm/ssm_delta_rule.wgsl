@@ -15,16 +15,7 @@
 // `mode` 0 writes o [B, L, H, V]; mode 1 writes the state after the last step [B, H, K, V].
 // Bindings: q, k, v, g, beta (read), out (written).
 
-struct DeltaRuleParams {
-    batch: u32,
-    l: u32,
-    h: u32,
-    k: u32,
-    v: u32,
-    mode: u32,
-    scale: f32,
-    col_blocks: u32,
-}
+// p: DeltaRuleParams (declared from its Rust struct by rlx-gpu: src/catalog/params_wgsl.rs).
 
 const VB: u32 = 32u;
 const KMAX: u32 = 128u;
@@ -35,7 +26,6 @@ const KMAX: u32 = 128u;
 @group(0) @binding(3) var<storage, read> gg: array<f32>;
 @group(0) @binding(4) var<storage, read> beta: array<f32>;
 @group(0) @binding(5) var<storage, read_write> out: array<f32>;
-{{PARAMS}} p: DeltaRuleParams;
 
 var<workgroup> s: array<f32, 4096>;
 var<workgroup> kq: array<f32, 256>;

@@ -11,7 +11,7 @@
 @group(0) @binding(1) var<storage, read> dtsum: array<f32>;
 @group(0) @binding(2) var<storage, read_write> hend: array<f32>;
 @group(0) @binding(3) var<storage, read_write> last: array<f32>;
-{{PARAMS}} p: ScanParams;
+// p: ScanParams (declared from its Rust struct by rlx-gpu: src/catalog/params_wgsl.rs).
 
 // One invocation (its id below p.threads); the entry point is include/flat_main.wgsl.
 fn element(id: u32) {

@@ -32,7 +32,7 @@
 @group(0) @binding(3) var<storage, read> bm: array<f32>;
 @group(0) @binding(4) var<storage, read_write> hend: array<f32>;
 @group(0) @binding(5) var<storage, read_write> dtsum: array<f32>;
-{{PARAMS}} p: ScanParams;
+// p: ScanParams (declared from its Rust struct by rlx-gpu: src/catalog/params_wgsl.rs).
 
 // One invocation (its id below p.threads); the entry point is include/flat_main.wgsl.
 fn element(id: u32) {

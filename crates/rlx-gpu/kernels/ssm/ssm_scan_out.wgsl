@@ -13,7 +13,7 @@
 @group(0) @binding(4) var<storage, read> cm: array<f32>;
 @group(0) @binding(5) var<storage, read> carry: array<f32>;
 @group(0) @binding(6) var<storage, read_write> y: array<f32>;
-{{PARAMS}} p: ScanParams;
+// p: ScanParams (declared from its Rust struct by rlx-gpu: src/catalog/params_wgsl.rs).
 
 // One invocation (its id below p.threads); the entry point is include/flat_main.wgsl.
 fn element(id: u32) {

@@ -1,6 +1,5 @@
 // Writes rows into a state buffer in place, at an offset read at run time (a KV cache append).
 //
-// Driver defines: PARAMS.
 // Bindings: 0 = rows (read), 1 = offset (read, i32 [1]), 2 = state (read_write).
 // Params: WriteRowsParams.
 //
@@ -10,17 +9,11 @@
 
 const WG: u32 = 256u;
 
-struct WriteRowsParams {
-    numel: u32,
-    n: u32,
-    cap: u32,
-    inner: u32,
-}
+// p: WriteRowsParams (declared from its Rust struct by rlx-gpu: src/catalog/params_wgsl.rs).
 
 @group(0) @binding(0) var<storage, read> rows: array<u32>;
 @group(0) @binding(1) var<storage, read> offset: array<i32>;
 @group(0) @binding(2) var<storage, read_write> state: array<u32>;
-{{PARAMS}} p: WriteRowsParams;
 
 // One invocation per output element; the entry point is include/flat_main.wgsl.
 fn invocations() -> u32 {

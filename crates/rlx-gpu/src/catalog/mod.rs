@@ -50,6 +50,7 @@ pub mod fft;
 pub mod grouped;
 pub mod matmul;
 pub mod norm;
+pub mod params_wgsl;
 pub mod quant;
 pub mod random;
 pub mod reduce;
@@ -62,6 +63,8 @@ pub mod words;
 #[cfg(test)]
 mod layout_tests;
 
+pub(crate) use crate::catalog::params_wgsl::params_of;
+use crate::catalog::params_wgsl::ParamsStruct;
 use crate::grid::MAX_GROUPS_PER_DIM;
 use crate::GpuError;
 use std::borrow::Cow;
@@ -135,7 +138,8 @@ pub(crate) struct Spec {
     pub defines: Defines,
     pub workgroup_size: [u32; 3],
     pub bindings: &'static [Access],
-    pub params_size: u32,
+    /// The params struct, declared after the kernel from its Rust struct ([`params_wgsl`]).
+    pub params: ParamsStruct,
 }
 
 impl Spec {
@@ -145,9 +149,9 @@ impl Spec {
         file: &'static str,
         source: &'static str,
         bindings: &'static [Access],
-        params_size: u32,
+        params: ParamsStruct,
     ) -> Spec {
-        Spec { name, file, source, defines, workgroup_size: [256, 1, 1], bindings, params_size }
+        Spec { name, file, source, defines, workgroup_size: [256, 1, 1], bindings, params }
     }
 
     /// The value of define `name`, if the variant has it.
@@ -166,12 +170,6 @@ pub(crate) const ATTENTION_BINDINGS: &[Access] =
     &[Access::Read, Access::Read, Access::Read, Access::Read, Access::ReadWrite, Access::Read];
 pub(crate) const IN4_OUT: &[Access] =
     &[Access::Read, Access::Read, Access::Read, Access::Read, Access::ReadWrite];
-
-/// Size of a params struct: the push-constant range a driver declares.
-pub(crate) fn size_of<T>() -> u32 {
-    // Params structs are at most 128 bytes (asserted by a test), so this cannot truncate.
-    std::mem::size_of::<T>() as u32
-}
 
 /// A shape error of `kernel` naming the operand shapes.
 pub(crate) fn shape_err(kernel: &'static str, shapes: &[&[usize]], reason: impl Into<String>) -> GpuError {

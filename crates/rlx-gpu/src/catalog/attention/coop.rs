@@ -6,7 +6,7 @@
 
 use super::AttentionParams;
 use crate::catalog::matmul::{coop_available, MIN_WIDE_WORKGROUPS};
-use crate::catalog::{name, size_of, Spec, ATTENTION_BINDINGS};
+use crate::catalog::{name, params_of, Spec, ATTENTION_BINDINGS};
 use crate::GpuLimits;
 use rlx_backend::{KernelOptions, MatmulKernel, Precision};
 use std::borrow::Cow;
@@ -142,7 +142,7 @@ pub(super) fn spec(head: CoopHead) -> Spec {
         defines,
         workgroup_size: [COOP_ATTN_THREADS, 1, 1],
         bindings: ATTENTION_BINDINGS,
-        params_size: size_of::<AttentionParams>(),
+        params: params_of::<AttentionParams>(),
     }
 }
 

@@ -8,7 +8,7 @@ pub mod params;
 mod params_tests;
 pub mod split;
 
-use super::{name, size_of, Spec, ATTENTION_BINDINGS};
+use super::{name, params_of, Spec, ATTENTION_BINDINGS};
 pub use coop::{CoopHead, COOP_ATTN_ROWS};
 pub use params::{attention_launches, AttentionParams};
 pub use split::{combine_launches, partial_bytes, split_chunks, split_fits, AttnCombineParams, SPLIT_CHUNK};
@@ -83,8 +83,8 @@ pub(crate) fn spec(k: AttentionKernel) -> Spec {
                 name(&["attention", &format!("d{cols}"), "f32"]),
                 vec![("DMAX", Cow::Owned(format!("{cols}u")))],
             );
-            let size = size_of::<AttentionParams>();
-            Spec::wg256(parts, "kernels/attention/attention.wgsl", ATTENTION_SRC, ATTENTION_BINDINGS, size)
+            let params = params_of::<AttentionParams>();
+            Spec::wg256(parts, "kernels/attention/attention.wgsl", ATTENTION_SRC, ATTENTION_BINDINGS, params)
         }
         AttentionKernel::Coop(head) => coop::spec(head),
         AttentionKernel::Split => split::split_spec(),

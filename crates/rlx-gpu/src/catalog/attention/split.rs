@@ -9,7 +9,7 @@
 //! all keys in one workgroup per head (14 workgroups on a 132-SM GPU for Qwen2.5-0.5B), which
 //! measured 140 µs per layer over a 512-key cache on the H200.
 
-use crate::catalog::{name, size_of, Spec, IN_OUT};
+use crate::catalog::{name, params_of, Spec, IN_OUT};
 use crate::grid::MAX_GROUPS_PER_DIM;
 use crate::Access;
 use bytemuck::{Pod, Zeroable};
@@ -77,7 +77,7 @@ pub fn combine_launches(p: AttnCombineParams, rows: u32) -> Vec<(AttnCombinePara
 }
 
 pub(super) fn split_spec() -> Spec {
-    let size = size_of::<super::AttentionParams>();
+    let params = params_of::<super::AttentionParams>();
     Spec {
         name: name(&["attention_split", "f32"]),
         file: "kernels/attention/attention_split.wgsl",
@@ -85,7 +85,7 @@ pub(super) fn split_spec() -> Spec {
         defines: Vec::new(),
         workgroup_size: [SPLIT_CHUNK as u32, 1, 1],
         bindings: SPLIT_BINDINGS,
-        params_size: size,
+        params,
     }
 }
 
@@ -97,7 +97,7 @@ pub(super) fn combine_spec() -> Spec {
         defines: Vec::new(),
         workgroup_size: [64, 1, 1],
         bindings: IN_OUT,
-        params_size: size_of::<AttnCombineParams>(),
+        params: params_of::<AttnCombineParams>(),
     }
 }
 

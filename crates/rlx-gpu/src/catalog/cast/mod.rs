@@ -3,7 +3,7 @@
 //! per ordered pair, `cast_<from>_<to>`, keyed by [`CastFn`]; casts between the 32-bit dtypes
 //! stay with the unary kernel ([`super::elementwise::UnaryFn`]). Its params: [`CastParams`].
 
-use super::{name, size_of, upper, Spec, IN_OUT};
+use super::{name, params_of, upper, Spec, IN_OUT};
 use crate::grid::{self, fits_u32};
 use crate::GpuError;
 use bytemuck::{Pod, Zeroable};
@@ -103,7 +103,7 @@ pub(crate) fn spec(f: CastFn) -> Spec {
     let (from, to) = f.pair();
     let parts =
         (name(&["cast", from.name(), to.name()]), vec![("FROM", constant(from)), ("TO", constant(to))]);
-    Spec::wg256(parts, "kernels/cast/cast.wgsl", CAST_SRC, IN_OUT, size_of::<CastParams>())
+    Spec::wg256(parts, "kernels/cast/cast.wgsl", CAST_SRC, IN_OUT, params_of::<CastParams>())
 }
 
 /// Params of `cast.wgsl`: `numel` elements of `x` converted into `words` packed output words.

@@ -10,7 +10,7 @@ pub mod params;
 #[cfg(test)]
 mod params_tests;
 
-use super::{name, size_of, upper, Spec, WordType, IN2_OUT, IN3_OUT, IN_OUT};
+use super::{name, params_of, upper, Spec, WordType, IN2_OUT, IN3_OUT, IN_OUT};
 use params::{BinaryParams, UnaryParams, WhereParams};
 use rlx_ir::{BinaryOp, CompareOp, UnaryOp};
 use std::borrow::Cow;
@@ -138,20 +138,26 @@ pub(crate) fn spec(k: ElementwiseKernel) -> Spec {
                 "kernels/elementwise/binary.wgsl",
                 BINARY_SRC,
                 IN2_OUT,
-                size_of::<BinaryParams>(),
+                params_of::<BinaryParams>(),
             )
         }
         ElementwiseKernel::Unary(f) => {
             let (stem, op) = f.parts();
             let parts = (name(&["unary", &stem]), vec![("OP", upper("OP_", op))]);
-            Spec::wg256(parts, "kernels/elementwise/unary.wgsl", UNARY_SRC, IN_OUT, size_of::<UnaryParams>())
+            Spec::wg256(
+                parts,
+                "kernels/elementwise/unary.wgsl",
+                UNARY_SRC,
+                IN_OUT,
+                params_of::<UnaryParams>(),
+            )
         }
         ElementwiseKernel::Where => Spec::wg256(
             (name(&["where", "word"]), Vec::new()),
             "kernels/elementwise/where.wgsl",
             WHERE_SRC,
             IN3_OUT,
-            size_of::<WhereParams>(),
+            params_of::<WhereParams>(),
         ),
     }
 }

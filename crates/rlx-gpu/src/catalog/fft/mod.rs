@@ -2,7 +2,7 @@
 //! One workgroup transforms [`FftParams::per_group`] whole rows in shared memory (radix-2,
 //! twiddles computed exactly in the kernel). Bindings x (read), out (read_write).
 
-use super::{name, size_of, Spec, IN_OUT};
+use super::{name, params_of, Spec, IN_OUT};
 use crate::grid;
 use crate::GpuError;
 use bytemuck::{Pod, Zeroable};
@@ -77,7 +77,7 @@ pub(crate) fn spec(k: FftKernel) -> Spec {
         "kernels/fft/fft_radix2.wgsl",
         kernel_src!("fft/fft_radix2.wgsl"),
         IN_OUT,
-        size_of::<FftParams>(),
+        params_of::<FftParams>(),
     )
 }
 

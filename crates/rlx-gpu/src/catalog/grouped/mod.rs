@@ -13,7 +13,7 @@
 //! All take [`GroupedParams`]; bindings x, w, ids (read), out (read_write).
 
 use super::matmul::{B_F16, B_F32};
-use super::{defines, name, size_of, Access, Defines, Spec};
+use super::{defines, name, params_of, Access, Defines, Spec};
 use crate::grid;
 use crate::GpuError;
 use bytemuck::{Pod, Zeroable};
@@ -189,7 +189,7 @@ pub(crate) fn spec(k: GroupedKernel) -> Spec {
         ),
     };
     let name = name(&[kernel, if f16_w { "f16w" } else { "" }, "f32"]);
-    Spec::wg256((name, weight_defines(f16_w)), file, source, BINDINGS, size_of::<GroupedParams>())
+    Spec::wg256((name, weight_defines(f16_w)), file, source, BINDINGS, params_of::<GroupedParams>())
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 
 use super::{epilogue_name, matmul_defines, Epilogue, MatmulParams, MatmulRung};
 use crate::catalog::Defines;
-use crate::catalog::{size_of, Spec, IN2_OUT, IN3_OUT};
+use crate::catalog::{params_of, Spec, IN2_OUT, IN3_OUT};
 use std::borrow::Cow;
 
 const COOP_SRC: &str = kernel_src!(
@@ -49,7 +49,7 @@ pub(super) fn coop_spec(wide: bool, bias: bool, act: Option<Epilogue>) -> Spec {
         defines,
         workgroup_size: [rung.threads(), 1, 1],
         bindings: if bias { IN3_OUT } else { IN2_OUT },
-        params_size: size_of::<MatmulParams>(),
+        params: params_of::<MatmulParams>(),
     }
 }
 

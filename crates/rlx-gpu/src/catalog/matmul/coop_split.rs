@@ -6,7 +6,7 @@
 use super::coop::tile_defines;
 use super::vec_multi::ACCESS;
 use super::{act_define, MatmulRung};
-use crate::catalog::{name, size_of, Spec};
+use crate::catalog::{name, params_of, Spec};
 use crate::{GpuError, MatmulParams};
 use std::borrow::Cow;
 
@@ -89,7 +89,7 @@ pub(super) fn coop_split_spec(wide: bool, bias: bool) -> Spec {
         defines,
         workgroup_size: [rung.threads(), 1, 1],
         bindings: &ACCESS[..coop_split_bindings(bias) as usize],
-        params_size: size_of::<CoopSplitParams>(),
+        params: params_of::<CoopSplitParams>(),
     }
 }
 

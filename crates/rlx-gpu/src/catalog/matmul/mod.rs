@@ -17,7 +17,7 @@ mod splitk;
 mod vec;
 mod vec_multi;
 
-use super::{name, size_of, Defines, Spec, IN2_OUT, IN3_OUT};
+use super::{name, params_of, Defines, Spec, IN2_OUT, IN3_OUT};
 pub use coop_split::{coop_split_bindings, CoopSplitParams};
 pub use launch::{matmul_launches, MatmulLaunch};
 pub use params::{MatmulParams, MATMUL_TILE};
@@ -185,7 +185,7 @@ fn matmul_spec(rung: MatmulRung, bias: bool, act: Option<Epilogue>) -> Spec {
         defines: matmul_defines(bias, act, "f32", "f32"),
         workgroup_size: [16, 16, 1],
         bindings: if bias { IN3_OUT } else { IN2_OUT },
-        params_size: size_of::<MatmulParams>(),
+        params: params_of::<MatmulParams>(),
     }
 }
 

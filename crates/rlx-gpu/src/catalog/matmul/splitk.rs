@@ -5,7 +5,7 @@
 
 use super::rung::MIN_WIDE_WORKGROUPS;
 use super::{epilogue_defines, epilogue_name, Epilogue, MatmulParams, MatmulRung};
-use crate::catalog::{size_of, Spec, IN2_OUT, IN_OUT};
+use crate::catalog::{params_of, Spec, IN2_OUT, IN_OUT};
 use crate::grid::{self, fits_u32};
 use crate::GpuError;
 use bytemuck::{Pod, Zeroable};
@@ -97,7 +97,7 @@ pub(super) fn splitk_spec(bias: bool, act: Option<Epilogue>) -> Spec {
         "kernels/matmul/matmul_splitk.wgsl",
         SPLITK_SRC,
         if bias { IN2_OUT } else { IN_OUT },
-        size_of::<SplitKParams>(),
+        params_of::<SplitKParams>(),
     )
 }
 

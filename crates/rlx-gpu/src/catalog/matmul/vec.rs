@@ -3,7 +3,7 @@
 //! mostly leave empty. [`vec_fits`] decides; the params are the other matmuls'.
 
 use super::{epilogue_name, matmul_defines, Epilogue, MatmulParams, IN2_OUT, IN3_OUT};
-use crate::catalog::{size_of, Spec};
+use crate::catalog::{params_of, Spec};
 use crate::grid;
 use crate::GpuError;
 use std::borrow::Cow;
@@ -68,7 +68,7 @@ pub(super) fn vec_spec(bias: bool, act: Option<Epilogue>, f16_b: bool) -> Spec {
         "kernels/matmul/matmul_vec.wgsl",
         VEC_SRC,
         if bias { IN3_OUT } else { IN2_OUT },
-        size_of::<MatmulParams>(),
+        params_of::<MatmulParams>(),
     )
 }
 

@@ -5,7 +5,7 @@
 
 use super::vec::{vec_cols, B_F16, B_F32, VEC_MAX_ROWS};
 use super::{act_define, Epilogue};
-use crate::catalog::{name, size_of, Access, Defines, Spec};
+use crate::catalog::{name, params_of, Access, Defines, Spec};
 use crate::{grid, GpuError};
 use std::borrow::Cow;
 
@@ -180,16 +180,16 @@ fn multi_name(form: &str, act: Option<Epilogue>, bias: bool, f16_b: bool, norm: 
 
 /// The split form (q/k/v in one launch), with biases or not, on RMSNorm(a)·γ when `norm`.
 pub(super) fn split_spec(bias: bool, f16_b: bool, norm: bool) -> Spec {
-    let size = size_of::<VecMultiParams>();
+    let params = params_of::<VecMultiParams>();
     let parts = (multi_name("split", None, bias, f16_b, norm), multi_defines(false, bias, None, f16_b, norm));
-    Spec::wg256(parts, "kernels/matmul/matmul_vec_multi.wgsl", MULTI_SRC, bindings(false, bias, norm), size)
+    Spec::wg256(parts, "kernels/matmul/matmul_vec_multi.wgsl", MULTI_SRC, bindings(false, bias, norm), params)
 }
 
 /// The gated form: `act(a · b0ᵀ) ⊙ (a · b1ᵀ)`, on RMSNorm(a)·γ when `norm`.
 pub(super) fn gated_spec(act: Option<Epilogue>, f16_b: bool, norm: bool) -> Spec {
-    let size = size_of::<VecMultiParams>();
+    let params = params_of::<VecMultiParams>();
     let parts = (multi_name("gated", act, false, f16_b, norm), multi_defines(true, false, act, f16_b, norm));
-    Spec::wg256(parts, "kernels/matmul/matmul_vec_multi.wgsl", MULTI_SRC, bindings(true, false, norm), size)
+    Spec::wg256(parts, "kernels/matmul/matmul_vec_multi.wgsl", MULTI_SRC, bindings(true, false, norm), params)
 }
 
 #[cfg(test)]

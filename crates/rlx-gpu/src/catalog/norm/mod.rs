@@ -6,7 +6,7 @@ pub mod params;
 #[cfg(test)]
 mod params_tests;
 
-use super::{defines, name, size_of, Spec, IN2_OUT, IN3_OUT, IN4_OUT, IN_OUT};
+use super::{defines, name, params_of, Spec, IN2_OUT, IN3_OUT, IN4_OUT, IN_OUT};
 pub use params::{NormParams, SoftmaxParams};
 use std::borrow::Cow;
 
@@ -81,7 +81,7 @@ fn norm_spec(row: NormRow) -> Spec {
         defines,
         workgroup_size: [256, 1, 1],
         bindings: [IN_OUT, IN2_OUT, IN3_OUT, IN4_OUT][out as usize - 1],
-        params_size: size_of::<NormParams>(),
+        params: params_of::<NormParams>(),
     }
 }
 
@@ -94,7 +94,7 @@ pub(crate) fn spec(k: NormKernel) -> Spec {
             "kernels/norm/softmax_row.wgsl",
             SOFTMAX_ROW_SRC,
             IN_OUT,
-            size_of::<SoftmaxParams>(),
+            params_of::<SoftmaxParams>(),
         )
     };
     match k {

@@ -1,7 +1,7 @@
 //! Kernel family "quant": the kernels on block-quantized weights, which stay packed (U8, one
 //! byte per element) in device memory and are decoded inside the kernels. One variant per
 //! kernel and [`QuantType`]: the kernel file, `quant_common.wgsl`, `quant_k_scales.wgsl`,
-//! `quant_minifloat.wgsl` and the type's decoder (`quant_<type>.wgsl`, which defines `decode8`)
+//! `quant_minifloat.wgsl` and the type's decoder (`quant_<type>.wgsl`, which defines `decode`)
 //! are concatenated at build time.
 //!
 //! - [`QuantKernel::MatVec`]: `matmul_quant_vec.wgsl`, the decode path (M ≤ [`QUANT_VEC_ROWS`]
@@ -14,7 +14,7 @@
 //! All take [`QuantParams`]; bindings x (or the table), w (or the ids), out.
 
 use super::matmul::coop_available;
-use super::{name, size_of, Spec, IN2_OUT};
+use super::{name, params_of, Spec, IN2_OUT};
 use crate::grid;
 use crate::schedule::GpuLimits;
 use crate::GpuError;
@@ -260,7 +260,7 @@ pub(crate) fn spec(k: QuantKernel) -> Spec {
         defines: Vec::new(),
         workgroup_size: [threads, 1, 1],
         bindings: IN2_OUT,
-        params_size: size_of::<QuantParams>(),
+        params: params_of::<QuantParams>(),
     }
 }
 

@@ -1,7 +1,7 @@
 //! Kernel family "random": counter-based random numbers (`kernels/random/random_philox.wgsl`), one
 //! variant per distribution, and its params struct.
 
-use super::{name, size_of, upper, Spec, IN_OUT};
+use super::{name, params_of, upper, Spec, IN_OUT};
 use crate::grid;
 use crate::GpuError;
 use bytemuck::{Pod, Zeroable};
@@ -47,7 +47,7 @@ impl RandomParams {
 
 pub(crate) fn spec(dist: RandomDist) -> Spec {
     let parts = (name(&["random", dist.name(), "f32"]), vec![("DIST", upper("DIST_", dist.name()))]);
-    Spec::wg256(parts, "kernels/random/random_philox.wgsl", SRC, IN_OUT, size_of::<RandomParams>())
+    Spec::wg256(parts, "kernels/random/random_philox.wgsl", SRC, IN_OUT, params_of::<RandomParams>())
 }
 
 /// Every key of this family, in a fixed order.

@@ -9,7 +9,7 @@ pub mod params;
 mod params_tests;
 
 pub use super::WordType;
-use super::{name, size_of, upper, Spec, IN_OUT};
+use super::{name, params_of, upper, Spec, IN_OUT};
 use params::{AxisParams, ReduceParams, TopKParams};
 use rlx_ir::{ArgReduceOp, ReduceOp, TopKOutput};
 
@@ -88,7 +88,7 @@ fn op_t(kernel: &str, op: &'static str, t: WordType) -> (std::borrow::Cow<'stati
 /// The variant of `k`.
 pub(crate) fn spec(k: ReduceKernel) -> Spec {
     let reduce = |parts| {
-        Spec::wg256(parts, "kernels/reduce/reduce.wgsl", REDUCE_SRC, IN_OUT, size_of::<ReduceParams>())
+        Spec::wg256(parts, "kernels/reduce/reduce.wgsl", REDUCE_SRC, IN_OUT, params_of::<ReduceParams>())
     };
     match k {
         ReduceKernel::F32(op) => reduce(op_t("reduce", op.name(), WordType::F32)),
@@ -99,11 +99,11 @@ pub(crate) fn spec(k: ReduceKernel) -> Spec {
                 ArgReduceOp::ArgMin => "argmin",
             };
             let file = "kernels/reduce/arg_reduce.wgsl";
-            Spec::wg256(op_t("", op, t), file, ARG_REDUCE_SRC, IN_OUT, size_of::<AxisParams>())
+            Spec::wg256(op_t("", op, t), file, ARG_REDUCE_SRC, IN_OUT, params_of::<AxisParams>())
         }
         ReduceKernel::Cumsum(t) => {
             let parts = (name(&["cumsum", t.name()]), vec![t.define()]);
-            Spec::wg256(parts, "kernels/reduce/cumsum.wgsl", CUMSUM_SRC, IN_OUT, size_of::<AxisParams>())
+            Spec::wg256(parts, "kernels/reduce/cumsum.wgsl", CUMSUM_SRC, IN_OUT, params_of::<AxisParams>())
         }
         ReduceKernel::TopK(t, output) => {
             let out = match output {
@@ -111,7 +111,7 @@ pub(crate) fn spec(k: ReduceKernel) -> Spec {
                 TopKOutput::Indices => "indices",
             };
             let parts = (name(&["topk", out, t.name()]), vec![("OUT", upper("OUT_", out)), t.define()]);
-            Spec::wg256(parts, "kernels/reduce/topk.wgsl", TOPK_SRC, IN_OUT, size_of::<TopKParams>())
+            Spec::wg256(parts, "kernels/reduce/topk.wgsl", TOPK_SRC, IN_OUT, params_of::<TopKParams>())
         }
     }
 }

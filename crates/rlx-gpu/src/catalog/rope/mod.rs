@@ -5,7 +5,7 @@ pub mod params;
 #[cfg(test)]
 mod params_tests;
 
-use super::{name, size_of, Spec, IN3_OUT};
+use super::{name, params_of, Spec, IN3_OUT};
 pub use params::RopeParams;
 
 const ROPE_SRC: &str = flat_kernel!("rope/rope.wgsl");
@@ -25,7 +25,7 @@ pub(crate) fn spec(k: RopeKernel) -> Spec {
             "kernels/rope/rope.wgsl",
             ROPE_SRC,
             IN3_OUT,
-            size_of::<RopeParams>(),
+            params_of::<RopeParams>(),
         ),
     }
 }

@@ -9,7 +9,7 @@ pub mod params;
 #[cfg(test)]
 mod params_tests;
 
-use super::{name, size_of, Spec, IN2_OUT, IN_OUT, OUT};
+use super::{name, params_of, Spec, IN2_OUT, IN_OUT, OUT};
 use params::{CopyParams, FillParams, GatherParams};
 
 const COPY_SRC: &str = flat_kernel!("shape/copy.wgsl");
@@ -34,14 +34,14 @@ impl ShapeKernel {
 
 /// The variant of `k`.
 pub(crate) fn spec(k: ShapeKernel) -> Spec {
-    let (kernel, file, source, bindings, size) = match k {
-        ShapeKernel::Copy => ("copy", "kernels/shape/copy.wgsl", COPY_SRC, IN_OUT, size_of::<CopyParams>()),
-        ShapeKernel::Fill => ("fill", "kernels/shape/fill.wgsl", FILL_SRC, OUT, size_of::<FillParams>()),
+    let (kernel, file, source, bindings, params) = match k {
+        ShapeKernel::Copy => ("copy", "kernels/shape/copy.wgsl", COPY_SRC, IN_OUT, params_of::<CopyParams>()),
+        ShapeKernel::Fill => ("fill", "kernels/shape/fill.wgsl", FILL_SRC, OUT, params_of::<FillParams>()),
         ShapeKernel::Gather => {
-            ("gather", "kernels/shape/gather.wgsl", GATHER_SRC, IN2_OUT, size_of::<GatherParams>())
+            ("gather", "kernels/shape/gather.wgsl", GATHER_SRC, IN2_OUT, params_of::<GatherParams>())
         }
     };
-    Spec::wg256((name(&[kernel, "word"]), Vec::new()), file, source, bindings, size)
+    Spec::wg256((name(&[kernel, "word"]), Vec::new()), file, source, bindings, params)
 }
 
 /// Every key of this family, in a fixed order.

@@ -6,7 +6,7 @@
 //! - [`SsmKernel::DeltaRule`]: the gated delta rule (`ssm_delta_rule.wgsl`), one workgroup per
 //!   (batch, head, block of [`DELTA_COLS`] state columns), taking [`DeltaRuleParams`].
 
-use super::{name, size_of, Access, Spec};
+use super::{name, params_of, Access, Spec};
 use crate::grid;
 use crate::GpuError;
 use bytemuck::{Pod, Zeroable};
@@ -199,7 +199,7 @@ pub(crate) fn spec(k: SsmKernel) -> Spec {
         defines: Vec::new(),
         workgroup_size: [SCAN_GROUP, 1, 1],
         bindings,
-        params_size: size_of::<ScanParams>(),
+        params: params_of::<ScanParams>(),
     };
     match k {
         SsmKernel::ScanChunk => scan(
@@ -227,7 +227,7 @@ pub(crate) fn spec(k: SsmKernel) -> Spec {
             defines: Vec::new(),
             workgroup_size: [DELTA_COLS, 1, 1],
             bindings: DELTA_BINDINGS,
-            params_size: size_of::<DeltaRuleParams>(),
+            params: params_of::<DeltaRuleParams>(),
         },
     }
 }

@@ -4,7 +4,7 @@
 
 pub mod params;
 
-use super::{name, size_of, Spec, IN2_OUT};
+use super::{name, params_of, Spec, IN2_OUT};
 use params::WriteRowsParams;
 
 const WRITE_ROWS_SRC: &str = flat_kernel!("state/write_rows.wgsl");
@@ -25,7 +25,7 @@ pub(crate) fn spec(k: StateKernel) -> Spec {
             "kernels/state/write_rows.wgsl",
             WRITE_ROWS_SRC,
             IN2_OUT,
-            size_of::<WriteRowsParams>(),
+            params_of::<WriteRowsParams>(),
         ),
     }
 }
