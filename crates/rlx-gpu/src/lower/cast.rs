@@ -3,14 +3,14 @@
 //! either side, and a word copy where the bits stay the same.
 
 use super::shape::copy_step;
-use super::LowerCtx;
+use super::{LowerCtx, Site};
 use crate::catalog::cast::{CastFn, CastParams};
 use crate::catalog::elementwise::{ElementwiseKernel, UnaryFn};
 use crate::catalog::shape::params::StridedCopy;
 use crate::convert::device_bytes;
 use crate::schedule::Dispatch;
 use crate::{GpuError, KernelKey, UnaryParams};
-use rlx_ir::{DType, Node, NodeId};
+use rlx_ir::DType;
 
 /// How one cast runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,19 +47,11 @@ fn cast_step(from: DType, to: DType) -> CastStep {
     })
 }
 
-pub(super) fn lower(
-    cx: &mut LowerCtx,
-    id: NodeId,
-    node: &Node,
-    out: &mut Vec<Dispatch>,
-) -> Result<(), GpuError> {
-    let label = cx.label(id);
-    let ty = cx.ty(id)?;
-    let x = *node
-        .inputs
-        .first()
-        .ok_or_else(|| GpuError::Lowering { node: label.clone(), reason: "a cast needs an input".into() })?;
-    let (src, dst) = (cx.operand_nonempty(x)?, cx.operand_nonempty(id)?);
+pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Result<(), GpuError> {
+    let label = &at.label;
+    let ty = at.ty();
+    let x = at.first_input("a cast needs an input")?;
+    let (src, dst) = (cx.operand_nonempty(x)?, cx.operand_nonempty(at.id)?);
     match cast_step(cx.ty(x)?.dtype, ty.dtype) {
         CastStep::Copy => {
             let words = (device_bytes(ty) / 4) as usize;

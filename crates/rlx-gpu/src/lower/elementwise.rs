@@ -7,30 +7,23 @@
 //! one, so the kernels' rank limits only bite on truly alternating broadcast patterns.
 
 use super::shape::word_type;
-use super::LowerCtx;
+use super::{LowerCtx, Site};
 use crate::catalog::elementwise::params::WhereParams;
 use crate::catalog::elementwise::ElementwiseKernel;
 use crate::catalog::elementwise::{BinaryFn, UnaryFn};
 use crate::schedule::Dispatch;
 use crate::{BinaryParams, GpuError, KernelKey, UnaryParams};
-use rlx_ir::{DType, Node, NodeId, Op, UnaryOp};
+use rlx_ir::{DType, NodeId, Op, UnaryOp};
 
-pub(super) fn lower(
-    cx: &mut LowerCtx,
-    id: NodeId,
-    node: &Node,
-    out: &mut Vec<Dispatch>,
-) -> Result<(), GpuError> {
-    let label = cx.label(id);
-    let ty = cx.ty(id)?;
+pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Result<(), GpuError> {
+    let (id, node) = (at.id, at.node);
+    let label = &at.label;
+    let ty = at.ty();
     let dst = cx.operand_nonempty(id)?;
     let input = |i: usize| {
-        node.inputs.get(i).copied().ok_or_else(|| GpuError::Lowering {
-            node: label.clone(),
-            reason: format!("expected input {i}, the node has {}", node.inputs.len()),
-        })
+        let missing = || at.bad(format!("expected input {i}, the node has {}", node.inputs.len()));
+        node.inputs.get(i).copied().ok_or_else(missing)
     };
-    let unsupported = |what: String| GpuError::Lowering { node: label.clone(), reason: what };
     match &node.op {
         Op::Unary(u) => {
             let x = input(0)?;
@@ -43,7 +36,7 @@ pub(super) fn lower(
                 (DType::I32, UnaryOp::Abs) => {
                     KernelKey::Elementwise(ElementwiseKernel::Unary(UnaryFn::AbsI32))
                 }
-                (d, _) => return Err(unsupported(format!("{} on {d} has no GPU kernel", u.name()))),
+                (d, _) => return Err(at.bad(format!("{} on {d} has no GPU kernel", u.name()))),
             };
             let (p, grid) = UnaryParams::new(ty.numel())?;
             out.push(Dispatch::new(key, label.clone(), vec![cx.operand_nonempty(x)?, dst], &p, grid));
@@ -52,7 +45,7 @@ pub(super) fn lower(
             let (x, y) = (input(0)?, input(1)?);
             let t = word_type(cx.ty(x)?.dtype, &label)?;
             if cx.ty(x)?.dtype == DType::Bool {
-                return Err(unsupported(format!("{} on bool has no GPU kernel", b.name())));
+                return Err(at.bad(format!("{} on bool has no GPU kernel", b.name())));
             }
             let key = KernelKey::Elementwise(ElementwiseKernel::Binary(BinaryFn::Arith(*b), t));
             binary_step(cx, key, &label, [x, y], ty.shape.dims(), dst, out)?;
@@ -79,7 +72,7 @@ pub(super) fn lower(
                 grid,
             ));
         }
-        other => return Err(unsupported(format!("{} is not an elementwise op", other.name()))),
+        other => return Err(at.bad(format!("{} is not an elementwise op", other.name()))),
     }
     Ok(())
 }

@@ -9,25 +9,20 @@
 //!   the output is a fill with zeros.
 
 use super::shape::fill_step;
-use super::LowerCtx;
+use super::{LowerCtx, Site};
 use crate::catalog::quant::{QuantKernel, QuantParams, QuantPath};
 use crate::schedule::Dispatch;
 use crate::{GpuError, KernelKey};
-use rlx_ir::{Node, NodeId, Op};
+use rlx_ir::Op;
 
-pub(super) fn lower(
-    cx: &mut LowerCtx,
-    id: NodeId,
-    node: &Node,
-    out: &mut Vec<Dispatch>,
-) -> Result<(), GpuError> {
-    let label = cx.label(id);
-    let bad = |reason: &str| GpuError::Lowering { node: label.clone(), reason: reason.to_string() };
+pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Result<(), GpuError> {
+    let (id, node) = (at.id, at.node);
+    let label = &at.label;
     let &[a, b] = node.inputs.as_slice() else {
-        return Err(bad("a quantized op takes two operands"));
+        return Err(at.bad("a quantized op takes two operands"));
     };
     let dst = cx.operand_nonempty(id)?;
-    let numel = cx.ty(id)?.numel();
+    let numel = at.ty().numel();
     match node.op {
         Op::QuantMatMul { quant } => {
             let x_dims = cx.ty(a)?.shape.dims();
@@ -39,7 +34,7 @@ pub(super) fn lower(
                 return Ok(());
             };
             let x = cx.operand_nonempty(a)?;
-            let path = QuantPath::choose(m, cx.limits, &cx.options).map_err(|reason| bad(&reason))?;
+            let path = QuantPath::choose(m, cx.limits, &cx.options).map_err(|reason| at.bad(&reason))?;
             let kernel = path.kernel(quant);
             let p = QuantParams::new(kernel_name(kernel), quant, m, n, k)?;
             let grid = match path {
@@ -62,7 +57,7 @@ pub(super) fn lower(
             let operands = vec![table, cx.operand_nonempty(b)?, dst];
             out.push(Dispatch::new(KernelKey::Quant(kernel), label, operands, &p, grid));
         }
-        _ => return Err(bad("not a quantized op")),
+        _ => return Err(at.bad("not a quantized op")),
     }
     Ok(())
 }

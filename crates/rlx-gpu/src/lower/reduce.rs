@@ -9,7 +9,7 @@
 //! mean/max/min, 0 for integer max/min (rlx-cpu's values).
 
 use super::shape::{fill_step, split_at_axis, word_type};
-use super::LowerCtx;
+use super::{LowerCtx, Site};
 use crate::catalog::reduce::params::AxisParams;
 use crate::catalog::reduce::params::ReduceParams;
 use crate::catalog::reduce::params::TopKParams;
@@ -19,7 +19,7 @@ use crate::catalog::reduce::ReduceKernel;
 use crate::catalog::WordType;
 use crate::schedule::{Dispatch, Operand};
 use crate::{GpuError, KernelKey};
-use rlx_ir::{Node, NodeId, Op, ReduceOp};
+use rlx_ir::{Op, ReduceOp};
 
 /// Reduced elements one workgroup takes in one pass (16 per thread).
 pub const REDUCE_CHUNK: usize = 4096;
@@ -76,17 +76,12 @@ fn empty_value(op: ReduceOp, t: WordType) -> u32 {
     }
 }
 
-pub(super) fn lower(
-    cx: &mut LowerCtx,
-    id: NodeId,
-    node: &Node,
-    out: &mut Vec<Dispatch>,
-) -> Result<(), GpuError> {
-    let label = cx.label(id);
-    let ty = cx.ty(id)?;
+pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Result<(), GpuError> {
+    let (id, node) = (at.id, at.node);
+    let label = &at.label;
+    let ty = at.ty();
     let dst = cx.operand_nonempty(id)?;
-    let bad = |reason: String| GpuError::Lowering { node: label.clone(), reason };
-    let x = *node.inputs.first().ok_or_else(|| bad("the node has no input".into()))?;
+    let x = at.first_input("the node has no input")?;
     let xty = cx.ty(x)?;
     let dims = xty.shape.dims();
     let t = word_type(xty.dtype, &label)?;
@@ -126,7 +121,7 @@ pub(super) fn lower(
             let key = KernelKey::Reduce(ReduceKernel::TopK(t, *output));
             out.push(Dispatch::new(key, label.clone(), vec![cx.operand_nonempty(x)?, dst], &p, grid));
         }
-        other => return Err(bad(format!("{} is not a reduction", other.name()))),
+        other => return Err(at.bad(format!("{} is not a reduction", other.name()))),
     }
     Ok(())
 }
