@@ -55,7 +55,7 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
     match cast_step(cx.ty(x)?.dtype, ty.dtype) {
         CastStep::Copy => {
             let words = (device_bytes(ty) / 4) as usize;
-            out.push(copy_step(&label, src, dst, &StridedCopy::contiguous(words))?);
+            out.push(copy_step(label, src, dst, &StridedCopy::contiguous(words))?);
         }
         CastStep::Unary(f) => {
             let (p, grid) = UnaryParams::new(ty.numel())?;

@@ -43,18 +43,18 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
         }
         Op::Binary(b) => {
             let (x, y) = (input(0)?, input(1)?);
-            let t = word_type(cx.ty(x)?.dtype, &label)?;
+            let t = word_type(cx.ty(x)?.dtype, label)?;
             if cx.ty(x)?.dtype == DType::Bool {
                 return Err(at.bad(format!("{} on bool has no GPU kernel", b.name())));
             }
             let key = KernelKey::Elementwise(ElementwiseKernel::Binary(BinaryFn::Arith(*b), t));
-            binary_step(cx, key, &label, [x, y], ty.shape.dims(), dst, out)?;
+            binary_step(cx, key, label, [x, y], ty.shape.dims(), dst, out)?;
         }
         Op::Compare(c) => {
             let (x, y) = (input(0)?, input(1)?);
-            let t = word_type(cx.ty(x)?.dtype, &label)?;
+            let t = word_type(cx.ty(x)?.dtype, label)?;
             let key = KernelKey::Elementwise(ElementwiseKernel::Binary(BinaryFn::Compare(*c), t));
-            binary_step(cx, key, &label, [x, y], ty.shape.dims(), dst, out)?;
+            binary_step(cx, key, label, [x, y], ty.shape.dims(), dst, out)?;
         }
         Op::Where => {
             let ids = [input(0)?, input(1)?, input(2)?];

@@ -47,7 +47,7 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
     let b_dims = cx.ty(b)?.shape.dims().to_vec();
     let (launches, out_shape) = matmul_launches(&a_dims, &b_dims, ta, tb).map_err(|e| at.named(e))?;
     if out_shape.as_slice() != at.ty().shape.dims() {
-        return Err(at.bad(&format!("kernel output shape {out_shape:?} differs from the node's")));
+        return Err(at.bad(format!("kernel output shape {out_shape:?} differs from the node's")));
     }
 
     let result = cx.operand_nonempty(id)?;

@@ -30,7 +30,7 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
             let n = cx.ty(b)?.shape.dims().first().copied().unwrap_or(0);
             let m = numel / n.max(1);
             let Some(w) = cx.operand(b)? else {
-                out.push(fill_step(&label, dst, numel, 0)?);
+                out.push(fill_step(label, dst, numel, 0)?);
                 return Ok(());
             };
             let x = cx.operand_nonempty(a)?;
@@ -48,7 +48,7 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
             let ids = cx.ty(b)?.numel();
             let k = numel / ids.max(1);
             let Some(table) = cx.operand(a)? else {
-                out.push(fill_step(&label, dst, numel, 0)?);
+                out.push(fill_step(label, dst, numel, 0)?);
                 return Ok(());
             };
             let kernel = QuantKernel::Gather(quant);

@@ -84,13 +84,13 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
     let x = at.first_input("the node has no input")?;
     let xty = cx.ty(x)?;
     let dims = xty.shape.dims();
-    let t = word_type(xty.dtype, &label)?;
+    let t = word_type(xty.dtype, label)?;
     match &node.op {
         Op::Reduce { op, axes, .. } => {
-            let key = reduce_key(*op, t, &label)?;
+            let key = reduce_key(*op, t, label)?;
             let count: usize = axes.iter().map(|&a| dims.get(a).copied().unwrap_or(1)).product();
             if count == 0 {
-                out.push(fill_step(&label, dst, ty.numel(), empty_value(*op, t))?);
+                out.push(fill_step(label, dst, ty.numel(), empty_value(*op, t))?);
                 return Ok(());
             }
             let mut strides = vec![1usize; dims.len()];
@@ -101,7 +101,7 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
             let kept = merge_dims((0..dims.len()).filter(|d| !axes.contains(d)).map(dim));
             let red = merge_dims(axes.iter().copied().filter(|&a| a < dims.len()).map(dim));
             let src = cx.operand_nonempty(x)?;
-            reduce_passes(cx, key, &label, src, dst, kept, red, xty.numel(), out)?;
+            reduce_passes(cx, key, label, src, dst, kept, red, xty.numel(), out)?;
         }
         Op::ArgReduce { op, axis, .. } => {
             let (outer, len, inner) = split_at_axis(dims, *axis);

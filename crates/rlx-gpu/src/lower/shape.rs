@@ -119,20 +119,20 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
         Op::Reshape(_) => {
             // The same bytes: a copy of whole words serves every dtype, packed ones included.
             let words = (crate::convert::device_bytes(ty) / 4) as usize;
-            out.push(copy_step(&label, cx.operand_nonempty(x)?, dst, &StridedCopy::contiguous(words))?)
+            out.push(copy_step(label, cx.operand_nonempty(x)?, dst, &StridedCopy::contiguous(words))?)
         }
         Op::Permute(perm) => {
             let src =
                 perm.iter().map(|&p| xs.get(p).copied().ok_or_else(|| at.bad(format!("bad perm {perm:?}"))));
             let copy = gather_copy(src.collect::<Result<_, _>>()?, 0);
-            out.push(copy_step(&label, cx.operand_nonempty(x)?, dst, &copy)?);
+            out.push(copy_step(label, cx.operand_nonempty(x)?, dst, &copy)?);
         }
         Op::Slice { axis, start, step, .. } => {
             let mut src = xs.clone();
             let s = src.get_mut(*axis).ok_or_else(|| at.bad(format!("axis {axis} out of range")))?;
             let base = *start as i64 * *s;
             *s *= *step as i64;
-            out.push(copy_step(&label, cx.operand_nonempty(x)?, dst, &gather_copy(src, base))?);
+            out.push(copy_step(label, cx.operand_nonempty(x)?, dst, &gather_copy(src, base))?);
         }
         Op::Expand(_) => {
             let lead = out_dims.len().saturating_sub(x_dims.len());
@@ -142,7 +142,7 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
                     _ => 0,
                 })
                 .collect();
-            out.push(copy_step(&label, cx.operand_nonempty(x)?, dst, &gather_copy(src, 0))?);
+            out.push(copy_step(label, cx.operand_nonempty(x)?, dst, &gather_copy(src, 0))?);
         }
         Op::Reverse { axes } => {
             let (mut src, mut base) = (xs.clone(), 0i64);
@@ -152,11 +152,11 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
                     *s = -*s;
                 }
             }
-            out.push(copy_step(&label, cx.operand_nonempty(x)?, dst, &gather_copy(src, base))?);
+            out.push(copy_step(label, cx.operand_nonempty(x)?, dst, &gather_copy(src, base))?);
         }
         Op::Pad { pads, value } => {
-            let word = fill_word(*value, ty.dtype, &label)?;
-            out.push(fill_step(&label, dst, n, word)?);
+            let word = fill_word(*value, ty.dtype, label)?;
+            out.push(fill_step(label, dst, n, word)?);
             if let Some(src) = cx.operand(x)? {
                 let os = strides(out_dims);
                 let base = pads.iter().zip(&os).map(|(&(before, _), &s)| before as i64 * s).sum();
@@ -169,7 +169,7 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
                     out_base: base,
                     out_len: n,
                 };
-                out.push(copy_step(&label, src, dst, &copy)?);
+                out.push(copy_step(label, src, dst, &copy)?);
             }
         }
         Op::Concat { axis } => {
@@ -190,7 +190,7 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
                         out_base: offset * step,
                         out_len: n,
                     };
-                    out.push(copy_step(&label, src, dst, &copy)?);
+                    out.push(copy_step(label, src, dst, &copy)?);
                 }
                 offset += along as i64;
             }
@@ -218,7 +218,7 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
                     ));
                 }
                 // Empty data (len = 0): every index is out of range, so every output is 0.
-                None => out.push(fill_step(&label, dst, n, 0)?),
+                None => out.push(fill_step(label, dst, n, 0)?),
             }
         }
         other => return Err(at.bad(format!("{} is not a data-movement op", other.name()))),

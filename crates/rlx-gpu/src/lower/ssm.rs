@@ -47,7 +47,7 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
         match cx.operand(i)? {
             Some(o) => ops.push(o),
             None => {
-                out.push(fill_step(&label, dst, numel, 0)?);
+                out.push(fill_step(label, dst, numel, 0)?);
                 return Ok(());
             }
         }
@@ -62,7 +62,7 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
             let chunk = scan_chunk((b * d) as u64, l as u64);
             let p =
                 ScanParams::new(KERNEL, [b, d, l], n, g, chunk, delta_softplus).map_err(|e| at.named(e))?;
-            scan(cx, &label, p, ops, dst, output, out)
+            scan(cx, label, p, ops, dst, output, out)
         }
         Op::GatedDeltaRule { scale, output } => {
             let q = cx.ty(i0)?.shape.dims().to_vec();
