@@ -72,9 +72,8 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
         None => (AttentionKernel::Rows(block), grid),
     };
     for (params, grid) in attention_launches(params, grid) {
-        out.push(Dispatch::new(
+        out.push(at.step(
             KernelKey::Attention(key),
-            at.label.clone(),
             vec![q_op, k_op, v_op, m_op, result, len_op],
             &params,
             grid,

@@ -59,17 +59,11 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
         }
         CastStep::Unary(f) => {
             let (p, grid) = UnaryParams::new(ty.numel())?;
-            out.push(Dispatch::new(
-                KernelKey::Elementwise(ElementwiseKernel::Unary(f)),
-                label,
-                vec![src, dst],
-                &p,
-                grid,
-            ));
+            out.push(at.step(KernelKey::Elementwise(ElementwiseKernel::Unary(f)), vec![src, dst], &p, grid));
         }
         CastStep::Packed(f) => {
             let (p, grid) = CastParams::new(ty.numel(), ty.dtype)?;
-            out.push(Dispatch::new(KernelKey::Cast(f), label, vec![src, dst], &p, grid));
+            out.push(at.step(KernelKey::Cast(f), vec![src, dst], &p, grid));
         }
     }
     Ok(())

@@ -39,7 +39,7 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
                 (d, _) => return Err(at.bad(format!("{} on {d} has no GPU kernel", u.name()))),
             };
             let (p, grid) = UnaryParams::new(ty.numel())?;
-            out.push(Dispatch::new(key, label.clone(), vec![cx.operand_nonempty(x)?, dst], &p, grid));
+            out.push(at.step(key, vec![cx.operand_nonempty(x)?, dst], &p, grid));
         }
         Op::Binary(b) => {
             let (x, y) = (input(0)?, input(1)?);
@@ -64,13 +64,7 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
             let (p, grid) = WhereParams::broadcast(&o, &ins[0], &ins[1], &ins[2])?;
             let mut operands = ids.iter().map(|&i| cx.operand_nonempty(i)).collect::<Result<Vec<_>, _>>()?;
             operands.push(dst);
-            out.push(Dispatch::new(
-                KernelKey::Elementwise(ElementwiseKernel::Where),
-                label.clone(),
-                operands,
-                &p,
-                grid,
-            ));
+            out.push(at.step(KernelKey::Elementwise(ElementwiseKernel::Where), operands, &p, grid));
         }
         other => return Err(at.bad(format!("{} is not an elementwise op", other.name()))),
     }

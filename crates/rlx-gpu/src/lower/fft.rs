@@ -20,7 +20,7 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
         return Ok(());
     };
     let (p, grid) = FftParams::new(rows, n, *inverse)?;
-    out.push(Dispatch::new(KernelKey::Fft(FftKernel::Radix2F32), at.label.clone(), vec![src, dst], &p, grid));
+    out.push(at.step(KernelKey::Fft(FftKernel::Radix2F32), vec![src, dst], &p, grid));
     Ok(())
 }
 

@@ -47,6 +47,6 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
     let kernel = GroupedKernel::choose(x_dims[0] * top, f16_w);
     let grid = p.grid(kernel)?;
     let operands = vec![x_op, w_op, cx.operand_nonempty(ids)?, dst];
-    out.push(Dispatch::new(KernelKey::Grouped(kernel), at.label.clone(), operands, &p, grid));
+    out.push(at.step(KernelKey::Grouped(kernel), operands, &p, grid));
     Ok(())
 }

@@ -72,7 +72,6 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
         Some(bias) => Some(cx.operand_nonempty(bias)?),
         None => None,
     };
-    let label = &at.label;
     let single = match launches.as_slice() {
         [(p, _)] => Some(*p),
         _ => None,
@@ -87,24 +86,24 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
         };
         let key = KernelKey::Matmul(MatmulKernel::Vec { bias: bias_op.is_some(), act, f16_b });
         let operands = [Some(a_op), Some(b_op), bias_op, Some(target)].into_iter().flatten().collect();
-        out.push(Dispatch::new(key, label, operands, &p, grid));
+        out.push(at.step(key, operands, &p, grid));
     } else if let Some((p, splits)) = split {
         let partial = partial_params(&p, splits);
         let parts = cx.scratch(4 * u64::from(p.m) * u64::from(p.n) * u64::from(splits));
         let grid = rung.grid(&partial, splits);
         let key = matmul_key(rung, false, None);
-        out.push(Dispatch::new(key, label.clone(), vec![a_op, b_op, parts], &partial, grid));
+        out.push(at.step(key, vec![a_op, b_op, parts], &partial, grid));
         let (sum, grid) = SplitKParams::new(&p, splits).map_err(|e| at.named(e))?;
         let key = KernelKey::Matmul(MatmulKernel::SplitK { bias: bias_op.is_some(), act });
         let operands = [Some(parts), bias_op, Some(target)].into_iter().flatten().collect();
-        out.push(Dispatch::new(key, label, operands, &sum, grid));
+        out.push(at.step(key, operands, &sum, grid));
     } else {
         let key = matmul_key(rung, bias_op.is_some(), act);
         let operands: Vec<Operand> =
             [Some(a_op), Some(b_op), bias_op, Some(target)].into_iter().flatten().collect();
         for (params, grid) in launches {
             let grid = rung.grid(&params, grid[2]);
-            out.push(Dispatch::new(key, label.clone(), operands.clone(), &params, grid));
+            out.push(at.step(key, operands.clone(), &params, grid));
         }
     }
     if let Some(op) = unary_after {
@@ -136,7 +135,7 @@ fn push_unary(
     out: &mut Vec<Dispatch>,
 ) -> Result<(), GpuError> {
     let (params, grid) = UnaryParams::new(at.ty().numel()).map_err(|e| at.named(e))?;
-    out.push(Dispatch::new(KernelKey::unary_f32(op), at.label.clone(), vec![src, dst], &params, grid));
+    out.push(at.step(KernelKey::unary_f32(op), vec![src, dst], &params, grid));
     Ok(())
 }
 

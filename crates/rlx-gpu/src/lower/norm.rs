@@ -18,7 +18,6 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
     // The output is non-empty (the walk skips empty ones), so cols > 0.
     let rows = at.ty().numel() / cols.max(1);
     let result = cx.operand_nonempty(id)?;
-    let label = &at.label;
 
     match (&node.op, node.inputs.as_slice()) {
         (Op::Softmax | Op::LogSoftmax, &[x]) => {
@@ -27,7 +26,7 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
                 Op::Softmax => KernelKey::SOFTMAX_ROW_F32,
                 _ => KernelKey::Norm(NormKernel::LogSoftmax),
             };
-            out.push(Dispatch::new(key, label.clone(), vec![cx.operand_nonempty(x)?, result], &p, grid));
+            out.push(at.step(key, vec![cx.operand_nonempty(x)?, result], &p, grid));
         }
         (Op::LayerNorm { eps }, &[x, gamma, beta]) => {
             let (p, grid) = NormParams::new(rows, cols, *eps).map_err(|e| at.named(e))?;
@@ -37,24 +36,12 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
                 cx.operand_nonempty(beta)?,
                 result,
             ];
-            out.push(Dispatch::new(
-                KernelKey::Norm(NormKernel::Row(NormRow::LayerNorm)),
-                label.clone(),
-                ops,
-                &p,
-                grid,
-            ));
+            out.push(at.step(KernelKey::Norm(NormKernel::Row(NormRow::LayerNorm)), ops, &p, grid));
         }
         (Op::RmsNorm { eps }, &[x, gamma]) => {
             let (p, grid) = NormParams::new(rows, cols, *eps).map_err(|e| at.named(e))?;
             let ops = vec![cx.operand_nonempty(x)?, cx.operand_nonempty(gamma)?, result];
-            out.push(Dispatch::new(
-                KernelKey::Norm(NormKernel::Row(NormRow::RmsNorm)),
-                label.clone(),
-                ops,
-                &p,
-                grid,
-            ));
+            out.push(at.step(KernelKey::Norm(NormKernel::Row(NormRow::RmsNorm)), ops, &p, grid));
         }
         (Op::AddNorm { norm, eps }, &[x, residual, gamma, ref rest @ ..]) => {
             let beta = match (norm, rest) {
@@ -74,18 +61,12 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
                 let (bp, bgrid) =
                     BinaryParams::broadcast(&dims, &x_dims, &r_dims).map_err(|e| at.named(e))?;
                 let add_ops = vec![cx.operand_nonempty(x)?, cx.operand_nonempty(residual)?, sum];
-                out.push(Dispatch::new(
-                    KernelKey::binary_f32(BinaryOp::Add),
-                    label.clone(),
-                    add_ops,
-                    &bp,
-                    bgrid,
-                ));
+                out.push(at.step(KernelKey::binary_f32(BinaryOp::Add), add_ops, &bp, bgrid));
                 (vec![sum, gamma], if beta.is_some() { NormRow::LayerNorm } else { NormRow::RmsNorm })
             };
             ops.extend(beta);
             ops.push(result);
-            out.push(Dispatch::new(KernelKey::Norm(NormKernel::Row(row)), label.clone(), ops, &p, grid));
+            out.push(at.step(KernelKey::Norm(NormKernel::Row(row)), ops, &p, grid));
         }
         _ => return Err(at.bad("not a row op, or a wrong operand count")),
     }

@@ -41,7 +41,7 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
                 QuantPath::MatVec => p.vec_grid()?,
                 QuantPath::Tiled | QuantPath::Coop => p.tile_grid(kernel_name(kernel))?,
             };
-            out.push(Dispatch::new(KernelKey::Quant(kernel), label, vec![x, w, dst], &p, grid));
+            out.push(at.step(KernelKey::Quant(kernel), vec![x, w, dst], &p, grid));
         }
         Op::QuantGather { quant } => {
             let v = cx.ty(a)?.shape.dims().first().copied().unwrap_or(0);
@@ -55,7 +55,7 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
             let p = QuantParams::new(kernel_name(kernel), quant, ids, v, k)?;
             let grid = p.gather_grid()?;
             let operands = vec![table, cx.operand_nonempty(b)?, dst];
-            out.push(Dispatch::new(KernelKey::Quant(kernel), label, operands, &p, grid));
+            out.push(at.step(KernelKey::Quant(kernel), operands, &p, grid));
         }
         _ => return Err(at.bad("not a quantized op")),
     }

@@ -14,12 +14,6 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
     let key = at.first_input("the node has no key input")?;
     let dst = cx.operand_nonempty(at.id)?;
     let (p, grid) = RandomParams::new(at.ty().numel())?;
-    out.push(Dispatch::new(
-        KernelKey::Random(*dist),
-        at.label.clone(),
-        vec![cx.operand_nonempty(key)?, dst],
-        &p,
-        grid,
-    ));
+    out.push(at.step(KernelKey::Random(*dist), vec![cx.operand_nonempty(key)?, dst], &p, grid));
     Ok(())
 }

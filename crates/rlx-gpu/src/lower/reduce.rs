@@ -107,19 +107,19 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
             let (outer, len, inner) = split_at_axis(dims, *axis);
             let (p, grid) = AxisParams::new("data_arg_reduce", outer, len, inner, 1)?;
             let key = KernelKey::Reduce(ReduceKernel::Arg(*op, t));
-            out.push(Dispatch::new(key, label.clone(), vec![cx.operand_nonempty(x)?, dst], &p, grid));
+            out.push(at.step(key, vec![cx.operand_nonempty(x)?, dst], &p, grid));
         }
         Op::Cumsum { axis } => {
             let (outer, len, inner) = split_at_axis(dims, *axis);
             let (p, grid) = AxisParams::new("data_cumsum", outer, len, inner, CUMSUM_ITEMS)?;
             let key = KernelKey::Reduce(ReduceKernel::Cumsum(t));
-            out.push(Dispatch::new(key, label.clone(), vec![cx.operand_nonempty(x)?, dst], &p, grid));
+            out.push(at.step(key, vec![cx.operand_nonempty(x)?, dst], &p, grid));
         }
         Op::TopK { k, axis, largest, output } => {
             let (outer, len, inner) = split_at_axis(dims, *axis);
             let (p, grid) = TopKParams::new(outer, len, inner, *k, *largest)?;
             let key = KernelKey::Reduce(ReduceKernel::TopK(t, *output));
-            out.push(Dispatch::new(key, label.clone(), vec![cx.operand_nonempty(x)?, dst], &p, grid));
+            out.push(at.step(key, vec![cx.operand_nonempty(x)?, dst], &p, grid));
         }
         other => return Err(at.bad(format!("{} is not a reduction", other.name()))),
     }

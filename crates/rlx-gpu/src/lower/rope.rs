@@ -21,6 +21,6 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
         cx.operand_nonempty(sin)?,
         cx.operand_nonempty(at.id)?,
     ];
-    out.push(Dispatch::new(KernelKey::Rope(RopeKernel::F32), at.label.clone(), ops, &params, grid));
+    out.push(at.step(KernelKey::Rope(RopeKernel::F32), ops, &params, grid));
     Ok(())
 }

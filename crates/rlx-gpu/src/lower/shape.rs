@@ -209,13 +209,7 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
                 Some(data) => {
                     let (p, grid) = GatherParams::new(outer, len, inner, nidx)?;
                     let operands = vec![data, cx.operand_nonempty(idx)?, dst];
-                    out.push(Dispatch::new(
-                        KernelKey::Shape(ShapeKernel::Gather),
-                        label.clone(),
-                        operands,
-                        &p,
-                        grid,
-                    ));
+                    out.push(at.step(KernelKey::Shape(ShapeKernel::Gather), operands, &p, grid));
                 }
                 // Empty data (len = 0): every index is out of range, so every output is 0.
                 None => out.push(fill_step(label, dst, n, 0)?),

@@ -1,9 +1,10 @@
 //! The node a family lowering is asked for ([`Site`]): its id, the node, the label its steps
-//! and errors carry ("%12 layer_norm"), and the errors that name it. [`super::lower_node`]
+//! and errors carry ("%12 layer_norm"), the steps and errors that name it. [`super::lower_node`]
 //! builds one per node and hands it to the family's `lower`.
 
 use super::LowerCtx;
-use crate::GpuError;
+use crate::schedule::{Dispatch, Operand};
+use crate::{GpuError, KernelKey};
 use rlx_ir::{Node, NodeId, TensorType};
 
 /// One node being lowered.
@@ -22,6 +23,17 @@ impl<'g> Site<'g> {
     /// The node's output type.
     pub fn ty(&self) -> &'g TensorType {
         &self.node.ty
+    }
+
+    /// A step of this node: kernel `key` on `operands` with `params`, `workgroups` launched.
+    pub fn step<P: bytemuck::Pod>(
+        &self,
+        key: KernelKey,
+        operands: Vec<Operand>,
+        params: &P,
+        workgroups: [u32; 3],
+    ) -> Dispatch {
+        Dispatch::new(key, self.label.clone(), operands, params, workgroups)
     }
 
     /// A lowering error naming this node.

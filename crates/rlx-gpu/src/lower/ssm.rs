@@ -71,7 +71,7 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
             let (p, grid) = DeltaRuleParams::new(dims, v, scale, output == ScanOutput::LastState)
                 .map_err(|e| at.named(e))?;
             ops.push(dst);
-            out.push(Dispatch::new(KernelKey::Ssm(SsmKernel::DeltaRule), label, ops, &p, grid));
+            out.push(at.step(KernelKey::Ssm(SsmKernel::DeltaRule), ops, &p, grid));
             Ok(())
         }
         _ => Err(at.bad("not a recurrence op")),

@@ -23,12 +23,6 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
     };
     let (params, grid) = WriteRowsParams::new(outer, cap, inner, n)?;
     let operands = vec![rows_op, cx.operand_nonempty(offset)?, cx.operand_nonempty(at.id)?];
-    out.push(Dispatch::new(
-        KernelKey::State(StateKernel::WriteRows),
-        at.label.clone(),
-        operands,
-        &params,
-        grid,
-    ));
+    out.push(at.step(KernelKey::State(StateKernel::WriteRows), operands, &params, grid));
     Ok(())
 }
