@@ -43,6 +43,23 @@ macro_rules! flat_kernel {
     };
 }
 
+/// A key enum whose variants carry no data, with `ALL`: every variant in declaration order,
+/// generated from the one list so that it cannot miss one. Keys are small values that hash.
+macro_rules! unit_keys {
+    ($(#[$meta:meta])* $vis:vis enum $name:ident { $($(#[$vmeta:meta])* $variant:ident,)+ }) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        $vis enum $name {
+            $($(#[$vmeta])* $variant,)+
+        }
+
+        impl $name {
+            /// Every variant, in declaration order.
+            pub const ALL: [$name; [$(stringify!($variant)),+].len()] = [$($name::$variant),+];
+        }
+    };
+}
+
 pub mod attention;
 pub mod cast;
 pub mod elementwise;
@@ -81,17 +98,16 @@ pub enum Access {
     ReadWrite,
 }
 
-/// A 32-bit word type as kernels compute on it. Bool words compare and move as `U32`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum WordType {
-    F32,
-    I32,
-    U32,
+unit_keys! {
+    /// A 32-bit word type as kernels compute on it. Bool words compare and move as `U32`.
+    pub enum WordType {
+        F32,
+        I32,
+        U32,
+    }
 }
 
 impl WordType {
-    pub const ALL: [WordType; 3] = [WordType::F32, WordType::I32, WordType::U32];
-
     /// The dtype part of a variant name: `f32`, `i32`, `u32`.
     pub fn name(self) -> &'static str {
         match self {

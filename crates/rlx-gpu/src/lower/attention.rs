@@ -7,8 +7,8 @@
 //! dummy) as the mask, which the kernel then never reads; so does attention without kv
 //! lengths for the lengths binding.
 
-use super::matmul::{named, operand_or_dummy};
-use super::LowerCtx;
+use super::matmul::operand_or_dummy;
+use super::{LowerCtx, Site};
 use crate::catalog::attention::{
     attention_launches, combine_launches, partial_bytes, split_chunks, split_fits, AttentionKernel,
     AttentionParams, AttnCombineParams, CoopHead,
@@ -17,16 +17,12 @@ use crate::schedule::Dispatch;
 use crate::schedule::Operand;
 use crate::{GpuError, KernelKey};
 use rlx_backend::{KernelOptions, MatmulKernel};
-use rlx_ir::{Node, NodeId, Op};
+use rlx_ir::{NodeId, Op};
 
-pub(super) fn lower(
-    cx: &mut LowerCtx,
-    id: NodeId,
-    node: &Node,
-    out: &mut Vec<Dispatch>,
-) -> Result<(), GpuError> {
+pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Result<(), GpuError> {
+    let (id, node) = (at.id, at.node);
     let Op::Attention(spec) = &node.op else {
-        return Err(GpuError::Lowering { node: cx.label(id), reason: "not an attention op".into() });
+        return Err(at.bad("not an attention op"));
     };
     let (operands, lens) = match (spec.kv_lengths, node.inputs.split_last()) {
         (true, Some((&lens, rest))) => (rest, Some(lens)),
@@ -35,12 +31,7 @@ pub(super) fn lower(
     let (q, k, v, mask) = match *operands {
         [q, k, v] => (q, k, v, None),
         [q, k, v, m] => (q, k, v, Some(m)),
-        _ => {
-            return Err(GpuError::Lowering {
-                node: cx.label(id),
-                reason: "attention needs q, k, v, an optional mask and optional kv lengths".into(),
-            })
-        }
+        _ => return Err(at.bad("attention needs q, k, v, an optional mask and optional kv lengths")),
     };
     let mask_ty = match mask {
         Some(m) => Some(cx.ty(m)?),
@@ -54,7 +45,7 @@ pub(super) fn lower(
         mask_ty.map(|t| (t.shape.dims(), t.dtype)),
         cx.limits.shared_memory_bytes,
     )
-    .map_err(|e| named(cx, id, e))?;
+    .map_err(|e| at.named(e))?;
     let q_op = operand_or_dummy(cx, q)?;
     let k_op = operand_or_dummy(cx, k)?;
     let v_op = operand_or_dummy(cx, v)?;
@@ -71,8 +62,8 @@ pub(super) fn lower(
     // launch fills the GPU (or a forced coop matmul says so); the f32 kernel otherwise (it
     // takes any head dim).
     let (d, dv) = (params.d as usize, params.dv as usize);
-    let coop = CoopHead::select(d, dv, params.sq, grid, cx.limits, &cx.options)
-        .map_err(|reason| GpuError::Lowering { node: cx.label(id), reason })?;
+    let coop =
+        CoopHead::select(d, dv, params.sq, grid, cx.limits, &cx.options).map_err(|reason| at.bad(reason))?;
     if coop.is_none() && split_kernel(&cx.options) && split_fits(params.sq, d) {
         return split(cx, id, params, grid[1], [q_op, k_op, v_op, m_op, result, len_op], out);
     }
@@ -81,9 +72,8 @@ pub(super) fn lower(
         None => (AttentionKernel::Rows(block), grid),
     };
     for (params, grid) in attention_launches(params, grid) {
-        out.push(Dispatch::new(
+        out.push(at.step(
             KernelKey::Attention(key),
-            cx.label(id),
             vec![q_op, k_op, v_op, m_op, result, len_op],
             &params,
             grid,

@@ -3,20 +3,21 @@
 use crate::catalog::attention::{AttentionKernel, AttnBlock};
 use crate::schedule::BufferId;
 use crate::{lower, KernelKey};
-use rlx_ir::{AttentionSpec, AttnLayout, DType, Graph, MaskKind};
+use rlx_ir::{AttentionSpec, AttnLayout, Graph, MaskKind};
 
-use super::test_util::{keys, limits, schedule};
+use super::test_util::{graph, keys, limits, lowered, schedule};
+
+/// A graph of one attention (Bshd, `mask`, no mask operand) of f32 inputs q, k, v of `dims`.
+fn attention(name: &str, dims: [&[usize]; 3], mask: MaskKind) -> Graph {
+    graph(name, &[("q", dims[0]), ("k", dims[1]), ("v", dims[2])], |g, x| {
+        g.attention(x[0], x[1], x[2], None, AttentionSpec::new(AttnLayout::Bshd, mask)).unwrap()
+    })
+}
 
 #[test]
 fn attention_bindings_for_missing_operands() {
     // Sk = 0: k and v are empty and bound to dummies; no mask operand: q stands in.
-    let mut g = Graph::new("attn");
-    let q = g.input("q", &[1, 5, 2, 8], DType::F32).unwrap();
-    let k = g.input("k", &[1, 0, 2, 8], DType::F32).unwrap();
-    let v = g.input("v", &[1, 0, 2, 300], DType::F32).unwrap();
-    let spec = AttentionSpec::new(AttnLayout::Bshd, MaskKind::None);
-    let o = g.attention(q, k, v, None, spec).unwrap();
-    g.set_outputs(&[o]).unwrap();
+    let g = attention("attn", [&[1, 5, 2, 8], &[1, 0, 2, 8], &[1, 0, 2, 300]], MaskKind::None);
     let s = schedule(&g);
     assert_eq!(keys(&s), [KernelKey::Attention(AttentionKernel::Rows(AttnBlock::D256))]);
     let ops = &s.steps[0].operands;
@@ -26,7 +27,7 @@ fn attention_bindings_for_missing_operands() {
     // 5 rows: one query block; 2 heads; Dv 300: two column blocks.
     assert_eq!(s.steps[0].workgroups, [1, 2, 2]);
     // A device with the guaranteed 16 KiB of workgroup memory gets the D128 variant.
-    let small = lower(&g, &limits(16 * 1024), &rlx_backend::KernelOptions::default()).unwrap();
+    let small = lowered(&g, &limits(16 * 1024)).unwrap();
     assert_eq!(small.steps[0].key, KernelKey::Attention(AttentionKernel::Rows(AttnBlock::D128)));
     assert_eq!(small.steps[0].workgroups, [1, 2, 3]);
 }
@@ -34,13 +35,7 @@ fn attention_bindings_for_missing_operands() {
 #[test]
 fn few_query_rows_take_the_split_kernel_unless_forced() {
     // A decode step: 1 query row, 600 cached keys, 8 query heads over 2 kv heads.
-    let mut g = Graph::new("decode");
-    let q = g.input("q", &[2, 1, 8, 64], DType::F32).unwrap();
-    let k = g.input("k", &[2, 600, 2, 64], DType::F32).unwrap();
-    let v = g.input("v", &[2, 600, 2, 64], DType::F32).unwrap();
-    let spec = AttentionSpec::new(AttnLayout::Bshd, MaskKind::Causal);
-    let o = g.attention(q, k, v, None, spec).unwrap();
-    g.set_outputs(&[o]).unwrap();
+    let g = attention("decode", [&[2, 1, 8, 64], &[2, 600, 2, 64], &[2, 600, 2, 64]], MaskKind::Causal);
     let s = schedule(&g);
     assert_eq!(
         keys(&s),

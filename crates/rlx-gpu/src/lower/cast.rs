@@ -3,14 +3,14 @@
 //! either side, and a word copy where the bits stay the same.
 
 use super::shape::copy_step;
-use super::LowerCtx;
+use super::{LowerCtx, Site};
 use crate::catalog::cast::{CastFn, CastParams};
 use crate::catalog::elementwise::{ElementwiseKernel, UnaryFn};
 use crate::catalog::shape::params::StridedCopy;
 use crate::convert::device_bytes;
 use crate::schedule::Dispatch;
 use crate::{GpuError, KernelKey, UnaryParams};
-use rlx_ir::{DType, Node, NodeId};
+use rlx_ir::DType;
 
 /// How one cast runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,37 +47,23 @@ fn cast_step(from: DType, to: DType) -> CastStep {
     })
 }
 
-pub(super) fn lower(
-    cx: &mut LowerCtx,
-    id: NodeId,
-    node: &Node,
-    out: &mut Vec<Dispatch>,
-) -> Result<(), GpuError> {
-    let label = cx.label(id);
-    let ty = cx.ty(id)?;
-    let x = *node
-        .inputs
-        .first()
-        .ok_or_else(|| GpuError::Lowering { node: label.clone(), reason: "a cast needs an input".into() })?;
-    let (src, dst) = (cx.operand_nonempty(x)?, cx.operand_nonempty(id)?);
+pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Result<(), GpuError> {
+    let label = &at.label;
+    let ty = at.ty();
+    let x = at.first_input("a cast needs an input")?;
+    let (src, dst) = (cx.operand_nonempty(x)?, cx.operand_nonempty(at.id)?);
     match cast_step(cx.ty(x)?.dtype, ty.dtype) {
         CastStep::Copy => {
             let words = (device_bytes(ty) / 4) as usize;
-            out.push(copy_step(&label, src, dst, &StridedCopy::contiguous(words))?);
+            out.push(copy_step(label, src, dst, &StridedCopy::contiguous(words))?);
         }
         CastStep::Unary(f) => {
             let (p, grid) = UnaryParams::new(ty.numel())?;
-            out.push(Dispatch::new(
-                KernelKey::Elementwise(ElementwiseKernel::Unary(f)),
-                label,
-                vec![src, dst],
-                &p,
-                grid,
-            ));
+            out.push(at.step(KernelKey::Elementwise(ElementwiseKernel::Unary(f)), vec![src, dst], &p, grid));
         }
         CastStep::Packed(f) => {
             let (p, grid) = CastParams::new(ty.numel(), ty.dtype)?;
-            out.push(Dispatch::new(KernelKey::Cast(f), label, vec![src, dst], &p, grid));
+            out.push(at.step(KernelKey::Cast(f), vec![src, dst], &p, grid));
         }
     }
     Ok(())

@@ -2,32 +2,26 @@
 //! order and the output after them, params words and workgroup counts from the op's launch
 //! rule ([`rlx_ir::CustomOp`]).
 
-use super::LowerCtx;
+use super::{LowerCtx, Site};
 use crate::schedule::Dispatch;
 use crate::{GpuError, KernelKey};
-use rlx_ir::{Node, NodeId, Op, TensorType};
+use rlx_ir::{Op, TensorType};
 
-pub(super) fn lower(
-    cx: &mut LowerCtx,
-    id: NodeId,
-    node: &Node,
-    out: &mut Vec<Dispatch>,
-) -> Result<(), GpuError> {
-    let label = cx.label(id);
-    let refuse = |reason: String| GpuError::Lowering { node: label.clone(), reason };
+pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Result<(), GpuError> {
+    let node = at.node;
     let Op::Custom(call) = &node.op else {
-        return Err(refuse(format!("{} is not a custom op", node.op.name())));
+        return Err(at.bad(format!("{} is not a custom op", node.op.name())));
     };
     let op = call.op();
-    let key = crate::custom::intern(op, node.inputs.len()).map_err(&refuse)?;
-    let w = op.wgsl().ok_or_else(|| refuse(format!("custom op {} has no WGSL kernel", op.name())))?;
+    let key = crate::custom::intern(op, node.inputs.len()).map_err(|e| at.bad(e))?;
+    let w = op.wgsl().ok_or_else(|| at.bad(format!("custom op {} has no WGSL kernel", op.name())))?;
     let tys: Vec<&TensorType> = node.inputs.iter().map(|&i| cx.ty(i)).collect::<Result<_, _>>()?;
-    let out_ty = cx.ty(id)?;
+    let out_ty = at.ty();
     let (words, workgroups) = (w.launch)(&tys, out_ty)
-        .map_err(|e| refuse(format!("custom op {}: its launch rule failed: {e}", op.name())))?;
+        .map_err(|e| at.bad(format!("custom op {}: its launch rule failed: {e}", op.name())))?;
     let size = w.params_size as usize;
     if words.len() * 4 > size {
-        return Err(refuse(format!(
+        return Err(at.bad(format!(
             "custom op {}: the launch rule gave {} params words ({} bytes) but params_size is {size}",
             op.name(),
             words.len(),
@@ -40,10 +34,10 @@ pub(super) fn lower(
     for &i in &node.inputs {
         operands.push(cx.operand_nonempty(i)?);
     }
-    operands.push(cx.operand_nonempty(id)?);
+    operands.push(cx.operand_nonempty(at.id)?);
     out.push(Dispatch {
         key: KernelKey::Custom(key),
-        label,
+        label: at.label.clone(),
         operands,
         params,
         workgroups,

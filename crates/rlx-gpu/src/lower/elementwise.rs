@@ -7,30 +7,23 @@
 //! one, so the kernels' rank limits only bite on truly alternating broadcast patterns.
 
 use super::shape::word_type;
-use super::LowerCtx;
+use super::{LowerCtx, Site};
 use crate::catalog::elementwise::params::WhereParams;
 use crate::catalog::elementwise::ElementwiseKernel;
 use crate::catalog::elementwise::{BinaryFn, UnaryFn};
 use crate::schedule::Dispatch;
 use crate::{BinaryParams, GpuError, KernelKey, UnaryParams};
-use rlx_ir::{DType, Node, NodeId, Op, UnaryOp};
+use rlx_ir::{DType, NodeId, Op, UnaryOp};
 
-pub(super) fn lower(
-    cx: &mut LowerCtx,
-    id: NodeId,
-    node: &Node,
-    out: &mut Vec<Dispatch>,
-) -> Result<(), GpuError> {
-    let label = cx.label(id);
-    let ty = cx.ty(id)?;
+pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Result<(), GpuError> {
+    let (id, node) = (at.id, at.node);
+    let label = &at.label;
+    let ty = at.ty();
     let dst = cx.operand_nonempty(id)?;
     let input = |i: usize| {
-        node.inputs.get(i).copied().ok_or_else(|| GpuError::Lowering {
-            node: label.clone(),
-            reason: format!("expected input {i}, the node has {}", node.inputs.len()),
-        })
+        let missing = || at.bad(format!("expected input {i}, the node has {}", node.inputs.len()));
+        node.inputs.get(i).copied().ok_or_else(missing)
     };
-    let unsupported = |what: String| GpuError::Lowering { node: label.clone(), reason: what };
     match &node.op {
         Op::Unary(u) => {
             let x = input(0)?;
@@ -43,25 +36,25 @@ pub(super) fn lower(
                 (DType::I32, UnaryOp::Abs) => {
                     KernelKey::Elementwise(ElementwiseKernel::Unary(UnaryFn::AbsI32))
                 }
-                (d, _) => return Err(unsupported(format!("{} on {d} has no GPU kernel", u.name()))),
+                (d, _) => return Err(at.bad(format!("{} on {d} has no GPU kernel", u.name()))),
             };
             let (p, grid) = UnaryParams::new(ty.numel())?;
-            out.push(Dispatch::new(key, label.clone(), vec![cx.operand_nonempty(x)?, dst], &p, grid));
+            out.push(at.step(key, vec![cx.operand_nonempty(x)?, dst], &p, grid));
         }
         Op::Binary(b) => {
             let (x, y) = (input(0)?, input(1)?);
-            let t = word_type(cx.ty(x)?.dtype, &label)?;
+            let t = word_type(cx.ty(x)?.dtype, label)?;
             if cx.ty(x)?.dtype == DType::Bool {
-                return Err(unsupported(format!("{} on bool has no GPU kernel", b.name())));
+                return Err(at.bad(format!("{} on bool has no GPU kernel", b.name())));
             }
             let key = KernelKey::Elementwise(ElementwiseKernel::Binary(BinaryFn::Arith(*b), t));
-            binary_step(cx, key, &label, [x, y], ty.shape.dims(), dst, out)?;
+            binary_step(cx, key, label, [x, y], ty.shape.dims(), dst, out)?;
         }
         Op::Compare(c) => {
             let (x, y) = (input(0)?, input(1)?);
-            let t = word_type(cx.ty(x)?.dtype, &label)?;
+            let t = word_type(cx.ty(x)?.dtype, label)?;
             let key = KernelKey::Elementwise(ElementwiseKernel::Binary(BinaryFn::Compare(*c), t));
-            binary_step(cx, key, &label, [x, y], ty.shape.dims(), dst, out)?;
+            binary_step(cx, key, label, [x, y], ty.shape.dims(), dst, out)?;
         }
         Op::Where => {
             let ids = [input(0)?, input(1)?, input(2)?];
@@ -71,15 +64,9 @@ pub(super) fn lower(
             let (p, grid) = WhereParams::broadcast(&o, &ins[0], &ins[1], &ins[2])?;
             let mut operands = ids.iter().map(|&i| cx.operand_nonempty(i)).collect::<Result<Vec<_>, _>>()?;
             operands.push(dst);
-            out.push(Dispatch::new(
-                KernelKey::Elementwise(ElementwiseKernel::Where),
-                label.clone(),
-                operands,
-                &p,
-                grid,
-            ));
+            out.push(at.step(KernelKey::Elementwise(ElementwiseKernel::Where), operands, &p, grid));
         }
-        other => return Err(unsupported(format!("{} is not an elementwise op", other.name()))),
+        other => return Err(at.bad(format!("{} is not an elementwise op", other.name()))),
     }
     Ok(())
 }

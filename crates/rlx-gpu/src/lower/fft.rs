@@ -1,33 +1,26 @@
 //! Lowering of `Op::Fft`: one step of `fft_radix2.wgsl` over every row of x `[..., N, 2]`.
 
-use super::LowerCtx;
+use super::{LowerCtx, Site};
 use crate::catalog::fft::{FftKernel, FftParams};
 use crate::schedule::Dispatch;
 use crate::{GpuError, KernelKey};
-use rlx_ir::{Node, NodeId, Op};
+use rlx_ir::Op;
 
-pub(super) fn lower(
-    cx: &mut LowerCtx,
-    id: NodeId,
-    node: &Node,
-    out: &mut Vec<Dispatch>,
-) -> Result<(), GpuError> {
-    let label = cx.label(id);
-    let bad = |reason: String| GpuError::Lowering { node: label.clone(), reason };
-    let (Op::Fft { inverse }, &[x]) = (&node.op, node.inputs.as_slice()) else {
-        return Err(bad(format!("{} is not an fft of one operand", node.op.name())));
+pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Result<(), GpuError> {
+    let (Op::Fft { inverse }, &[x]) = (&at.node.op, at.node.inputs.as_slice()) else {
+        return Err(at.bad(format!("{} is not an fft of one operand", at.node.op.name())));
     };
-    let dims = cx.ty(id)?.shape.dims();
+    let dims = at.ty().shape.dims();
     let [.., n, 2] = *dims else {
-        return Err(bad(format!("shape {dims:?} is not [..., N, 2]")));
+        return Err(at.bad(format!("shape {dims:?} is not [..., N, 2]")));
     };
     let rows: usize = dims[..dims.len() - 2].iter().product();
     // No rows: nothing to write.
-    let (Some(src), Some(dst)) = (cx.operand(x)?, cx.operand(id)?) else {
+    let (Some(src), Some(dst)) = (cx.operand(x)?, cx.operand(at.id)?) else {
         return Ok(());
     };
     let (p, grid) = FftParams::new(rows, n, *inverse)?;
-    out.push(Dispatch::new(KernelKey::Fft(FftKernel::Radix2F32), label, vec![src, dst], &p, grid));
+    out.push(at.step(KernelKey::Fft(FftKernel::Radix2F32), vec![src, dst], &p, grid));
     Ok(())
 }
 

@@ -11,49 +11,42 @@
 //!   or every id out of range), written by a fill.
 
 use super::shape::fill_step;
-use super::LowerCtx;
+use super::{LowerCtx, Site};
 use crate::catalog::grouped::{GroupedKernel, GroupedParams};
 use crate::schedule::Dispatch;
 use crate::{GpuError, KernelKey};
-use rlx_ir::{Node, NodeId};
+use rlx_ir::NodeId;
 
 const KERNEL: &str = "grouped_matmul";
 
-pub(super) fn lower(
-    cx: &mut LowerCtx,
-    id: NodeId,
-    node: &Node,
-    out: &mut Vec<Dispatch>,
-) -> Result<(), GpuError> {
-    let label = cx.label(id);
-    let bad = |reason: String| GpuError::Lowering { node: label.clone(), reason };
-    let &[x, w, ids] = node.inputs.as_slice() else {
-        return Err(bad("grouped_matmul takes three operands (x, w, ids)".into()));
+pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Result<(), GpuError> {
+    let &[x, w, ids] = at.node.inputs.as_slice() else {
+        return Err(at.bad("grouped_matmul takes three operands (x, w, ids)"));
     };
     let dims3 = |id: NodeId| -> Result<[usize; 3], GpuError> {
         let d = cx.ty(id)?.shape.dims();
-        <[usize; 3]>::try_from(d).map_err(|_| bad(format!("operand of shape {d:?} is not 3-D")))
+        <[usize; 3]>::try_from(d).map_err(|_| at.bad(format!("operand of shape {d:?} is not 3-D")))
     };
     let (x_dims, w_dims) = (dims3(x)?, dims3(w)?);
     let top = cx.ty(ids)?.shape.dims().get(1).copied().unwrap_or(0);
-    let dst = cx.operand_nonempty(id)?;
-    let numel = cx.ty(id)?.numel();
+    let dst = cx.operand_nonempty(at.id)?;
+    let numel = at.ty().numel();
     // An absorbed cast: bind the f16 value it would have widened.
     let (w_src, f16_w) = match super::matmul::absorbed_source(cx.graph, &cx.absorbed, w) {
         Some(src) => (src, true),
         None => (w, false),
     };
     let (Some(x_op), Some(w_op)) = (cx.operand(x)?, cx.operand(w_src)?) else {
-        out.push(fill_step(&label, dst, numel, 0)?);
+        out.push(fill_step(&at.label, dst, numel, 0)?);
         return Ok(());
     };
     let p = GroupedParams::new(KERNEL, x_dims, w_dims, top).map_err(|e| match e {
         GpuError::TooLarge { .. } => e,
-        other => bad(other.to_string()),
+        other => at.bad(other.to_string()),
     })?;
     let kernel = GroupedKernel::choose(x_dims[0] * top, f16_w);
     let grid = p.grid(kernel)?;
     let operands = vec![x_op, w_op, cx.operand_nonempty(ids)?, dst];
-    out.push(Dispatch::new(KernelKey::Grouped(kernel), label, operands, &p, grid));
+    out.push(at.step(KernelKey::Grouped(kernel), operands, &p, grid));
     Ok(())
 }

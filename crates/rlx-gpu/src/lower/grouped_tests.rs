@@ -1,11 +1,11 @@
 //! What the GroupedMatMul lowering puts in a schedule: the kernel per slot count, the f16
 //! weight read as stored (its widening cast launching nothing), and a fill for K = 0.
 
+use super::test_util::{keys, lowered};
 use crate::catalog::grouped::GroupedKernel;
 use crate::catalog::shape::ShapeKernel;
 use crate::schedule::{BufferId, GpuLimits, Schedule};
-use crate::{lower, KernelKey};
-use rlx_backend::KernelOptions;
+use crate::KernelKey;
 use rlx_ir::{DType, Graph};
 
 fn grouped_graph(t: usize, k: usize, wdt: DType) -> Graph {
@@ -20,11 +20,7 @@ fn grouped_graph(t: usize, k: usize, wdt: DType) -> Graph {
 }
 
 fn schedule(g: &Graph) -> Schedule {
-    lower(g, &GpuLimits::lavapipe(), &KernelOptions::default()).unwrap().into_inner()
-}
-
-fn keys(s: &Schedule) -> Vec<KernelKey> {
-    s.steps.iter().map(|d| d.key).collect()
+    lowered(g, &GpuLimits::lavapipe()).unwrap()
 }
 
 #[test]

@@ -18,7 +18,7 @@
 //! - An activation without an epilogue variant (rlx-opt fuses only those that have one, but the
 //!   op allows any) runs as a unary step over a scratch copy of the matmul's result.
 
-use super::LowerCtx;
+use super::{LowerCtx, Site};
 use crate::catalog::matmul::{
     matmul_launches, partial_params, split_count, vec_fits, vec_grid, Epilogue, MatmulKernel, MatmulRung,
     SplitKParams,
@@ -26,32 +26,28 @@ use crate::catalog::matmul::{
 use crate::schedule::{Dispatch, Operand};
 use crate::{GpuError, KernelKey, UnaryParams};
 use rlx_backend::KernelOptions;
-use rlx_ir::{DType, Graph, Node, NodeId, Op, UnaryOp};
+use rlx_ir::{DType, Graph, NodeId, Op, UnaryOp};
 use std::collections::HashSet;
 
-pub(super) fn lower(
-    cx: &mut LowerCtx,
-    id: NodeId,
-    node: &Node,
-    out: &mut Vec<Dispatch>,
-) -> Result<(), GpuError> {
+pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Result<(), GpuError> {
+    let (id, node) = (at.id, at.node);
     let (ta, tb, has_bias, act) = match node.op {
         Op::MatMul { transpose_a, transpose_b } => (transpose_a, transpose_b, false, None),
         Op::FusedMatMul { transpose_a, transpose_b, bias, activation } => {
             (transpose_a, transpose_b, bias, activation)
         }
-        _ => return Err(bad(cx, id, "not a matmul")),
+        _ => return Err(at.bad("not a matmul")),
     };
     let (a, b, bias) = match (node.inputs.as_slice(), has_bias) {
         (&[a, b], false) => (a, b, None),
         (&[a, b, bias], true) => (a, b, Some(bias)),
-        _ => return Err(bad(cx, id, "wrong operand count")),
+        _ => return Err(at.bad("wrong operand count")),
     };
     let a_dims = cx.ty(a)?.shape.dims().to_vec();
     let b_dims = cx.ty(b)?.shape.dims().to_vec();
-    let (launches, out_shape) = matmul_launches(&a_dims, &b_dims, ta, tb).map_err(|e| named(cx, id, e))?;
-    if out_shape.as_slice() != cx.ty(id)?.shape.dims() {
-        return Err(bad(cx, id, &format!("kernel output shape {out_shape:?} differs from the node's")));
+    let (launches, out_shape) = matmul_launches(&a_dims, &b_dims, ta, tb).map_err(|e| at.named(e))?;
+    if out_shape.as_slice() != at.ty().shape.dims() {
+        return Err(at.bad(format!("kernel output shape {out_shape:?} differs from the node's")));
     }
 
     let result = cx.operand_nonempty(id)?;
@@ -64,8 +60,9 @@ pub(super) fn lower(
     // Every launch has the node's M and N (a split only moves batches and offsets).
     let batches: u32 = launches.iter().map(|(_, g)| g[2]).fold(0, u32::saturating_add);
     let rung = match launches.first() {
-        Some((p, _)) => MatmulRung::choose(p.m, p.n, batches, cx.limits, &cx.options)
-            .map_err(|reason| GpuError::Lowering { node: cx.label(id), reason })?,
+        Some((p, _)) => {
+            MatmulRung::choose(p.m, p.n, batches, cx.limits, &cx.options).map_err(|reason| at.bad(reason))?
+        }
         None => MatmulRung::Tiled64,
     };
     let act = epilogue.and_then(|(_, e)| e);
@@ -75,14 +72,13 @@ pub(super) fn lower(
         Some(bias) => Some(cx.operand_nonempty(bias)?),
         None => None,
     };
-    let label = cx.label(id);
     let single = match launches.as_slice() {
         [(p, _)] => Some(*p),
         _ => None,
     };
     let split = single.and_then(|p| split_count(&p, rung).map(|s| (p, s)));
     if let Some(p) = single.filter(|p| cx.options.matmul.is_none() && vec_fits(p)) {
-        let grid = vec_grid(&p).map_err(|e| named(cx, id, e))?;
+        let grid = vec_grid(&p).map_err(|e| at.named(e))?;
         // An absorbed cast: bind the f16 value it would have widened.
         let (b_op, f16_b) = match absorbed_source(cx.graph, &cx.absorbed, b) {
             Some(src) => (cx.operand_nonempty(src)?, true),
@@ -90,28 +86,28 @@ pub(super) fn lower(
         };
         let key = KernelKey::Matmul(MatmulKernel::Vec { bias: bias_op.is_some(), act, f16_b });
         let operands = [Some(a_op), Some(b_op), bias_op, Some(target)].into_iter().flatten().collect();
-        out.push(Dispatch::new(key, label, operands, &p, grid));
+        out.push(at.step(key, operands, &p, grid));
     } else if let Some((p, splits)) = split {
         let partial = partial_params(&p, splits);
         let parts = cx.scratch(4 * u64::from(p.m) * u64::from(p.n) * u64::from(splits));
         let grid = rung.grid(&partial, splits);
         let key = matmul_key(rung, false, None);
-        out.push(Dispatch::new(key, label.clone(), vec![a_op, b_op, parts], &partial, grid));
-        let (sum, grid) = SplitKParams::new(&p, splits).map_err(|e| named(cx, id, e))?;
+        out.push(at.step(key, vec![a_op, b_op, parts], &partial, grid));
+        let (sum, grid) = SplitKParams::new(&p, splits).map_err(|e| at.named(e))?;
         let key = KernelKey::Matmul(MatmulKernel::SplitK { bias: bias_op.is_some(), act });
         let operands = [Some(parts), bias_op, Some(target)].into_iter().flatten().collect();
-        out.push(Dispatch::new(key, label, operands, &sum, grid));
+        out.push(at.step(key, operands, &sum, grid));
     } else {
         let key = matmul_key(rung, bias_op.is_some(), act);
         let operands: Vec<Operand> =
             [Some(a_op), Some(b_op), bias_op, Some(target)].into_iter().flatten().collect();
         for (params, grid) in launches {
             let grid = rung.grid(&params, grid[2]);
-            out.push(Dispatch::new(key, label.clone(), operands.clone(), &params, grid));
+            out.push(at.step(key, operands.clone(), &params, grid));
         }
     }
     if let Some(op) = unary_after {
-        push_unary(cx, id, op, target, result, out)?;
+        push_unary(at, op, target, result, out)?;
     }
     Ok(())
 }
@@ -132,15 +128,14 @@ pub(super) fn matmul_key(rung: MatmulRung, bias: bool, act: Option<Epilogue>) ->
 
 /// `dst = op(src)` over the node's element count.
 fn push_unary(
-    cx: &LowerCtx,
-    id: NodeId,
+    at: &Site,
     op: UnaryOp,
     src: Operand,
     dst: Operand,
     out: &mut Vec<Dispatch>,
 ) -> Result<(), GpuError> {
-    let (params, grid) = UnaryParams::new(cx.ty(id)?.numel()).map_err(|e| named(cx, id, e))?;
-    out.push(Dispatch::new(KernelKey::unary_f32(op), cx.label(id), vec![src, dst], &params, grid));
+    let (params, grid) = UnaryParams::new(at.ty().numel()).map_err(|e| at.named(e))?;
+    out.push(at.step(KernelKey::unary_f32(op), vec![src, dst], &params, grid));
     Ok(())
 }
 
@@ -150,19 +145,6 @@ pub(super) fn operand_or_dummy(cx: &mut LowerCtx, id: NodeId) -> Result<Operand,
     match cx.operand(id)? {
         Some(op) => Ok(op),
         None => Ok(cx.scratch(4)),
-    }
-}
-
-fn bad(cx: &LowerCtx, id: NodeId, reason: &str) -> GpuError {
-    GpuError::Lowering { node: cx.label(id), reason: reason.to_string() }
-}
-
-/// A kernel-level shape error with the node named; limits (`TooLarge`) stay as they are, so a
-/// driver can still report them as limits.
-pub(super) fn named(cx: &LowerCtx, id: NodeId, e: GpuError) -> GpuError {
-    match e {
-        GpuError::TooLarge { .. } | GpuError::Lowering { .. } => e,
-        other => GpuError::Lowering { node: cx.label(id), reason: other.to_string() },
     }
 }
 

@@ -1,18 +1,11 @@
 //! Which matmuls the lowering launches together, and what the launches bind.
 
+use super::test_util::{keys, schedule_with};
 use crate::catalog::matmul::{Epilogue, MatmulKernel, VecMultiParams};
-use crate::schedule::{BufferId, GpuLimits, Schedule};
-use crate::{lower, KernelKey};
+use crate::schedule::{BufferId, GpuLimits};
+use crate::KernelKey;
 use rlx_backend::KernelOptions;
 use rlx_ir::{DType, Graph, NodeId, Op, UnaryOp};
-
-fn schedule(g: &Graph, limits: &GpuLimits, options: &KernelOptions) -> Schedule {
-    lower(g, limits, options).unwrap().into_inner()
-}
-
-fn keys(s: &Schedule) -> Vec<KernelKey> {
-    s.steps.iter().map(|d| d.key).collect()
-}
 
 /// x [rows, 64] times weights [n, 64] for each n (f16 params widened by casts when `f16`).
 fn siblings(rows: usize, ns: &[usize], f16: bool) -> Graph {
@@ -31,7 +24,7 @@ fn siblings(rows: usize, ns: &[usize], f16: bool) -> Graph {
 #[test]
 fn three_projections_of_one_vector_are_one_launch() {
     let g = siblings(1, &[40, 8, 8], false);
-    let s = schedule(&g, &GpuLimits::lavapipe(), &KernelOptions::default());
+    let s = schedule_with(&g, &GpuLimits::lavapipe(), &KernelOptions::default());
     assert_eq!(
         keys(&s),
         [KernelKey::Matmul(MatmulKernel::VecSplit { bias: false, f16_b: false, norm: false })]
@@ -54,7 +47,7 @@ fn three_projections_of_one_vector_are_one_launch() {
 #[test]
 fn four_siblings_are_three_plus_one_and_f16_weights_group_as_stored() {
     let g = siblings(2, &[9, 9, 9, 9], true);
-    let s = schedule(&g, &GpuLimits::lavapipe(), &KernelOptions::default());
+    let s = schedule_with(&g, &GpuLimits::lavapipe(), &KernelOptions::default());
     assert_eq!(
         keys(&s),
         [
@@ -68,9 +61,9 @@ fn four_siblings_are_three_plus_one_and_f16_weights_group_as_stored() {
 fn a_forced_rung_or_too_few_bindings_keeps_matmuls_apart() {
     let g = siblings(1, &[40, 8, 8], false);
     let forced = KernelOptions { matmul: Some(rlx_backend::MatmulKernel::Tiled64), ..Default::default() };
-    assert_eq!(schedule(&g, &GpuLimits::lavapipe(), &forced).steps.len(), 3);
+    assert_eq!(schedule_with(&g, &GpuLimits::lavapipe(), &forced).steps.len(), 3);
     let few = GpuLimits { max_storage_bindings: 4, ..GpuLimits::lavapipe() };
-    let s = schedule(&g, &few, &KernelOptions::default());
+    let s = schedule_with(&g, &few, &KernelOptions::default());
     assert_eq!(keys(&s), [KernelKey::Matmul(MatmulKernel::Vec { bias: false, act: None, f16_b: false }); 3]);
 }
 
@@ -97,7 +90,7 @@ fn gated(extra: bool) -> (Graph, NodeId) {
 #[test]
 fn a_gated_product_is_one_launch_that_writes_the_product() {
     let (g, m) = gated(false);
-    let s = schedule(&g, &GpuLimits::lavapipe(), &KernelOptions::default());
+    let s = schedule_with(&g, &GpuLimits::lavapipe(), &KernelOptions::default());
     assert_eq!(
         keys(&s),
         [KernelKey::Matmul(MatmulKernel::VecGated { act: Some(Epilogue::Silu), f16_b: false, norm: false })]
@@ -115,7 +108,7 @@ fn a_gated_product_is_one_launch_that_writes_the_product() {
 #[test]
 fn a_product_whose_factor_is_read_elsewhere_is_not_gated() {
     let (g, _) = gated(true);
-    let s = schedule(&g, &GpuLimits::lavapipe(), &KernelOptions::default());
+    let s = schedule_with(&g, &GpuLimits::lavapipe(), &KernelOptions::default());
     assert!(
         !keys(&s).iter().any(|k| matches!(k, KernelKey::Matmul(MatmulKernel::VecGated { .. }))),
         "{:?}",
@@ -142,7 +135,7 @@ fn qkv(rows: usize) -> Graph {
 fn a_prompt_s_q_k_v_are_one_tensor_core_launch_with_three_outputs() {
     use crate::catalog::matmul::CoopSplitParams;
     let mixed = KernelOptions { precision: rlx_backend::Precision::Mixed, ..Default::default() };
-    let s = schedule(&qkv(512), &GpuLimits::hopper(), &mixed);
+    let s = schedule_with(&qkv(512), &GpuLimits::hopper(), &mixed);
     assert_eq!(keys(&s), [KernelKey::Matmul(MatmulKernel::CoopSplit { wide: false, bias: true })]);
     let ops = &s.steps[0].operands;
     assert_eq!(ops.len(), 10);
@@ -154,7 +147,7 @@ fn a_prompt_s_q_k_v_are_one_tensor_core_launch_with_three_outputs() {
     assert_eq!((p.mm.m, p.mm.n, p.n1, p.n2, p.tiles0, p.tiles1), (512, 896, 128, 128, 14, 2));
     assert_eq!(s.steps[0].workgroups, [18, 8, 1]);
     // Without tensor cores (lavapipe) each projection is its own launch.
-    let s = schedule(&qkv(512), &GpuLimits::lavapipe(), &mixed);
+    let s = schedule_with(&qkv(512), &GpuLimits::lavapipe(), &mixed);
     assert!(
         !keys(&s).iter().any(|k| matches!(k, KernelKey::Matmul(MatmulKernel::CoopSplit { .. }))),
         "{:?}",
@@ -178,7 +171,7 @@ fn an_rms_norm_read_only_by_a_group_is_computed_by_its_launch() {
             outs.push(n);
         }
         g.set_outputs(&outs).unwrap();
-        schedule(&g, &GpuLimits::lavapipe(), &KernelOptions::default())
+        schedule_with(&g, &GpuLimits::lavapipe(), &KernelOptions::default())
     };
     let s = build(false);
     assert_eq!(

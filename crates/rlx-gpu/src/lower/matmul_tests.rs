@@ -5,19 +5,20 @@ use crate::schedule::BufferId;
 use crate::{lower, KernelKey, MatmulParams};
 use rlx_ir::{DType, Graph, Op, UnaryOp};
 
-use super::test_util::{keys, limits, schedule};
+use super::test_util::{graph, keys, limits, lowered, schedule};
 
 fn matmul_params(bytes: &[u8]) -> MatmulParams {
     bytemuck::pod_read_unaligned(bytes)
 }
 
+/// A matmul with a bias and `activation` fused in.
+fn biased(transpose_b: bool, activation: Option<UnaryOp>) -> Op {
+    Op::FusedMatMul { transpose_a: false, transpose_b, bias: true, activation }
+}
+
 #[test]
 fn matmul_with_zero_k_binds_dummies() {
-    let mut g = Graph::new("k0");
-    let a = g.input("a", &[4, 0], DType::F32).unwrap();
-    let b = g.input("b", &[0, 3], DType::F32).unwrap();
-    let c = g.matmul(a, b).unwrap();
-    g.set_outputs(&[c]).unwrap();
+    let g = graph("k0", &[("a", &[4, 0]), ("b", &[0, 3])], |g, x| g.matmul(x[0], x[1]).unwrap());
     let s = schedule(&g);
     assert_eq!(keys(&s), [KernelKey::MATMUL_TILED_F32]);
     let ops = &s.steps[0].operands;
@@ -45,13 +46,8 @@ fn activation_without_an_epilogue_runs_as_a_unary_step() {
             })],
         ),
     ] {
-        let mut g = Graph::new("fused");
-        let a = g.input("a", &[5, 3], DType::F32).unwrap();
-        let b = g.input("b", &[3, 7], DType::F32).unwrap();
-        let bias = g.input("bias", &[7], DType::F32).unwrap();
-        let op = Op::FusedMatMul { transpose_a: false, transpose_b: false, bias: true, activation: act };
-        let c = g.push(op, &[a, b, bias]).unwrap();
-        g.set_outputs(&[c]).unwrap();
+        let inputs: [(&str, &[usize]); 3] = [("a", &[5, 3]), ("b", &[3, 7]), ("bias", &[7])];
+        let g = graph("fused", &inputs, |g, x| g.push(biased(false, act), x).unwrap());
         let s = schedule(&g);
         assert_eq!(keys(&s), expect);
         if let [mm, un] = s.steps.as_slice() {
@@ -65,11 +61,8 @@ fn activation_without_an_epilogue_runs_as_a_unary_step() {
 
 #[test]
 fn alternating_batch_broadcast_is_several_launches() {
-    let mut g = Graph::new("alt");
-    let a = g.input("a", &[2, 1, 3, 5, 7], DType::F32).unwrap();
-    let b = g.input("b", &[1, 4, 3, 7, 6], DType::F32).unwrap();
-    let c = g.matmul(a, b).unwrap();
-    g.set_outputs(&[c]).unwrap();
+    let inputs: [(&str, &[usize]); 2] = [("a", &[2, 1, 3, 5, 7]), ("b", &[1, 4, 3, 7, 6])];
+    let g = graph("alt", &inputs, |g, x| g.matmul(x[0], x[1]).unwrap());
     let s = schedule(&g);
     assert_eq!(keys(&s), [KernelKey::MATMUL_TILED_F32; 2]);
     let offsets: Vec<u32> = s.steps.iter().map(|d| matmul_params(&d.params).c_offset).collect();
@@ -133,13 +126,7 @@ fn big_matmuls_take_the_register_tile_with_its_grid() {
         let c = if fused {
             let n = if tb { db[db.len() - 2] } else { db[db.len() - 1] };
             let bias = g.input("bias", &[n], DType::F32).unwrap();
-            let op = Op::FusedMatMul {
-                transpose_a: false,
-                transpose_b: tb,
-                bias: true,
-                activation: Some(UnaryOp::Gelu),
-            };
-            g.push(op, &[a, b, bias]).unwrap()
+            g.push(biased(tb, Some(UnaryOp::Gelu)), &[a, b, bias]).unwrap()
         } else {
             g.push(Op::MatMul { transpose_a: false, transpose_b: tb }, &[a, b]).unwrap()
         };
@@ -148,7 +135,7 @@ fn big_matmuls_take_the_register_tile_with_its_grid() {
         assert_eq!(keys(&s), [key], "{da:?} {db:?}");
         assert_eq!(s.steps[0].workgroups, grid, "{da:?} {db:?}");
         // A 16 KiB device keeps the 64 tile.
-        let small = lower(&g, &limits(16 * 1024), &rlx_backend::KernelOptions::default()).unwrap();
+        let small = lowered(&g, &limits(16 * 1024)).unwrap();
         assert!(!matches!(small.steps[0].key, KernelKey::Matmul(MatmulKernel::Reg { .. })));
     }
 }
@@ -156,18 +143,8 @@ fn big_matmuls_take_the_register_tile_with_its_grid() {
 #[test]
 fn a_small_m_matmul_with_a_long_k_is_split_along_k() {
     // Nine rows: past the matrix-vector kernel's eight.
-    let mut g = Graph::new("splitk");
-    let a = g.input("a", &[9, 512], DType::F32).unwrap();
-    let b = g.input("b", &[100, 512], DType::F32).unwrap();
-    let bias = g.input("bias", &[100], DType::F32).unwrap();
-    let op = Op::FusedMatMul {
-        transpose_a: false,
-        transpose_b: true,
-        bias: true,
-        activation: Some(UnaryOp::Gelu),
-    };
-    let c = g.push(op, &[a, b, bias]).unwrap();
-    g.set_outputs(&[c]).unwrap();
+    let inputs: [(&str, &[usize]); 3] = [("a", &[9, 512]), ("b", &[100, 512]), ("bias", &[100])];
+    let g = graph("splitk", &inputs, |g, x| g.push(biased(true, Some(UnaryOp::Gelu)), x).unwrap());
     let s = schedule(&g);
     let gelu = Some(crate::catalog::matmul::Epilogue::Gelu);
     assert_eq!(
@@ -187,11 +164,9 @@ fn a_small_m_matmul_with_a_long_k_is_split_along_k() {
 
 #[test]
 fn a_decode_row_times_a_linear_weight_takes_the_vector_kernel() {
-    let mut g = Graph::new("decode");
-    let a = g.input("a", &[1, 64], DType::F32).unwrap();
-    let w = g.input("w", &[10, 64], DType::F32).unwrap();
-    let c = g.matmul_t(a, w, false, true).unwrap();
-    g.set_outputs(&[c]).unwrap();
+    let g = graph("decode", &[("a", &[1, 64]), ("w", &[10, 64])], |g, x| {
+        g.matmul_t(x[0], x[1], false, true).unwrap()
+    });
     let s = schedule(&g);
     assert_eq!(keys(&s), [KernelKey::Matmul(MatmulKernel::Vec { bias: false, act: None, f16_b: false })]);
     assert_eq!(s.steps[0].workgroups, [1, 1, 1]); // 10 columns, 16 a workgroup at K = 64

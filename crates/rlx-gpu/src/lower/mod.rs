@@ -28,6 +28,7 @@ mod random;
 mod reduce;
 mod rope;
 mod shape;
+mod site;
 mod ssm;
 mod state;
 
@@ -39,6 +40,7 @@ use crate::GpuError;
 use rlx_backend::KernelOptions;
 use rlx_ir::{Graph, Node, NodeId, Op, OpKind, TensorType};
 use rlx_opt::memory::{plan, MemoryPlan};
+pub use site::Site;
 use std::collections::HashMap;
 
 /// Everything a family lowering may ask about the graph.
@@ -217,6 +219,7 @@ fn whole_units(bytes: u64) -> u64 {
 }
 
 fn lower_node(cx: &mut LowerCtx, id: NodeId, node: &Node, out: &mut Vec<Dispatch>) -> Result<(), GpuError> {
+    let at = Site::new(cx, id, node);
     let kind = node.op.kind();
     let packed_gather = shape::packed_row_gather(cx, node)?;
     if !packed_gather
@@ -230,46 +233,39 @@ fn lower_node(cx: &mut LowerCtx, id: NodeId, node: &Node, out: &mut Vec<Dispatch
         for &i in node.inputs.iter().chain([&id]).filter(|&i| Some(i) != packed) {
             let dtype = cx.ty(i)?.dtype;
             if crate::convert::stored_size(dtype) != 4 {
-                return Err(shape::packed_refused(&cx.label(id), dtype));
+                return Err(shape::packed_refused(&at.label, dtype));
             }
         }
     }
     match kind {
         OpKind::Input | OpKind::Param | OpKind::Constant | OpKind::State => Ok(()),
-        OpKind::WriteRows => state::lower(cx, id, node, out),
-        OpKind::Unary | OpKind::Binary | OpKind::Compare | OpKind::Where => {
-            elementwise::lower(cx, id, node, out)
-        }
-        OpKind::Cast => cast::lower(cx, id, node, out),
-        OpKind::Reshape => shape::lower_reshape(cx, id, node, out),
+        OpKind::WriteRows => state::lower(cx, &at, out),
+        OpKind::Unary | OpKind::Binary | OpKind::Compare | OpKind::Where => elementwise::lower(cx, &at, out),
+        OpKind::Cast => cast::lower(cx, &at, out),
+        OpKind::Reshape => shape::lower_reshape(cx, &at, out),
         OpKind::Permute
         | OpKind::Slice
         | OpKind::Concat
         | OpKind::Expand
         | OpKind::Gather
         | OpKind::Pad
-        | OpKind::Reverse => shape::lower(cx, id, node, out),
-        OpKind::Reduce | OpKind::ArgReduce | OpKind::Cumsum | OpKind::TopK => {
-            reduce::lower(cx, id, node, out)
-        }
-        OpKind::MatMul | OpKind::FusedMatMul => matmul::lower(cx, id, node, out),
-        OpKind::QuantMatMul | OpKind::QuantGather => quant::lower(cx, id, node, out),
-        OpKind::GroupedMatMul => grouped::lower(cx, id, node, out),
-        OpKind::SelectiveScan | OpKind::GatedDeltaRule => ssm::lower(cx, id, node, out),
-        OpKind::Fft => fft::lower(cx, id, node, out),
+        | OpKind::Reverse => shape::lower(cx, &at, out),
+        OpKind::Reduce | OpKind::ArgReduce | OpKind::Cumsum | OpKind::TopK => reduce::lower(cx, &at, out),
+        OpKind::MatMul | OpKind::FusedMatMul => matmul::lower(cx, &at, out),
+        OpKind::QuantMatMul | OpKind::QuantGather => quant::lower(cx, &at, out),
+        OpKind::GroupedMatMul => grouped::lower(cx, &at, out),
+        OpKind::SelectiveScan | OpKind::GatedDeltaRule => ssm::lower(cx, &at, out),
+        OpKind::Fft => fft::lower(cx, &at, out),
         OpKind::LayerNorm | OpKind::RmsNorm | OpKind::AddNorm | OpKind::Softmax | OpKind::LogSoftmax => {
-            norm::lower(cx, id, node, out)
+            norm::lower(cx, &at, out)
         }
-        OpKind::Attention => attention::lower(cx, id, node, out),
-        OpKind::Rope => rope::lower(cx, id, node, out),
-        OpKind::Random => random::lower(cx, id, node, out),
-        OpKind::Custom => custom::lower(cx, id, node, out),
+        OpKind::Attention => attention::lower(cx, &at, out),
+        OpKind::Rope => rope::lower(cx, &at, out),
+        OpKind::Random => random::lower(cx, &at, out),
+        OpKind::Custom => custom::lower(cx, &at, out),
         // Decomposed by rlx-opt for GPU capabilities; reaching here is a pipeline bug.
         OpKind::Conv2d | OpKind::Pool2d | OpKind::Upsample2x | OpKind::FusedElementwise => {
-            Err(GpuError::Lowering {
-                node: cx.label(id),
-                reason: "GPU capabilities do not list this op, so rlx-opt should have decomposed it".into(),
-            })
+            Err(at.bad("GPU capabilities do not list this op, so rlx-opt should have decomposed it"))
         }
     }
 }

@@ -1,13 +1,10 @@
 //! Pools: no step reads and writes one buffer, pools are reused, dependencies and barriers
 //! follow the data.
 
+use super::test_util::lowered;
 use crate::schedule::{BufferId, GpuLimits, Schedule};
-use crate::{lower, Access};
+use crate::Access;
 use rlx_ir::{DType, Graph};
-
-fn limits() -> GpuLimits {
-    GpuLimits::lavapipe()
-}
 
 /// A chain of `n` unary ops on `x`, and a diamond (two branches joined) at its end.
 fn chain(n: usize) -> Graph {
@@ -44,7 +41,7 @@ fn no_step_reads_and_writes_one_buffer(s: &Schedule) {
 
 #[test]
 fn values_get_pools_that_are_reused() {
-    let s = lower(&chain(10), &limits(), &rlx_backend::KernelOptions::default()).unwrap();
+    let s = lowered(&chain(10), &GpuLimits::lavapipe()).unwrap();
     no_step_reads_and_writes_one_buffer(&s);
     // A chain needs two pools ping-ponging, the diamond a third.
     assert_eq!(s.pools.len(), 3, "{:?}", s.pools);
@@ -53,7 +50,7 @@ fn values_get_pools_that_are_reused() {
 
 #[test]
 fn dependencies_follow_the_data() {
-    let s = lower(&chain(3), &limits(), &rlx_backend::KernelOptions::default()).unwrap();
+    let s = lowered(&chain(3), &GpuLimits::lavapipe()).unwrap();
     let waits: Vec<&[usize]> = s.steps.iter().map(|st| st.waits_for.as_slice()).collect();
     // exp, exp, exp, neg, abs, add: each exp waits for the one before; neg and abs both read the
     // last exp; add reads both.
@@ -71,8 +68,8 @@ fn a_tensor_past_one_binding_names_its_node() {
     let x = g.input("x", &[1024, 1024], DType::F32).unwrap();
     let y = g.exp(x).unwrap();
     g.set_outputs(&[y]).unwrap();
-    let small = GpuLimits { max_binding_bytes: 1 << 20, ..limits() };
-    let e = lower(&g, &small, &rlx_backend::KernelOptions::default()).unwrap_err().to_string();
+    let small = GpuLimits { max_binding_bytes: 1 << 20, ..GpuLimits::lavapipe() };
+    let e = lowered(&g, &small).unwrap_err().to_string();
     assert!(e.contains("4194304 bytes") && e.contains("1048576"), "{e}");
     assert!(e.contains('%'), "names the node: {e}");
 }
@@ -89,7 +86,7 @@ fn buffers_and_bindings_come_in_whole_units() {
     let y = g.add(x, w).unwrap();
     let z = g.exp(y).unwrap();
     g.set_outputs(&[z]).unwrap();
-    let s = lower(&g, &limits(), &rlx_backend::KernelOptions::default()).unwrap().into_inner();
+    let s = lowered(&g, &GpuLimits::lavapipe()).unwrap();
     for b in s.buffers() {
         assert_eq!(b.bytes % BINDING_UNIT, 0, "{b:?}");
     }
@@ -102,6 +99,6 @@ fn buffers_and_bindings_come_in_whole_units() {
     assert_eq!(s.outputs[0].0.map(|o| o.size), Some(20), "the readback copies exactly 5 floats");
     let mut short = s.clone();
     short.leaves[0].bytes = 20;
-    let e = ValidSchedule::new(short, &limits()).unwrap_err();
+    let e = ValidSchedule::new(short, &GpuLimits::lavapipe()).unwrap_err();
     assert!(e.to_string().contains("16-byte units"), "{e}");
 }

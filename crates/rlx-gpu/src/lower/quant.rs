@@ -9,25 +9,20 @@
 //!   the output is a fill with zeros.
 
 use super::shape::fill_step;
-use super::LowerCtx;
+use super::{LowerCtx, Site};
 use crate::catalog::quant::{QuantKernel, QuantParams, QuantPath};
 use crate::schedule::Dispatch;
 use crate::{GpuError, KernelKey};
-use rlx_ir::{Node, NodeId, Op};
+use rlx_ir::Op;
 
-pub(super) fn lower(
-    cx: &mut LowerCtx,
-    id: NodeId,
-    node: &Node,
-    out: &mut Vec<Dispatch>,
-) -> Result<(), GpuError> {
-    let label = cx.label(id);
-    let bad = |reason: &str| GpuError::Lowering { node: label.clone(), reason: reason.to_string() };
+pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Result<(), GpuError> {
+    let (id, node) = (at.id, at.node);
+    let label = &at.label;
     let &[a, b] = node.inputs.as_slice() else {
-        return Err(bad("a quantized op takes two operands"));
+        return Err(at.bad("a quantized op takes two operands"));
     };
     let dst = cx.operand_nonempty(id)?;
-    let numel = cx.ty(id)?.numel();
+    let numel = at.ty().numel();
     match node.op {
         Op::QuantMatMul { quant } => {
             let x_dims = cx.ty(a)?.shape.dims();
@@ -35,34 +30,34 @@ pub(super) fn lower(
             let n = cx.ty(b)?.shape.dims().first().copied().unwrap_or(0);
             let m = numel / n.max(1);
             let Some(w) = cx.operand(b)? else {
-                out.push(fill_step(&label, dst, numel, 0)?);
+                out.push(fill_step(label, dst, numel, 0)?);
                 return Ok(());
             };
             let x = cx.operand_nonempty(a)?;
-            let path = QuantPath::choose(m, cx.limits, &cx.options).map_err(|reason| bad(&reason))?;
+            let path = QuantPath::choose(m, cx.limits, &cx.options).map_err(|reason| at.bad(&reason))?;
             let kernel = path.kernel(quant);
             let p = QuantParams::new(kernel_name(kernel), quant, m, n, k)?;
             let grid = match path {
                 QuantPath::MatVec => p.vec_grid()?,
                 QuantPath::Tiled | QuantPath::Coop => p.tile_grid(kernel_name(kernel))?,
             };
-            out.push(Dispatch::new(KernelKey::Quant(kernel), label, vec![x, w, dst], &p, grid));
+            out.push(at.step(KernelKey::Quant(kernel), vec![x, w, dst], &p, grid));
         }
         Op::QuantGather { quant } => {
             let v = cx.ty(a)?.shape.dims().first().copied().unwrap_or(0);
             let ids = cx.ty(b)?.numel();
             let k = numel / ids.max(1);
             let Some(table) = cx.operand(a)? else {
-                out.push(fill_step(&label, dst, numel, 0)?);
+                out.push(fill_step(label, dst, numel, 0)?);
                 return Ok(());
             };
             let kernel = QuantKernel::Gather(quant);
             let p = QuantParams::new(kernel_name(kernel), quant, ids, v, k)?;
             let grid = p.gather_grid()?;
             let operands = vec![table, cx.operand_nonempty(b)?, dst];
-            out.push(Dispatch::new(KernelKey::Quant(kernel), label, operands, &p, grid));
+            out.push(at.step(KernelKey::Quant(kernel), operands, &p, grid));
         }
-        _ => return Err(bad("not a quantized op")),
+        _ => return Err(at.bad("not a quantized op")),
     }
     Ok(())
 }

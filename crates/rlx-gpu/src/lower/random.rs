@@ -1,28 +1,19 @@
 //! Lowering of `Op::Random`: one step of `random_philox.wgsl` reading the key and writing every
 //! element (see the kernel for the recipe, shared with rlx-cpu).
 
-use super::LowerCtx;
+use super::{LowerCtx, Site};
 use crate::catalog::random::RandomParams;
 use crate::schedule::Dispatch;
 use crate::{GpuError, KernelKey};
-use rlx_ir::{Node, NodeId, Op};
+use rlx_ir::Op;
 
-pub(super) fn lower(
-    cx: &mut LowerCtx,
-    id: NodeId,
-    node: &Node,
-    out: &mut Vec<Dispatch>,
-) -> Result<(), GpuError> {
-    let label = cx.label(id);
-    let Op::Random { dist, .. } = &node.op else {
-        return Err(GpuError::Lowering { node: label, reason: format!("{} is not random", node.op.name()) });
+pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Result<(), GpuError> {
+    let Op::Random { dist, .. } = &at.node.op else {
+        return Err(at.bad(format!("{} is not random", at.node.op.name())));
     };
-    let key = *node.inputs.first().ok_or_else(|| GpuError::Lowering {
-        node: label.clone(),
-        reason: "the node has no key input".into(),
-    })?;
-    let dst = cx.operand_nonempty(id)?;
-    let (p, grid) = RandomParams::new(cx.ty(id)?.numel())?;
-    out.push(Dispatch::new(KernelKey::Random(*dist), label, vec![cx.operand_nonempty(key)?, dst], &p, grid));
+    let key = at.first_input("the node has no key input")?;
+    let dst = cx.operand_nonempty(at.id)?;
+    let (p, grid) = RandomParams::new(at.ty().numel())?;
+    out.push(at.step(KernelKey::Random(*dist), vec![cx.operand_nonempty(key)?, dst], &p, grid));
     Ok(())
 }

@@ -9,7 +9,7 @@
 //! mean/max/min, 0 for integer max/min (rlx-cpu's values).
 
 use super::shape::{fill_step, split_at_axis, word_type};
-use super::LowerCtx;
+use super::{LowerCtx, Site};
 use crate::catalog::reduce::params::AxisParams;
 use crate::catalog::reduce::params::ReduceParams;
 use crate::catalog::reduce::params::TopKParams;
@@ -19,7 +19,7 @@ use crate::catalog::reduce::ReduceKernel;
 use crate::catalog::WordType;
 use crate::schedule::{Dispatch, Operand};
 use crate::{GpuError, KernelKey};
-use rlx_ir::{Node, NodeId, Op, ReduceOp};
+use rlx_ir::{Op, ReduceOp};
 
 /// Reduced elements one workgroup takes in one pass (16 per thread).
 pub const REDUCE_CHUNK: usize = 4096;
@@ -76,26 +76,21 @@ fn empty_value(op: ReduceOp, t: WordType) -> u32 {
     }
 }
 
-pub(super) fn lower(
-    cx: &mut LowerCtx,
-    id: NodeId,
-    node: &Node,
-    out: &mut Vec<Dispatch>,
-) -> Result<(), GpuError> {
-    let label = cx.label(id);
-    let ty = cx.ty(id)?;
+pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Result<(), GpuError> {
+    let (id, node) = (at.id, at.node);
+    let label = &at.label;
+    let ty = at.ty();
     let dst = cx.operand_nonempty(id)?;
-    let bad = |reason: String| GpuError::Lowering { node: label.clone(), reason };
-    let x = *node.inputs.first().ok_or_else(|| bad("the node has no input".into()))?;
+    let x = at.first_input("the node has no input")?;
     let xty = cx.ty(x)?;
     let dims = xty.shape.dims();
-    let t = word_type(xty.dtype, &label)?;
+    let t = word_type(xty.dtype, label)?;
     match &node.op {
         Op::Reduce { op, axes, .. } => {
-            let key = reduce_key(*op, t, &label)?;
+            let key = reduce_key(*op, t, label)?;
             let count: usize = axes.iter().map(|&a| dims.get(a).copied().unwrap_or(1)).product();
             if count == 0 {
-                out.push(fill_step(&label, dst, ty.numel(), empty_value(*op, t))?);
+                out.push(fill_step(label, dst, ty.numel(), empty_value(*op, t))?);
                 return Ok(());
             }
             let mut strides = vec![1usize; dims.len()];
@@ -106,27 +101,27 @@ pub(super) fn lower(
             let kept = merge_dims((0..dims.len()).filter(|d| !axes.contains(d)).map(dim));
             let red = merge_dims(axes.iter().copied().filter(|&a| a < dims.len()).map(dim));
             let src = cx.operand_nonempty(x)?;
-            reduce_passes(cx, key, &label, src, dst, kept, red, xty.numel(), out)?;
+            reduce_passes(cx, key, label, src, dst, kept, red, xty.numel(), out)?;
         }
         Op::ArgReduce { op, axis, .. } => {
             let (outer, len, inner) = split_at_axis(dims, *axis);
             let (p, grid) = AxisParams::new("data_arg_reduce", outer, len, inner, 1)?;
             let key = KernelKey::Reduce(ReduceKernel::Arg(*op, t));
-            out.push(Dispatch::new(key, label.clone(), vec![cx.operand_nonempty(x)?, dst], &p, grid));
+            out.push(at.step(key, vec![cx.operand_nonempty(x)?, dst], &p, grid));
         }
         Op::Cumsum { axis } => {
             let (outer, len, inner) = split_at_axis(dims, *axis);
             let (p, grid) = AxisParams::new("data_cumsum", outer, len, inner, CUMSUM_ITEMS)?;
             let key = KernelKey::Reduce(ReduceKernel::Cumsum(t));
-            out.push(Dispatch::new(key, label.clone(), vec![cx.operand_nonempty(x)?, dst], &p, grid));
+            out.push(at.step(key, vec![cx.operand_nonempty(x)?, dst], &p, grid));
         }
         Op::TopK { k, axis, largest, output } => {
             let (outer, len, inner) = split_at_axis(dims, *axis);
             let (p, grid) = TopKParams::new(outer, len, inner, *k, *largest)?;
             let key = KernelKey::Reduce(ReduceKernel::TopK(t, *output));
-            out.push(Dispatch::new(key, label.clone(), vec![cx.operand_nonempty(x)?, dst], &p, grid));
+            out.push(at.step(key, vec![cx.operand_nonempty(x)?, dst], &p, grid));
         }
-        other => return Err(bad(format!("{} is not a reduction", other.name()))),
+        other => return Err(at.bad(format!("{} is not a reduction", other.name()))),
     }
     Ok(())
 }

@@ -1,34 +1,26 @@
 //! Lowering of Rope: one elementwise launch (both styles, both layouts, partial rotary dims).
 
-use super::matmul::named;
-use super::LowerCtx;
+use super::{LowerCtx, Site};
 use crate::catalog::rope::{RopeKernel, RopeParams};
 use crate::schedule::Dispatch;
 use crate::{GpuError, KernelKey};
-use rlx_ir::{Node, NodeId, Op};
+use rlx_ir::Op;
 
-pub(super) fn lower(
-    cx: &mut LowerCtx,
-    id: NodeId,
-    node: &Node,
-    out: &mut Vec<Dispatch>,
-) -> Result<(), GpuError> {
-    let (Op::Rope { style, layout, rotary_dims }, &[x, cos, sin]) = (&node.op, node.inputs.as_slice()) else {
-        return Err(GpuError::Lowering {
-            node: cx.label(id),
-            reason: "not a rope op with x, cos, sin".into(),
-        });
+pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Result<(), GpuError> {
+    let (Op::Rope { style, layout, rotary_dims }, &[x, cos, sin]) = (&at.node.op, at.node.inputs.as_slice())
+    else {
+        return Err(at.bad("not a rope op with x, cos, sin"));
     };
-    let (params, grid) = RopeParams::new(*style, *layout, *rotary_dims, cx.ty(x)?.shape.dims())
-        .map_err(|e| named(cx, id, e))?;
+    let (params, grid) =
+        RopeParams::new(*style, *layout, *rotary_dims, cx.ty(x)?.shape.dims()).map_err(|e| at.named(e))?;
     // rotary_dims ≥ 2 (checked by the IR) and S > 0 (the output is non-empty), so cos and sin
     // are non-empty.
     let ops = vec![
         cx.operand_nonempty(x)?,
         cx.operand_nonempty(cos)?,
         cx.operand_nonempty(sin)?,
-        cx.operand_nonempty(id)?,
+        cx.operand_nonempty(at.id)?,
     ];
-    out.push(Dispatch::new(KernelKey::Rope(RopeKernel::F32), cx.label(id), ops, &params, grid));
+    out.push(at.step(KernelKey::Rope(RopeKernel::F32), ops, &params, grid));
     Ok(())
 }

@@ -3,7 +3,7 @@
 //! ([`StridedCopy`]) per output region; pad first fills the whole output with its value.
 //! Every dtype moves as 32-bit words, so nothing here depends on the dtype except pad's fill.
 
-use super::LowerCtx;
+use super::{LowerCtx, Site};
 use crate::catalog::shape::params::CopyParams;
 use crate::catalog::shape::params::FillParams;
 use crate::catalog::shape::params::GatherParams;
@@ -12,7 +12,7 @@ use crate::catalog::shape::ShapeKernel;
 use crate::catalog::WordType;
 use crate::schedule::{Dispatch, Operand};
 use crate::{GpuError, KernelKey};
-use rlx_ir::{DType, Node, NodeId, Op};
+use rlx_ir::{DType, Node, Op};
 
 /// The word type a dtype computes as (Bool words as U32). The packed dtypes (f16, bf16, u8)
 /// have none: only the cast kernels take them (see [`packed_refused`]).
@@ -94,18 +94,13 @@ pub(super) fn split_at_axis(dims: &[usize], axis: usize) -> (usize, usize, usize
     (outer, len, inner)
 }
 
-pub(super) fn lower(
-    cx: &mut LowerCtx,
-    id: NodeId,
-    node: &Node,
-    out: &mut Vec<Dispatch>,
-) -> Result<(), GpuError> {
-    let label = cx.label(id);
-    let ty = cx.ty(id)?;
+pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Result<(), GpuError> {
+    let (id, node) = (at.id, at.node);
+    let label = &at.label;
+    let ty = at.ty();
     let out_dims = ty.shape.dims();
     let dst = cx.operand_nonempty(id)?;
-    let bad = |reason: String| GpuError::Lowering { node: label.clone(), reason };
-    let x = *node.inputs.first().ok_or_else(|| bad("the node has no input".into()))?;
+    let x = at.first_input("the node has no input")?;
     let x_dims = cx.ty(x)?.shape.dims();
     let x_len = cx.ty(x)?.numel();
     let n = ty.numel();
@@ -124,20 +119,20 @@ pub(super) fn lower(
         Op::Reshape(_) => {
             // The same bytes: a copy of whole words serves every dtype, packed ones included.
             let words = (crate::convert::device_bytes(ty) / 4) as usize;
-            out.push(copy_step(&label, cx.operand_nonempty(x)?, dst, &StridedCopy::contiguous(words))?)
+            out.push(copy_step(label, cx.operand_nonempty(x)?, dst, &StridedCopy::contiguous(words))?)
         }
         Op::Permute(perm) => {
             let src =
-                perm.iter().map(|&p| xs.get(p).copied().ok_or_else(|| bad(format!("bad perm {perm:?}"))));
+                perm.iter().map(|&p| xs.get(p).copied().ok_or_else(|| at.bad(format!("bad perm {perm:?}"))));
             let copy = gather_copy(src.collect::<Result<_, _>>()?, 0);
-            out.push(copy_step(&label, cx.operand_nonempty(x)?, dst, &copy)?);
+            out.push(copy_step(label, cx.operand_nonempty(x)?, dst, &copy)?);
         }
         Op::Slice { axis, start, step, .. } => {
             let mut src = xs.clone();
-            let s = src.get_mut(*axis).ok_or_else(|| bad(format!("axis {axis} out of range")))?;
+            let s = src.get_mut(*axis).ok_or_else(|| at.bad(format!("axis {axis} out of range")))?;
             let base = *start as i64 * *s;
             *s *= *step as i64;
-            out.push(copy_step(&label, cx.operand_nonempty(x)?, dst, &gather_copy(src, base))?);
+            out.push(copy_step(label, cx.operand_nonempty(x)?, dst, &gather_copy(src, base))?);
         }
         Op::Expand(_) => {
             let lead = out_dims.len().saturating_sub(x_dims.len());
@@ -147,7 +142,7 @@ pub(super) fn lower(
                     _ => 0,
                 })
                 .collect();
-            out.push(copy_step(&label, cx.operand_nonempty(x)?, dst, &gather_copy(src, 0))?);
+            out.push(copy_step(label, cx.operand_nonempty(x)?, dst, &gather_copy(src, 0))?);
         }
         Op::Reverse { axes } => {
             let (mut src, mut base) = (xs.clone(), 0i64);
@@ -157,11 +152,11 @@ pub(super) fn lower(
                     *s = -*s;
                 }
             }
-            out.push(copy_step(&label, cx.operand_nonempty(x)?, dst, &gather_copy(src, base))?);
+            out.push(copy_step(label, cx.operand_nonempty(x)?, dst, &gather_copy(src, base))?);
         }
         Op::Pad { pads, value } => {
-            let word = fill_word(*value, ty.dtype, &label)?;
-            out.push(fill_step(&label, dst, n, word)?);
+            let word = fill_word(*value, ty.dtype, label)?;
+            out.push(fill_step(label, dst, n, word)?);
             if let Some(src) = cx.operand(x)? {
                 let os = strides(out_dims);
                 let base = pads.iter().zip(&os).map(|(&(before, _), &s)| before as i64 * s).sum();
@@ -174,12 +169,12 @@ pub(super) fn lower(
                     out_base: base,
                     out_len: n,
                 };
-                out.push(copy_step(&label, src, dst, &copy)?);
+                out.push(copy_step(label, src, dst, &copy)?);
             }
         }
         Op::Concat { axis } => {
             let os = strides(out_dims);
-            let step = *os.get(*axis).ok_or_else(|| bad(format!("axis {axis} out of range")))?;
+            let step = *os.get(*axis).ok_or_else(|| at.bad(format!("axis {axis} out of range")))?;
             let mut offset = 0i64;
             for &part in &node.inputs {
                 let pty = cx.ty(part)?;
@@ -195,13 +190,13 @@ pub(super) fn lower(
                         out_base: offset * step,
                         out_len: n,
                     };
-                    out.push(copy_step(&label, src, dst, &copy)?);
+                    out.push(copy_step(label, src, dst, &copy)?);
                 }
                 offset += along as i64;
             }
         }
         Op::Gather { axis } => {
-            let idx = *node.inputs.get(1).ok_or_else(|| bad("gather needs indices".into()))?;
+            let idx = *node.inputs.get(1).ok_or_else(|| at.bad("gather needs indices"))?;
             let (outer, len, mut inner) = split_at_axis(x_dims, *axis);
             let nidx = cx.ty(idx)?.numel();
             let mut n = n;
@@ -214,34 +209,23 @@ pub(super) fn lower(
                 Some(data) => {
                     let (p, grid) = GatherParams::new(outer, len, inner, nidx)?;
                     let operands = vec![data, cx.operand_nonempty(idx)?, dst];
-                    out.push(Dispatch::new(
-                        KernelKey::Shape(ShapeKernel::Gather),
-                        label.clone(),
-                        operands,
-                        &p,
-                        grid,
-                    ));
+                    out.push(at.step(KernelKey::Shape(ShapeKernel::Gather), operands, &p, grid));
                 }
                 // Empty data (len = 0): every index is out of range, so every output is 0.
-                None => out.push(fill_step(&label, dst, n, 0)?),
+                None => out.push(fill_step(label, dst, n, 0)?),
             }
         }
-        other => return Err(bad(format!("{} is not a data-movement op", other.name()))),
+        other => return Err(at.bad(format!("{} is not a data-movement op", other.name()))),
     }
     Ok(())
 }
 
 /// A reshape whose memory plan makes it a view needs no step; otherwise it is a copy.
-pub(super) fn lower_reshape(
-    cx: &mut LowerCtx,
-    id: NodeId,
-    node: &Node,
-    out: &mut Vec<Dispatch>,
-) -> Result<(), GpuError> {
-    if cx.plan.view_of.get(id.index()).copied().flatten().is_some() {
+pub(super) fn lower_reshape(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Result<(), GpuError> {
+    if cx.plan.view_of.get(at.id.index()).copied().flatten().is_some() {
         return Ok(());
     }
-    lower(cx, id, node, out)
+    lower(cx, at, out)
 }
 
 #[cfg(test)]

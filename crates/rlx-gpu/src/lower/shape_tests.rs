@@ -1,18 +1,15 @@
 //! The shape, reduce and elementwise lowerings' steps, checked without a device: which kernels run, how many
 //! steps, fills, scratch buffers and the errors for what no kernel takes.
 
+use super::test_util::{keys, lowered};
 use crate::catalog::elementwise::ElementwiseKernel;
 use crate::catalog::elementwise::{BinaryFn, UnaryFn};
 use crate::catalog::reduce::IntType;
 use crate::catalog::reduce::ReduceKernel;
 use crate::catalog::shape::ShapeKernel;
 use crate::catalog::WordType;
-use crate::{lower, GpuError, GpuLimits, KernelKey, Schedule};
+use crate::{GpuError, GpuLimits, KernelKey, Schedule};
 use rlx_ir::{BinaryOp, CompareOp, DType, Graph, NodeId, ReduceOp};
-
-fn limits() -> GpuLimits {
-    GpuLimits::lavapipe()
-}
 
 /// Lowers a graph of one input `x` and the single output `f` builds.
 fn lower_one(
@@ -24,11 +21,12 @@ fn lower_one(
     let x = g.input("x", dims, dtype).unwrap();
     let y = f(&mut g, x);
     g.set_outputs(&[y]).unwrap();
-    lower(&g, &limits(), &rlx_backend::KernelOptions::default()).map(crate::ValidSchedule::into_inner)
+    lowered(&g, &GpuLimits::lavapipe())
 }
 
-fn keys(s: &Schedule) -> Vec<KernelKey> {
-    s.steps.iter().map(|d| d.key).collect()
+/// The key of the binary kernel computing `f` on `t` words.
+fn binary(f: BinaryFn, t: WordType) -> KernelKey {
+    KernelKey::Elementwise(ElementwiseKernel::Binary(f, t))
 }
 
 const COPY: KernelKey = KernelKey::Shape(ShapeKernel::Copy);
@@ -53,7 +51,7 @@ fn concat_copies_each_non_empty_part() {
     let b = g.input("b", &[2, 4], DType::Bool).unwrap();
     let y = g.concat(&[a, e, b], 1).unwrap();
     g.set_outputs(&[y]).unwrap();
-    let s = lower(&g, &limits(), &rlx_backend::KernelOptions::default()).unwrap();
+    let s = lowered(&g, &GpuLimits::lavapipe()).unwrap();
     assert_eq!(keys(&s), vec![COPY, COPY]);
 }
 
@@ -89,7 +87,7 @@ fn empty_reductions_and_gathers_are_fills() {
     let i = g.input("i", &[2], DType::I32).unwrap();
     let y = g.gather(d, i, 0).unwrap();
     g.set_outputs(&[y]).unwrap();
-    assert_eq!(keys(&lower(&g, &limits(), &rlx_backend::KernelOptions::default()).unwrap()), vec![FILL]);
+    assert_eq!(keys(&lowered(&g, &GpuLimits::lavapipe()).unwrap()), vec![FILL]);
 }
 
 #[test]
@@ -99,21 +97,9 @@ fn elementwise_keys_follow_the_dtype() {
     let s = lower_one(&[4], DType::F32, |g, x| g.cast(x, DType::Bool).unwrap()).unwrap();
     assert_eq!(keys(&s), vec![KernelKey::Elementwise(ElementwiseKernel::Unary(UnaryFn::NonzeroF32))]);
     let s = lower_one(&[4], DType::I32, |g, x| g.binary(BinaryOp::Div, x, x).unwrap()).unwrap();
-    assert_eq!(
-        keys(&s),
-        vec![KernelKey::Elementwise(ElementwiseKernel::Binary(
-            BinaryFn::Arith(BinaryOp::Div),
-            WordType::I32
-        ))]
-    );
+    assert_eq!(keys(&s), vec![binary(BinaryFn::Arith(BinaryOp::Div), WordType::I32)]);
     let s = lower_one(&[4], DType::Bool, |g, x| g.compare(CompareOp::Lt, x, x).unwrap()).unwrap();
-    assert_eq!(
-        keys(&s),
-        vec![KernelKey::Elementwise(ElementwiseKernel::Binary(
-            BinaryFn::Compare(CompareOp::Lt),
-            WordType::U32
-        ))]
-    );
+    assert_eq!(keys(&s), vec![binary(BinaryFn::Compare(CompareOp::Lt), WordType::U32)]);
     let s = lower_one(&[4], DType::F32, |g, x| g.binary(BinaryOp::Pow, x, x).unwrap()).unwrap();
     assert_eq!(keys(&s), vec![KernelKey::binary_f32(BinaryOp::Pow)]);
 }
@@ -127,10 +113,7 @@ fn shapes_no_kernel_takes_are_errors_not_panics() {
     let b = g.input("b", &[1], DType::F32).unwrap();
     let y = g.where_(c, a, b).unwrap();
     g.set_outputs(&[y]).unwrap();
-    assert!(matches!(
-        lower(&g, &limits(), &rlx_backend::KernelOptions::default()),
-        Err(GpuError::Shape { kernel: "data_where", .. })
-    ));
+    assert!(matches!(lowered(&g, &GpuLimits::lavapipe()), Err(GpuError::Shape { kernel: "data_where", .. })));
     // A word kernel on a packed dtype (which rlx-opt would have wrapped in casts) is refused.
     for dtype in [DType::F16, DType::BF16, DType::U8] {
         let e = lower_one(&[3], dtype, |g, x| g.reverse(x, &[0]).unwrap()).unwrap_err();

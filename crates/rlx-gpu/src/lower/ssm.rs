@@ -9,13 +9,12 @@
 //! - An empty operand with a non-empty output (N = 0 for y, L = 0 for the last state) means
 //!   an empty sum or no step at all: every output is 0, written by a fill.
 
-use super::matmul::named;
 use super::shape::fill_step;
-use super::LowerCtx;
+use super::{LowerCtx, Site};
 use crate::catalog::ssm::{DeltaRuleParams, ScanParams, SsmKernel};
 use crate::schedule::{Dispatch, Operand};
 use crate::{GpuError, KernelKey};
-use rlx_ir::{Node, NodeId, Op, ScanOutput};
+use rlx_ir::{Op, ScanOutput};
 
 const KERNEL: &str = "ssm_scan";
 
@@ -35,25 +34,20 @@ pub(super) fn scan_chunk(channels: u64, l: u64) -> usize {
     chunk as usize
 }
 
-pub(super) fn lower(
-    cx: &mut LowerCtx,
-    id: NodeId,
-    node: &Node,
-    out: &mut Vec<Dispatch>,
-) -> Result<(), GpuError> {
-    let label = cx.label(id);
-    let bad = |reason: &str| GpuError::Lowering { node: label.clone(), reason: reason.into() };
+pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Result<(), GpuError> {
+    let (id, node) = (at.id, at.node);
+    let label = &at.label;
     let &[i0, i1, i2, i3, i4] = node.inputs.as_slice() else {
-        return Err(bad("a recurrence takes five operands"));
+        return Err(at.bad("a recurrence takes five operands"));
     };
     let dst = cx.operand_nonempty(id)?;
-    let numel = cx.ty(id)?.numel();
+    let numel = at.ty().numel();
     let mut ops = Vec::with_capacity(5);
     for i in [i0, i1, i2, i3, i4] {
         match cx.operand(i)? {
             Some(o) => ops.push(o),
             None => {
-                out.push(fill_step(&label, dst, numel, 0)?);
+                out.push(fill_step(label, dst, numel, 0)?);
                 return Ok(());
             }
         }
@@ -63,24 +57,24 @@ pub(super) fn lower(
             let u = cx.ty(i0)?.shape.dims().to_vec();
             let (n, groups) = (cx.ty(i2)?.shape.dims()[1..].to_vec(), cx.ty(i3)?.shape.dims().to_vec());
             let (&[b, d, l], &[n], Some(&g)) = (u.as_slice(), n.as_slice(), groups.get(1)) else {
-                return Err(bad("selective scan operands of the wrong rank reached the GPU"));
+                return Err(at.bad("selective scan operands of the wrong rank reached the GPU"));
             };
             let chunk = scan_chunk((b * d) as u64, l as u64);
-            let p = ScanParams::new(KERNEL, [b, d, l], n, g, chunk, delta_softplus)
-                .map_err(|e| named(cx, id, e))?;
-            scan(cx, &label, p, ops, dst, output, out)
+            let p =
+                ScanParams::new(KERNEL, [b, d, l], n, g, chunk, delta_softplus).map_err(|e| at.named(e))?;
+            scan(cx, label, p, ops, dst, output, out)
         }
         Op::GatedDeltaRule { scale, output } => {
             let q = cx.ty(i0)?.shape.dims().to_vec();
             let v = cx.ty(i2)?.shape.dims().last().copied().unwrap_or(0);
-            let dims: [usize; 4] = q.as_slice().try_into().map_err(|_| bad("q is not 4-D"))?;
+            let dims: [usize; 4] = q.as_slice().try_into().map_err(|_| at.bad("q is not 4-D"))?;
             let (p, grid) = DeltaRuleParams::new(dims, v, scale, output == ScanOutput::LastState)
-                .map_err(|e| named(cx, id, e))?;
+                .map_err(|e| at.named(e))?;
             ops.push(dst);
-            out.push(Dispatch::new(KernelKey::Ssm(SsmKernel::DeltaRule), label, ops, &p, grid));
+            out.push(at.step(KernelKey::Ssm(SsmKernel::DeltaRule), ops, &p, grid));
             Ok(())
         }
-        _ => Err(bad("not a recurrence op")),
+        _ => Err(at.bad("not a recurrence op")),
     }
 }
 

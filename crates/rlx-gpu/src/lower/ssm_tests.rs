@@ -3,11 +3,11 @@
 //! and its K limit, and fills for empty operands.
 
 use super::ssm::scan_chunk;
+use super::test_util::{keys, lowered};
 use crate::catalog::shape::ShapeKernel;
 use crate::catalog::ssm::SsmKernel;
 use crate::schedule::{BufferId, GpuLimits, Schedule};
-use crate::{lower, GpuError, KernelKey};
-use rlx_backend::KernelOptions;
+use crate::{GpuError, KernelKey};
 use rlx_ir::{DType, Graph, ScanOutput};
 
 fn scan_graph(l: usize, n: usize, output: ScanOutput) -> Graph {
@@ -23,11 +23,7 @@ fn scan_graph(l: usize, n: usize, output: ScanOutput) -> Graph {
 }
 
 fn lower_it(g: &Graph) -> Result<Schedule, GpuError> {
-    lower(g, &GpuLimits::lavapipe(), &KernelOptions::default()).map(|s| s.into_inner())
-}
-
-fn keys(s: &Schedule) -> Vec<KernelKey> {
-    s.steps.iter().map(|d| d.key).collect()
+    lowered(g, &GpuLimits::lavapipe())
 }
 
 #[test]

@@ -4,21 +4,16 @@
 //! orders them after it because they read the range it wrote.
 
 use super::shape::split_at_axis;
-use super::LowerCtx;
+use super::{LowerCtx, Site};
 use crate::catalog::state::params::WriteRowsParams;
 use crate::catalog::state::StateKernel;
 use crate::schedule::Dispatch;
 use crate::{GpuError, KernelKey};
-use rlx_ir::{Node, NodeId, Op};
+use rlx_ir::Op;
 
-pub(super) fn lower(
-    cx: &mut LowerCtx,
-    id: NodeId,
-    node: &Node,
-    out: &mut Vec<Dispatch>,
-) -> Result<(), GpuError> {
-    let (Op::WriteRows { axis }, &[state, rows, offset]) = (&node.op, node.inputs.as_slice()) else {
-        return Err(GpuError::Lowering { node: cx.label(id), reason: "not a 3-operand write_rows".into() });
+pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Result<(), GpuError> {
+    let (Op::WriteRows { axis }, &[state, rows, offset]) = (&at.node.op, at.node.inputs.as_slice()) else {
+        return Err(at.bad("not a 3-operand write_rows"));
     };
     let dims = cx.ty(state)?.shape.dims();
     let (outer, cap, inner) = split_at_axis(dims, *axis);
@@ -27,7 +22,7 @@ pub(super) fn lower(
         return Ok(()); // nothing to write
     };
     let (params, grid) = WriteRowsParams::new(outer, cap, inner, n)?;
-    let operands = vec![rows_op, cx.operand_nonempty(offset)?, cx.operand_nonempty(id)?];
-    out.push(Dispatch::new(KernelKey::State(StateKernel::WriteRows), cx.label(id), operands, &params, grid));
+    let operands = vec![rows_op, cx.operand_nonempty(offset)?, cx.operand_nonempty(at.id)?];
+    out.push(at.step(KernelKey::State(StateKernel::WriteRows), operands, &params, grid));
     Ok(())
 }

@@ -18,17 +18,16 @@ pub const COOP_ATTN_ROWS: usize = 64;
 /// Invocations per workgroup: 4 subgroups of 32.
 const COOP_ATTN_THREADS: u32 = 128;
 
-/// The head-dim block of the coop attention kernel (the `DH` define): q·k and the output
-/// columns both fit in it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum CoopHead {
-    D64,
-    D128,
+unit_keys! {
+    /// The head-dim block of the coop attention kernel (the `DH` define): q·k and the output
+    /// columns both fit in it.
+    pub enum CoopHead {
+        D64,
+        D128,
+    }
 }
 
 impl CoopHead {
-    pub const ALL: [CoopHead; 2] = [CoopHead::D64, CoopHead::D128];
-
     pub const fn dim(self) -> u32 {
         match self {
             CoopHead::D64 => 64,

@@ -16,18 +16,17 @@ use std::borrow::Cow;
 
 const ATTENTION_SRC: &str = kernel_src!("attention/attention.wgsl", "include/attention_common.wgsl");
 
-/// The block of output columns one attention workgroup owns (the `DMAX` define): the smallest
-/// that holds the value head dim, or the largest, with the columns split across workgroups.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum AttnBlock {
-    D64,
-    D128,
-    D256,
+unit_keys! {
+    /// The block of output columns one attention workgroup owns (the `DMAX` define): the smallest
+    /// that holds the value head dim, or the largest, with the columns split across workgroups.
+    pub enum AttnBlock {
+        D64,
+        D128,
+        D256,
+    }
 }
 
 impl AttnBlock {
-    pub const ALL: [AttnBlock; 3] = [AttnBlock::D64, AttnBlock::D128, AttnBlock::D256];
-
     pub fn columns(self) -> usize {
         match self {
             AttnBlock::D64 => 64,

@@ -57,16 +57,17 @@ impl FftParams {
     }
 }
 
-/// Kernels of the fft family.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum FftKernel {
-    /// Radix-2 transforms of f32 complex rows in shared memory ([`FftParams`]).
-    Radix2F32,
+unit_keys! {
+    /// Kernels of the fft family.
+    pub enum FftKernel {
+        /// Radix-2 transforms of f32 complex rows in shared memory ([`FftParams`]).
+        Radix2F32,
+    }
 }
 
 /// Every key of this family, in a fixed order.
 pub(crate) fn keys() -> Vec<FftKernel> {
-    vec![FftKernel::Radix2F32]
+    FftKernel::ALL.to_vec()
 }
 
 /// The variant of `k`.

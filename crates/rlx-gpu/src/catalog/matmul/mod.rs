@@ -44,27 +44,19 @@ const MATMUL_REG_SRC: &str = kernel_src!(
     "include/matmul_epilogue.wgsl"
 );
 
-/// An activation a matmul epilogue applies (the ones rlx-opt's epilogue fusion produces).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Epilogue {
-    Gelu,
-    GeluTanh,
-    Relu,
-    Silu,
-    Sigmoid,
-    Tanh,
+unit_keys! {
+    /// An activation a matmul epilogue applies (the ones rlx-opt's epilogue fusion produces).
+    pub enum Epilogue {
+        Gelu,
+        GeluTanh,
+        Relu,
+        Silu,
+        Sigmoid,
+        Tanh,
+    }
 }
 
 impl Epilogue {
-    pub const ALL: [Epilogue; 6] = [
-        Epilogue::Gelu,
-        Epilogue::GeluTanh,
-        Epilogue::Relu,
-        Epilogue::Silu,
-        Epilogue::Sigmoid,
-        Epilogue::Tanh,
-    ];
-
     /// The epilogue computing `op`, if there is one.
     pub fn from_unary(op: UnaryOp) -> Option<Self> {
         match op {

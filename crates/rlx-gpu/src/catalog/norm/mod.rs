@@ -13,22 +13,18 @@ use std::borrow::Cow;
 const SOFTMAX_ROW_SRC: &str = kernel_src!("norm/softmax_row.wgsl", "include/row_main.wgsl");
 const NORM_ROW_SRC: &str = kernel_src!("norm/norm_row.wgsl", "include/row_main.wgsl");
 
-/// Which row norm a [`NormKernel::Row`] computes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum NormRow {
-    /// Bindings x, gamma, beta, out.
-    LayerNorm,
-    /// Bindings x, gamma, out.
-    RmsNorm,
-    /// Layer norm of x + residual. Bindings x, residual, gamma, beta, out.
-    AddLayerNorm,
-    /// RMS norm of x + residual. Bindings x, residual, gamma, out.
-    AddRmsNorm,
-}
-
-impl NormRow {
-    pub const ALL: [NormRow; 4] =
-        [NormRow::LayerNorm, NormRow::RmsNorm, NormRow::AddLayerNorm, NormRow::AddRmsNorm];
+unit_keys! {
+    /// Which row norm a [`NormKernel::Row`] computes.
+    pub enum NormRow {
+        /// Bindings x, gamma, beta, out.
+        LayerNorm,
+        /// Bindings x, gamma, out.
+        RmsNorm,
+        /// Layer norm of x + residual. Bindings x, residual, gamma, beta, out.
+        AddLayerNorm,
+        /// RMS norm of x + residual. Bindings x, residual, gamma, out.
+        AddRmsNorm,
+    }
 }
 
 /// Kernels of the norm family.

@@ -13,29 +13,22 @@ use super::{name, params_of, upper, Spec, IN_OUT};
 use params::{AxisParams, ReduceParams, TopKParams};
 use rlx_ir::{ArgReduceOp, ReduceOp, TopKOutput};
 
-/// The integer word types.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum IntType {
-    I32,
-    U32,
+unit_keys! {
+    /// The integer word types.
+    pub enum IntType {
+        I32,
+        U32,
+    }
 }
 
-impl IntType {
-    pub const ALL: [IntType; 2] = [IntType::I32, IntType::U32];
-}
-
-/// Reductions that integers take (mean needs a float).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum IntReduceOp {
-    Sum,
-    Prod,
-    Max,
-    Min,
-}
-
-impl IntReduceOp {
-    pub const ALL: [IntReduceOp; 4] =
-        [IntReduceOp::Sum, IntReduceOp::Prod, IntReduceOp::Max, IntReduceOp::Min];
+unit_keys! {
+    /// Reductions that integers take (mean needs a float).
+    pub enum IntReduceOp {
+        Sum,
+        Prod,
+        Max,
+        Min,
+    }
 }
 
 /// Kernels of the reduce family.

@@ -10,11 +10,12 @@ pub use params::RopeParams;
 
 const ROPE_SRC: &str = flat_kernel!("rope/rope.wgsl");
 
-/// Kernels of the rope family.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum RopeKernel {
-    /// RoPE on f32 ([`RopeParams`]). Bindings x, cos, sin, out.
-    F32,
+unit_keys! {
+    /// Kernels of the rope family.
+    pub enum RopeKernel {
+        /// RoPE on f32 ([`RopeParams`]). Bindings x, cos, sin, out.
+        F32,
+    }
 }
 
 /// The variant of `k`.
@@ -32,5 +33,5 @@ pub(crate) fn spec(k: RopeKernel) -> Spec {
 
 /// Every key of this family, in a fixed order.
 pub(crate) fn keys() -> Vec<RopeKernel> {
-    vec![RopeKernel::F32]
+    RopeKernel::ALL.to_vec()
 }

@@ -16,20 +16,17 @@ const COPY_SRC: &str = flat_kernel!("shape/copy.wgsl");
 const FILL_SRC: &str = flat_kernel!("shape/fill.wgsl");
 const GATHER_SRC: &str = flat_kernel!("shape/gather.wgsl");
 
-/// Kernels of the shape family.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ShapeKernel {
-    /// `copy.wgsl`, [`CopyParams`]: strided word copy (permute, slice, expand, reverse, pad
-    /// interiors, concat parts, reshape copies).
-    Copy,
-    /// `fill.wgsl`, [`FillParams`]: every word of the output set to one value.
-    Fill,
-    /// `gather.wgsl`, [`GatherParams`]: numpy take; out-of-range indices give 0 words.
-    Gather,
-}
-
-impl ShapeKernel {
-    pub const ALL: [ShapeKernel; 3] = [ShapeKernel::Copy, ShapeKernel::Fill, ShapeKernel::Gather];
+unit_keys! {
+    /// Kernels of the shape family.
+    pub enum ShapeKernel {
+        /// `copy.wgsl`, [`CopyParams`]: strided word copy (permute, slice, expand, reverse, pad
+        /// interiors, concat parts, reshape copies).
+        Copy,
+        /// `fill.wgsl`, [`FillParams`]: every word of the output set to one value.
+        Fill,
+        /// `gather.wgsl`, [`GatherParams`]: numpy take; out-of-range indices give 0 words.
+        Gather,
+    }
 }
 
 /// The variant of `k`.

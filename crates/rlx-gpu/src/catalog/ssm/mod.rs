@@ -11,23 +11,24 @@ use crate::grid;
 use crate::GpuError;
 use bytemuck::{Pod, Zeroable};
 
-/// A kernel of the ssm family.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum SsmKernel {
-    /// Selective scan phase 1: each chunk from a zero state (end states, Σ δ per chunk).
-    ScanChunk,
-    /// Selective scan phase 2: the carries across chunks and the last state.
-    ScanCarry,
-    /// Selective scan phase 3: each chunk from its carry, writing y.
-    ScanOut,
-    /// The gated delta rule.
-    DeltaRule,
+unit_keys! {
+    /// A kernel of the ssm family.
+    pub enum SsmKernel {
+        /// Selective scan phase 1: each chunk from a zero state (end states, Σ δ per chunk).
+        ScanChunk,
+        /// Selective scan phase 2: the carries across chunks and the last state.
+        ScanCarry,
+        /// Selective scan phase 3: each chunk from its carry, writing y.
+        ScanOut,
+        /// The gated delta rule.
+        DeltaRule,
+    }
 }
 
 impl SsmKernel {
     /// Every key of this family, in a fixed order.
     pub fn all() -> Vec<SsmKernel> {
-        vec![SsmKernel::ScanChunk, SsmKernel::ScanCarry, SsmKernel::ScanOut, SsmKernel::DeltaRule]
+        SsmKernel::ALL.to_vec()
     }
 }
 

@@ -9,12 +9,13 @@ use params::WriteRowsParams;
 
 const WRITE_ROWS_SRC: &str = flat_kernel!("state/write_rows.wgsl");
 
-/// Kernels of the state family.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum StateKernel {
-    /// `write_rows.wgsl`, [`WriteRowsParams`]: rows written into a state in place at a
-    /// run-time offset, on words of any type.
-    WriteRows,
+unit_keys! {
+    /// Kernels of the state family.
+    pub enum StateKernel {
+        /// `write_rows.wgsl`, [`WriteRowsParams`]: rows written into a state in place at a
+        /// run-time offset, on words of any type.
+        WriteRows,
+    }
 }
 
 /// The variant of `k`.
@@ -32,5 +33,5 @@ pub(crate) fn spec(k: StateKernel) -> Spec {
 
 /// Every key of this family, in a fixed order.
 pub(crate) fn keys() -> Vec<StateKernel> {
-    vec![StateKernel::WriteRows]
+    StateKernel::ALL.to_vec()
 }
