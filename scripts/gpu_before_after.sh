@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# On the GPU host (copy to .gpu-bin/ with base/ and new/ release builds of rlx and parity, xz-packed):
-# binaries, and the same benchmark rows from the old (base, ff73054) and new binaries in one call.
+# On the GPU host: the parity table (tensor-core cases included) with the new binaries, and the same
+# benchmark rows from old and new binaries in one call. Needs release builds of rlx and parity,
+# stripped and xz-packed, in .gpu-bin/base/ (the old tree) and .gpu-bin/new/ (the new one).
 set -u
 . .gl/prelude.sh
 B=/tmp/b; mkdir -p $B
