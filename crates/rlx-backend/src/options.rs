@@ -5,6 +5,41 @@
 use std::fmt;
 use std::str::FromStr;
 
+/// For an enum spelled on the command line: `ALL` (every variant, in order), `name()` (the CLI
+/// spelling), `Display` as that name and `FromStr` from it in any letter case, failing with
+/// "unknown <what> "<input>": expected <list>".
+macro_rules! spellings {
+    ($Enum:ident, $what:literal, $expected:literal: $($variant:ident => $name:literal),+ $(,)?) => {
+        impl $Enum {
+            pub const ALL: [$Enum; [$($name),+].len()] = [$($Enum::$variant),+];
+
+            /// The CLI spelling.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $($Enum::$variant => $name,)+
+                }
+            }
+        }
+
+        impl fmt::Display for $Enum {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+
+        impl FromStr for $Enum {
+            type Err = String;
+
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                $Enum::ALL
+                    .into_iter()
+                    .find(|v| v.name().eq_ignore_ascii_case(s))
+                    .ok_or_else(|| format!(concat!("unknown ", $what, " {:?}: expected ", $expected), s))
+            }
+        }
+    };
+}
+
 /// How much a backend may round inside its kernels. The CPU reference always computes in f32
 /// (with f64 accumulation where it matters) whatever this says: it is what the others are
 /// measured against.
@@ -25,39 +60,13 @@ pub enum Precision {
 }
 
 impl Precision {
-    pub const ALL: [Precision; 3] = [Precision::F32, Precision::Mixed, Precision::F16];
-
     /// Whether matmul operands may be rounded to f16 (so tensor-core kernels are allowed).
     pub fn f16_operands(self) -> bool {
         !matches!(self, Precision::F32)
     }
-
-    /// "f32", "mixed", "f16": the CLI spelling.
-    pub fn name(self) -> &'static str {
-        match self {
-            Precision::F32 => "f32",
-            Precision::Mixed => "mixed",
-            Precision::F16 => "f16",
-        }
-    }
 }
 
-impl fmt::Display for Precision {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Precision {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Precision::ALL
-            .into_iter()
-            .find(|p| p.name().eq_ignore_ascii_case(s))
-            .ok_or_else(|| format!("unknown precision {s:?}: expected f32, mixed or f16"))
-    }
-}
+spellings!(Precision, "precision", "f32, mixed or f16": F32 => "f32", Mixed => "mixed", F16 => "f16");
 
 /// A GPU matmul kernel of the ladder, for forcing one (tests, benchmarks). Without a forced
 /// kernel a backend picks per device and shape.
@@ -72,35 +81,8 @@ pub enum MatmulKernel {
     Coop,
 }
 
-impl MatmulKernel {
-    pub const ALL: [MatmulKernel; 3] = [MatmulKernel::Tiled64, MatmulKernel::Reg128, MatmulKernel::Coop];
-
-    /// "tiled64", "reg128", "coop": the CLI spelling.
-    pub fn name(self) -> &'static str {
-        match self {
-            MatmulKernel::Tiled64 => "tiled64",
-            MatmulKernel::Reg128 => "reg128",
-            MatmulKernel::Coop => "coop",
-        }
-    }
-}
-
-impl fmt::Display for MatmulKernel {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for MatmulKernel {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        MatmulKernel::ALL
-            .into_iter()
-            .find(|k| k.name().eq_ignore_ascii_case(s))
-            .ok_or_else(|| format!("unknown matmul kernel {s:?}: expected tiled64, reg128 or coop"))
-    }
-}
+spellings!(MatmulKernel, "matmul kernel", "tiled64, reg128 or coop":
+    Tiled64 => "tiled64", Reg128 => "reg128", Coop => "coop");
 
 /// What [`crate::Backend::compile`] is asked for besides the graph.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

@@ -7,6 +7,7 @@ use common::*;
 use rlx_backend::{Backend, Executable};
 use rlx_ir::{AttentionSpec, AttnLayout, DType, Graph, MaskKind, NodeId, Op, OpKind, Tensor};
 use rlx_nn::prelude::*;
+use rlx_test_support::graphs::{input, one_output, param};
 
 fn compile(g: &Graph) -> Box<dyn Executable> {
     rlx_cpu::CpuBackend::new().compile(g, &Default::default()).unwrap()
@@ -105,11 +106,10 @@ fn reshape_chains_and_shared_values() {
 
 #[test]
 fn missing_values_are_errors_not_panics() {
-    let mut g = Graph::new("needs");
-    let x = g.input("x", &[2], DType::F32).unwrap();
-    let w = g.param("w", &[2], DType::F32).unwrap();
-    let y = g.mul(x, w).unwrap();
-    g.set_outputs(&[y]).unwrap();
+    let (g, [x, w], _) =
+        one_output("needs", [input("x", &[2], DType::F32), param("w", &[2], DType::F32)], |g, [x, w]| {
+            g.mul(x, w)
+        });
     let mut exe = compile(&g);
     let xt = t32(&[2], vec![1.0, 2.0]);
     let err = exe.run(&[(x, &xt)]).unwrap_err();

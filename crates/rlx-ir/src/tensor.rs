@@ -108,34 +108,6 @@ impl Tensor {
         Ok(Tensor { shape, data })
     }
 
-    pub fn from_f32(shape: impl Into<Shape>, v: Vec<f32>) -> Result<Self, IrError> {
-        Tensor::new(shape, TensorData::F32(v))
-    }
-
-    pub fn from_f16(shape: impl Into<Shape>, v: Vec<f16>) -> Result<Self, IrError> {
-        Tensor::new(shape, TensorData::F16(v))
-    }
-
-    pub fn from_bf16(shape: impl Into<Shape>, v: Vec<bf16>) -> Result<Self, IrError> {
-        Tensor::new(shape, TensorData::BF16(v))
-    }
-
-    pub fn from_i32(shape: impl Into<Shape>, v: Vec<i32>) -> Result<Self, IrError> {
-        Tensor::new(shape, TensorData::I32(v))
-    }
-
-    pub fn from_u32(shape: impl Into<Shape>, v: Vec<u32>) -> Result<Self, IrError> {
-        Tensor::new(shape, TensorData::U32(v))
-    }
-
-    pub fn from_u8(shape: impl Into<Shape>, v: Vec<u8>) -> Result<Self, IrError> {
-        Tensor::new(shape, TensorData::U8(v))
-    }
-
-    pub fn from_bool(shape: impl Into<Shape>, v: Vec<bool>) -> Result<Self, IrError> {
-        Tensor::new(shape, TensorData::Bool(v))
-    }
-
     /// A rank-0 f32 tensor.
     pub fn scalar_f32(x: f32) -> Self {
         Tensor { shape: Shape::scalar(), data: TensorData::F32(vec![x]) }
@@ -191,27 +163,6 @@ impl Tensor {
         Tensor::new(shape, self.data)
     }
 
-    pub fn as_f32(&self) -> Option<&[f32]> {
-        match &self.data {
-            TensorData::F32(v) => Some(v),
-            _ => None,
-        }
-    }
-
-    pub fn as_i32(&self) -> Option<&[i32]> {
-        match &self.data {
-            TensorData::I32(v) => Some(v),
-            _ => None,
-        }
-    }
-
-    pub fn as_bool(&self) -> Option<&[bool]> {
-        match &self.data {
-            TensorData::Bool(v) => Some(v),
-            _ => None,
-        }
-    }
-
     /// Every element as f32 (converting from the stored dtype).
     pub fn to_f32_vec(&self) -> Vec<f32> {
         match &self.data {
@@ -224,3 +175,31 @@ impl Tensor {
         self.data.to_f64_vec()
     }
 }
+
+/// Per element type: `from_<t>(shape, Vec<t>)` (checked like [`Tensor::new`]) and, where listed,
+/// `as_<t>()`, the data as a slice when the tensor holds that type.
+macro_rules! typed_access {
+    (from: $($from:ident($ty:ty) => $variant:ident),+; as: $($as:ident($aty:ty) => $avariant:ident),+) => {
+        impl Tensor {
+            $(
+                pub fn $from(shape: impl Into<Shape>, v: Vec<$ty>) -> Result<Self, IrError> {
+                    Tensor::new(shape, TensorData::$variant(v))
+                }
+            )+
+            $(
+                pub fn $as(&self) -> Option<&[$aty]> {
+                    match &self.data {
+                        TensorData::$avariant(v) => Some(v),
+                        _ => None,
+                    }
+                }
+            )+
+        }
+    };
+}
+
+typed_access!(
+    from: from_f32(f32) => F32, from_f16(f16) => F16, from_bf16(bf16) => BF16, from_i32(i32) => I32,
+        from_u32(u32) => U32, from_u8(u8) => U8, from_bool(bool) => Bool;
+    as: as_f32(f32) => F32, as_i32(i32) => I32, as_bool(bool) => Bool
+);

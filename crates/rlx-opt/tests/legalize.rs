@@ -306,10 +306,7 @@ fn unsupported_inside_a_decomposition_names_the_users_op() {
 
 #[test]
 fn dtypes_the_device_lacks_are_unsupported() {
-    let mut g = Graph::new("f16");
-    let x = g.input("x", &[4], DType::F16).unwrap();
-    let y = g.exp(x).unwrap();
-    g.set_outputs(&[y]).unwrap();
+    let g = rlx_test_support::exp_graph("f16", &[4], DType::F16);
     let mut caps = caps_without(&[]);
     caps.dtypes.remove(&DType::F16);
     let err = legalize(&g, &caps).unwrap_err();
@@ -342,10 +339,7 @@ fn words_only() -> rlx_backend::Capabilities {
 
 #[test]
 fn a_missing_device_feature_is_named() {
-    let mut g = Graph::new("f16");
-    let x = g.input("x", &[4], DType::F16).unwrap();
-    let y = g.exp(x).unwrap();
-    g.set_outputs(&[y]).unwrap();
+    let g = rlx_test_support::exp_graph("f16", &[4], DType::F16);
     let mut caps = words_only();
     caps.dtypes.remove(&DType::F16);
     caps.missing_dtype_features

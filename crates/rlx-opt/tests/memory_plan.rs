@@ -112,10 +112,7 @@ fn bool_counts_four_bytes_and_empty_tensors_take_none() {
 
 #[test]
 fn alignment_must_be_a_power_of_two() {
-    let mut g = Graph::new("align");
-    let x = g.input("x", &[3], DType::F32).unwrap();
-    let y = g.exp(x).unwrap();
-    g.set_outputs(&[y]).unwrap();
+    let g = rlx_test_support::exp_graph("align", &[3], DType::F32);
     for bad in [0, 3, 48, 100] {
         assert_eq!(plan(&g, bad), Err(OptError::BadAlignment { alignment: bad }));
     }

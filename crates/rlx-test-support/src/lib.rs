@@ -12,6 +12,7 @@
 //!   stderr otherwise, never a silent one. Behind the default `devices` feature (it needs
 //!   rlx-runtime); crates below rlx-runtime take the crate with `default-features = false`.
 //!
+//! - [`graphs`]: the small graphs many suites build (a few leaves, one output).
 //! - [`require`]: the skip/require policy alone, for the driver crates' own tests (no runtime).
 //!
 //! Failing a test is this crate's job, so its device helpers panic (with the reason) where a
@@ -23,9 +24,11 @@
 pub mod data;
 #[cfg(feature = "devices")]
 pub mod devices;
+pub mod graphs;
 pub mod require;
 
 pub use data::{quant_blocks, random_tensor, seed_of, uniform, Rng};
 #[cfg(feature = "devices")]
 pub use devices::{open, sessions, unavailable, GPU_DEVICES};
+pub use graphs::exp_graph;
 pub use require::{gpu_required, no_gpu, rel_err, rel_err_f32, skip};

@@ -14,6 +14,7 @@ use rlx_gpu::{
 };
 use rlx_ir::{BinaryOp, DType, Graph, NodeId, Tensor, TensorType};
 use rlx_opt::PassOptions;
+use rlx_test_support::graphs::{input, one_output, param};
 use rlx_vulkan::{VulkanBackend, VulkanExecutable};
 use std::sync::Arc;
 use support::*;
@@ -178,11 +179,10 @@ fn set_param_twice_uses_the_second_value() {
 /// The same through a kernel that reads the param (needs rlx-gpu's binary lowering).
 #[test]
 fn set_param_twice_through_a_kernel() {
-    let mut g = Graph::new("param_add");
-    let x = g.input("x", &[4], DType::F32).unwrap();
-    let p = g.param("p", &[4], DType::F32).unwrap();
-    let y = g.add(x, p).unwrap();
-    g.set_outputs(&[y]).unwrap();
+    let (g, _, _) =
+        one_output("param_add", [input("x", &[4], DType::F32), param("p", &[4], DType::F32)], |g, [x, p]| {
+            g.add(x, p)
+        });
     let xv = Tensor::from_f32([4], vec![1.0, 2.0, 3.0, 4.0]).unwrap();
     let p1 = Tensor::from_f32([4], vec![10.0; 4]).unwrap();
     let p2 = Tensor::from_f32([4], vec![100.0, 200.0, 300.0, 400.0]).unwrap();
@@ -222,11 +222,11 @@ fn a_tensor_past_one_binding_is_a_compile_error_naming_the_node() {
         let limits = GpuLimits { max_binding_bytes: 1024, ..backend.limits().clone() };
         let backend = backend.with_limits_override(limits);
         assert_eq!(backend.capabilities().max_tensor_bytes, 1024);
-        let mut g = Graph::new("small_limit");
-        let x = g.input("x", &[32, 1], DType::F32).unwrap();
-        let w = g.param("w", &[1, 32], DType::F32).unwrap();
-        let y = g.matmul(x, w).unwrap();
-        g.set_outputs(&[y]).unwrap();
+        let (g, _, _) = one_output(
+            "small_limit",
+            [input("x", &[32, 1], DType::F32), param("w", &[1, 32], DType::F32)],
+            |g, [x, w]| g.matmul(x, w),
+        );
         let e = backend.compile(&g, &Default::default()).err().unwrap();
         let text = e.to_string();
         assert!(

@@ -10,7 +10,7 @@ mod support;
 
 use rlx_backend::Backend;
 use rlx_gpu::KernelKey;
-use rlx_ir::{DType, Graph};
+use rlx_ir::DType;
 use rlx_opt::PassOptions;
 use rlx_vulkan::{Context, ContextOptions, PipelineCacheDir, VulkanBackend};
 use std::path::PathBuf;
@@ -95,10 +95,7 @@ fn compiling_a_graph_saves_the_cache_before_anything_drops() {
     for a in adapters() {
         let dir = temp_dir("compile", a);
         let backend = VulkanBackend::with_context(open(a, &PipelineCacheDir::At(dir.clone())));
-        let mut g = Graph::new("exp");
-        let x = g.input("x", &[16], DType::F32).unwrap();
-        let y = g.exp(x).unwrap();
-        g.set_outputs(&[y]).unwrap();
+        let g = rlx_test_support::exp_graph("exp", &[16], DType::F32);
         let g = rlx_opt::optimize(&g, backend.capabilities(), &PassOptions::none(), None).unwrap();
         let _exe = backend.compile(&g, &Default::default()).unwrap();
         let path = backend.context().pipeline_cache_path().unwrap();

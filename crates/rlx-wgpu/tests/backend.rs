@@ -183,10 +183,7 @@ fn a_tensor_past_the_binding_limit_is_refused_at_compile_time() {
     let Some(gpu) = backend() else { return };
     let limit = gpu.limits().max_binding_bytes;
     let n = (limit / 4 + 1) as usize;
-    let mut g = Graph::new("too_large");
-    let x = g.input("x", &[n], DType::F32).unwrap();
-    let y = g.exp(x).unwrap();
-    g.set_outputs(&[y]).unwrap();
+    let g = rlx_test_support::exp_graph("too_large", &[n], DType::F32);
     // Straight to the backend: the optimizer accepts the graph, the device cannot bind it.
     match gpu.compile(&g, &Default::default()) {
         Err(BackendError::LimitExceeded { requested, limit: l, .. }) => {

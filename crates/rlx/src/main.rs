@@ -14,6 +14,18 @@ struct Cli {
     command: Command,
 }
 
+/// Where a model runs and at what precision: the options every model command shares.
+#[derive(clap::Args)]
+struct Target {
+    /// cpu, gpu, vulkan or auto (auto honours RLX_DEVICE).
+    #[arg(long, default_value = "auto")]
+    device: Device,
+    /// f32 (f32 math), mixed (matmul operands rounded to f16 for tensor cores) or f16
+    /// (also f16 weights on the device).
+    #[arg(long, default_value = "f32")]
+    precision: Precision,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// List every backend, whether it is available here, and why not, with its calibration.
@@ -43,19 +55,14 @@ enum Command {
     },
     /// Sentence embeddings (all-MiniLM-L6-v2): one L2-normalised vector per sentence on stdout.
     Embed {
-        /// cpu, gpu, vulkan or auto (auto honours RLX_DEVICE).
-        #[arg(long, default_value = "auto")]
-        device: Device,
+        #[command(flatten)]
+        target: Target,
         /// json: one array of arrays; text: one line of values per sentence.
         #[arg(long, value_enum, default_value = "json")]
         format: cli::embed::Format,
         /// Sentences per model run.
         #[arg(long, default_value_t = 32)]
         batch: usize,
-        /// f32 (f32 math), mixed (matmul operands rounded to f16 for tensor cores) or f16
-        /// (also f16 weights on the device).
-        #[arg(long, default_value = "f32")]
-        precision: Precision,
         /// A folder with config.json, model.safetensors and tokenizer.json (default: the
         /// cached all-minilm-l6-v2, fetched when missing).
         #[arg(long)]
@@ -73,12 +80,8 @@ enum Command {
         /// text prompt, tokenizer.json.
         #[arg(long)]
         model: std::path::PathBuf,
-        /// cpu, gpu, vulkan or auto (auto honours RLX_DEVICE).
-        #[arg(long, default_value = "auto")]
-        device: Device,
-        /// f32, mixed or f16.
-        #[arg(long, default_value = "f32")]
-        precision: Precision,
+        #[command(flatten)]
+        target: Target,
         /// Tokens to generate.
         #[arg(long, default_value_t = 32)]
         max_tokens: usize,
@@ -119,12 +122,8 @@ enum Command {
         /// The checkpoint folder or .gguf file, as for `rlx generate`.
         #[arg(long)]
         model: std::path::PathBuf,
-        /// cpu, gpu, vulkan or auto (auto honours RLX_DEVICE).
-        #[arg(long, default_value = "auto")]
-        device: Device,
-        /// f32, mixed or f16.
-        #[arg(long, default_value = "f32")]
-        precision: Precision,
+        #[command(flatten)]
+        target: Target,
         /// The prompt as comma-separated token ids.
         #[arg(long, value_delimiter = ',', allow_negative_numbers = true, required = true)]
         prompt_ids: Vec<i32>,
@@ -157,8 +156,7 @@ fn main() -> ExitCode {
         Command::Fetch { model } => cli::fetch::run(&model),
         Command::Generate {
             model,
-            device,
-            precision,
+            target: Target { device, precision },
             max_tokens,
             temperature,
             top_k,
@@ -183,18 +181,23 @@ fn main() -> ExitCode {
             ignore_eos,
             prompt,
         }),
-        Command::Embed { device, format, batch, precision, model_dir, file, sentences } => {
-            cli::embed::run(cli::embed::EmbedOptions {
-                device,
-                format,
-                batch,
-                precision,
-                model_dir,
-                file,
-                sentences,
-            })
-        }
-        Command::Logits { model, device, precision, prompt_ids, out } => {
+        Command::Embed {
+            target: Target { device, precision },
+            format,
+            batch,
+            model_dir,
+            file,
+            sentences,
+        } => cli::embed::run(cli::embed::EmbedOptions {
+            device,
+            format,
+            batch,
+            precision,
+            model_dir,
+            file,
+            sentences,
+        }),
+        Command::Logits { model, target: Target { device, precision }, prompt_ids, out } => {
             cli::logits::run(&cli::logits::LogitsOptions { model, device, precision, prompt_ids, out })
         }
         Command::Similarity { device, model_dir, a, b } => cli::similarity::run(device, model_dir, &a, &b),

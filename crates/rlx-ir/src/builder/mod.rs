@@ -52,102 +52,13 @@ impl Graph {
     pub fn binary(&mut self, op: BinaryOp, a: NodeId, b: NodeId) -> Result<NodeId, IrError> {
         self.push(Op::Binary(op), &[a, b])
     }
-    pub fn add(&mut self, a: NodeId, b: NodeId) -> Result<NodeId, IrError> {
-        self.binary(BinaryOp::Add, a, b)
-    }
-    pub fn sub(&mut self, a: NodeId, b: NodeId) -> Result<NodeId, IrError> {
-        self.binary(BinaryOp::Sub, a, b)
-    }
-    pub fn mul(&mut self, a: NodeId, b: NodeId) -> Result<NodeId, IrError> {
-        self.binary(BinaryOp::Mul, a, b)
-    }
-    pub fn div(&mut self, a: NodeId, b: NodeId) -> Result<NodeId, IrError> {
-        self.binary(BinaryOp::Div, a, b)
-    }
-    pub fn pow(&mut self, a: NodeId, b: NodeId) -> Result<NodeId, IrError> {
-        self.binary(BinaryOp::Pow, a, b)
-    }
-    pub fn maximum(&mut self, a: NodeId, b: NodeId) -> Result<NodeId, IrError> {
-        self.binary(BinaryOp::Maximum, a, b)
-    }
-    pub fn minimum(&mut self, a: NodeId, b: NodeId) -> Result<NodeId, IrError> {
-        self.binary(BinaryOp::Minimum, a, b)
-    }
 
     pub fn unary(&mut self, op: UnaryOp, x: NodeId) -> Result<NodeId, IrError> {
         self.push(Op::Unary(op), &[x])
     }
-    pub fn gelu(&mut self, x: NodeId) -> Result<NodeId, IrError> {
-        self.unary(UnaryOp::Gelu, x)
-    }
-    pub fn gelu_tanh(&mut self, x: NodeId) -> Result<NodeId, IrError> {
-        self.unary(UnaryOp::GeluTanh, x)
-    }
-    pub fn silu(&mut self, x: NodeId) -> Result<NodeId, IrError> {
-        self.unary(UnaryOp::Silu, x)
-    }
-    pub fn relu(&mut self, x: NodeId) -> Result<NodeId, IrError> {
-        self.unary(UnaryOp::Relu, x)
-    }
-    pub fn sigmoid(&mut self, x: NodeId) -> Result<NodeId, IrError> {
-        self.unary(UnaryOp::Sigmoid, x)
-    }
-    pub fn tanh(&mut self, x: NodeId) -> Result<NodeId, IrError> {
-        self.unary(UnaryOp::Tanh, x)
-    }
-    pub fn exp(&mut self, x: NodeId) -> Result<NodeId, IrError> {
-        self.unary(UnaryOp::Exp, x)
-    }
-    pub fn log(&mut self, x: NodeId) -> Result<NodeId, IrError> {
-        self.unary(UnaryOp::Log, x)
-    }
-    pub fn sqrt(&mut self, x: NodeId) -> Result<NodeId, IrError> {
-        self.unary(UnaryOp::Sqrt, x)
-    }
-    pub fn rsqrt(&mut self, x: NodeId) -> Result<NodeId, IrError> {
-        self.unary(UnaryOp::Rsqrt, x)
-    }
-    pub fn neg(&mut self, x: NodeId) -> Result<NodeId, IrError> {
-        self.unary(UnaryOp::Neg, x)
-    }
-    pub fn abs(&mut self, x: NodeId) -> Result<NodeId, IrError> {
-        self.unary(UnaryOp::Abs, x)
-    }
-    pub fn sin(&mut self, x: NodeId) -> Result<NodeId, IrError> {
-        self.unary(UnaryOp::Sin, x)
-    }
-    pub fn cos(&mut self, x: NodeId) -> Result<NodeId, IrError> {
-        self.unary(UnaryOp::Cos, x)
-    }
-    pub fn recip(&mut self, x: NodeId) -> Result<NodeId, IrError> {
-        self.unary(UnaryOp::Recip, x)
-    }
-    pub fn square(&mut self, x: NodeId) -> Result<NodeId, IrError> {
-        self.unary(UnaryOp::Square, x)
-    }
 
     pub fn compare(&mut self, op: CompareOp, a: NodeId, b: NodeId) -> Result<NodeId, IrError> {
         self.push(Op::Compare(op), &[a, b])
-    }
-    /// Elementwise `a == b` (Bool).
-    pub fn eq(&mut self, a: NodeId, b: NodeId) -> Result<NodeId, IrError> {
-        self.compare(CompareOp::Eq, a, b)
-    }
-    /// Elementwise `a != b` (Bool).
-    pub fn ne(&mut self, a: NodeId, b: NodeId) -> Result<NodeId, IrError> {
-        self.compare(CompareOp::Ne, a, b)
-    }
-    pub fn lt(&mut self, a: NodeId, b: NodeId) -> Result<NodeId, IrError> {
-        self.compare(CompareOp::Lt, a, b)
-    }
-    pub fn le(&mut self, a: NodeId, b: NodeId) -> Result<NodeId, IrError> {
-        self.compare(CompareOp::Le, a, b)
-    }
-    pub fn gt(&mut self, a: NodeId, b: NodeId) -> Result<NodeId, IrError> {
-        self.compare(CompareOp::Gt, a, b)
-    }
-    pub fn ge(&mut self, a: NodeId, b: NodeId) -> Result<NodeId, IrError> {
-        self.compare(CompareOp::Ge, a, b)
     }
 
     /// `cond ? a : b`, all three broadcast together; `cond` is Bool.
@@ -164,6 +75,47 @@ impl Graph {
         Ok(self.ty_for(op, id)?.shape.clone())
     }
 }
+
+/// One shorthand method per variant of an elementwise op enum: `$name(operands)` is
+/// `self.$general($Enum::$variant, operands)`.
+macro_rules! shorthands {
+    ($general:ident($Enum:ident; $a:ident, $b:ident): $($(#[$doc:meta])* $name:ident => $variant:ident),+ $(,)?) => {
+        impl Graph {
+            $(
+                $(#[$doc])*
+                pub fn $name(&mut self, $a: NodeId, $b: NodeId) -> Result<NodeId, IrError> {
+                    self.$general($Enum::$variant, $a, $b)
+                }
+            )+
+        }
+    };
+    ($general:ident($Enum:ident; $x:ident): $($(#[$doc:meta])* $name:ident => $variant:ident),+ $(,)?) => {
+        impl Graph {
+            $(
+                $(#[$doc])*
+                pub fn $name(&mut self, $x: NodeId) -> Result<NodeId, IrError> {
+                    self.$general($Enum::$variant, $x)
+                }
+            )+
+        }
+    };
+}
+
+shorthands!(binary(BinaryOp; a, b):
+    add => Add, sub => Sub, mul => Mul, div => Div, pow => Pow, maximum => Maximum, minimum => Minimum,
+);
+shorthands!(unary(UnaryOp; x):
+    gelu => Gelu, gelu_tanh => GeluTanh, silu => Silu, relu => Relu, sigmoid => Sigmoid, tanh => Tanh,
+    exp => Exp, log => Log, sqrt => Sqrt, rsqrt => Rsqrt, neg => Neg, abs => Abs, sin => Sin,
+    cos => Cos, recip => Recip, square => Square,
+);
+shorthands!(compare(CompareOp; a, b):
+    /// Elementwise `a == b` (Bool).
+    eq => Eq,
+    /// Elementwise `a != b` (Bool).
+    ne => Ne,
+    lt => Lt, le => Le, gt => Gt, ge => Ge,
+);
 
 /// Normalises a PyTorch-style axis (negative counts from the end) against `shape`'s rank.
 pub(crate) fn norm_axis(op: &'static str, axis: isize, shape: &Shape) -> Result<usize, IrError> {

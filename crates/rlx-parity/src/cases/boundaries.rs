@@ -2,6 +2,7 @@
 //! tile edges (63, 64, 65) and long K, and ranks beyond the usual four (7 and 8 dims), which a
 //! kernel's fixed-size params could cap.
 
+use super::attention::{dims, qkv};
 use crate::Case;
 use rlx_ir::{DType, Tensor};
 
@@ -46,9 +47,7 @@ fn rows(out: &mut Vec<Case>) {
         Ok(vec![v, i])
     }));
     out.push(Case::new("edge_attention_sk_65_d_33", |c| {
-        let q = c.input_f32("q", &[1, 2, 5, 33], -1.0, 1.0)?;
-        let k = c.input_f32("k", &[1, 2, 65, 33], -1.0, 1.0)?;
-        let v = c.input_f32("v", &[1, 2, 65, 33], -1.0, 1.0)?;
+        let [q, k, v] = qkv(c, rlx_ir::AttnLayout::Bhsd, dims(1, 5, 65, 2, 2, 33), 1.0)?;
         let spec = rlx_ir::AttentionSpec::new(rlx_ir::AttnLayout::Bhsd, rlx_ir::MaskKind::Causal);
         Ok(vec![c.attention(q, k, v, None, spec)?])
     }));
@@ -81,18 +80,14 @@ fn tiles(out: &mut Vec<Case>) {
     }));
     // A nonzero padding-mask value of any sign means "attend".
     out.push(Case::new("edge_attention_padding_f32_any_nonzero", |c| {
-        let q = c.input_f32("q", &[2, 3, 2, 8], -1.0, 1.0)?;
-        let k = c.input_f32("k", &[2, 5, 2, 8], -1.0, 1.0)?;
-        let v = c.input_f32("v", &[2, 5, 2, 8], -1.0, 1.0)?;
+        let [q, k, v] = qkv(c, rlx_ir::AttnLayout::Bshd, dims(2, 3, 5, 2, 2, 8), 1.0)?;
         let m = Tensor::from_f32([2, 5], vec![0.5, -2.0, 0.0, 3.0, 0.0, 0.0, 1.0, -0.25, 0.0, 7.0])?;
         let m = c.input_tensor("mask", m)?;
         let spec = rlx_ir::AttentionSpec::new(rlx_ir::AttnLayout::Bshd, rlx_ir::MaskKind::Padding);
         Ok(vec![c.attention(q, k, v, Some(m), spec)?])
     }));
     out.push(Case::new("edge_attention_bias_neg_inf_entries", |c| {
-        let q = c.input_f32("q", &[1, 2, 3, 8], -1.0, 1.0)?;
-        let k = c.input_f32("k", &[1, 2, 4, 8], -1.0, 1.0)?;
-        let v = c.input_f32("v", &[1, 2, 4, 8], -1.0, 1.0)?;
+        let [q, k, v] = qkv(c, rlx_ir::AttnLayout::Bhsd, dims(1, 3, 4, 2, 2, 8), 1.0)?;
         let mut b = c.uniform(12, -1.0, 1.0);
         for i in [0, 5, 6, 11] {
             b[i] = f32::NEG_INFINITY;
@@ -102,9 +97,7 @@ fn tiles(out: &mut Vec<Case>) {
         Ok(vec![c.attention(q, k, v, Some(m), spec)?])
     }));
     out.push(Case::new("edge_attention_none_sk_lt_sq", |c| {
-        let q = c.input_f32("q", &[1, 6, 2, 8], -1.0, 1.0)?;
-        let k = c.input_f32("k", &[1, 2, 2, 8], -1.0, 1.0)?;
-        let v = c.input_f32("v", &[1, 2, 2, 8], -1.0, 1.0)?;
+        let [q, k, v] = qkv(c, rlx_ir::AttnLayout::Bshd, dims(1, 6, 2, 2, 2, 8), 1.0)?;
         let spec = rlx_ir::AttentionSpec::new(rlx_ir::AttnLayout::Bshd, rlx_ir::MaskKind::None);
         Ok(vec![c.attention(q, k, v, None, spec)?])
     }));

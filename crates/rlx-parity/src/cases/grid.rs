@@ -6,6 +6,7 @@
 //! softmax / norm ones (a 256-thread workgroup per row) take seconds each, about 40 s together
 //! on two shared cores; everything else in the table takes about 10 s.
 
+use super::attention::{dims, qkv};
 use crate::Case;
 use rlx_ir::{AttentionSpec, AttnLayout, DType, MaskKind, RopeStyle};
 
@@ -38,9 +39,7 @@ pub(super) fn cases(out: &mut Vec<Case>) {
         Ok(vec![c.matmul(a, b)?])
     }));
     out.push(Case::new("grid_attention_batches", |c| {
-        let q = c.input_f32("q", &[ROWS, 1, 1, 4], -1.0, 1.0)?;
-        let k = c.input_f32("k", &[ROWS, 1, 2, 4], -1.0, 1.0)?;
-        let v = c.input_f32("v", &[ROWS, 1, 2, 4], -1.0, 1.0)?;
+        let [q, k, v] = qkv(c, rlx_ir::AttnLayout::Bhsd, dims(ROWS, 1, 2, 1, 1, 4), 1.0)?;
         let spec = AttentionSpec::new(AttnLayout::Bhsd, MaskKind::Causal);
         Ok(vec![c.attention(q, k, v, None, spec)?])
     }));

@@ -49,43 +49,43 @@ pub use matmul_rungs::F16_OPERANDS_TOL;
 /// typed storage (casts between every dtype, f16/bf16/u8 graphs), random numbers and token
 /// sampling.
 pub fn cases() -> Vec<Case> {
-    let mut out = Vec::new();
-    elementwise::cases(&mut out);
-    reduce::cases(&mut out);
-    shape::cases(&mut out);
-    matmul::cases(&mut out);
-    matmul_groups::cases(&mut out);
-    matmul_rungs::cases(&mut out);
-    quant::cases(&mut out);
-    quant_formats::cases(&mut out);
-    grouped::cases(&mut out);
-    ssm::cases(&mut out);
-    ssd::cases(&mut out);
-    fft::cases(&mut out);
-    norm::cases(&mut out);
-    attention::cases(&mut out);
-    rope::cases(&mut out);
-    attention_rungs::cases(&mut out);
-    state::cases(&mut out);
-    attention_kv_cache::cases(&mut out);
-    conv::cases(&mut out);
-    conv_variants::cases(&mut out);
-    recurrent::cases(&mut out);
-    models::cases(&mut out);
-    boundaries::cases(&mut out);
-    elementwise_edges::cases(&mut out);
-    shape_edges::cases(&mut out);
-    reduce_edges::cases(&mut out);
-    matmul_edges::cases(&mut out);
-    norm_edges::cases(&mut out);
-    attention_edges::cases(&mut out);
-    rope::edge_cases(&mut out);
-    wiring::cases(&mut out);
-    grid::cases(&mut out);
-    cast::cases(&mut out);
-    random::cases(&mut out);
-    custom::cases(&mut out);
-    out
+    gather(&[
+        elementwise::cases,
+        reduce::cases,
+        shape::cases,
+        matmul::cases,
+        matmul_groups::cases,
+        matmul_rungs::cases,
+        quant::cases,
+        quant_formats::cases,
+        grouped::cases,
+        ssm::cases,
+        ssd::cases,
+        fft::cases,
+        norm::cases,
+        attention::cases,
+        rope::cases,
+        attention_rungs::cases,
+        state::cases,
+        attention_kv_cache::cases,
+        conv::cases,
+        conv_variants::cases,
+        recurrent::cases,
+        models::cases,
+        boundaries::cases,
+        elementwise_edges::cases,
+        shape_edges::cases,
+        reduce_edges::cases,
+        matmul_edges::cases,
+        norm_edges::cases,
+        attention_edges::cases,
+        rope::edge_cases,
+        wiring::cases,
+        grid::cases,
+        cast::cases,
+        random::cases,
+        custom::cases,
+    ])
 }
 
 /// The heaviest realistic workload of each op family, kept out of the parity table (too big for
@@ -93,13 +93,22 @@ pub fn cases() -> Vec<Case> {
 /// `scripts/check_ops_gpu_host.py --bench` times torch on the same data (`parity --bench-cases
 /// --dump`). Names start `bench_`.
 pub fn bench_cases() -> Vec<Case> {
+    gather(&[
+        conv::bench_cases,
+        quant_formats::bench_cases,
+        fft::bench_cases,
+        conv_variants::bench_cases,
+        recurrent::bench_cases,
+        ssm::bench_cases,
+    ])
+}
+
+/// The cases that each of `parts` pushes, in order.
+fn gather(parts: &[fn(&mut Vec<Case>)]) -> Vec<Case> {
     let mut out = Vec::new();
-    conv::bench_cases(&mut out);
-    quant_formats::bench_cases(&mut out);
-    fft::bench_cases(&mut out);
-    conv_variants::bench_cases(&mut out);
-    recurrent::bench_cases(&mut out);
-    ssm::bench_cases(&mut out);
+    for part in parts {
+        part(&mut out);
+    }
     out
 }
 

@@ -94,6 +94,19 @@ pub(super) struct Prepared {
     pub params: Option<Vec<(String, Tensor)>>,
 }
 
+impl Prepared {
+    /// A graph fed f32 inputs only, its params random.
+    pub(super) fn new(
+        label: String,
+        graph: Graph,
+        inputs: Vec<(String, Vec<f32>)>,
+        flops: f64,
+        iters: usize,
+    ) -> Self {
+        Prepared { label, graph, inputs, int_inputs: vec![], flops, iters, params: None }
+    }
+}
+
 pub(super) fn progress(msg: &str) {
     // Straight to the handle: progress must show even when stdout is piped.
     let _ = writeln!(std::io::stderr(), "bench: {msg}");
@@ -110,15 +123,7 @@ fn prepare(w: Workload, o: &BenchOptions<'_>) -> Result<Prepared, Box<dyn std::e
             g.set_outputs(&[y])?;
             let inputs = vec![("x".to_string(), vec![1.0, 2.0, 3.0, 4.0])];
             let label = "tiny x[4]+1".into();
-            Ok(Prepared {
-                label,
-                graph: g,
-                inputs,
-                int_inputs: vec![],
-                flops: 4.0,
-                iters: o.graph.tiny_iters,
-                params: None,
-            })
+            Ok(Prepared::new(label, g, inputs, 4.0, o.graph.tiny_iters))
         }
         Workload::Matmul if o.graph.quant.is_some() => super::bench_quant::quant_matmul(o),
         Workload::Matmul => {
@@ -136,15 +141,7 @@ fn prepare(w: Workload, o: &BenchOptions<'_>) -> Result<Prepared, Box<dyn std::e
             let dims = if m == k && k == n { format!("{n}³") } else { format!("{m}×{k}×{n}") };
             let tb = if o.graph.matmul_transpose_b { " bᵀ" } else { "" };
             let label = format!("matmul {dims}{tb} {}{}", o.common.precision, kernel_tag(o));
-            Ok(Prepared {
-                label,
-                graph: g,
-                inputs,
-                int_inputs: vec![],
-                flops,
-                iters: o.common.iters,
-                params: None,
-            })
+            Ok(Prepared::new(label, g, inputs, flops, o.common.iters))
         }
         Workload::Attention => {
             let [b, h, s, d] = o.graph.attn_shape;
@@ -168,15 +165,7 @@ fn prepare(w: Workload, o: &BenchOptions<'_>) -> Result<Prepared, Box<dyn std::e
             let flops = if o.graph.attn_causal { full / 2.0 } else { full };
             let tag = if o.graph.attn_causal { " causal" } else { "" };
             let label = format!("attn b{b}h{h}s{s}d{d}{tag} {}", o.common.precision);
-            Ok(Prepared {
-                label,
-                graph: g,
-                inputs,
-                int_inputs: vec![],
-                flops,
-                iters: o.common.iters,
-                params: None,
-            })
+            Ok(Prepared::new(label, g, inputs, flops, o.common.iters))
         }
         Workload::Bert => {
             let cfg = BertConfig { num_hidden_layers: o.graph.bert_layers, ..BertConfig::base() };
@@ -191,15 +180,7 @@ fn prepare(w: Workload, o: &BenchOptions<'_>) -> Result<Prepared, Box<dyn std::e
             );
             let flops = cfg.encoder_flops(batch, seq);
             let inputs = vec![(rlx_models::bert::graph::ENCODER_INPUT.into(), x)];
-            Ok(Prepared {
-                label,
-                graph,
-                inputs,
-                int_inputs: vec![],
-                flops,
-                iters: o.common.iters,
-                params: None,
-            })
+            Ok(Prepared::new(label, graph, inputs, flops, o.common.iters))
         }
         Workload::Prefill => {
             let p =

@@ -21,13 +21,9 @@ pub(super) fn quant_matmul(o: &BenchOptions<'_>) -> Result<Prepared, Box<dyn std
     let inputs = vec![("a".to_string(), uniform(m * k, 7, 1.0))];
     let blocks = quant_blocks(q, n * row_bytes, 17);
     let label = format!("matmul {m}×{k}×{n} {q}{}", kernel_tag(o));
+    let flops = 2.0 * m as f64 * k as f64 * n as f64;
     Ok(Prepared {
-        label,
-        graph: g,
-        inputs,
-        int_inputs: vec![],
-        flops: 2.0 * m as f64 * k as f64 * n as f64,
-        iters: o.common.iters,
         params: Some(vec![("b".into(), Tensor::from_u8(&[n, row_bytes][..], blocks)?)]),
+        ..Prepared::new(label, g, inputs, flops, o.common.iters)
     })
 }

@@ -1,5 +1,6 @@
 use super::*;
 use rlx_ir::{OpKind, TensorType};
+use rlx_test_support::graphs::{input, one_output, param};
 
 /// A GPU-like device: stores every dtype, computes on 32-bit words only.
 fn words_only() -> Capabilities {
@@ -25,11 +26,11 @@ fn computes_only_words(g: &Graph, caps: &Capabilities) -> bool {
 
 #[test]
 fn f16_matmul_is_wrapped_in_casts() {
-    let mut g = Graph::new("mm16");
-    let a = g.input("a", &[2, 3], DType::F16).unwrap();
-    let b = g.param("b", &[3, 4], DType::F16).unwrap();
-    let y = g.matmul(a, b).unwrap();
-    g.set_outputs(&[y]).unwrap();
+    let (g, _, y) = one_output(
+        "mm16",
+        [input("a", &[2, 3], DType::F16), param("b", &[3, 4], DType::F16)],
+        |g, [a, b]| g.matmul(a, b),
+    );
     let caps = words_only();
     let (l, from) = legalize_dtypes_with_origin(&g, &caps, &|id| id).unwrap();
     use OpKind::*;
@@ -98,10 +99,7 @@ fn constant_operands_are_converted_not_cast() {
 
 #[test]
 fn a_device_that_computes_everything_gets_the_graph_back() {
-    let mut g = Graph::new("cpu");
-    let x = g.input("x", &[4], DType::F16).unwrap();
-    let y = g.exp(x).unwrap();
-    g.set_outputs(&[y]).unwrap();
+    let g = rlx_test_support::exp_graph("cpu", &[4], DType::F16);
     let (l, from) = legalize_dtypes_with_origin(&g, &Capabilities::everything("cpu"), &|id| id).unwrap();
     assert_eq!(rlx_ir::dump(&l), rlx_ir::dump(&g));
     assert_eq!(from, [NodeId(0), NodeId(1)]);
