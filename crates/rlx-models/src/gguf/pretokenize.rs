@@ -103,6 +103,8 @@ impl PreTokenizer {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
     use super::*;
     use tokenizers::{OffsetReferential, OffsetType, PreTokenizedString, PreTokenizer as _};
 
