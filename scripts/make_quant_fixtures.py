@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""Block fixtures for the ggml formats that llama.cpp's standard mixes add beside the five of
+make_gguf_fixtures.py, with gguf-py's `quants.dequantize` as the oracle.
+
+Usage (from the repository root):
+    python3 -m venv /tmp/gguf-venv && /tmp/gguf-venv/bin/pip install gguf numpy
+    /tmp/gguf-venv/bin/python scripts/make_quant_fixtures.py
+
+Made with gguf 0.19.0 and numpy 2.4.6. The output is deterministic (a fixed seed); rerunning it
+rewrites the same bytes unless gguf-py changes.
+
+Writes crates/rlx-cpu/tests/fixtures/quant/{q4_1,q5_0,q5_1,q2_k,q3_k,iq4_nl,iq4_xs}.blocks
+(whole blocks, back to back) and .f32 beside each (gguf.quants.dequantize of those blocks, as
+little-endian f32). Each file leads with blocks whose first f16 scale is special (0, -0, the
+largest f16, the smallest subnormal, NaN, +inf, -inf), then random bytes with sane f16 scales
+written over the scale fields, then (for the formats gguf-py can quantize: Q4_1, Q5_0, Q5_1)
+blocks that gguf.quants.quantize made from normal values, so the fixtures hold the blocks real
+files do as well as every bit pattern of the value fields.
+"""
+from pathlib import Path
+
+import gguf
+import numpy as np
+from gguf import GGMLQuantizationType as T
+
+ROOT = Path(__file__).resolve().parent.parent
+QUANT_DIR = ROOT / "crates/rlx-cpu/tests/fixtures/quant"
+
+# Byte offsets of the f16 scale fields inside one block (ggml's block_* structs).
+SCALE_FIELDS = {
+    T.Q4_1: [0, 2],  # d, m
+    T.Q5_0: [0],  # d, then qh (u32) and the low nibbles
+    T.Q5_1: [0, 2],  # d, m, then qh and the low nibbles
+    T.Q2_K: [80, 82],  # scales, qs, then d and dmin
+    T.Q3_K: [108],  # hmask, qs, scales, then d
+    T.IQ4_NL: [0],
+    T.IQ4_XS: [0],  # d, then scales_h (u16), scales_l, qs
+}
+# (format, random blocks, quantized blocks).
+COUNTS = [
+    (T.Q4_1, 24, 8),
+    (T.Q5_0, 24, 8),
+    (T.Q5_1, 24, 8),
+    (T.Q2_K, 9, 0),
+    (T.Q3_K, 9, 0),
+    (T.IQ4_NL, 25, 0),
+    (T.IQ4_XS, 9, 0),
+]
+SPECIAL_SCALES = [0.0, -0.0, 65504.0, np.float16(2.0**-24), np.nan, np.inf, -np.inf]
+
+
+def f16_bytes(value) -> np.ndarray:
+    return np.frombuffer(np.float16(value).tobytes(), dtype=np.uint8)
+
+
+def random_blocks(rng: np.random.Generator, qtype: T, n_random: int) -> np.ndarray:
+    """The special-scale blocks then `n_random` random ones, as a (blocks, block_bytes) array."""
+    _, type_size = gguf.GGML_QUANT_SIZES[qtype]
+    n = len(SPECIAL_SCALES) + n_random
+    blocks = rng.integers(0, 256, size=(n, type_size), dtype=np.uint8)
+    for i in range(n):
+        for k, at in enumerate(SCALE_FIELDS[qtype]):
+            if i < len(SPECIAL_SCALES) and k == 0:
+                value = SPECIAL_SCALES[i]
+            else:
+                value = rng.uniform(0.001, 1.0) * rng.choice([-1.0, 1.0])
+            blocks[i, at:at + 2] = f16_bytes(value)
+    return blocks
+
+
+def quantized_blocks(rng: np.random.Generator, qtype: T, n: int) -> np.ndarray:
+    block_size, type_size = gguf.GGML_QUANT_SIZES[qtype]
+    values = rng.standard_normal((n, block_size)).astype(np.float32)
+    return gguf.quants.quantize(values, qtype).reshape(n, type_size)
+
+
+def main() -> None:
+    np.seterr(invalid="ignore", over="ignore")  # the special scales make inf · 0 on purpose
+    rng = np.random.default_rng(20261127)
+    QUANT_DIR.mkdir(parents=True, exist_ok=True)
+    total = 0
+    for qtype, n_random, n_quantized in COUNTS:
+        parts = [random_blocks(rng, qtype, n_random)]
+        if n_quantized:
+            parts.append(quantized_blocks(rng, qtype, n_quantized))
+        blocks = np.concatenate(parts)
+        values = gguf.quants.dequantize(blocks, qtype).astype("<f4").ravel()
+        stem = QUANT_DIR / qtype.name.lower()
+        stem.with_suffix(".blocks").write_bytes(blocks.tobytes())
+        stem.with_suffix(".f32").write_bytes(values.tobytes())
+        total += blocks.nbytes + values.nbytes
+    print(f"wrote {len(COUNTS)} formats to {QUANT_DIR}: {total} bytes")
+
+
+if __name__ == "__main__":
+    main()
