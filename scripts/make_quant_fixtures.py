@@ -16,12 +16,18 @@ largest f16, the smallest subnormal, NaN, +inf, -inf), then random bytes with sa
 written over the scale fields, then (for the formats gguf-py can quantize: Q4_1, Q5_0, Q5_1)
 blocks that gguf.quants.quantize made from normal values, so the fixtures hold the blocks real
 files do as well as every bit pattern of the value fields.
+
+Also writes crates/rlx-models/tests/fixtures/gguf/tiny_mixes.gguf: a GGUF file (through
+gguf-py's GGUFWriter) with one tensor of each of these formats, and beside it
+tiny_mixes.expected.json / .f32 as make_gguf_fixtures.py writes them for its files.
 """
 from pathlib import Path
 
 import gguf
 import numpy as np
 from gguf import GGMLQuantizationType as T
+
+import make_gguf_fixtures as base
 
 ROOT = Path(__file__).resolve().parent.parent
 QUANT_DIR = ROOT / "crates/rlx-cpu/tests/fixtures/quant"
@@ -74,6 +80,27 @@ def quantized_blocks(rng: np.random.Generator, qtype: T, n: int) -> np.ndarray:
     return gguf.quants.quantize(values, qtype).reshape(n, type_size)
 
 
+def tiny_mixes(rng: np.random.Generator) -> None:
+    """One tensor per format (rlx's row-major shapes), random blocks with sane scales."""
+    base.SCALE_FIELDS.update(SCALE_FIELDS)
+    path = base.GGUF_DIR / "tiny_mixes.gguf"
+    w = gguf.GGUFWriter(path, "llama")
+    w.add_name("tiny-mixes-fixture")
+    tensors = []
+    shapes = [
+        (T.Q4_1, [3, 64]),
+        (T.Q5_0, [2, 96]),
+        (T.Q5_1, [3, 32]),
+        (T.Q2_K, [2, 256]),
+        (T.Q3_K, [1, 512]),
+        (T.IQ4_NL, [2, 64]),
+        (T.IQ4_XS, [2, 256]),
+    ]
+    for qtype, shape in shapes:
+        base.add_quant_tensor(w, rng, f"test.{qtype.name.lower()}", qtype, shape, tensors)
+    base.write_gguf(path, w, tensors)
+
+
 def main() -> None:
     np.seterr(invalid="ignore", over="ignore")  # the special scales make inf · 0 on purpose
     rng = np.random.default_rng(20261127)
@@ -90,6 +117,7 @@ def main() -> None:
         stem.with_suffix(".f32").write_bytes(values.tobytes())
         total += blocks.nbytes + values.nbytes
     print(f"wrote {len(COUNTS)} formats to {QUANT_DIR}: {total} bytes")
+    tiny_mixes(np.random.default_rng(20261128))
 
 
 if __name__ == "__main__":

@@ -26,8 +26,8 @@ pub enum GgmlType {
 }
 
 impl GgmlType {
-    /// Every type rlx reads.
-    pub const ALL: [GgmlType; 8] = [
+    /// Every type rlx reads: the float types, then [`QuantType::GGUF`] in its order.
+    pub const ALL: [GgmlType; 15] = [
         GgmlType::F32,
         GgmlType::F16,
         GgmlType::BF16,
@@ -36,6 +36,13 @@ impl GgmlType {
         GgmlType::Quant(QuantType::Q4K),
         GgmlType::Quant(QuantType::Q5K),
         GgmlType::Quant(QuantType::Q6K),
+        GgmlType::Quant(QuantType::Q4_1),
+        GgmlType::Quant(QuantType::Q5_0),
+        GgmlType::Quant(QuantType::Q5_1),
+        GgmlType::Quant(QuantType::Q2K),
+        GgmlType::Quant(QuantType::Q3K),
+        GgmlType::Quant(QuantType::IQ4NL),
+        GgmlType::Quant(QuantType::IQ4XS),
     ];
 
     /// The type with ggml id `id`, when rlx reads it.
@@ -43,25 +50,28 @@ impl GgmlType {
         GgmlType::ALL.into_iter().find(|t| t.id() == Some(id))
     }
 
-    /// ggml's id (`ggml_type`): F32 0, F16 1, Q4_0 2, Q8_0 8, Q4_K 12, Q5_K 13, Q6_K 14, BF16 30.
-    /// `None` for rlx's own block formats (Q4_1 too, which rlx does not read from GGUF), so no
-    /// GGUF type id ever maps to them.
+    /// ggml's id (`ggml_type`): F32 0, F16 1, Q4_0 2, Q4_1 3, Q5_0 6, Q5_1 7, Q8_0 8, Q2_K 10,
+    /// Q3_K 11, Q4_K 12, Q5_K 13, Q6_K 14, IQ4_NL 20, IQ4_XS 23, BF16 30. `None` for rlx's own
+    /// block formats, so no GGUF type id ever maps to them.
     pub fn id(self) -> Option<u32> {
         match self {
             GgmlType::F32 => Some(0),
             GgmlType::F16 => Some(1),
             GgmlType::BF16 => Some(30),
             GgmlType::Quant(QuantType::Q4_0) => Some(2),
+            GgmlType::Quant(QuantType::Q4_1) => Some(3),
+            GgmlType::Quant(QuantType::Q5_0) => Some(6),
+            GgmlType::Quant(QuantType::Q5_1) => Some(7),
             GgmlType::Quant(QuantType::Q8_0) => Some(8),
+            GgmlType::Quant(QuantType::Q2K) => Some(10),
+            GgmlType::Quant(QuantType::Q3K) => Some(11),
             GgmlType::Quant(QuantType::Q4K) => Some(12),
             GgmlType::Quant(QuantType::Q5K) => Some(13),
             GgmlType::Quant(QuantType::Q6K) => Some(14),
+            GgmlType::Quant(QuantType::IQ4NL) => Some(20),
+            GgmlType::Quant(QuantType::IQ4XS) => Some(23),
             GgmlType::Quant(
-                QuantType::Q4_1
-                | QuantType::Q8Asym
-                | QuantType::Fp8E4M3
-                | QuantType::Fp8E5M2
-                | QuantType::NvFp4,
+                QuantType::Q8Asym | QuantType::Fp8E4M3 | QuantType::Fp8E5M2 | QuantType::NvFp4,
             ) => None,
         }
     }
