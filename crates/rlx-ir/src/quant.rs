@@ -208,9 +208,7 @@ impl QuantType {
     /// are even, so no scale straddles a 32-bit word of a row whose blocks start at even bytes.
     pub fn f16_offsets(self) -> &'static [usize] {
         match self {
-            QuantType::Q8_0 | QuantType::Q4_0 | QuantType::Q5_0 | QuantType::IQ4NL | QuantType::IQ4XS => {
-                &[0]
-            }
+            QuantType::Q8_0 | QuantType::Q4_0 | QuantType::Q5_0 | QuantType::IQ4NL | QuantType::IQ4XS => &[0],
             QuantType::Q4K | QuantType::Q5K | QuantType::Q4_1 | QuantType::Q5_1 | QuantType::Q8Asym => {
                 &[0, 2]
             }

@@ -85,7 +85,10 @@ fn tiny_mixes_tensors_match_gguf_py() {
     assert_eq!(types, GgmlType::ALL[8..], "the fixture holds one tensor of each of the last seven types");
     check_tensors(&f, "tiny_mixes");
     let q = f.tensor("test.q5_0").unwrap();
-    assert_eq!((q.ty, q.shape.as_slice(), q.bytes.len()), (GgmlType::Quant(QuantType::Q5_0), &[2, 96][..], 132));
+    assert_eq!(
+        (q.ty, q.shape.as_slice(), q.bytes.len()),
+        (GgmlType::Quant(QuantType::Q5_0), &[2, 96][..], 132)
+    );
 }
 
 #[test]
