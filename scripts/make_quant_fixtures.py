@@ -52,28 +52,6 @@ COUNTS = [
     (T.IQ4_NL, 25, 0),
     (T.IQ4_XS, 9, 0),
 ]
-SPECIAL_SCALES = [0.0, -0.0, 65504.0, np.float16(2.0**-24), np.nan, np.inf, -np.inf]
-
-
-def f16_bytes(value) -> np.ndarray:
-    return np.frombuffer(np.float16(value).tobytes(), dtype=np.uint8)
-
-
-def random_blocks(rng: np.random.Generator, qtype: T, n_random: int) -> np.ndarray:
-    """The special-scale blocks then `n_random` random ones, as a (blocks, block_bytes) array."""
-    _, type_size = gguf.GGML_QUANT_SIZES[qtype]
-    n = len(SPECIAL_SCALES) + n_random
-    blocks = rng.integers(0, 256, size=(n, type_size), dtype=np.uint8)
-    for i in range(n):
-        for k, at in enumerate(SCALE_FIELDS[qtype]):
-            if i < len(SPECIAL_SCALES) and k == 0:
-                value = SPECIAL_SCALES[i]
-            else:
-                value = rng.uniform(0.001, 1.0) * rng.choice([-1.0, 1.0])
-            blocks[i, at:at + 2] = f16_bytes(value)
-    return blocks
-
-
 def quantized_blocks(rng: np.random.Generator, qtype: T, n: int) -> np.ndarray:
     block_size, type_size = gguf.GGML_QUANT_SIZES[qtype]
     values = rng.standard_normal((n, block_size)).astype(np.float32)
@@ -82,7 +60,6 @@ def quantized_blocks(rng: np.random.Generator, qtype: T, n: int) -> np.ndarray:
 
 def tiny_mixes(rng: np.random.Generator) -> None:
     """One tensor per format (rlx's row-major shapes), random blocks with sane scales."""
-    base.SCALE_FIELDS.update(SCALE_FIELDS)
     path = base.GGUF_DIR / "tiny_mixes.gguf"
     w = gguf.GGUFWriter(path, "llama")
     w.add_name("tiny-mixes-fixture")
@@ -103,11 +80,12 @@ def tiny_mixes(rng: np.random.Generator) -> None:
 
 def main() -> None:
     np.seterr(invalid="ignore", over="ignore")  # the special scales make inf · 0 on purpose
+    base.SCALE_FIELDS.update(SCALE_FIELDS)  # base.random_blocks writes the scales it lists
     rng = np.random.default_rng(20261127)
     QUANT_DIR.mkdir(parents=True, exist_ok=True)
     total = 0
     for qtype, n_random, n_quantized in COUNTS:
-        parts = [random_blocks(rng, qtype, n_random)]
+        parts = [base.random_blocks(rng, qtype, n_random, special=True)]
         if n_quantized:
             parts.append(quantized_blocks(rng, qtype, n_quantized))
         blocks = np.concatenate(parts)

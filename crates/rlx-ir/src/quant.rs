@@ -126,40 +126,46 @@ impl QuantType {
     ];
 
     /// The ggml formats rlx reads from GGUF files (type ids 8, 2, 12, 13, 14, 3, 6, 7, 10, 11,
-    /// 20, 23), in declaration order.
-    pub const GGUF: [QuantType; 12] = [
-        QuantType::Q8_0,
-        QuantType::Q4_0,
-        QuantType::Q4K,
-        QuantType::Q5K,
-        QuantType::Q6K,
-        QuantType::Q4_1,
-        QuantType::Q5_0,
-        QuantType::Q5_1,
-        QuantType::Q2K,
-        QuantType::Q3K,
-        QuantType::IQ4NL,
-        QuantType::IQ4XS,
-    ];
+    /// 20, 23): [`QuantType::is_ggml`], in declaration order.
+    pub const GGUF: [QuantType; 12] = QuantType::subset(false);
 
-    /// The formats the GPU kernels decode, in declaration order: rlx-gpu's kernel catalogue has
-    /// one variant per entry. The others run on the CPU only for now.
-    pub const GPU: [QuantType; 10] = [
-        QuantType::Q8_0,
-        QuantType::Q4_0,
-        QuantType::Q4K,
-        QuantType::Q5K,
-        QuantType::Q6K,
-        QuantType::Q4_1,
-        QuantType::Q8Asym,
-        QuantType::Fp8E4M3,
-        QuantType::Fp8E5M2,
-        QuantType::NvFp4,
-    ];
+    /// The formats the GPU kernels decode ([`QuantType::gpu_decoded`]), in declaration order:
+    /// rlx-gpu's kernel catalogue has one variant per entry. The others run on the CPU only.
+    pub const GPU: [QuantType; 10] = QuantType::subset(true);
 
-    /// Whether the GPU kernels decode this format ([`QuantType::GPU`]).
-    pub fn gpu_decoded(self) -> bool {
-        QuantType::GPU.contains(&self)
+    /// Whether ggml defines this format (so GGUF files may carry it); false for rlx's own.
+    pub const fn is_ggml(self) -> bool {
+        !matches!(self, QuantType::Q8Asym | QuantType::Fp8E4M3 | QuantType::Fp8E5M2 | QuantType::NvFp4)
+    }
+
+    /// Whether the GPU kernels decode this format; the GPU lowering refuses the others, naming
+    /// them (their kernels come with issue 23's GPU phase).
+    pub const fn gpu_decoded(self) -> bool {
+        !matches!(
+            self,
+            QuantType::Q5_0
+                | QuantType::Q5_1
+                | QuantType::Q2K
+                | QuantType::Q3K
+                | QuantType::IQ4NL
+                | QuantType::IQ4XS
+        )
+    }
+
+    /// The first `N` formats of [`QuantType::ALL`] that are [`QuantType::gpu_decoded`] (`gpu`)
+    /// or [`QuantType::is_ggml`] (not `gpu`); a unit test checks that `N` is their count.
+    const fn subset<const N: usize>(gpu: bool) -> [QuantType; N] {
+        let mut out = [QuantType::Q8_0; N];
+        let (mut i, mut n) = (0, 0);
+        while i < QuantType::ALL.len() && n < N {
+            let t = QuantType::ALL[i];
+            if (gpu && t.gpu_decoded()) || (!gpu && t.is_ggml()) {
+                out[n] = t;
+                n += 1;
+            }
+            i += 1;
+        }
+        out
     }
 
     /// Elements per block: 32 for the legacy, int8, fp8 and IQ4_NL formats, 64 for nvfp4 (four
@@ -349,6 +355,11 @@ mod tests {
         for list in [&QuantType::GGUF[..], &QuantType::GPU[..]] {
             assert!(list.windows(2).all(|w| pos(&w[0]) < pos(&w[1])), "{list:?}");
         }
+        let count = |f: fn(QuantType) -> bool| QuantType::ALL.into_iter().filter(|&t| f(t)).count();
+        assert_eq!(count(QuantType::is_ggml), QuantType::GGUF.len());
+        assert_eq!(count(QuantType::gpu_decoded), QuantType::GPU.len());
+        assert!(QuantType::GGUF.into_iter().all(QuantType::is_ggml));
+        assert!(QuantType::GPU.into_iter().all(QuantType::gpu_decoded));
         let rlx_own = QuantType::ALL.into_iter().filter(|t| !QuantType::GGUF.contains(t));
         assert!(rlx_own.clone().all(QuantType::gpu_decoded));
         assert_eq!(rlx_own.count() + QuantType::GGUF.len(), QuantType::ALL.len());
