@@ -27,23 +27,17 @@ pub enum GgmlType {
 
 impl GgmlType {
     /// Every type rlx reads: the float types, then [`QuantType::GGUF`] in its order.
-    pub const ALL: [GgmlType; 15] = [
-        GgmlType::F32,
-        GgmlType::F16,
-        GgmlType::BF16,
-        GgmlType::Quant(QuantType::Q8_0),
-        GgmlType::Quant(QuantType::Q4_0),
-        GgmlType::Quant(QuantType::Q4K),
-        GgmlType::Quant(QuantType::Q5K),
-        GgmlType::Quant(QuantType::Q6K),
-        GgmlType::Quant(QuantType::Q4_1),
-        GgmlType::Quant(QuantType::Q5_0),
-        GgmlType::Quant(QuantType::Q5_1),
-        GgmlType::Quant(QuantType::Q2K),
-        GgmlType::Quant(QuantType::Q3K),
-        GgmlType::Quant(QuantType::IQ4NL),
-        GgmlType::Quant(QuantType::IQ4XS),
-    ];
+    pub const ALL: [GgmlType; 3 + QuantType::GGUF.len()] = {
+        let mut all = [GgmlType::F32; 3 + QuantType::GGUF.len()];
+        all[1] = GgmlType::F16;
+        all[2] = GgmlType::BF16;
+        let mut i = 0;
+        while i < QuantType::GGUF.len() {
+            all[3 + i] = GgmlType::Quant(QuantType::GGUF[i]);
+            i += 1;
+        }
+        all
+    };
 
     /// The type with ggml id `id`, when rlx reads it.
     pub fn from_id(id: u32) -> Option<GgmlType> {
