@@ -1,8 +1,8 @@
 //! Kernel family "quant": the kernels on block-quantized weights, which stay packed (U8, one
 //! byte per element) in device memory and are decoded inside the kernels. One variant per
-//! kernel and format of [`QuantType::GPU`] (the lowering refuses the others): the kernel file, `quant_common.wgsl`, `quant_k_scales.wgsl`,
-//! `quant_minifloat.wgsl` and the type's decoder (`quant_<type>.wgsl`, which defines `decode8`)
-//! are concatenated at build time.
+//! kernel and format of [`QuantType::GPU`] (the lowering refuses the others): the kernel file,
+//! `quant_common.wgsl`, `quant_k_scales.wgsl`, `quant_minifloat.wgsl` and the type's decoder
+//! (`quant_<type>.wgsl`, which defines `decode8`) are concatenated at build time.
 //!
 //! - [`QuantKernel::MatVec`]: `matmul_quant_vec.wgsl`, the decode path (M ≤ [`QUANT_VEC_ROWS`]
 //!   per row chunk), memory bound.
