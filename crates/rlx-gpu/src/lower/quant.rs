@@ -26,6 +26,13 @@ pub(super) fn lower(
     let &[a, b] = node.inputs.as_slice() else {
         return Err(bad("a quantized op takes two operands"));
     };
+    if let Op::QuantMatMul { quant } | Op::QuantGather { quant } = node.op {
+        if !quant.gpu_decoded() {
+            let gpu: Vec<&str> = rlx_ir::QuantType::GPU.iter().map(|q| q.name()).collect();
+            let why = format!("{quant} blocks are decoded on the CPU only (GPU kernels: {})", gpu.join(", "));
+            return Err(bad(&why));
+        }
+    }
     let dst = cx.operand_nonempty(id)?;
     let numel = cx.ty(id)?.numel();
     match node.op {
