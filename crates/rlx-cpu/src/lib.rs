@@ -27,6 +27,7 @@ mod index;
 mod memory;
 mod ops;
 pub mod quant;
+mod quant_ggml;
 mod quant_rlx;
 mod widen;
 

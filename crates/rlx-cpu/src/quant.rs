@@ -1,6 +1,7 @@
 //! The reference decoders of packed weights: the block quantizations of [`QuantType`] (ggml's
-//! here, rlx's int, fp8 and nvfp4 formats in `quant_rlx`) and little-endian f16 / bf16, widened
-//! to f32.
+//! Q8_0, Q4_0 and Q4_K..Q6_K here, its Q5_0, Q5_1, Q2_K, Q3_K, IQ4_NL and IQ4_XS in
+//! `quant_ggml`, rlx's int, fp8 and nvfp4 formats and Q4_1 in `quant_rlx`) and little-endian
+//! f16 / bf16, widened to f32.
 //!
 //! Contract:
 //! - [`dequantize`] decodes whole blocks, back to back, into exactly as many f32 values as they
@@ -12,7 +13,7 @@
 //!   infinite values (`inf · 0` is NaN) like it.
 //! - Hosts only: GPU paths keep the blocks packed and decode them in their kernels.
 
-use crate::quant_rlx;
+use crate::{quant_ggml, quant_rlx};
 use half::f16;
 use rayon::prelude::*;
 use rlx_ir::{QuantError, QuantType};
@@ -45,6 +46,12 @@ pub fn dequantize(ty: QuantType, bytes: &[u8], out: &mut [f32]) -> Result<(), De
         QuantType::Fp8E4M3 => for_blocks(bytes, out, quant_rlx::fp8_e4m3),
         QuantType::Fp8E5M2 => for_blocks(bytes, out, quant_rlx::fp8_e5m2),
         QuantType::NvFp4 => for_blocks(bytes, out, quant_rlx::nvfp4),
+        QuantType::Q5_0 => for_blocks(bytes, out, quant_ggml::q5_0),
+        QuantType::Q5_1 => for_blocks(bytes, out, quant_ggml::q5_1),
+        QuantType::Q2K => for_blocks(bytes, out, quant_ggml::q2_k),
+        QuantType::Q3K => for_blocks(bytes, out, quant_ggml::q3_k),
+        QuantType::IQ4NL => for_blocks(bytes, out, quant_ggml::iq4_nl),
+        QuantType::IQ4XS => for_blocks(bytes, out, quant_ggml::iq4_xs),
     }
     Ok(())
 }

@@ -1,5 +1,7 @@
-//! rlx-cpu's block decoders against gguf-py's `quants.dequantize` (fixtures made by
-//! scripts/make_gguf_fixtures.py).
+//! rlx-cpu's block decoders against gguf-py's `quants.dequantize`, for every ggml format rlx
+//! reads ([`QuantType::GGUF`]); fixtures made by scripts/make_gguf_fixtures.py (Q8_0, Q4_0,
+//! Q4_K, Q5_K, Q6_K) and scripts/make_quant_fixtures.py (Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, IQ4_NL,
+//! IQ4_XS).
 //!
 //! The comparison is bit for bit: both sides widen the f16 scales exactly and round the same
 //! f32 products in the same order, once each (no FMA). The one allowance is NaN, which matches

@@ -38,7 +38,7 @@ pub use error::{IrError, ShapeList};
 pub use graph::{Graph, Node, NodeId};
 pub use op::*;
 pub use op_kind::OpFamily;
-pub use quant::{QuantError, QuantType};
+pub use quant::{QuantError, QuantType, IQ4NL_VALUES};
 pub use quantize::{quantize, quantize_nvfp4};
 pub use round::{bf16_from_f64, f16_from_f64};
 pub use shape::{Shape, TensorType, MAX_TENSOR_BYTES};

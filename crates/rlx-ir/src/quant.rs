@@ -7,8 +7,10 @@
 //! are computed with checked arithmetic: an element count that is not whole blocks, or whose
 //! byte size overflows `usize`, is a [`QuantError`], never a wrapped number or a panic. What the
 //! bytes of a block mean is written beside each variant; rlx-cpu's `quant::dequantize` is the
-//! reference decoder. Multi-byte fields are little-endian. Only the five GGUF formats are
-//! reachable from a GGUF file (rlx-models maps ggml type ids to exactly those).
+//! reference decoder. Multi-byte fields are little-endian. Only the ggml formats
+//! ([`QuantType::GGUF`]) are reachable from a GGUF file (rlx-models maps ggml type ids to
+//! exactly those), and only [`QuantType::GPU`] have GPU kernels; the GPU lowering refuses the
+//! others, naming the format.
 
 use std::fmt;
 use std::str::FromStr;
@@ -61,11 +63,50 @@ pub enum QuantType {
     /// global scale is not stored: the graph multiplies by it (rlx-nn's `nvfp4_matmul`).
     /// Four micro-blocks per block make the scales one word and a row of codes whole words.
     NvFp4,
+    /// int5 block, symmetric (ggml's Q5_0, type id 6). 32 elements in 22 bytes: f16 scale `d`
+    /// (bytes 0..2), a little-endian u32 `qh` of fifth bits (bytes 2..6), then 16 bytes of low
+    /// nibbles laid out as [`QuantType::Q4_0`]'s (byte `6 + j`: element `j` low nibble, `j + 16`
+    /// high). Bit `i` of `qh` is bit 4 of element `i`; `x = (q − 16) · d`.
+    Q5_0,
+    /// int5 block, asymmetric (ggml's Q5_1, type id 7). 32 elements in 24 bytes: f16 scale `d`
+    /// (bytes 0..2), f16 minimum `m` (bytes 2..4), u32 `qh` (bytes 4..8), 16 bytes of low nibbles
+    /// (byte `8 + j`), as [`QuantType::Q5_0`]; `q` is unsigned and `x = q · d + m`.
+    Q5_1,
+    /// ggml's Q2_K (type id 10). 256 elements in 84 bytes: 16 bytes of scales (byte `i` holds
+    /// the 4-bit scale of elements `16·i .. 16·i + 16` in its low nibble and their 4-bit min in
+    /// its high nibble), 64 bytes of 2-bit values, f16 `d` (bytes 80..82), f16 `dmin` (82..84).
+    /// Each half of 128 elements uses 32 value bytes (`16 + 32·half ..`); its group `g` of 32
+    /// (0..4) takes bits `2g, 2g + 1` of those bytes (element `l` of the group from byte `l`).
+    /// `x = (d·scale)·q − dmin·min`.
+    Q2K,
+    /// ggml's Q3_K (type id 11). 256 elements in 110 bytes: 32 bytes `hmask`, 64 bytes of low
+    /// 2-bit values laid out as [`QuantType::Q2K`]'s (bytes 32..96), 12 bytes of sixteen 6-bit
+    /// scales (bytes 96..108), f16 `d` (bytes 108..110). Group `G = 4·half + g` of 32 (0..8)
+    /// takes its third bit from bit `G` of `hmask[l]`; the 3-bit value is `low − 4` where that
+    /// bit is clear and `low` where it is set. Scale `i` (of elements `16·i ..`, stored as
+    /// `s + 32`): its low 4 bits are the low nibble of byte `i` (i < 8) or the high nibble of
+    /// byte `i − 8`, its top 2 bits bits `2·(i / 4)..` of byte `8 + i mod 4` of the scales.
+    /// `x = (d·(s − 32))·q`.
+    Q3K,
+    /// ggml's IQ4_NL (type id 20): 4-bit indices into a fixed non-linear table
+    /// ([`IQ4NL_VALUES`]). 32 elements in 18 bytes: f16 `d`, then 16 bytes of indices laid out
+    /// as [`QuantType::Q4_0`]'s; `x = d · IQ4NL_VALUES[q]`.
+    IQ4NL,
+    /// ggml's IQ4_XS (type id 23): [`QuantType::IQ4NL`]'s indices with a 6-bit scale per 32.
+    /// 256 elements in 136 bytes: f16 `d` (bytes 0..2), u16 `scales_h` (2..4), 4 bytes
+    /// `scales_l` (4..8), 128 bytes of indices (8..136). Sub-block `b` (0..8) of 32: scale
+    /// `s = (scales_l[b / 2] >> 4·(b mod 2)) & 15 | ((scales_h >> 2b) & 3) << 4`; its indices
+    /// are bytes `8 + 16b ..`, laid out as [`QuantType::Q4_0`]'s; `x = (d·(s − 32)) ·
+    /// IQ4NL_VALUES[q]`.
+    IQ4XS,
 }
+
+/// The 16 values an IQ4_NL / IQ4_XS index selects (ggml's `kvalues_iq4nl`).
+pub const IQ4NL_VALUES: [i8; 16] = [-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113];
 
 impl QuantType {
     /// Every format, in declaration order.
-    pub const ALL: [QuantType; 10] = [
+    pub const ALL: [QuantType; 16] = [
         QuantType::Q8_0,
         QuantType::Q4_0,
         QuantType::Q4K,
@@ -76,24 +117,77 @@ impl QuantType {
         QuantType::Fp8E4M3,
         QuantType::Fp8E5M2,
         QuantType::NvFp4,
+        QuantType::Q5_0,
+        QuantType::Q5_1,
+        QuantType::Q2K,
+        QuantType::Q3K,
+        QuantType::IQ4NL,
+        QuantType::IQ4XS,
     ];
 
-    /// The formats GGUF files carry (ggml type ids 8, 2, 12, 13, 14), in declaration order.
-    pub const GGUF: [QuantType; 5] =
-        [QuantType::Q8_0, QuantType::Q4_0, QuantType::Q4K, QuantType::Q5K, QuantType::Q6K];
+    /// The ggml formats rlx reads from GGUF files (type ids 8, 2, 12, 13, 14, 3, 6, 7, 10, 11,
+    /// 20, 23): [`QuantType::is_ggml`], in declaration order.
+    pub const GGUF: [QuantType; 12] = QuantType::subset(false);
 
-    /// Elements per block: 32 for the legacy, int8 and fp8 formats, 64 for nvfp4 (four
-    /// micro-blocks of 16), 256 for the K-quants' super-blocks.
+    /// The formats the GPU kernels decode ([`QuantType::gpu_decoded`]), in declaration order:
+    /// rlx-gpu's kernel catalogue has one variant per entry. The others run on the CPU only.
+    pub const GPU: [QuantType; 10] = QuantType::subset(true);
+
+    /// Whether ggml defines this format (so GGUF files may carry it); false for rlx's own.
+    pub const fn is_ggml(self) -> bool {
+        !matches!(self, QuantType::Q8Asym | QuantType::Fp8E4M3 | QuantType::Fp8E5M2 | QuantType::NvFp4)
+    }
+
+    /// Whether the GPU kernels decode this format; the GPU lowering refuses the others, naming
+    /// them (their kernels come with issue 23's GPU phase).
+    pub const fn gpu_decoded(self) -> bool {
+        !matches!(
+            self,
+            QuantType::Q5_0
+                | QuantType::Q5_1
+                | QuantType::Q2K
+                | QuantType::Q3K
+                | QuantType::IQ4NL
+                | QuantType::IQ4XS
+        )
+    }
+
+    /// The first `N` formats of [`QuantType::ALL`] that are [`QuantType::gpu_decoded`] (`gpu`)
+    /// or [`QuantType::is_ggml`] (not `gpu`); a unit test checks that `N` is their count.
+    const fn subset<const N: usize>(gpu: bool) -> [QuantType; N] {
+        let mut out = [QuantType::Q8_0; N];
+        let (mut i, mut n) = (0, 0);
+        while i < QuantType::ALL.len() && n < N {
+            let t = QuantType::ALL[i];
+            if (gpu && t.gpu_decoded()) || (!gpu && t.is_ggml()) {
+                out[n] = t;
+                n += 1;
+            }
+            i += 1;
+        }
+        out
+    }
+
+    /// Elements per block: 32 for the legacy, int8, fp8 and IQ4_NL formats, 64 for nvfp4 (four
+    /// micro-blocks of 16), 256 for the K-quants' and IQ4_XS's super-blocks.
     pub fn block_elems(self) -> usize {
         match self {
             QuantType::Q8_0
             | QuantType::Q4_0
             | QuantType::Q4_1
+            | QuantType::Q5_0
+            | QuantType::Q5_1
+            | QuantType::IQ4NL
             | QuantType::Q8Asym
             | QuantType::Fp8E4M3
             | QuantType::Fp8E5M2 => 32,
             QuantType::NvFp4 => 64,
-            QuantType::Q4K | QuantType::Q5K | QuantType::Q6K => 256,
+            QuantType::Q4K
+            | QuantType::Q5K
+            | QuantType::Q6K
+            | QuantType::Q2K
+            | QuantType::Q3K
+            | QuantType::IQ4XS => 256,
         }
     }
 
@@ -101,11 +195,16 @@ impl QuantType {
     pub fn block_bytes(self) -> usize {
         match self {
             QuantType::Q8_0 => 34,
-            QuantType::Q4_0 => 18,
+            QuantType::Q4_0 | QuantType::IQ4NL => 18,
             QuantType::Q4K => 144,
             QuantType::Q5K => 176,
             QuantType::Q6K => 210,
             QuantType::Q4_1 => 20,
+            QuantType::Q5_0 => 22,
+            QuantType::Q5_1 => 24,
+            QuantType::Q2K => 84,
+            QuantType::Q3K => 110,
+            QuantType::IQ4XS => 136,
             QuantType::Q8Asym | QuantType::Fp8E4M3 | QuantType::Fp8E5M2 | QuantType::NvFp4 => 36,
         }
     }
@@ -115,15 +214,19 @@ impl QuantType {
     /// are even, so no scale straddles a 32-bit word of a row whose blocks start at even bytes.
     pub fn f16_offsets(self) -> &'static [usize] {
         match self {
-            QuantType::Q8_0 | QuantType::Q4_0 => &[0],
-            QuantType::Q4K | QuantType::Q5K | QuantType::Q4_1 | QuantType::Q8Asym => &[0, 2],
+            QuantType::Q8_0 | QuantType::Q4_0 | QuantType::Q5_0 | QuantType::IQ4NL | QuantType::IQ4XS => &[0],
+            QuantType::Q4K | QuantType::Q5K | QuantType::Q4_1 | QuantType::Q5_1 | QuantType::Q8Asym => {
+                &[0, 2]
+            }
             QuantType::Q6K => &[208],
+            QuantType::Q2K => &[80, 82],
+            QuantType::Q3K => &[108],
             QuantType::Fp8E4M3 | QuantType::Fp8E5M2 | QuantType::NvFp4 => &[],
         }
     }
 
-    /// The name: ggml's (`Q8_0`, `Q4_0`, `Q4_K`, `Q5_K`, `Q6_K`, `Q4_1`) or rlx's (`Q8_ASYM`,
-    /// `FP8_E4M3`, `FP8_E5M2`, `NVFP4`).
+    /// The name: ggml's (`Q8_0`, `Q4_0`, `Q4_K`, `Q5_K`, `Q6_K`, `Q4_1`, `Q5_0`, `Q5_1`, `Q2_K`,
+    /// `Q3_K`, `IQ4_NL`, `IQ4_XS`) or rlx's (`Q8_ASYM`, `FP8_E4M3`, `FP8_E5M2`, `NVFP4`).
     pub fn name(self) -> &'static str {
         match self {
             QuantType::Q8_0 => "Q8_0",
@@ -136,6 +239,12 @@ impl QuantType {
             QuantType::Fp8E4M3 => "FP8_E4M3",
             QuantType::Fp8E5M2 => "FP8_E5M2",
             QuantType::NvFp4 => "NVFP4",
+            QuantType::Q5_0 => "Q5_0",
+            QuantType::Q5_1 => "Q5_1",
+            QuantType::Q2K => "Q2_K",
+            QuantType::Q3K => "Q3_K",
+            QuantType::IQ4NL => "IQ4_NL",
+            QuantType::IQ4XS => "IQ4_XS",
         }
     }
 
@@ -196,10 +305,11 @@ pub enum QuantError {
     LengthMismatch { ty: QuantType, bytes: usize, elems: usize },
     #[error(
         "unknown quantization type '{name}'; rlx knows Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, Q4_1, \
-         Q8_ASYM, FP8_E4M3, FP8_E5M2 and NVFP4"
+         Q8_ASYM, FP8_E4M3, FP8_E5M2, NVFP4, Q5_0, Q5_1, Q2_K, Q3_K, IQ4_NL and IQ4_XS"
     )]
     UnknownName { name: String },
-    /// A format rlx reads but does not write (the K-quants, whose encoders search per block).
+    /// A format rlx reads but does not write (the K-quants, Q5_0, Q5_1 and the IQ4 formats,
+    /// which llama.cpp's tools make).
     #[error(
         "{ty}: rlx has no quantizer for this format (make it with llama.cpp's llama-quantize); \
          rlx::quantize writes Q8_0, Q4_0, Q4_1, Q8_ASYM, FP8_E4M3, FP8_E5M2 and NVFP4"
@@ -222,23 +332,59 @@ mod tests {
 
     #[test]
     fn geometry_matches_ggml() {
-        let want = [(32, 34), (32, 18), (256, 144), (256, 176), (256, 210)];
-        // Only the GGUF formats are ggml's; rlx's own come after them in ALL.
-        assert_eq!(QuantType::ALL[..5], QuantType::GGUF);
-        for (ty, (elems, bytes)) in QuantType::ALL.into_iter().zip(want) {
+        // ggml's block_* sizes (gguf-py's GGML_QUANT_SIZES), in the order of GGUF.
+        let want = [
+            (32, 34),
+            (32, 18),
+            (256, 144),
+            (256, 176),
+            (256, 210),
+            (32, 20),
+            (32, 22),
+            (32, 24),
+            (256, 84),
+            (256, 110),
+            (32, 18),
+            (256, 136),
+        ];
+        for (ty, (elems, bytes)) in QuantType::GGUF.into_iter().zip(want) {
             assert_eq!((ty.block_elems(), ty.block_bytes()), (elems, bytes), "{ty}");
         }
+        // GGUF and GPU are in declaration order, and GPU holds rlx's own formats.
+        let pos = |t: &QuantType| QuantType::ALL.iter().position(|a| a == t);
+        for list in [&QuantType::GGUF[..], &QuantType::GPU[..]] {
+            assert!(list.windows(2).all(|w| pos(&w[0]) < pos(&w[1])), "{list:?}");
+        }
+        let count = |f: fn(QuantType) -> bool| QuantType::ALL.into_iter().filter(|&t| f(t)).count();
+        assert_eq!(count(QuantType::is_ggml), QuantType::GGUF.len());
+        assert_eq!(count(QuantType::gpu_decoded), QuantType::GPU.len());
+        assert!(QuantType::GGUF.into_iter().all(QuantType::is_ggml));
+        assert!(QuantType::GPU.into_iter().all(QuantType::gpu_decoded));
+        let rlx_own = QuantType::ALL.into_iter().filter(|t| !QuantType::GGUF.contains(t));
+        assert!(rlx_own.clone().all(QuantType::gpu_decoded));
+        assert_eq!(rlx_own.count() + QuantType::GGUF.len(), QuantType::ALL.len());
+        assert!(!QuantType::IQ4XS.gpu_decoded() && QuantType::Q4_1.gpu_decoded());
     }
 
     #[test]
     fn rlx_formats_are_whole_words() {
         let want = [(32, 20), (32, 36), (32, 36), (32, 36), (64, 36)];
-        for (ty, (elems, bytes)) in QuantType::ALL[5..].iter().zip(want) {
+        for (ty, (elems, bytes)) in QuantType::ALL[5..10].iter().zip(want) {
             assert_eq!((ty.block_elems(), ty.block_bytes()), (elems, bytes), "{ty}");
             assert_eq!(ty.block_bytes() % 4, 0, "{ty}");
         }
         assert_eq!(QuantType::NvFp4.byte_len(128), Ok(72));
         assert!(matches!(QuantType::NvFp4.byte_len(96), Err(QuantError::PartialBlock { .. })));
+    }
+
+    #[test]
+    fn scales_lie_inside_their_blocks() {
+        for ty in QuantType::ALL {
+            for &at in ty.f16_offsets() {
+                assert!(at % 2 == 0 && at + 2 <= ty.block_bytes(), "{ty}: {at}");
+            }
+        }
+        assert_eq!(IQ4NL_VALUES.windows(2).filter(|w| w[0] < w[1]).count(), 15, "sorted");
     }
 
     #[test]
@@ -278,8 +424,10 @@ mod tests {
             assert_eq!(ty.to_string().parse::<QuantType>(), Ok(ty));
             assert_eq!(ty.name().to_lowercase().parse::<QuantType>(), Ok(ty));
         }
-        let err = "Q3_K".parse::<QuantType>().unwrap_err();
-        assert!(err.to_string().contains("'Q3_K'"), "{err}");
+        assert_eq!("iq4_nl".parse::<QuantType>(), Ok(QuantType::IQ4NL));
+        assert_eq!("q2_k".parse::<QuantType>(), Ok(QuantType::Q2K));
+        let err = "Q3_K_M".parse::<QuantType>().unwrap_err();
+        assert!(err.to_string().contains("'Q3_K_M'"), "{err}");
     }
 
     #[test]

@@ -60,7 +60,15 @@ fn quantize_with(ty: QuantType, values: &[f32], global: f32) -> Result<Vec<u8>, 
             QuantType::Fp8E4M3 => fp8(block, E4M3_MAX, f32_to_e4m3, &mut out),
             QuantType::Fp8E5M2 => fp8(block, E5M2_MAX, f32_to_e5m2, &mut out),
             QuantType::NvFp4 => nvfp4(block, global, &mut out),
-            QuantType::Q4K | QuantType::Q5K | QuantType::Q6K => return Err(QuantError::NoQuantizer { ty }),
+            QuantType::Q4K
+            | QuantType::Q5K
+            | QuantType::Q6K
+            | QuantType::Q5_0
+            | QuantType::Q5_1
+            | QuantType::Q2K
+            | QuantType::Q3K
+            | QuantType::IQ4NL
+            | QuantType::IQ4XS => return Err(QuantError::NoQuantizer { ty }),
         }
     }
     Ok(out)

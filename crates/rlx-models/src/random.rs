@@ -50,12 +50,13 @@ pub fn set_random_params(exe: &mut Executable, g: &Graph, seed: u64) -> Result<(
     Ok(())
 }
 
-/// `bytes` bytes of random `q` blocks. GGUF formats: splitmix64 bytes with every f16 scale set
-/// to ±0.01. rlx's formats (Q4_1, Q8_ASYM, FP8_*, NVFP4): uniform values in [−0.05, 0.05)
+/// `bytes` bytes of random `q` blocks. ggml's formats (but Q4_1): splitmix64 bytes with every
+/// f16 scale set to ±0.01. rlx's formats (Q4_1, Q8_ASYM, FP8_*, NVFP4): uniform values in [−0.05, 0.05)
 /// quantized by `rlx_ir::quantize`, so no fp8 code is NaN or infinite. A byte count that is
 /// not whole blocks gives the whole blocks it holds.
 pub fn quant_blocks(q: rlx_ir::QuantType, bytes: usize, seed: u64) -> Vec<u8> {
-    if !rlx_ir::QuantType::GGUF.contains(&q) {
+    use rlx_ir::QuantType as Q;
+    if matches!(q, Q::Q4_1 | Q::Q8Asym | Q::Fp8E4M3 | Q::Fp8E5M2 | Q::NvFp4) {
         let elems = bytes / q.block_bytes() * q.block_elems();
         return rlx_ir::quantize(q, &uniform(elems, seed, 0.05)).unwrap_or_default();
     }

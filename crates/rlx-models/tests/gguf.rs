@@ -1,4 +1,5 @@
-//! The GGUF reader on files written by gguf-py's GGUFWriter (scripts/make_gguf_fixtures.py):
+//! The GGUF reader on files written by gguf-py's GGUFWriter (scripts/make_gguf_fixtures.py and,
+//! for tiny_mixes.gguf, scripts/make_quant_fixtures.py):
 //! metadata of every kind, tensors of every type rlx reads, values against gguf-py's
 //! dequantization (bit for bit, NaN matching NaN), and the decoder config.
 
@@ -64,7 +65,7 @@ fn tiny_llama_tensors_match_gguf_py() {
     assert_eq!((f.version(), f.alignment()), (3, 32));
     assert_eq!(f.data_offset() % 32, 0);
     let types: Vec<GgmlType> = f.tensors().iter().map(|t| t.ty).collect();
-    assert_eq!(types, GgmlType::ALL, "the fixture holds one tensor of every type, in this order");
+    assert_eq!(types, GgmlType::ALL[..8], "the fixture holds one tensor of each of the first eight types");
     check_tensors(&f, "tiny_llama");
     let q = f.tensor("test.q4_k").unwrap();
     assert_eq!(
@@ -74,6 +75,20 @@ fn tiny_llama_tensors_match_gguf_py() {
     for t in f.tensors() {
         assert_eq!(t.offset % 32, 0, "{}", t.name);
     }
+}
+
+#[test]
+fn tiny_mixes_tensors_match_gguf_py() {
+    // One tensor of each block type llama.cpp's mixes add (scripts/make_quant_fixtures.py).
+    let f = open("tiny_mixes.gguf");
+    let types: Vec<GgmlType> = f.tensors().iter().map(|t| t.ty).collect();
+    assert_eq!(types, GgmlType::ALL[8..], "the fixture holds one tensor of each of the last seven types");
+    check_tensors(&f, "tiny_mixes");
+    let q = f.tensor("test.q5_0").unwrap();
+    assert_eq!(
+        (q.ty, q.shape.as_slice(), q.bytes.len()),
+        (GgmlType::Quant(QuantType::Q5_0), &[2, 96][..], 132)
+    );
 }
 
 #[test]

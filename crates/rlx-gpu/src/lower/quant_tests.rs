@@ -4,7 +4,7 @@
 use super::test_util::{keys, lowered_with, schedule_with};
 use crate::catalog::quant::{QuantKernel, QuantParams};
 use crate::schedule::{BufferId, GpuLimits};
-use crate::KernelKey;
+use crate::{lower, KernelKey};
 use rlx_backend::{KernelOptions, MatmulKernel, Precision};
 use rlx_ir::{DType, Graph, QuantType};
 
@@ -57,4 +57,17 @@ fn empty_weights_fill_zeros_and_gathers_take_their_kernel() {
     assert_eq!(keys(&s), [KernelKey::Quant(QuantKernel::Gather(QuantType::Q4_0))]);
     let p: QuantParams = bytemuck::pod_read_unaligned(&s.steps[0].params);
     assert_eq!((p.m, p.n, p.k, p.row_bytes), (6, 7, 64, 36));
+}
+
+#[test]
+fn formats_without_gpu_kernels_are_refused_by_name() {
+    let lava = GpuLimits::lavapipe();
+    for q in QuantType::ALL.into_iter().filter(|q| !q.gpu_decoded()) {
+        let e =
+            lower(&quant_graph(1, 3, 2 * q.block_elems(), q), &lava, &KernelOptions::default()).unwrap_err();
+        let e = crate::backend_error("lavapipe", e);
+        assert!(matches!(e, rlx_backend::BackendError::Unsupported { .. }), "{e}");
+        let msg = e.to_string();
+        assert!(msg.contains(q.name()) && msg.contains("lavapipe") && msg.contains("CPU only"), "{msg}");
+    }
 }

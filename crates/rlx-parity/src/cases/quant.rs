@@ -1,5 +1,6 @@
-//! The ops on packed quantized weights: every GGUF block format (rlx's own formats are in
-//! `quant_formats`) × the matrix-vector path (M = 1, 5,
+//! The ops on packed quantized weights: every GGUF block format the GPU kernels decode (`formats`;
+//! Q4_1 and rlx's own formats are in `quant_formats`, the CPU-only ones in rlx-cpu's tests) × the
+//! matrix-vector path (M = 1, 5,
 //! batch dims), the tiled path (M = 37, 70 with batch dims) and QuantGather, on random valid
 //! blocks; rows whose byte width is not a word multiple (Q8_0, Q4_0, Q6_K), column counts that
 //! are not multiples of the kernels' tiles, an f16 x, K = 0, and NaN scales. Each shape runs
@@ -16,9 +17,14 @@ use rlx_runtime::{MatmulKernel, Precision};
 /// Magnitude of the random f16 scales: decoded weights stay within a few units.
 const SCALE: f32 = 0.02;
 
+/// The GGUF formats of this file: those with GPU kernels, less Q4_1 (in `quant_formats`).
+fn formats() -> impl Iterator<Item = QuantType> {
+    QuantType::GGUF.into_iter().filter(|q| q.gpu_decoded() && *q != QuantType::Q4_1)
+}
+
 pub(super) fn cases(out: &mut Vec<Case>) {
     let mut set = Vec::new();
-    for q in QuantType::GGUF {
+    for q in formats() {
         matmul_cases(&mut set, q);
     }
     let ways = [
@@ -34,7 +40,7 @@ pub(super) fn cases(out: &mut Vec<Case>) {
             out.push(c.with_kernels(name, precision, kernel).with_tol(tol));
         }
     }
-    for q in QuantType::GGUF {
+    for q in formats() {
         let stem = q.name().to_lowercase();
         out.push(Case::new(format!("quant_gather_{stem}"), move |c| {
             let k = 2 * q.block_elems();

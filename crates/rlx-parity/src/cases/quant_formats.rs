@@ -21,7 +21,7 @@ use rlx_ir::{IrError, NodeId, QuantType, Shape, Tensor};
 use rlx_nn::prelude::*;
 use rlx_runtime::{MatmulKernel, PassOptions, Precision};
 
-/// The formats of this file, as rlx-ir declares them after the GGUF ones.
+/// The formats of this file: rlx's own and Q4_1 (ggml's too), which rlx's quantizer writes.
 const FORMATS: [QuantType; 5] =
     [QuantType::Q4_1, QuantType::Q8Asym, QuantType::Fp8E4M3, QuantType::Fp8E5M2, QuantType::NvFp4];
 

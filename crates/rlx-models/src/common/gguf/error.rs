@@ -41,7 +41,7 @@ pub enum GgufError {
     Alignment { found: String },
     #[error(
         "unknown GGUF tensor type {id}{} for tensor '{tensor}'; rlx reads F32, F16, BF16, Q8_0, Q4_0, \
-         Q4_K, Q5_K, Q6_K", ggml_type_name(*id).map(|n| format!(" (ggml's {n})")).unwrap_or_default()
+         Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL and IQ4_XS", ggml_type_name(*id).map(|n| format!(" (ggml's {n})")).unwrap_or_default()
     )]
     TensorType { tensor: String, id: u32 },
     #[error("tensor '{tensor}' has {n_dims} dimensions; GGUF tensors have at most {max}")]

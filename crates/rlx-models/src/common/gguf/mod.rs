@@ -26,6 +26,7 @@ mod config;
 mod cursor;
 mod error;
 mod parse;
+pub mod pretokenize;
 mod tensor;
 pub mod tokenizer;
 pub mod value;

@@ -26,42 +26,46 @@ pub enum GgmlType {
 }
 
 impl GgmlType {
-    /// Every type rlx reads.
-    pub const ALL: [GgmlType; 8] = [
-        GgmlType::F32,
-        GgmlType::F16,
-        GgmlType::BF16,
-        GgmlType::Quant(QuantType::Q8_0),
-        GgmlType::Quant(QuantType::Q4_0),
-        GgmlType::Quant(QuantType::Q4K),
-        GgmlType::Quant(QuantType::Q5K),
-        GgmlType::Quant(QuantType::Q6K),
-    ];
+    /// Every type rlx reads: the float types, then [`QuantType::GGUF`] in its order.
+    pub const ALL: [GgmlType; 3 + QuantType::GGUF.len()] = {
+        let mut all = [GgmlType::F32; 3 + QuantType::GGUF.len()];
+        all[1] = GgmlType::F16;
+        all[2] = GgmlType::BF16;
+        let mut i = 0;
+        while i < QuantType::GGUF.len() {
+            all[3 + i] = GgmlType::Quant(QuantType::GGUF[i]);
+            i += 1;
+        }
+        all
+    };
 
     /// The type with ggml id `id`, when rlx reads it.
     pub fn from_id(id: u32) -> Option<GgmlType> {
         GgmlType::ALL.into_iter().find(|t| t.id() == Some(id))
     }
 
-    /// ggml's id (`ggml_type`): F32 0, F16 1, Q4_0 2, Q8_0 8, Q4_K 12, Q5_K 13, Q6_K 14, BF16 30.
-    /// `None` for rlx's own block formats (Q4_1 too, which rlx does not read from GGUF), so no
-    /// GGUF type id ever maps to them.
+    /// ggml's id (`ggml_type`): F32 0, F16 1, Q4_0 2, Q4_1 3, Q5_0 6, Q5_1 7, Q8_0 8, Q2_K 10,
+    /// Q3_K 11, Q4_K 12, Q5_K 13, Q6_K 14, IQ4_NL 20, IQ4_XS 23, BF16 30. `None` for rlx's own
+    /// block formats, so no GGUF type id ever maps to them.
     pub fn id(self) -> Option<u32> {
         match self {
             GgmlType::F32 => Some(0),
             GgmlType::F16 => Some(1),
             GgmlType::BF16 => Some(30),
             GgmlType::Quant(QuantType::Q4_0) => Some(2),
+            GgmlType::Quant(QuantType::Q4_1) => Some(3),
+            GgmlType::Quant(QuantType::Q5_0) => Some(6),
+            GgmlType::Quant(QuantType::Q5_1) => Some(7),
             GgmlType::Quant(QuantType::Q8_0) => Some(8),
+            GgmlType::Quant(QuantType::Q2K) => Some(10),
+            GgmlType::Quant(QuantType::Q3K) => Some(11),
             GgmlType::Quant(QuantType::Q4K) => Some(12),
             GgmlType::Quant(QuantType::Q5K) => Some(13),
             GgmlType::Quant(QuantType::Q6K) => Some(14),
+            GgmlType::Quant(QuantType::IQ4NL) => Some(20),
+            GgmlType::Quant(QuantType::IQ4XS) => Some(23),
             GgmlType::Quant(
-                QuantType::Q4_1
-                | QuantType::Q8Asym
-                | QuantType::Fp8E4M3
-                | QuantType::Fp8E5M2
-                | QuantType::NvFp4,
+                QuantType::Q8Asym | QuantType::Fp8E4M3 | QuantType::Fp8E5M2 | QuantType::NvFp4,
             ) => None,
         }
     }

@@ -4,9 +4,10 @@
 //! Contract:
 //! - `tokenizer.ggml.model` = `gpt2`: byte-level BPE from `tokenizer.ggml.tokens` (id = index)
 //!   and `tokenizer.ggml.merges` ("left right", best first). The pre-tokenizer follows
-//!   `tokenizer.ggml.pre`: `default` (or absent) is GPT-2's byte-level split; `llama-bpe`
-//!   (Llama 3) and `qwen2` split with those models' regexes before the byte-level mapping. Any
-//!   other value is refused, naming it; decoding maps bytes back (ByteLevel).
+//!   `tokenizer.ggml.pre` (absent: `default`) and splits text as llama.cpp does for that value
+//!   (see [`super::pretokenize`]), with llama.cpp's `ignore_merges` and BOS defaults for it. Any
+//!   other value is refused, naming it and the accepted ones; decoding maps bytes back
+//!   (ByteLevel).
 //! - `tokenizer.ggml.model` = `llama`: SentencePiece BPE. Merges are every split of a normal
 //!   token into two normal tokens, ranked by the merged token's `tokenizer.ggml.scores` (best
 //!   first; ties by the merged token's id, then the parts' ids), as transformers'
@@ -17,10 +18,12 @@
 //! - Other tokenizer models are refused, naming the value.
 //! - Tokens of type control (3) or unknown (2) are special added tokens (matched whole, skipped
 //!   when decoding with `skip_special_tokens`); user-defined ones (4) are added tokens.
-//!   `tokenizer.ggml.add_bos_token` (default: true for `llama`, false for `gpt2`) prepends
+//!   `tokenizer.ggml.add_bos_token` (default: true for `llama` and for `gpt2` with `llama-bpe`,
+//!   else false, as in llama.cpp) prepends
 //!   `tokenizer.ggml.bos_token_id` when encoding with special tokens.
 
 use super::error::GgufError;
+use super::pretokenize;
 use super::GgufFile;
 use crate::error::{ModelError, Result};
 use std::collections::HashMap;
@@ -33,19 +36,8 @@ use tokenizers::decoders::DecoderWrapper;
 use tokenizers::models::bpe::{Vocab, BPE};
 use tokenizers::normalizers::NormalizerWrapper;
 use tokenizers::normalizers::{Prepend, Replace, Sequence as NormalizerSequence};
-use tokenizers::pre_tokenizers::sequence::Sequence as PreSequence;
-use tokenizers::pre_tokenizers::split::{Split, SplitPattern};
-use tokenizers::pre_tokenizers::PreTokenizerWrapper;
 use tokenizers::processors::template::TemplateProcessing;
-use tokenizers::{AddedToken, SplitDelimiterBehavior, Tokenizer};
-
-/// `tokenizer.ggml.pre` values whose pre-tokenizer rlx builds.
-pub const PRE_TOKENIZERS: [&str; 3] = ["default", "llama-bpe", "qwen2"];
-
-/// Llama 3's split (`llama-bpe`): digits in runs of at most three.
-const LLAMA3_REGEX: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
-/// Qwen2's split: each digit alone.
-const QWEN2_REGEX: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+use tokenizers::{AddedToken, Tokenizer};
 
 /// GGUF token types (`tokenizer.ggml.token_type`).
 const NORMAL: i32 = 1;
@@ -75,7 +67,7 @@ pub fn gguf_tokenizer(file: &GgufFile) -> Result<Tokenizer> {
         vocab.entry(t.clone()).or_insert(id);
     }
     let (mut tok, default_bos) = match model {
-        "gpt2" => (byte_level_bpe(file, vocab)?, false),
+        "gpt2" => byte_level_bpe(file, vocab)?,
         "llama" => (sentencepiece_bpe(file, tokens, &types, vocab)?, true),
         other => {
             let reason = format!("tokenizer model '{other}' is not supported (gpt2, llama)");
@@ -122,7 +114,8 @@ fn tokenizer_error(file: &GgufFile, reason: String) -> ModelError {
     ModelError::Tokenizer { path: file.path().to_path_buf(), reason }
 }
 
-fn byte_level_bpe(file: &GgufFile, vocab: Vocab) -> Result<Tokenizer> {
+/// The byte-level BPE tokenizer and whether its pre-tokenizer adds a BOS by default.
+fn byte_level_bpe(file: &GgufFile, vocab: Vocab) -> Result<(Tokenizer, bool)> {
     let merges = file
         .get_str_array("tokenizer.ggml.merges")?
         .iter()
@@ -132,36 +125,27 @@ fn byte_level_bpe(file: &GgufFile, vocab: Vocab) -> Result<Tokenizer> {
             None => Err(bad(file, "tokenizer.ggml.merges", format!("entry {i} '{m}' is not two tokens"))),
         })
         .collect::<Result<Vec<_>>>()?;
-    let bpe = BPE::builder()
-        .vocab_and_merges(vocab, merges)
-        .build()
-        .map_err(|e| tokenizer_error(file, format!("byte-level BPE: {e}")))?;
-    let pre = match file.metadata("tokenizer.ggml.pre") {
+    let name = match file.metadata("tokenizer.ggml.pre") {
         Some(_) => file.get_str("tokenizer.ggml.pre")?,
         None => "default",
     };
-    let byte_level = ByteLevel::default().add_prefix_space(false);
-    let pre_tokenizer: PreTokenizerWrapper = match pre {
-        "default" => byte_level.use_regex(true).into(),
-        "llama-bpe" | "qwen2" => {
-            let regex = if pre == "qwen2" { QWEN2_REGEX } else { LLAMA3_REGEX };
-            let split =
-                Split::new(SplitPattern::Regex(regex.to_string()), SplitDelimiterBehavior::Isolated, false)
-                    .map_err(|e| tokenizer_error(file, format!("the {pre} pre-tokenizer: {e}")))?;
-            PreSequence::new(vec![split.into(), byte_level.use_regex(false).into()]).into()
-        }
-        other => {
-            let reason = format!(
-                "pre-tokenizer '{other}' is not supported ({}); its splitting rules are not known to rlx",
-                PRE_TOKENIZERS.join(", ")
-            );
-            return Err(bad(file, "tokenizer.ggml.pre", reason));
-        }
+    let Some(pre) = pretokenize::find(name) else {
+        let reason = format!(
+            "pre-tokenizer '{name}' is not supported ({}); its splitting rules are not known to rlx",
+            pretokenize::names()
+        );
+        return Err(bad(file, "tokenizer.ggml.pre", reason));
     };
+    let bpe = BPE::builder()
+        .vocab_and_merges(vocab, merges)
+        .ignore_merges(pre.ignore_merges)
+        .build()
+        .map_err(|e| tokenizer_error(file, format!("byte-level BPE: {e}")))?;
+    let pre_tokenizer = pre.build().map_err(|e| tokenizer_error(file, e))?;
     let mut tok = Tokenizer::new(bpe);
     tok.with_pre_tokenizer(Some(pre_tokenizer));
     tok.with_decoder(Some(ByteLevel::default()));
-    Ok(tok)
+    Ok((tok, pre.add_bos))
 }
 
 fn sentencepiece_bpe(file: &GgufFile, tokens: &[String], types: &[i32], vocab: Vocab) -> Result<Tokenizer> {
