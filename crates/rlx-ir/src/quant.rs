@@ -130,8 +130,8 @@ impl QuantType {
     pub const GGUF: [QuantType; 12] = QuantType::subset(false);
 
     /// The formats the GPU kernels decode ([`QuantType::gpu_decoded`]), in declaration order:
-    /// rlx-gpu's kernel catalogue has one variant per entry. The others run on the CPU only.
-    pub const GPU: [QuantType; 10] = QuantType::subset(true);
+    /// rlx-gpu's kernel catalogue has one variant per entry. Today that is every format.
+    pub const GPU: [QuantType; 16] = QuantType::subset(true);
 
     /// Whether ggml defines this format (so GGUF files may carry it); false for rlx's own.
     pub const fn is_ggml(self) -> bool {
@@ -139,17 +139,27 @@ impl QuantType {
     }
 
     /// Whether the GPU kernels decode this format; the GPU lowering refuses the others, naming
-    /// them (their kernels come with issue 23's GPU phase).
+    /// them. Every format has kernels today; the match is exhaustive so that a new format must
+    /// say whether it has.
     pub const fn gpu_decoded(self) -> bool {
-        !matches!(
-            self,
-            QuantType::Q5_0
-                | QuantType::Q5_1
-                | QuantType::Q2K
-                | QuantType::Q3K
-                | QuantType::IQ4NL
-                | QuantType::IQ4XS
-        )
+        match self {
+            QuantType::Q8_0
+            | QuantType::Q4_0
+            | QuantType::Q4K
+            | QuantType::Q5K
+            | QuantType::Q6K
+            | QuantType::Q4_1
+            | QuantType::Q8Asym
+            | QuantType::Fp8E4M3
+            | QuantType::Fp8E5M2
+            | QuantType::NvFp4
+            | QuantType::Q5_0
+            | QuantType::Q5_1
+            | QuantType::Q2K
+            | QuantType::Q3K
+            | QuantType::IQ4NL
+            | QuantType::IQ4XS => true,
+        }
     }
 
     /// The first `N` formats of [`QuantType::ALL`] that are [`QuantType::gpu_decoded`] (`gpu`)
@@ -363,7 +373,7 @@ mod tests {
         let rlx_own = QuantType::ALL.into_iter().filter(|t| !QuantType::GGUF.contains(t));
         assert!(rlx_own.clone().all(QuantType::gpu_decoded));
         assert_eq!(rlx_own.count() + QuantType::GGUF.len(), QuantType::ALL.len());
-        assert!(!QuantType::IQ4XS.gpu_decoded() && QuantType::Q4_1.gpu_decoded());
+        assert_eq!(QuantType::GPU, QuantType::ALL);
     }
 
     #[test]

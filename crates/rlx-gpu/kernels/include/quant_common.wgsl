@@ -6,10 +6,11 @@
 //
 // The weight is U8 storage, one byte per element, bound as u32 words (little-endian): row r of
 // [rows, row_bytes] starts at byte r · row_bytes, which need not be a word boundary (blocks of
-// 34, 18 and 210 bytes), so multi-byte fields are assembled from two words. f16 scales always
-// sit at even offsets (blocks and rows start at even bytes), so each lies inside one word. The
-// formats rlx adds (Q4_1, Q8_ASYM, FP8_*, NVFP4) have blocks of whole words, so their rows and
-// fields start on word boundaries and their decoders read words directly.
+// 34, 18, 22, 110 and 210 bytes), so multi-byte fields are assembled from two words (bytes4).
+// f16 scales always sit at even offsets (blocks and rows start at even bytes), so each lies
+// inside one word. The formats rlx adds (Q4_1, Q8_ASYM, FP8_*, NVFP4), Q5_1 (24), Q2_K (84) and
+// IQ4_XS (136) have blocks of whole words, so their rows and fields start on word boundaries and
+// their decoders read words directly.
 // `last_word` is the last word holding bytes of the tensor: a 4-byte read never goes past it.
 
 // p: QuantParams (declared from its Rust struct by rlx-gpu: src/catalog/params_wgsl.rs).
@@ -42,7 +43,17 @@ fn bytes4(o: u32) -> u32 {
 
 // The f16 at the even byte offset o, widened exactly (f16_bits).
 fn f16_at(o: u32) -> f32 {
-    return f16_bits((w[o >> 2u] >> ((o & 2u) * 8u)) & 0xffffu);
+    return f16_bits(u16_at(o));
+}
+
+// The u16 at the even byte offset o (inside one word, as f16 scales are).
+fn u16_at(o: u32) -> u32 {
+    return (w[o >> 2u] >> ((o & 2u) * 8u)) & 0xffffu;
+}
+
+// The byte at offset o.
+fn byte_at(o: u32) -> u32 {
+    return (w[o >> 2u] >> ((o & 3u) * 8u)) & 0xffu;
 }
 
 // The f16 whose bits are the low 16 of h, widened exactly (by hand: unpack2x16float would need
@@ -74,8 +85,33 @@ fn nib4(v: u32, shift: u32) -> vec4<u32> {
     return vec4<u32>(b & 0xfu, (b >> 8u) & 0xfu, (b >> 16u) & 0xfu, (b >> 24u) & 0xfu);
 }
 
+// Bits first .. first + 4 of v, one per lane (first ≤ 28): Q5_0 / Q5_1's fifth bits.
+fn bit_run4(v: u32, first: u32) -> vec4<u32> {
+    return (vec4<u32>(v >> first) >> vec4<u32>(0u, 1u, 2u, 3u)) & vec4<u32>(1u);
+}
+
 // Bit pairs (or single bits) at bit `shift` of each byte of v, masked by `mask`.
 fn bits4(v: u32, shift: u32, mask: u32) -> vec4<u32> {
     let b = v >> shift;
     return vec4<u32>(b & mask, (b >> 8u) & mask, (b >> 16u) & mask, (b >> 24u) & mask);
+}
+
+// IQ4_NL / IQ4_XS's 16 non-linear values (ggml's kvalues_iq4nl: −127, −104, −83, −65, −49, −35,
+// −22, −10, 1, 13, 25, 38, 53, 69, 89, 113) as signed bytes, four to a word: IQ4_KV0 holds
+// entries 0..4 (entry 0 in the low byte), IQ4_KV1 4..8 and so on. Words rather than an array so
+// a lookup stays in registers (a dynamically indexed array goes to local memory).
+const IQ4_KV0: u32 = 0xbfad9881u;
+const IQ4_KV1: u32 = 0xf6eaddcfu;
+const IQ4_KV2: u32 = 0x26190d01u;
+const IQ4_KV3: u32 = 0x71594535u;
+
+// The table values of four 4-bit indices.
+fn iq4_values(q: vec4<u32>) -> vec4<f32> {
+    let b2 = (q & vec4<u32>(4u)) != vec4<u32>(0u);
+    let b3 = (q & vec4<u32>(8u)) != vec4<u32>(0u);
+    let lo = select(vec4<u32>(IQ4_KV0), vec4<u32>(IQ4_KV1), b2);
+    let hi = select(vec4<u32>(IQ4_KV2), vec4<u32>(IQ4_KV3), b2);
+    let word = select(lo, hi, b3);
+    let byte = word >> ((q & vec4<u32>(3u)) * 8u);
+    return vec4<f32>(bitcast<vec4<i32>>(byte << vec4<u32>(24u)) >> vec4<u32>(24u));
 }

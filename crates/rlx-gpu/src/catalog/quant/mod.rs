@@ -209,11 +209,17 @@ macro_rules! per_type {
             quant_src!($kernel, "include/quant_fp8_e4m3.wgsl", $tail),
             quant_src!($kernel, "include/quant_fp8_e5m2.wgsl", $tail),
             quant_src!($kernel, "include/quant_nvfp4.wgsl", $tail),
+            quant_src!($kernel, "include/quant_q5_0.wgsl", $tail),
+            quant_src!($kernel, "include/quant_q5_1.wgsl", $tail),
+            quant_src!($kernel, "include/quant_q2_k.wgsl", $tail),
+            quant_src!($kernel, "include/quant_q3_k.wgsl", $tail),
+            quant_src!($kernel, "include/quant_iq4_nl.wgsl", $tail),
+            quant_src!($kernel, "include/quant_iq4_xs.wgsl", $tail),
         ]
     };
 }
 
-type Sources = [&'static str; 10];
+type Sources = [&'static str; QuantType::GPU.len()];
 
 const VEC: Sources = per_type!("quant/matmul_quant_vec.wgsl");
 const TILED: Sources = per_type!("quant/matmul_quant_tiled.wgsl");
@@ -260,14 +266,20 @@ mod tests {
 
     #[test]
     fn every_kernel_has_a_variant_per_format_in_order() {
-        assert_eq!(QuantKernel::all().len(), 40);
+        assert_eq!(QuantKernel::all().len(), 4 * QuantType::GPU.len());
         for (i, q) in QuantType::GPU.into_iter().enumerate() {
             assert_eq!(index(q), i);
             let stem = q.name().to_lowercase();
             assert_eq!(spec(QuantKernel::MatVec(q)).name, format!("matmul_quant_vec_{stem}_f32"));
-            assert!(spec(QuantKernel::Gather(q))
-                .source
-                .contains(&format!("const BLOCK_BYTES: u32 = {}u;", q.block_bytes())));
+            // The decoder appended is this format's (its header names it) with its geometry.
+            for k in
+                [QuantKernel::MatVec(q), QuantKernel::Tiled(q), QuantKernel::Coop(q), QuantKernel::Gather(q)]
+            {
+                let src = spec(k).source;
+                assert!(src.contains(&format!("\n// {} decoder", q.name())), "{k:?}");
+                assert!(src.contains(&format!("const BLOCK_ELEMS: u32 = {}u;", q.block_elems())), "{k:?}");
+                assert!(src.contains(&format!("const BLOCK_BYTES: u32 = {}u;", q.block_bytes())), "{k:?}");
+            }
         }
     }
 
