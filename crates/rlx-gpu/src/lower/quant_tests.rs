@@ -59,15 +59,26 @@ fn empty_weights_fill_zeros_and_gathers_take_their_kernel() {
     assert_eq!((p.m, p.n, p.k, p.row_bytes), (6, 7, 64, 36));
 }
 
+/// Every format has GPU kernels (`QuantType::gpu_decoded`; the lowering would refuse one
+/// without, naming it): each lowers to its own variant on both paths and the gather.
 #[test]
-fn formats_without_gpu_kernels_are_refused_by_name() {
+fn every_format_lowers_to_its_own_kernels() {
     let lava = GpuLimits::lavapipe();
-    for q in QuantType::ALL.into_iter().filter(|q| !q.gpu_decoded()) {
-        let e =
-            lower(&quant_graph(1, 3, 2 * q.block_elems(), q), &lava, &KernelOptions::default()).unwrap_err();
-        let e = crate::backend_error("lavapipe", e);
-        assert!(matches!(e, rlx_backend::BackendError::Unsupported { .. }), "{e}");
-        let msg = e.to_string();
-        assert!(msg.contains(q.name()) && msg.contains("lavapipe") && msg.contains("CPU only"), "{msg}");
+    for q in QuantType::ALL {
+        assert!(q.gpu_decoded(), "{q}");
+        let k = 2 * q.block_elems();
+        let s = schedule_with(&quant_graph(1, 3, k, q), &lava, &KernelOptions::default());
+        assert_eq!(keys(&s), [KernelKey::Quant(QuantKernel::MatVec(q))]);
+        let s = schedule_with(&quant_graph(9, 3, k, q), &lava, &KernelOptions::default());
+        assert_eq!(keys(&s), [KernelKey::Quant(QuantKernel::Tiled(q))]);
+        let p: QuantParams = bytemuck::pod_read_unaligned(&s.steps[0].params);
+        assert_eq!(p.row_bytes as usize, 2 * q.block_bytes(), "{q}");
+        let mut g = Graph::new("gather");
+        let t = g.param("t", &[7, 2 * q.block_bytes()], DType::U8).unwrap();
+        let ids = g.input("ids", &[2, 3], DType::I32).unwrap();
+        let y = g.quant_gather(t, ids, q).unwrap();
+        g.set_outputs(&[y]).unwrap();
+        let s = schedule_with(&g, &lava, &KernelOptions::default());
+        assert_eq!(keys(&s), [KernelKey::Quant(QuantKernel::Gather(q))]);
     }
 }

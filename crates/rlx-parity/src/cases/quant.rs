@@ -1,9 +1,9 @@
 //! The ops on packed quantized weights: every GGUF block format the GPU kernels decode (`formats`;
-//! Q4_1 and rlx's own formats are in `quant_formats`, the CPU-only ones in rlx-cpu's tests) × the
-//! matrix-vector path (M = 1, 5,
-//! batch dims), the tiled path (M = 37, 70 with batch dims) and QuantGather, on random valid
-//! blocks; rows whose byte width is not a word multiple (Q8_0, Q4_0, Q6_K), column counts that
-//! are not multiples of the kernels' tiles, an f16 x, K = 0, and NaN scales. Each shape runs
+//! Q4_1 and rlx's own formats are in `quant_formats`) × the matrix-vector path (M = 1, 5, 8,
+//! batch dims), the tiled path (M = 9, 33, 37, 70 with batch dims) and QuantGather, on random
+//! valid blocks; K of 1 to 5 blocks, rows whose byte width is not a word multiple (Q8_0, Q4_0,
+//! Q5_0, Q3_K, Q6_K, IQ4_NL), column counts that are not multiples of 8 or of the kernels'
+//! tiles, an f16 x, K = 0, and NaN scales. Each shape runs
 //! three ways: the device's own choice (matrix-vector for M ≤ 8, else its best tile), every
 //! matmul forced onto the f32 tile (default tolerance), and forced onto cooperative matrices at
 //! `Precision::Mixed` ([`F16_OPERANDS_TOL`]: the operands are rounded to f16; lavapipe reports
@@ -62,7 +62,15 @@ pub(super) fn cases(out: &mut Vec<Case>) {
         let w = c.param_tensor("w", Tensor::from_u8([5, 0], vec![])?)?;
         Ok(vec![c.quant_matmul(x, w, QuantType::Q8_0)?])
     }));
-    for (q, m) in [(QuantType::Q8_0, 1), (QuantType::Q4K, 1), (QuantType::Q6K, 40)] {
+    let nan_cases = [
+        (QuantType::Q8_0, 1),
+        (QuantType::Q4K, 1),
+        (QuantType::Q6K, 40),
+        (QuantType::Q5_0, 1),
+        (QuantType::Q3K, 1),
+        (QuantType::IQ4XS, 40),
+    ];
+    for (q, m) in nan_cases {
         let name = format!("quant_matmul_nan_scale_{}_m{m}", q.name().to_lowercase());
         out.push(Case::new(name, move |c| nan_scale(c, q, m)));
     }
@@ -75,8 +83,10 @@ fn matmul_cases(out: &mut Vec<(String, Shape)>, q: QuantType) {
     let stem = q.name().to_lowercase();
     // Legacy formats: 3 blocks (rows of 102 / 54 bytes, not word multiples); K-quants: 1 and 2.
     let (k1, k2) = if q.block_elems() == 32 { (3, 5) } else { (1, 2) };
-    let shapes: [(&str, &'static [usize], usize, usize, usize); 6] = [
+    let shapes: [(&str, &'static [usize], usize, usize, usize); 8] = [
         ("m1", &[], 1, 67, k2),
+        ("m9_k1", &[], 9, 13, 1),
+        ("m33_k3", &[], 33, 21, 3),
         ("m5", &[], 5, 33, k1),
         ("m8_n4", &[], 8, 4, k2),
         ("batch_2x3", &[2], 3, 29, k1),
