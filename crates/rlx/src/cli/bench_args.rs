@@ -80,9 +80,9 @@ pub struct GraphArgs {
     /// backend picks per shape and device).
     #[arg(long)]
     pub matmul_kernel: Option<MatmulKernel>,
-    /// Run the matmul workload on a weight of these quantized blocks (q8_0, q4_0, q4_k,
-    /// q5_k, q6_k, q4_1, q8_asym, fp8_e4m3, fp8_e5m2, nvfp4; q5_0, q5_1, q2_k, q3_k, iq4_nl
-    /// and iq4_xs on the CPU only for now) kept packed on the device, reporting GB/s of
+    /// Run the matmul workload on a weight of these quantized blocks (q8_0, q4_0, q4_1, q5_0,
+    /// q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl, iq4_xs, q8_asym, fp8_e4m3, fp8_e5m2 or
+    /// nvfp4; every device decodes them all) kept packed on the device, reporting GB/s of
     /// weight bytes; M×K×N from --matmul-shape (default 1×n×n, a decode step). The generate
     /// workload stores its matrices in these blocks too.
     #[arg(long)]
