@@ -4,7 +4,7 @@
 use super::test_util::{keys, lowered_with, schedule_with};
 use crate::catalog::quant::{QuantKernel, QuantParams};
 use crate::schedule::{BufferId, GpuLimits};
-use crate::{lower, KernelKey};
+use crate::KernelKey;
 use rlx_backend::{KernelOptions, MatmulKernel, Precision};
 use rlx_ir::{DType, Graph, QuantType};
 
