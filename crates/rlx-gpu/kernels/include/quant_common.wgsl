@@ -85,6 +85,21 @@ fn nib4(v: u32, shift: u32) -> vec4<u32> {
     return vec4<u32>(b & 0xfu, (b >> 8u) & 0xfu, (b >> 16u) & 0xfu, (b >> 24u) & 0xfu);
 }
 
+// Eight 4-bit values, elements 8·j .. 8·j + 4 (lo) and .. 8·j + 8 (hi).
+struct Nibbles {
+    lo: vec4<u32>,
+    hi: vec4<u32>,
+}
+
+// Piece j (0..4) of 32 four-bit values laid out as Q4_0's: 16 bytes at byte qs, byte i holding
+// element i in its low nibble and element i + 16 in its high nibble. Q4_0, Q4_1, Q5_0, Q5_1,
+// IQ4_NL and IQ4_XS's sub-blocks all store their low bits so.
+fn q4_nibbles(qs: u32, j: u32) -> Nibbles {
+    let o = qs + (j % 2u) * 8u;
+    let shift = (j / 2u) * 4u;
+    return Nibbles(nib4(bytes4(o), shift), nib4(bytes4(o + 4u), shift));
+}
+
 // Bits first .. first + 4 of v, one per lane (first ≤ 28): Q5_0 / Q5_1's fifth bits.
 fn bit_run4(v: u32, first: u32) -> vec4<u32> {
     return (vec4<u32>(v >> first) >> vec4<u32>(0u, 1u, 2u, 3u)) & vec4<u32>(1u);

@@ -6,8 +6,7 @@ const BLOCK_ELEMS: u32 = 32u;
 const BLOCK_BYTES: u32 = 18u;
 
 fn decode(bb: u32, j: u32) -> Piece {
-    let q = bb + 2u + (j % 2u) * 8u;
-    let shift = (j / 2u) * 4u;
+    let q = q4_nibbles(bb + 2u, j);
     let d = f16_at(bb);
-    return Piece(d * iq4_values(nib4(bytes4(q), shift)), d * iq4_values(nib4(bytes4(q + 4u), shift)));
+    return Piece(d * iq4_values(q.lo), d * iq4_values(q.hi));
 }

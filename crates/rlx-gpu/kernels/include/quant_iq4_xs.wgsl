@@ -9,10 +9,9 @@ const BLOCK_BYTES: u32 = 136u;
 
 fn decode(bb: u32, j: u32) -> Piece {
     let s = j / 4u;
-    let q = (bb + 8u + 16u * s + (j % 2u) * 8u) >> 2u;
-    let shift = ((j % 4u) / 2u) * 4u;
+    let q = q4_nibbles(bb + 8u + 16u * s, j % 4u);
     let low = (byte_at(bb + 4u + s / 2u) >> (4u * (s % 2u))) & 15u;
     let high = (u16_at(bb + 2u) >> (2u * s)) & 3u;
     let dl = f16_at(bb) * f32(i32(low | (high << 4u)) - 32);
-    return Piece(dl * iq4_values(nib4(w[q], shift)), dl * iq4_values(nib4(w[q + 1u], shift)));
+    return Piece(dl * iq4_values(q.lo), dl * iq4_values(q.hi));
 }

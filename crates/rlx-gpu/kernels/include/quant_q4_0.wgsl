@@ -5,10 +5,9 @@ const BLOCK_ELEMS: u32 = 32u;
 const BLOCK_BYTES: u32 = 18u;
 
 fn decode(bb: u32, j: u32) -> Piece {
-    let q = bb + 2u + (j % 2u) * 8u;
-    let shift = (j / 2u) * 4u;
+    let q = q4_nibbles(bb + 2u, j);
     let d = f16_at(bb);
-    let lo = vec4<f32>(vec4<i32>(nib4(bytes4(q), shift)) - vec4<i32>(8));
-    let hi = vec4<f32>(vec4<i32>(nib4(bytes4(q + 4u), shift)) - vec4<i32>(8));
+    let lo = vec4<f32>(vec4<i32>(q.lo) - vec4<i32>(8));
+    let hi = vec4<f32>(vec4<i32>(q.hi) - vec4<i32>(8));
     return Piece(d * lo, d * hi);
 }

@@ -6,11 +6,8 @@ const BLOCK_ELEMS: u32 = 32u;
 const BLOCK_BYTES: u32 = 20u;
 
 fn decode(bb: u32, j: u32) -> Piece {
-    let q = (bb + 4u + (j % 2u) * 8u) >> 2u;
-    let shift = (j / 2u) * 4u;
+    let q = q4_nibbles(bb + 4u, j);
     let d = f16_at(bb);
     let m = f16_at(bb + 2u);
-    let lo = vec4<f32>(nib4(w[q], shift));
-    let hi = vec4<f32>(nib4(w[q + 1u], shift));
-    return Piece(lo * d + m, hi * d + m);
+    return Piece(vec4<f32>(q.lo) * d + m, vec4<f32>(q.hi) * d + m);
 }

@@ -6,13 +6,10 @@ const BLOCK_ELEMS: u32 = 32u;
 const BLOCK_BYTES: u32 = 22u;
 
 fn decode(bb: u32, j: u32) -> Piece {
-    let q = bb + 6u + (j % 2u) * 8u;
-    let shift = (j / 2u) * 4u;
-    let d = f16_at(bb);
+    let q = q4_nibbles(bb + 6u, j);
     let qh = bytes4(bb + 2u);
-    let q0 = nib4(bytes4(q), shift) | (bit_run4(qh, 8u * j) << vec4<u32>(4u));
-    let q1 = nib4(bytes4(q + 4u), shift) | (bit_run4(qh, 8u * j + 4u) << vec4<u32>(4u));
-    let lo = vec4<f32>(vec4<i32>(q0) - vec4<i32>(16));
-    let hi = vec4<f32>(vec4<i32>(q1) - vec4<i32>(16));
-    return Piece(d * lo, d * hi);
+    let d = f16_at(bb);
+    let lo = vec4<i32>(q.lo | (bit_run4(qh, 8u * j) << vec4<u32>(4u))) - vec4<i32>(16);
+    let hi = vec4<i32>(q.hi | (bit_run4(qh, 8u * j + 4u) << vec4<u32>(4u))) - vec4<i32>(16);
+    return Piece(d * vec4<f32>(lo), d * vec4<f32>(hi));
 }

@@ -7,12 +7,11 @@ const BLOCK_ELEMS: u32 = 32u;
 const BLOCK_BYTES: u32 = 24u;
 
 fn decode(bb: u32, j: u32) -> Piece {
-    let q = (bb + 8u + (j % 2u) * 8u) >> 2u;
-    let shift = (j / 2u) * 4u;
+    let q = q4_nibbles(bb + 8u, j);
+    let qh = w[(bb + 4u) >> 2u];
     let d = f16_at(bb);
     let m = f16_at(bb + 2u);
-    let qh = w[(bb + 4u) >> 2u];
-    let q0 = nib4(w[q], shift) | (bit_run4(qh, 8u * j) << vec4<u32>(4u));
-    let q1 = nib4(w[q + 1u], shift) | (bit_run4(qh, 8u * j + 4u) << vec4<u32>(4u));
-    return Piece(vec4<f32>(q0) * d + m, vec4<f32>(q1) * d + m);
+    let lo = vec4<f32>(q.lo | (bit_run4(qh, 8u * j) << vec4<u32>(4u)));
+    let hi = vec4<f32>(q.hi | (bit_run4(qh, 8u * j + 4u) << vec4<u32>(4u)));
+    return Piece(lo * d + m, hi * d + m);
 }
