@@ -3,13 +3,18 @@
 // Test crate: its helpers may unwrap, expect and panic, as the #[test] functions do.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod attention;
+mod conv;
 mod elementwise;
 mod fft;
 mod fused;
 mod grouped;
-mod nn;
+mod matmul;
+mod norm;
 mod quant;
-mod shape_ops;
+mod reduce;
+mod rope;
+mod shape;
 mod sizes;
 mod ssm;
 
