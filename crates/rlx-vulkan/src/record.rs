@@ -261,7 +261,8 @@ impl Recording {
             dev.update_descriptor_sets(&writes, &[]);
 
             if let Some(period) = shared.timestamp_period {
-                let names = profiling().then(|| pipelines.iter().map(|p| p.variant().static_name()).collect());
+                let names =
+                    profiling().then(|| pipelines.iter().map(|p| p.variant().static_name()).collect());
                 let timestamps = Timestamps { period, names };
                 let info = vk::QueryPoolCreateInfo::default()
                     .query_type(vk::QueryType::TIMESTAMP)
