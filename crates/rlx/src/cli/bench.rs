@@ -14,22 +14,16 @@ use rlx_models::BertConfig;
 use std::io::Write as _;
 use std::time::{Duration, Instant};
 
-/// What to measure.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+/// The graph workloads: each builds one graph and times its `run`. The command line names
+/// them through [`super::bench_embed::BenchWorkload`], whose variants' docs are the `--help`
+/// text for each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Workload {
-    /// x[4] + 1: round-trip latency of one `run`.
     Tiny,
-    /// f32 n³ matmul, n = --matmul-size (a as input, b as param).
     Matmul,
-    /// BERT-base encoder, input x [batch·128, 768].
     Bert,
-    /// One attention op, q, k, v [batch, seq, heads, head dim] (--attn-shape).
     Attention,
-    /// A random-init decoder LLM of a real shape (--decoder) over one prompt of
-    /// --prefill-tokens, logits of the last position.
     Prefill,
-    /// The op families' benchmark cases (`rlx_parity::bench_cases`, --case filters them by
-    /// name), on the data `parity --bench-cases --dump` writes for the torch timing.
     Ops,
 }
 
