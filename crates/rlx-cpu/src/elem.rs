@@ -45,35 +45,15 @@ impl_elem!(bool, Bool, |x| x != 0.0);
 /// ops, gather, where) be written once as generic functions.
 macro_rules! with_elem {
     ($dtype:expr, $T:ident => $body:expr) => {
+        $crate::elem::with_elem!(@arms $dtype, $T => $body;
+            F32 f32, F16 half::f16, BF16 half::bf16, I32 i32, U32 u32, U8 u8, Bool bool)
+    };
+    (@arms $dtype:expr, $T:ident => $body:expr; $($v:ident $ty:ty),*) => {
         match $dtype {
-            rlx_ir::DType::F32 => {
-                type $T = f32;
+            $(rlx_ir::DType::$v => {
+                type $T = $ty;
                 $body
-            }
-            rlx_ir::DType::F16 => {
-                type $T = half::f16;
-                $body
-            }
-            rlx_ir::DType::BF16 => {
-                type $T = half::bf16;
-                $body
-            }
-            rlx_ir::DType::I32 => {
-                type $T = i32;
-                $body
-            }
-            rlx_ir::DType::U32 => {
-                type $T = u32;
-                $body
-            }
-            rlx_ir::DType::U8 => {
-                type $T = u8;
-                $body
-            }
-            rlx_ir::DType::Bool => {
-                type $T = bool;
-                $body
-            }
+            })*
         }
     };
 }

@@ -213,7 +213,8 @@ impl KernelVariant {
     /// The WGSL of this variant with its params declared as `params` says: the text a driver
     /// compiles. It is the kernel file with its placeholders filled, then the prelude
     /// ([`PRELUDE`]), then the params struct generated from Rust and the declaration of `p`
-    /// ([`crate::catalog::params_wgsl`]), so line numbers up to the kernel's last line are
+    /// ([`crate::catalog::params_wgsl`]), then the op-code constants generated from Rust
+    /// ([`crate::catalog::consts_wgsl`]), so line numbers up to the kernel's last line are
     /// those of [`Self::file`].
     pub fn wgsl(&self, params: ParamsBinding) -> Result<String, GpuError> {
         let decl = params.declaration();
@@ -229,6 +230,8 @@ impl KernelVariant {
             text.push('\n');
             text.push_str(&p.wgsl(params));
         }
+        text.push('\n');
+        text.push_str(&crate::catalog::consts_wgsl::declarations(self.key));
         Ok(text)
     }
 
@@ -305,9 +308,11 @@ mod tests {
             }
         }
         assert!(text.lines().nth(kernel_lines + 1).is_some_and(|l| PRELUDE.starts_with(l)));
-        // The params struct and `p` come last, generated from Rust.
+        // The params struct and `p`, then the op-code constants come last, generated from Rust.
         let params = v.params.unwrap().wgsl(ParamsBinding::Immediate);
-        assert!(text.ends_with(&format!("{PRELUDE}\n{params}")), "{text}");
+        let consts = crate::catalog::consts_wgsl::declarations(v.key);
+        assert!(consts.contains("const OP_ADD: u32 = 0u;\n"), "{consts}");
+        assert!(text.ends_with(&format!("{PRELUDE}\n{params}\n{consts}")), "{text}");
     }
 
     #[test]

@@ -288,28 +288,25 @@ fn missing_and_misshapen_tensors_are_named() {
     assert!(msg.contains("model.safetensors") && msg.contains("rlx fetch"), "{msg}");
 }
 
+/// One sequence of `n` tokens, all id 1, segment 0, unmasked.
+fn ones(n: usize) -> rlx_models::TokenBatch {
+    rlx_models::TokenBatch {
+        batch: 1,
+        seq: n,
+        input_ids: vec![1; n],
+        token_type_ids: vec![0; n],
+        attention_mask: vec![1; n],
+    }
+}
+
 #[test]
 fn a_sequence_past_the_position_table_is_refused() {
     let dir = model_dir("too_long", &tensors(), "F32", "");
     let mut emb = Embedder::load(&dir, Device::Cpu, EmbedderOptions::default()).unwrap();
-    let n = MAXPOS + 1;
-    let tokens = rlx_models::TokenBatch {
-        batch: 1,
-        seq: n,
-        input_ids: vec![1; n],
-        token_type_ids: vec![0; n],
-        attention_mask: vec![1; n],
-    };
+    let tokens = ones(MAXPOS + 1);
     let err = emb.run_tokens(&tokens).unwrap_err().to_string();
     assert!(err.contains("max_position_embeddings"), "{err}");
     // The longest allowed sequence runs.
-    let n = MAXPOS;
-    let tokens = rlx_models::TokenBatch {
-        batch: 1,
-        seq: n,
-        input_ids: vec![1; n],
-        token_type_ids: vec![0; n],
-        attention_mask: vec![1; n],
-    };
+    let tokens = ones(MAXPOS);
     assert_eq!(emb.run_tokens(&tokens).unwrap().len(), 1);
 }

@@ -7,6 +7,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use rlx_parity::diff::{failure_reason, failure_report, run_differential, tally_table, DiffConfig};
 use rlx_parity::random_graph::GraphSpec;
 use rlx_runtime::{Device, Session};
@@ -68,48 +70,23 @@ fn saved_regressions_pass_on_every_device() {
 /// The comparison can fail: a graph checked against a different graph's reference does.
 #[test]
 fn a_wrong_result_is_caught_and_shrunk() {
-    use rlx_backend::{Backend, BackendError, Capabilities, Executable, NodeId, Tensor, TensorData};
-    use rlx_cpu::CpuBackend;
+    use rlx_backend::{Tensor, TensorData};
 
-    /// The CPU backend, with the first element of every f32 output moved by 1% of the
-    /// output's norm: a relative error of about 1e-2, far past any case's bound.
-    struct Nudged(CpuBackend);
-    struct NudgedExe(Box<dyn Executable>);
-    impl Backend for Nudged {
-        fn name(&self) -> &'static str {
-            "nudged"
-        }
-        fn capabilities(&self) -> &Capabilities {
-            self.0.capabilities()
-        }
-        fn compile(
-            &self,
-            g: &rlx_ir::Graph,
-            o: &rlx_backend::KernelOptions,
-        ) -> Result<Box<dyn Executable>, BackendError> {
-            Ok(Box::new(NudgedExe(self.0.compile(g, o)?)))
-        }
-    }
-    impl Executable for NudgedExe {
-        fn set_param(&mut self, id: NodeId, v: &Tensor) -> Result<(), BackendError> {
-            self.0.set_param(id, v)
-        }
-        fn run(&mut self, inputs: &[(NodeId, &Tensor)]) -> Result<Vec<Tensor>, BackendError> {
-            let mut outs = self.0.run(inputs)?;
-            for t in &mut outs {
-                if let TensorData::F32(v) = t.data() {
-                    let mut v = v.clone();
-                    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-                    if let Some(x) = v.first_mut() {
-                        *x += 1e-2 * (1.0 + norm);
-                    }
-                    *t = Tensor::from_f32(t.dims(), v).unwrap();
+    /// The first element of every f32 output moved by 1% of the output's norm: a relative
+    /// error of about 1e-2, far past any case's bound.
+    fn nudge(outs: &mut [Tensor]) {
+        for t in outs {
+            if let TensorData::F32(v) = t.data() {
+                let mut v = v.clone();
+                let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+                if let Some(x) = v.first_mut() {
+                    *x += 1e-2 * (1.0 + norm);
                 }
+                *t = Tensor::from_f32(t.dims(), v).unwrap();
             }
-            Ok(outs)
         }
     }
-    let bad = Session::with_backend(Device::Cpu, Box::new(Nudged(CpuBackend::new())));
+    let bad = Session::with_backend(Device::Cpu, Box::new(common::Altered::new("nudged", nudge)));
     let cpu = Session::new(Device::Cpu).unwrap();
     let cfg = DiffConfig { cases: 4, max_steps: 6, ..DiffConfig::default() };
     let tallies = run_differential(&[&bad], &cpu, &cfg);

@@ -6,8 +6,9 @@
 // Test helpers unwrap and panic: a failure is the point.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use rlx_backend::{Backend, BackendError, Capabilities, Executable, NodeId, Tensor, TensorData};
-use rlx_cpu::CpuBackend;
+mod common;
+
+use rlx_backend::{Tensor, TensorData};
 use rlx_parity::{bench_cases, cases, compare_outputs, run_case_in, run_table, Case, Metric, ParityError};
 use rlx_runtime::{Device, KernelOptions, MatmulKernel, Precision, Session};
 use std::collections::HashSet;
@@ -227,34 +228,8 @@ fn corrupt(outputs: &mut [Tensor]) {
 }
 
 /// The CPU backend with one output element corrupted on every run.
-struct Corrupting(CpuBackend);
-struct CorruptingExe(Box<dyn Executable>);
-
-impl Backend for Corrupting {
-    fn name(&self) -> &'static str {
-        "corrupting-cpu"
-    }
-    fn capabilities(&self) -> &Capabilities {
-        self.0.capabilities()
-    }
-    fn compile(
-        &self,
-        graph: &rlx_backend::Graph,
-        options: &rlx_backend::KernelOptions,
-    ) -> Result<Box<dyn Executable>, BackendError> {
-        Ok(Box::new(CorruptingExe(self.0.compile(graph, options)?)))
-    }
-}
-
-impl Executable for CorruptingExe {
-    fn set_param(&mut self, id: NodeId, value: &Tensor) -> Result<(), BackendError> {
-        self.0.set_param(id, value)
-    }
-    fn run(&mut self, inputs: &[(NodeId, &Tensor)]) -> Result<Vec<Tensor>, BackendError> {
-        let mut out = self.0.run(inputs)?;
-        corrupt(&mut out);
-        Ok(out)
-    }
+fn corrupting() -> common::Altered {
+    common::Altered::new("corrupting-cpu", corrupt)
 }
 
 /// Every case with a non-empty output fails against a device that gets one element wrong: the
@@ -262,7 +237,7 @@ impl Executable for CorruptingExe {
 #[test]
 fn a_wrong_answer_fails_every_case() {
     let cpu = Session::new(Device::Cpu).unwrap();
-    let bad = Session::with_backend(Device::Cpu, Box::new(Corrupting(CpuBackend::new())));
+    let bad = Session::with_backend(Device::Cpu, Box::new(corrupting()));
     let mut checked = 0;
     for case in cases() {
         let r = run_case_in(&bad, &cpu, &case).unwrap();

@@ -289,18 +289,38 @@ fn wgpu_here() -> (bool, bool) {
     }
 }
 
+/// `Session::new(device)` opens exactly where `available` says: then on `backend`, and
+/// `opened` checks the session; elsewhere it is `DeviceUnavailable` for `device`, which
+/// `refused` checks (the error and its reason).
+fn opens_where_available(
+    device: Device,
+    backend: &str,
+    available: bool,
+    opened: impl FnOnce(&Session),
+    refused: impl FnOnce(&Error, &str),
+) {
+    let r = Session::new(device);
+    match (&r, available) {
+        (Ok(s), true) => {
+            assert_eq!((s.device(), s.backend_name()), (device, backend));
+            opened(s);
+        }
+        (Err(e @ Error::DeviceUnavailable { device: d, reason }), false) if *d == device => {
+            refused(e, reason)
+        }
+        (_, expected) => panic!("{backend} available = {expected}, but Session::new gave {r:?}"),
+    }
+}
+
 #[test]
 fn gpu_opens_where_wgpu_finds_an_adapter_and_says_why_not_elsewhere() {
-    match (Session::new(Device::Gpu), wgpu_here().0) {
-        (Ok(s), true) => {
-            assert_eq!((s.device(), s.backend_name()), (Device::Gpu, "wgpu"));
-            assert!(s.capabilities().dtypes.contains(&DType::F32));
-        }
-        (Err(e @ Error::DeviceUnavailable { device: Device::Gpu, .. }), false) => {
-            assert!(msg(&e).contains("gpu"), "{e}");
-        }
-        (r, expected) => panic!("wgpu available = {expected}, but Session::new gave {r:?}"),
-    }
+    opens_where_available(
+        Device::Gpu,
+        "wgpu",
+        wgpu_here().0,
+        |s| assert!(s.capabilities().dtypes.contains(&DType::F32)),
+        |e, _| assert!(msg(e).contains("gpu"), "{e}"),
+    );
 }
 
 #[test]
@@ -335,19 +355,18 @@ fn vulkan_here() -> (bool, bool) {
 
 #[test]
 fn vulkan_opens_where_a_device_exists_and_says_why_not_elsewhere() {
-    match (Session::new(Device::Vulkan), vulkan_here().0) {
-        (Ok(s), true) => {
-            assert_eq!((s.device(), s.backend_name()), (Device::Vulkan, "vulkan"));
+    opens_where_available(
+        Device::Vulkan,
+        "vulkan",
+        vulkan_here().0,
+        |s| {
             // Every dtype stored (f16 where the device has f16 shaders), kernels on 32-bit words.
             let caps = s.capabilities();
             assert!(caps.dtypes.contains(&DType::BF16) && caps.dtypes.contains(&DType::U8));
             assert!(!caps.compute_dtypes.contains(&DType::F16));
-        }
-        (Err(Error::DeviceUnavailable { device: Device::Vulkan, reason }), false) => {
-            assert!(!reason.is_empty());
-        }
-        (r, expected) => panic!("vulkan available = {expected}, but Session::new gave {r:?}"),
-    }
+        },
+        |_, reason| assert!(!reason.is_empty()),
+    );
 }
 
 #[test]

@@ -12,6 +12,8 @@
 //!   stderr otherwise, never a silent one. Behind the default `devices` feature (it needs
 //!   rlx-runtime); crates below rlx-runtime take the crate with `default-features = false`.
 //!
+//! - [`builders`]: the helpers of builder tests (rlx-ir's builders, rlx-nn's composites): F32
+//!   inputs, inferred types, error-message parts.
 //! - [`graphs`]: the small graphs many suites build (a few leaves, one output).
 //! - [`require`]: the skip/require policy alone, for the driver crates' own tests (no runtime).
 //!
@@ -21,6 +23,7 @@
 // Test support: a panic is how a test fails.
 #![allow(clippy::panic)]
 
+pub mod builders;
 pub mod data;
 #[cfg(feature = "devices")]
 pub mod devices;

@@ -16,7 +16,7 @@ struct Cli {
 
 /// Where a model runs and at what precision: the options every model command shares.
 #[derive(clap::Args)]
-struct Target {
+pub struct Target {
     /// cpu, gpu, vulkan or auto (auto honours RLX_DEVICE).
     #[arg(long, default_value = "auto")]
     device: Device,
@@ -75,47 +75,7 @@ enum Command {
     },
     /// Continue a prompt with a decoder LLM (Llama, Qwen2, Qwen3, Mistral safetensors
     /// checkpoint), greedily, streaming tokens to stdout; stats go to stderr.
-    Generate {
-        /// The checkpoint folder: config.json, model.safetensors (or a sharded index) and, for a
-        /// text prompt, tokenizer.json.
-        #[arg(long)]
-        model: std::path::PathBuf,
-        #[command(flatten)]
-        target: Target,
-        /// Tokens to generate.
-        #[arg(long, default_value_t = 32)]
-        max_tokens: usize,
-        /// Sampling temperature; 0 is greedy (the argmax).
-        #[arg(long, default_value_t = 0.0)]
-        temperature: f32,
-        /// Sample among the k most likely tokens (default 50 when sampling).
-        #[arg(long)]
-        top_k: Option<usize>,
-        /// Nucleus sampling: the smallest set of likeliest tokens whose probability reaches p.
-        #[arg(long, default_value_t = 1.0)]
-        top_p: f32,
-        /// transformers' repetition penalty over the prompt and the tokens so far (1 is off).
-        #[arg(long, default_value_t = 1.0)]
-        repetition_penalty: f32,
-        /// Seed of the random draws: one seed gives the same tokens on every device.
-        #[arg(long, default_value_t = 0)]
-        seed: u32,
-        /// The prompt as comma-separated token ids instead of text.
-        #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
-        prompt_ids: Option<Vec<i32>>,
-        /// Format the prompt as one user message with the model's chat template
-        /// (tokenizer_config.json, chat_template.jinja or the GGUF file's).
-        #[arg(long)]
-        chat: bool,
-        /// With --chat: a system message before the prompt.
-        #[arg(long, requires = "chat")]
-        system: Option<String>,
-        /// Keep generating past the model's end-of-sequence tokens.
-        #[arg(long)]
-        ignore_eos: bool,
-        /// The prompt text.
-        prompt: Option<String>,
-    },
+    Generate(cli::generate::GenerateOptions),
     /// Write a decoder's logits over a prompt (one forward pass) as raw little-endian f32
     /// [tokens, vocabulary], for comparisons with another implementation.
     Logits {
@@ -154,33 +114,7 @@ fn main() -> ExitCode {
         Command::Demo { device, dump } => cli::demo::run(device, dump).map_err(Into::into),
         Command::Bench(args) => args.run(),
         Command::Fetch { model } => cli::fetch::run(&model),
-        Command::Generate {
-            model,
-            target: Target { device, precision },
-            max_tokens,
-            temperature,
-            top_k,
-            top_p,
-            repetition_penalty,
-            seed,
-            prompt_ids,
-            chat,
-            system,
-            ignore_eos,
-            prompt,
-        } => cli::generate::run(&cli::generate::GenerateOptions {
-            model,
-            device,
-            precision,
-            max_tokens,
-            sampling: rlx::prelude::SamplingSpec { temperature, top_k, top_p, repetition_penalty },
-            seed,
-            prompt_ids,
-            chat,
-            system,
-            ignore_eos,
-            prompt,
-        }),
+        Command::Generate(options) => cli::generate::run(&options),
         Command::Embed {
             target: Target { device, precision },
             format,

@@ -27,13 +27,7 @@
 // - integer → integer saturates (negative → 0 for u32 and u8);
 // - → Bool is `x != 0` (NaN is nonzero, −0 is zero); Bool → anything is 0 or 1.
 
-const D_F32: u32 = 0u;
-const D_F16: u32 = 1u;
-const D_BF16: u32 = 2u;
-const D_I32: u32 = 3u;
-const D_U32: u32 = 4u;
-const D_U8: u32 = 5u;
-const D_BOOL: u32 = 6u;
+// D_F32 … D_BOOL: generated from Rust (src/catalog/consts_wgsl.rs: cast_dtypes).
 
 const FROM: u32 = {{FROM}};
 const TO: u32 = {{TO}};

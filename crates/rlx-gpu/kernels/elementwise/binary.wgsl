@@ -18,19 +18,7 @@
 // for a negative i32 exponent the truncated reciprocal (1 for base 1, ±1 for base −1, else 0).
 // Comparisons: NaN is unequal to everything (so only `ne` is true), −0 equals +0.
 
-const OP_ADD: u32 = 0u;
-const OP_SUB: u32 = 1u;
-const OP_MUL: u32 = 2u;
-const OP_DIV: u32 = 3u;
-const OP_POW: u32 = 4u;
-const OP_MAXIMUM: u32 = 5u;
-const OP_MINIMUM: u32 = 6u;
-const OP_EQ: u32 = 10u;
-const OP_NE: u32 = 11u;
-const OP_LT: u32 = 12u;
-const OP_LE: u32 = 13u;
-const OP_GT: u32 = 14u;
-const OP_GE: u32 = 15u;
+// OP_ADD … OP_GE: generated from Rust (src/catalog/consts_wgsl.rs: binary_ops).
 
 const OP: u32 = {{OP}};
 const T: u32 = {{T}};

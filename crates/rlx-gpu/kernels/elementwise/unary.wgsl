@@ -16,34 +16,7 @@
 // - → bool is `x != 0`: NaN is nonzero, −0 is zero (a bit test, immune to flushed denormals).
 // Bool words are 0/1, so casts from bool use the u32 ops.
 
-// f32 math.
-const OP_GELU: u32 = 0u;
-const OP_GELU_TANH: u32 = 1u;
-const OP_SILU: u32 = 2u;
-const OP_RELU: u32 = 3u;
-const OP_SIGMOID: u32 = 4u;
-const OP_TANH: u32 = 5u;
-const OP_EXP: u32 = 6u;
-const OP_LOG: u32 = 7u;
-const OP_SQRT: u32 = 8u;
-const OP_RSQRT: u32 = 9u;
-const OP_NEG: u32 = 10u;
-const OP_ABS: u32 = 11u;
-const OP_SIN: u32 = 12u;
-const OP_COS: u32 = 13u;
-const OP_RECIP: u32 = 14u;
-const OP_SQUARE: u32 = 15u;
-// Word maps.
-const OP_CAST_F32_I32: u32 = 16u;
-const OP_CAST_F32_U32: u32 = 17u;
-const OP_CAST_I32_F32: u32 = 18u;
-const OP_CAST_I32_U32: u32 = 19u;
-const OP_CAST_U32_F32: u32 = 20u;
-const OP_CAST_U32_I32: u32 = 21u;
-const OP_NONZERO_F32: u32 = 22u;
-const OP_NONZERO_WORD: u32 = 23u;
-const OP_NEG_I32: u32 = 24u;
-const OP_ABS_I32: u32 = 25u;
+// OP_GELU … OP_ABS_I32: generated from Rust (src/catalog/consts_wgsl.rs: unary_ops).
 
 const OP: u32 = {{OP}};
 const WG: u32 = 256u;

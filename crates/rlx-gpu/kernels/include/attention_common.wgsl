@@ -11,11 +11,7 @@
 // position i + len − sq; without, len = sk. Positions are compared as (position + sq), so that a
 // row at a negative position (len < sq) wraps nothing: it sees no key.
 
-const MASK_NONE: u32 = 0u;
-const MASK_CAUSAL: u32 = 1u;
-const MASK_SLIDING: u32 = 2u;
-const MASK_PADDING: u32 = 3u;
-const MASK_BIAS: u32 = 4u;
+// MASK_NONE … MASK_BIAS: generated from Rust (src/catalog/consts_wgsl.rs: mask_kinds).
 
 const NEG_INF_BITS: u32 = 0xff800000u;
 

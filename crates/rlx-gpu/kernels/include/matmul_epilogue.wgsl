@@ -2,13 +2,7 @@
 // split-K reduction (matmul_splitk.wgsl), each of which defines `bias_at(col)` and the ACT and
 // HAS_BIAS placeholders.
 
-const ACT_NONE: u32 = 0u;
-const ACT_GELU: u32 = 1u;
-const ACT_GELU_TANH: u32 = 2u;
-const ACT_RELU: u32 = 3u;
-const ACT_SILU: u32 = 4u;
-const ACT_SIGMOID: u32 = 5u;
-const ACT_TANH: u32 = 6u;
+// ACT_NONE … ACT_TANH: generated from Rust (src/catalog/consts_wgsl.rs: epilogue_acts).
 
 const ACT: u32 = {{ACT}};
 const HAS_BIAS: bool = {{HAS_BIAS}};

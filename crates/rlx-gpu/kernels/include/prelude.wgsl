@@ -6,9 +6,7 @@
 // ---- Word types ---------------------------------------------------------------------------
 // Values of the `T` define of kernels that move 32-bit words and bitcast them by dtype.
 
-const T_F32: u32 = 0u;
-const T_I32: u32 = 1u;
-const T_U32: u32 = 2u;
+// T_F32 … T_U32: generated from Rust (src/catalog/consts_wgsl.rs: word_types).
 
 // ---- NaN ----------------------------------------------------------------------------------
 // NaN tests look at the bits, because a driver may fold `x != x` to false.

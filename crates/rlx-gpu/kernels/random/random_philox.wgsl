@@ -16,8 +16,7 @@
 //   u2 = (c >> 8) · 2^-24, r = sqrt(-2 ln u1), θ = 2π u2, r cos θ then r sin θ (within the
 //   device's log/cos/sin precision of the CPU).
 
-const DIST_UNIFORM: u32 = 0u;
-const DIST_NORMAL: u32 = 1u;
+// DIST_UNIFORM … DIST_NORMAL: generated from Rust (src/catalog/consts_wgsl.rs: random_dists).
 
 const DIST: u32 = {{DIST}};
 const WG: u32 = 256u;

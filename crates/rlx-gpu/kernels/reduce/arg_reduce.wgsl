@@ -12,8 +12,7 @@
 // the more extreme value wins, and ties go to the lower index. The infer rules guarantee
 // len ≥ 1; threads without an element hold the index NONE, which always loses.
 
-const OP_ARGMAX: u32 = 0u;
-const OP_ARGMIN: u32 = 1u;
+// OP_ARGMAX … OP_ARGMIN: generated from Rust (src/catalog/consts_wgsl.rs: arg_ops).
 
 const OP: u32 = {{OP}};
 const T: u32 = {{T}};

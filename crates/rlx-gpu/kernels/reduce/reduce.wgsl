@@ -36,11 +36,7 @@
 // p.n_groups (the tail of the last workgroup or of a 2-D grid) reduce nothing, but their
 // threads still reach every barrier.
 
-const OP_SUM: u32 = 0u;
-const OP_MEAN: u32 = 1u;
-const OP_PROD: u32 = 2u;
-const OP_MAX: u32 = 3u;
-const OP_MIN: u32 = 4u;
+// OP_SUM … OP_MIN: generated from Rust (src/catalog/consts_wgsl.rs: reduce_ops).
 
 const OP: u32 = {{OP}};
 const T: u32 = {{T}};

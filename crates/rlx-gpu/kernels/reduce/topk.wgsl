@@ -16,8 +16,7 @@
 // is marked, so the kernel needs no storage beyond the tree. Cost: k · len / row_threads
 // steps per thread.
 
-const OUT_VALUES: u32 = 0u;
-const OUT_INDICES: u32 = 1u;
+// OUT_VALUES … OUT_INDICES: generated from Rust (src/catalog/consts_wgsl.rs: topk_outputs).
 
 const OUT: u32 = {{OUT}};
 const T: u32 = {{T}};

@@ -62,6 +62,7 @@ macro_rules! unit_keys {
 
 pub mod attention;
 pub mod cast;
+pub(crate) mod consts_wgsl;
 pub mod elementwise;
 pub mod fft;
 pub mod grouped;

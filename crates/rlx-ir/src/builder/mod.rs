@@ -3,13 +3,18 @@
 //! type inferred.
 //! Axes are `isize`: negative values count from the end, as in PyTorch.
 
+mod attention;
+mod conv;
 mod custom;
 mod fft;
 mod grouped;
-mod nn;
+mod matmul;
+mod norm;
 mod quant;
 mod random;
-mod shape_ops;
+mod reduce;
+mod rope;
+mod shape;
 mod ssm;
 mod state;
 

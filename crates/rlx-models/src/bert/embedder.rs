@@ -46,15 +46,7 @@ pub struct Embedder {
     opts: EmbedderOptions,
 }
 
-impl std::fmt::Debug for Embedder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Embedder")
-            .field("device", &self.session.device())
-            .field("config", &self.config)
-            .field("opts", &self.opts)
-            .finish()
-    }
-}
+crate::common::debug_model!(Embedder, config, opts);
 
 /// Files of [`REQUIRED_FILES`] missing from `dir`, comma-separated; `None` when all are there.
 pub fn missing_files(dir: &Path) -> Option<String> {

@@ -15,3 +15,19 @@ pub mod stop;
 pub mod tokenizer;
 pub mod tokens;
 pub mod weights;
+
+/// `impl Debug` for a model holding a `session`: its type name, the session's device, then
+/// the named fields (the weights and compiled graphs are left out).
+macro_rules! debug_model {
+    ($ty:ident $(, $field:ident)*) => {
+        impl std::fmt::Debug for $ty {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($ty))
+                    .field("device", &self.session.device())
+                    $(.field(stringify!($field), &self.$field))*
+                    .finish()
+            }
+        }
+    };
+}
+pub(crate) use debug_model;

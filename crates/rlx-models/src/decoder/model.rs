@@ -65,15 +65,7 @@ pub struct Decoder {
     pub(super) generator: Option<super::generate::Generator>,
 }
 
-impl std::fmt::Debug for Decoder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Decoder")
-            .field("device", &self.session.device())
-            .field("config", &self.config)
-            .field("opts", &self.opts)
-            .finish()
-    }
-}
+crate::common::debug_model!(Decoder, config, opts);
 
 /// Where the weights come from.
 enum Source {

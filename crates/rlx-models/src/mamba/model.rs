@@ -25,11 +25,7 @@ pub struct Mamba {
     compiled: CompileCache<usize, Executable>,
 }
 
-impl std::fmt::Debug for Mamba {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Mamba").field("device", &self.session.device()).field("config", &self.config).finish()
-    }
-}
+crate::common::debug_model!(Mamba, config);
 
 impl Mamba {
     /// Opens `device` and loads the checkpoint directory `dir` (config.json plus

@@ -4,6 +4,7 @@
 
 use rlx_backend::Capabilities;
 use rlx_ir::{Graph, Op, OpKind, Tensor};
+use rlx_opt::passes::DECOMPOSABLE;
 use std::collections::HashMap;
 
 pub use rlx_test_support::{random_tensor, Rng};
@@ -77,18 +78,12 @@ pub fn caps_without(missing: &[OpKind]) -> Capabilities {
     caps
 }
 
-/// Capabilities with only the basic ops: no composites and no fused forms.
+/// Capabilities with only the basic ops: no composites and no fused forms (every kind
+/// decompose can rewrite but the conv family's, which other tests take away on their own).
 pub fn basic_caps() -> Capabilities {
-    caps_without(&[
-        OpKind::LayerNorm,
-        OpKind::RmsNorm,
-        OpKind::Softmax,
-        OpKind::LogSoftmax,
-        OpKind::Attention,
-        OpKind::FusedMatMul,
-        OpKind::AddNorm,
-        OpKind::FusedElementwise,
-    ])
+    let conv = [OpKind::Conv2d, OpKind::Pool2d, OpKind::Upsample2x];
+    let kinds: Vec<OpKind> = DECOMPOSABLE.into_iter().filter(|k| !conv.contains(k)).collect();
+    caps_without(&kinds)
 }
 
 pub fn kinds(g: &Graph) -> Vec<OpKind> {

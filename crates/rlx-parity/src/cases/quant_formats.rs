@@ -16,6 +16,8 @@
 //! [`bench_cases`] (not in the table) holds the heavy, realistic shapes for timing.
 
 use super::F16_OPERANDS_TOL;
+// x [batch..., m, K] · dequant(w)ᵀ: the same case body as the quant_matmul cases.
+use super::quant::quant_matmul as matmul;
 use crate::{Case, CaseCtx};
 use rlx_ir::{IrError, NodeId, QuantType, Shape, Tensor};
 use rlx_nn::prelude::*;
@@ -24,10 +26,6 @@ use rlx_runtime::{MatmulKernel, PassOptions, Precision};
 /// The formats of this file: rlx's own and Q4_1 (ggml's too), which rlx's quantizer writes.
 const FORMATS: [QuantType; 5] =
     [QuantType::Q4_1, QuantType::Q8Asym, QuantType::Fp8E4M3, QuantType::Fp8E5M2, QuantType::NvFp4];
-
-/// Magnitude of the random scales: decoded weights stay within a few units (fp8 e5m2's codes
-/// reach 57344, so its products reach ~1e3; f32 sums of 160 of them are still exact enough).
-const SCALE: f32 = 0.02;
 
 pub(super) fn cases(out: &mut Vec<Case>) {
     for q in FORMATS {
@@ -69,23 +67,6 @@ fn format_cases(out: &mut Vec<Case>, q: QuantType) {
     }));
     out.push(Case::new(format!("dq_{s}_quantized"), move |c| quantized(c, q, 4, 13, false)));
     out.push(Case::new(format!("dq_{s}_nan_row"), move |c| quantized(c, q, 2, 6, true)));
-}
-
-/// x [batch..., m, K] · dequant(w)ᵀ, w random valid blocks [n, K].
-fn matmul(
-    c: &mut CaseCtx,
-    q: QuantType,
-    batch: &[usize],
-    m: usize,
-    n: usize,
-    blocks: usize,
-) -> Result<Vec<NodeId>, IrError> {
-    let k = k_of(q, blocks);
-    let mut dims = batch.to_vec();
-    dims.extend([m, k]);
-    let x = c.input_f32("x", &dims, -1.0, 1.0)?;
-    let w = c.param_quant("w", q, n, k, SCALE)?;
-    Ok(vec![c.quant_matmul(x, w, q)?])
 }
 
 fn quant_err(shape: &[usize], e: rlx_ir::QuantError) -> IrError {

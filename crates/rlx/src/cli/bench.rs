@@ -7,44 +7,12 @@
 //! runs, after warm-up runs. The first device's output is the reference the others are
 //! compared with; the CPU is the reference for the speed ratio.
 
-use super::bench_args::{CommonArgs, DecoderArgs, GraphArgs};
+use super::bench_args::{BenchWorkload as Workload, CommonArgs, DecoderArgs, GraphArgs};
 use rlx::prelude::*;
 use rlx_models::random::{set_random_params, uniform};
 use rlx_models::BertConfig;
 use std::io::Write as _;
 use std::time::{Duration, Instant};
-
-/// What to measure.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Workload {
-    /// x[4] + 1: round-trip latency of one `run`.
-    Tiny,
-    /// f32 n³ matmul, n = --matmul-size (a as input, b as param).
-    Matmul,
-    /// BERT-base encoder, input x [batch·128, 768].
-    Bert,
-    /// One attention op, q, k, v [batch, seq, heads, head dim] (--attn-shape).
-    Attention,
-    /// A random-init decoder LLM of a real shape (--decoder) over one prompt of
-    /// --prefill-tokens, logits of the last position.
-    Prefill,
-    /// The op families' benchmark cases (`rlx_parity::bench_cases`, --case filters them by
-    /// name), on the data `parity --bench-cases --dump` writes for the torch timing.
-    Ops,
-}
-
-impl Workload {
-    fn name(self) -> &'static str {
-        match self {
-            Workload::Tiny => "tiny",
-            Workload::Matmul => "matmul",
-            Workload::Bert => "bert",
-            Workload::Attention => "attention",
-            Workload::Prefill => "prefill",
-            Workload::Ops => "ops",
-        }
-    }
-}
 
 /// The graph workloads of `rlx bench` and the option groups they read (see
 /// [`super::bench_args`]).
@@ -115,6 +83,9 @@ pub(super) fn progress(msg: &str) {
 fn prepare(w: Workload, o: &BenchOptions<'_>) -> Result<Prepared, Box<dyn std::error::Error>> {
     match w {
         Workload::Ops => Err("the ops workload is prepared per case (bench_ops)".into()),
+        Workload::Embed | Workload::Generate | Workload::Soak => {
+            Err(format!("the {} workload has a runner of its own, not one graph", w.name()).into())
+        }
         Workload::Tiny => {
             let mut g = Graph::new("tiny");
             let x = g.input("x", &[4], DType::F32)?;
@@ -373,7 +344,7 @@ pub fn run(o: &BenchOptions<'_>) -> Result<(), Box<dyn std::error::Error>> {
                 }
                 Err(e) => {
                     progress(&format!("{} on {d}: skipped: {e}", p.label));
-                    failures.push((w.name().to_string(), d.to_string(), e.to_string()));
+                    failures.push((w.name(), d.to_string(), e.to_string()));
                 }
             }
         }

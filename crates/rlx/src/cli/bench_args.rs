@@ -3,9 +3,9 @@
 //! workloads' ([`DecoderArgs`]) and the soak's ([`SoakArgs`]). Each workload's runner takes the
 //! groups it reads, so no flag is unpacked by hand.
 
-use super::bench::{BenchOptions, Workload};
+use super::bench::BenchOptions;
 use super::bench_decoder::DecoderShape;
-use super::bench_embed::{BenchEmbedOptions, BenchWorkload};
+use super::bench_embed::BenchEmbedOptions;
 use super::bench_generate::BenchGenerateOptions;
 use super::bench_soak::{SoakOptions, SoakWorkload};
 use rlx::prelude::{Device, MatmulKernel, Precision};
@@ -131,10 +131,10 @@ impl BenchArgs {
     /// Runs the graph workloads, then embed, generate and soak where asked.
     pub fn run(self) -> Result<(), Box<dyn std::error::Error>> {
         let asked = |w: BenchWorkload| self.workloads.contains(&w);
-        let graph_workloads: Vec<Workload> = if self.workloads.is_empty() {
-            vec![Workload::Tiny, Workload::Matmul, Workload::Bert, Workload::Attention]
+        let graph_workloads: Vec<BenchWorkload> = if self.workloads.is_empty() {
+            vec![BenchWorkload::Tiny, BenchWorkload::Matmul, BenchWorkload::Bert, BenchWorkload::Attention]
         } else {
-            self.workloads.iter().filter_map(|w| w.graph_workload()).collect()
+            self.workloads.iter().copied().filter(|w| w.is_graph()).collect()
         };
         if !graph_workloads.is_empty() {
             let options = BenchOptions {
@@ -168,5 +168,46 @@ impl BenchArgs {
             })?;
         }
         Ok(())
+    }
+}
+
+/// The workloads `rlx bench` accepts: the graph workloads that [`super::bench::run`] compiles
+/// and times, and `embed`, `generate` and `soak`, which have runners of their own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum BenchWorkload {
+    /// x[4] + 1: round-trip latency of one `run`.
+    Tiny,
+    /// f32 n³ matmul, n = --matmul-size (a as input, b as param).
+    Matmul,
+    /// BERT-base encoder, input x [batch·128, 768].
+    Bert,
+    /// One attention op (--attn-shape, --attn-causal).
+    Attention,
+    /// A random-init decoder LLM of a real shape (--decoder) over one prompt (--prefill-tokens).
+    Prefill,
+    /// The op families' benchmark cases (--case filters them by name).
+    Ops,
+    /// all-MiniLM-L6-v2 sentences/s at batch 1 and 64, tokens/s for one 128- and one
+    /// 512-token sequence (fetches the model when needed).
+    Embed,
+    /// A random-init decoder (--decoder) generating over the KV cache: prefill tokens/s for
+    /// --prefill-tokens, decode tokens/s over --decode-tokens greedy steps.
+    Generate,
+    /// Many runs (--runs) of a BERT layer and MiniLM embed at batch 1 and 64 (--soak) with
+    /// memory and live-object readings, then the same from --threads threads (bench_soak).
+    Soak,
+}
+
+impl BenchWorkload {
+    /// Whether [`super::bench::run`] measures it (one graph, or the ops cases), rather than a
+    /// runner of its own.
+    pub fn is_graph(self) -> bool {
+        !matches!(self, BenchWorkload::Embed | BenchWorkload::Generate | BenchWorkload::Soak)
+    }
+
+    /// The name on the command line and in the JSON ("tiny", "matmul", …).
+    pub fn name(self) -> String {
+        use clap::ValueEnum;
+        self.to_possible_value().map_or_else(|| format!("{self:?}"), |v| v.get_name().to_string())
     }
 }

@@ -17,33 +17,66 @@
 //! (`rlx_models::decoder::stop_tokens`) and, with `--chat`, at the template's eos token,
 //! unless `--ignore-eos`.
 
-use rlx::prelude::{Device, Precision};
 use rlx_models::{causal_tokenizer, load_causal_lm, stop_tokens, ChatTemplate, DecoderOptions, Message};
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::time::Instant;
 use tokenizers::Tokenizer;
 
-/// Options of `rlx generate`.
-#[derive(Clone, Debug)]
+/// Options of `rlx generate`, as the command line gives them.
+#[derive(clap::Args)]
 pub struct GenerateOptions {
+    /// The checkpoint folder: config.json, model.safetensors (or a sharded index) and, for a
+    /// text prompt, tokenizer.json.
+    #[arg(long)]
     pub model: PathBuf,
-    pub device: Device,
-    pub precision: Precision,
+    #[command(flatten)]
+    pub target: crate::Target,
+    /// Tokens to generate.
+    #[arg(long, default_value_t = 32)]
     pub max_tokens: usize,
-    /// How each token is picked (greedy by default).
-    pub sampling: rlx::prelude::SamplingSpec,
-    /// Seed of the random draws.
+    /// Sampling temperature; 0 is greedy (the argmax).
+    #[arg(long, default_value_t = 0.0)]
+    pub temperature: f32,
+    /// Sample among the k most likely tokens (default 50 when sampling).
+    #[arg(long)]
+    pub top_k: Option<usize>,
+    /// Nucleus sampling: the smallest set of likeliest tokens whose probability reaches p.
+    #[arg(long, default_value_t = 1.0)]
+    pub top_p: f32,
+    /// transformers' repetition penalty over the prompt and the tokens so far (1 is off).
+    #[arg(long, default_value_t = 1.0)]
+    pub repetition_penalty: f32,
+    /// Seed of the random draws: one seed gives the same tokens on every device.
+    #[arg(long, default_value_t = 0)]
     pub seed: u32,
-    /// Token ids instead of text (comma-separated on the command line).
+    /// The prompt as comma-separated token ids instead of text.
+    #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
     pub prompt_ids: Option<Vec<i32>>,
-    pub prompt: Option<String>,
-    /// Render the prompt through the model's chat template.
+    /// Format the prompt as one user message with the model's chat template
+    /// (tokenizer_config.json, chat_template.jinja or the GGUF file's).
+    #[arg(long)]
     pub chat: bool,
-    /// With `chat`: a system message before the prompt.
+    /// With --chat: a system message before the prompt.
+    #[arg(long, requires = "chat")]
     pub system: Option<String>,
-    /// Do not stop at the model's end-of-sequence tokens.
+    /// Keep generating past the model's end-of-sequence tokens.
+    #[arg(long)]
     pub ignore_eos: bool,
+    /// The prompt text.
+    pub prompt: Option<String>,
+}
+
+impl GenerateOptions {
+    /// How each token is picked (greedy by default).
+    fn sampling(&self) -> rlx::prelude::SamplingSpec {
+        rlx::prelude::SamplingSpec {
+            temperature: self.temperature,
+            top_k: self.top_k,
+            top_p: self.top_p,
+            repetition_penalty: self.repetition_penalty,
+        }
+    }
 }
 
 /// The model's tokenizer: a GGUF file's own (`tokenizer.ggml.*`), else the checkpoint
@@ -99,9 +132,12 @@ pub fn run(o: &GenerateOptions) -> Result<(), Box<dyn std::error::Error>> {
     // The prompt first: a missing tokenizer or chat template is told before the model loads.
     let (tok, mut ids, stops) = prompt(o)?;
     let t = Instant::now();
-    eprintln!("generate: loading {} on {}", o.model.display(), o.device);
-    let mut model =
-        load_causal_lm(&o.model, o.device, DecoderOptions { precision: o.precision, ..Default::default() })?;
+    eprintln!("generate: loading {} on {}", o.model.display(), o.target.device);
+    let mut model = load_causal_lm(
+        &o.model,
+        o.target.device,
+        DecoderOptions { precision: o.target.precision, ..Default::default() },
+    )?;
     eprintln!(
         "generate: {} ({} layers) on {} loaded in {:.1} s",
         model.architecture(),
@@ -135,7 +171,7 @@ pub fn run(o: &GenerateOptions) -> Result<(), Box<dyn std::error::Error>> {
         out.flush()?;
         Ok(())
     };
-    let generated = model.generate(&prompt, o.max_tokens, &o.sampling, o.seed, &mut |next| {
+    let generated = model.generate(&prompt, o.max_tokens, &o.sampling(), o.seed, &mut |next| {
         first_token.get_or_insert_with(|| start.elapsed());
         match emit(next) {
             Ok(()) if stops.contains(&next) => {
@@ -162,7 +198,7 @@ pub fn run(o: &GenerateOptions) -> Result<(), Box<dyn std::error::Error>> {
         "generate: prompt {prompt_len} tokens, {n} generated in {secs:.2} s (first after {:.1} ms, then \
          {decode_rate:.1} tokens/s; {} {}){}",
         first * 1e3,
-        if o.sampling.is_greedy() { "greedy".to_string() } else { format!("sampled, seed {}", o.seed) },
+        if o.sampling().is_greedy() { "greedy".to_string() } else { format!("sampled, seed {}", o.seed) },
         model.generation_method(),
         stopped.map(|id| format!("; stopped at end-of-sequence token {id}")).unwrap_or_default()
     );

@@ -8,6 +8,16 @@ use crate::GpuError;
 use bytemuck::{Pod, Zeroable};
 use rlx_ir::{AttentionSpec, AttnLayout, DType, MaskKind};
 
+/// The `mask_kind` codes of [`AttentionParams`], which `attention_common.wgsl` knows as
+/// `MASK_*` (generated from these, [`crate::catalog::consts_wgsl::mask_kinds`]).
+pub mod mask {
+    pub const NONE: u32 = 0;
+    pub const CAUSAL: u32 = 1;
+    pub const SLIDING: u32 = 2;
+    pub const PADDING: u32 = 3;
+    pub const BIAS: u32 = 4;
+}
+
 /// Query rows per attention workgroup (BQ in `attention.wgsl`).
 const ATTN_BQ: usize = 16;
 
@@ -22,7 +32,7 @@ pub struct AttentionParams {
     pub group: u32,
     pub d: u32,
     pub dv: u32,
-    /// 0 none, 1 causal, 2 sliding window, 3 padding, 4 bias.
+    /// One of the [`mask`] codes.
     pub mask_kind: u32,
     pub window: u32,
     /// Element strides (batch, seq, head) of q, k, v and out.
@@ -96,11 +106,11 @@ impl AttentionParams {
         numel(K, "output element count", &out)?;
 
         let (mask_kind, window) = match spec.mask {
-            MaskKind::None => (0, 0),
-            MaskKind::Causal => (1, 0),
-            MaskKind::SlidingWindow(w) => (2, w.min(u32::MAX as usize) as u32),
-            MaskKind::Padding => (3, 0),
-            MaskKind::Bias => (4, 0),
+            MaskKind::None => (mask::NONE, 0),
+            MaskKind::Causal => (mask::CAUSAL, 0),
+            MaskKind::SlidingWindow(w) => (mask::SLIDING, w.min(u32::MAX as usize) as u32),
+            MaskKind::Padding => (mask::PADDING, 0),
+            MaskKind::Bias => (mask::BIAS, 0),
         };
         let mut m_strides = [0u32; 4];
         let mut mask_float = 0;

@@ -125,6 +125,11 @@ impl UnaryFn {
         };
         (Cow::Borrowed(op), op)
     }
+
+    /// The op part of the `OP` define (`gelu_tanh`, `cast_u32_f32`).
+    pub(crate) fn op_name(self) -> &'static str {
+        self.parts().1
+    }
 }
 
 /// The variant of `k`.

@@ -54,7 +54,7 @@ const CUMSUM_SRC: &str =
 const TOPK_SRC: &str = kernel_src!("reduce/topk.wgsl", "include/line_main.wgsl");
 
 impl IntReduceOp {
-    fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             IntReduceOp::Sum => "sum",
             IntReduceOp::Prod => "prod",
@@ -78,6 +78,22 @@ fn op_t(kernel: &str, op: &'static str, t: WordType) -> (std::borrow::Cow<'stati
     (name(&[kernel, op, t.name()]), vec![("OP", upper("OP_", op)), t.define()])
 }
 
+/// The op part of an arg-reduction's name and `OP` define.
+pub(crate) fn arg_name(op: ArgReduceOp) -> &'static str {
+    match op {
+        ArgReduceOp::ArgMax => "argmax",
+        ArgReduceOp::ArgMin => "argmin",
+    }
+}
+
+/// The output part of a top-k variant's name and `OUT` define.
+pub(crate) fn topk_name(output: TopKOutput) -> &'static str {
+    match output {
+        TopKOutput::Values => "values",
+        TopKOutput::Indices => "indices",
+    }
+}
+
 /// The variant of `k`.
 pub(crate) fn spec(k: ReduceKernel) -> Spec {
     let reduce = |parts| {
@@ -87,10 +103,7 @@ pub(crate) fn spec(k: ReduceKernel) -> Spec {
         ReduceKernel::F32(op) => reduce(op_t("reduce", op.name(), WordType::F32)),
         ReduceKernel::Int(op, t) => reduce(op_t("reduce", op.name(), t.word())),
         ReduceKernel::Arg(op, t) => {
-            let op = match op {
-                ArgReduceOp::ArgMax => "argmax",
-                ArgReduceOp::ArgMin => "argmin",
-            };
+            let op = arg_name(op);
             let file = "kernels/reduce/arg_reduce.wgsl";
             Spec::wg256(op_t("", op, t), file, ARG_REDUCE_SRC, IN_OUT, params_of::<AxisParams>())
         }
@@ -99,10 +112,7 @@ pub(crate) fn spec(k: ReduceKernel) -> Spec {
             Spec::wg256(parts, "kernels/reduce/cumsum.wgsl", CUMSUM_SRC, IN_OUT, params_of::<AxisParams>())
         }
         ReduceKernel::TopK(t, output) => {
-            let out = match output {
-                TopKOutput::Values => "values",
-                TopKOutput::Indices => "indices",
-            };
+            let out = topk_name(output);
             let parts = (name(&["topk", out, t.name()]), vec![("OUT", upper("OUT_", out)), t.define()]);
             Spec::wg256(parts, "kernels/reduce/topk.wgsl", TOPK_SRC, IN_OUT, params_of::<TopKParams>())
         }

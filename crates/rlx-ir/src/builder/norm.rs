@@ -1,7 +1,7 @@
-//! Builders for matmul, norms, softmax, attention, RoPE, convolution and pooling.
+//! Builders for layer and RMS norm, softmax and log-softmax (along any axis).
 
 use super::norm_axis;
-use crate::{AttentionSpec, AttnLayout, DType, Graph, IrError, NodeId, Op, PoolKind, RopeStyle};
+use crate::{DType, Graph, IrError, NodeId, Op};
 
 /// Default gammas and betas up to this many elements are inline constants. Longer ones are a
 /// scalar expanded to `[dim]`: a norm over a huge (valid) axis must not allocate that axis on the
@@ -10,22 +10,6 @@ use crate::{AttentionSpec, AttnLayout, DType, Graph, IrError, NodeId, Op, PoolKi
 const INLINE_DEFAULT_ELEMS: usize = 1 << 16;
 
 impl Graph {
-    /// `a @ b` with batch broadcasting; both operands rank ≥ 2.
-    pub fn matmul(&mut self, a: NodeId, b: NodeId) -> Result<NodeId, IrError> {
-        self.matmul_t(a, b, false, false)
-    }
-
-    /// `op(a) @ op(b)` where `op` transposes the last two dims when asked.
-    pub fn matmul_t(
-        &mut self,
-        a: NodeId,
-        b: NodeId,
-        transpose_a: bool,
-        transpose_b: bool,
-    ) -> Result<NodeId, IrError> {
-        self.push(Op::MatMul { transpose_a, transpose_b }, &[a, b])
-    }
-
     /// Layer norm over `axis`; missing gamma/beta become ones/zeros.
     pub fn layer_norm(
         &mut self,
@@ -64,77 +48,6 @@ impl Graph {
 
     pub fn log_softmax(&mut self, x: NodeId, axis: isize) -> Result<NodeId, IrError> {
         self.atomically(|g| g.along_last("log_softmax", x, axis, |g, x| g.push(Op::LogSoftmax, &[x])))
-    }
-
-    /// Scaled dot-product attention; `mask` is required for Padding/Bias masks and refused
-    /// otherwise.
-    pub fn attention(
-        &mut self,
-        q: NodeId,
-        k: NodeId,
-        v: NodeId,
-        mask: Option<NodeId>,
-        spec: AttentionSpec,
-    ) -> Result<NodeId, IrError> {
-        let mut ins = vec![q, k, v];
-        ins.extend(mask);
-        self.push(Op::Attention(spec), &ins)
-    }
-
-    /// Rotary position embedding on the first `rotary_dims` of the head dim.
-    pub fn rope(
-        &mut self,
-        x: NodeId,
-        cos: NodeId,
-        sin: NodeId,
-        style: RopeStyle,
-        layout: AttnLayout,
-        rotary_dims: usize,
-    ) -> Result<NodeId, IrError> {
-        self.push(Op::Rope { style, layout, rotary_dims }, &[x, cos, sin])
-    }
-
-    /// 2-D convolution (cross-correlation, like PyTorch) on NCHW data.
-    #[allow(clippy::too_many_arguments)]
-    pub fn conv2d(
-        &mut self,
-        x: NodeId,
-        w: NodeId,
-        bias: Option<NodeId>,
-        stride: [usize; 2],
-        padding: [usize; 2],
-        dilation: [usize; 2],
-        groups: usize,
-    ) -> Result<NodeId, IrError> {
-        let mut ins = vec![x, w];
-        ins.extend(bias);
-        self.push(Op::Conv2d { stride, padding, dilation, groups }, &ins)
-    }
-
-    pub fn max_pool2d(
-        &mut self,
-        x: NodeId,
-        kernel: [usize; 2],
-        stride: [usize; 2],
-        padding: [usize; 2],
-    ) -> Result<NodeId, IrError> {
-        self.push(Op::Pool2d { kind: PoolKind::Max, kernel, stride, padding }, &[x])
-    }
-
-    /// Average pooling; padded positions count in the divisor (PyTorch's default).
-    pub fn avg_pool2d(
-        &mut self,
-        x: NodeId,
-        kernel: [usize; 2],
-        stride: [usize; 2],
-        padding: [usize; 2],
-    ) -> Result<NodeId, IrError> {
-        self.push(Op::Pool2d { kind: PoolKind::Avg, kernel, stride, padding }, &[x])
-    }
-
-    /// [N, C, H, W] → [N, C, 2H, 2W], nearest neighbour.
-    pub fn upsample_nearest2x(&mut self, x: NodeId) -> Result<NodeId, IrError> {
-        self.push(Op::Upsample2x, &[x])
     }
 
     /// Size of the normalised axis and x's dtype, refusing non-float x before any constant is
