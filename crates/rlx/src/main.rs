@@ -139,21 +139,66 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
-            let mut source = e.source();
-            while let Some(s) = source {
-                eprintln!("  caused by: {s}");
-                source = s.source();
-            }
+            eprint!("{}", error_report(e.as_ref()));
             ExitCode::FAILURE
         }
     }
 }
 
+/// The text `rlx` prints for a failed command: `error: ` and the error, then one `caused by:`
+/// line per source in its chain, leaving out a source whose text the line before already
+/// contains (errors that include their cause in their own message would print it twice).
+fn error_report(e: &dyn std::error::Error) -> String {
+    let mut out = format!("error: {e}\n");
+    let mut previous = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !previous.contains(&text) {
+            out.push_str(&format!("  caused by: {text}\n"));
+        }
+        previous = text;
+        source = s.source();
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
-    use super::Cli;
+    use super::{error_report, Cli};
     use clap::CommandFactory;
+
+    /// An error with an optional source, for the chain tests.
+    #[derive(Debug)]
+    struct Chained(String, Option<Box<Chained>>);
+
+    impl std::fmt::Display for Chained {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(&self.0)
+        }
+    }
+
+    impl std::error::Error for Chained {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            self.1.as_deref().map(|e| e as &(dyn std::error::Error + 'static))
+        }
+    }
+
+    fn chain(texts: &[&str]) -> Chained {
+        texts.iter().rev().fold(None, |inner, t| Some(Chained(t.to_string(), inner.map(Box::new)))).unwrap()
+    }
+
+    /// A cause whose text the error already contains is not printed again.
+    #[test]
+    fn each_cause_is_printed_once() {
+        let e = chain(&["loading model.safetensors: No such file", "No such file"]);
+        assert_eq!(error_report(&e), "error: loading model.safetensors: No such file\n");
+        let e = chain(&["X", "X"]);
+        assert_eq!(error_report(&e), "error: X\n");
+        // A cause that adds something is printed, under the line it explains.
+        let e = chain(&["cannot load the model", "bad header", "bad header"]);
+        assert_eq!(error_report(&e), "error: cannot load the model\n  caused by: bad header\n");
+    }
 
     /// clap's own checks of the whole command line (unique argument ids across flattened
     /// groups, defaults that parse), which it otherwise runs only when a command is parsed.
