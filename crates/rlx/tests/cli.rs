@@ -455,3 +455,18 @@ fn generate_chat_refusals() {
     let out = rlx(&["generate", "--model", model, "--system", "x", "hi"], &[]);
     assert_eq!(out.status.code(), Some(2), "clap refuses --system without --chat: {}", text(&out.stderr));
 }
+
+/// A negative number parses as a flag's value, and a negative temperature is then refused by
+/// the sampling checks (exit 1, the field named), not by the command-line parser (exit 2).
+#[test]
+fn generate_parses_negative_numbers_and_refuses_them_with_the_reason() {
+    let (dir, _) = llama_fixture();
+    let model = dir.to_str().unwrap();
+    for (flag, says) in [("--temperature", "temperature = -1"), ("--repetition-penalty", "repetition_penalty")] {
+        let out = rlx(&["generate", "--model", model, "--device", "cpu", "--prompt-ids", "1,2", flag, "-1"], &[]);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains(says), "{stderr}");
+        assert!(!stderr.contains("unexpected argument"), "{stderr}");
+    }
+}

@@ -36,16 +36,16 @@ pub struct GenerateOptions {
     #[arg(long, default_value_t = 32)]
     pub max_tokens: usize,
     /// Sampling temperature; 0 is greedy (the argmax).
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
     pub temperature: f32,
     /// Sample among the k most likely tokens (default 50 when sampling).
     #[arg(long)]
     pub top_k: Option<usize>,
     /// Nucleus sampling: the smallest set of likeliest tokens whose probability reaches p.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
     pub top_p: f32,
     /// transformers' repetition penalty over the prompt and the tokens so far (1 is off).
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
     pub repetition_penalty: f32,
     /// Seed of the random draws: one seed gives the same tokens on every device.
     #[arg(long, default_value_t = 0)]
