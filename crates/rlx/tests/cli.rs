@@ -470,3 +470,20 @@ fn generate_parses_negative_numbers_and_refuses_them_with_the_reason() {
         assert!(!stderr.contains("unexpected argument"), "{stderr}");
     }
 }
+
+/// `--top-k` or `--top-p` without a temperature would be ignored (greedy decoding draws
+/// nothing): an error that says how to turn sampling on.
+#[test]
+fn sampling_flags_without_a_temperature_are_refused() {
+    let (dir, _) = llama_fixture();
+    let model = dir.to_str().unwrap();
+    for extra in [&["--top-k", "5"][..], &["--top-p", "0.9"], &["--temperature", "0", "--top-k", "5"]] {
+        let mut args = vec!["generate", "--model", model, "--device", "cpu", "--prompt-ids", "1,2"];
+        args.extend(extra);
+        let out = rlx(&args, &[]);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains(extra[extra.len() - 2]) && stderr.contains("--temperature T"), "{stderr}");
+        assert!(text(&out.stdout).is_empty(), "{}", text(&out.stdout));
+    }
+}

@@ -41,9 +41,10 @@ pub struct GenerateOptions {
     /// Sample among the k most likely tokens (default 50 when sampling).
     #[arg(long)]
     pub top_k: Option<usize>,
-    /// Nucleus sampling: the smallest set of likeliest tokens whose probability reaches p.
-    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
-    pub top_p: f32,
+    /// Nucleus sampling: the smallest set of likeliest tokens whose probability reaches p
+    /// (default 1, off).
+    #[arg(long, allow_negative_numbers = true)]
+    pub top_p: Option<f32>,
     /// transformers' repetition penalty over the prompt and the tokens so far (1 is off).
     #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
     pub repetition_penalty: f32,
@@ -73,9 +74,27 @@ impl GenerateOptions {
         rlx::prelude::SamplingSpec {
             temperature: self.temperature,
             top_k: self.top_k,
-            top_p: self.top_p,
+            top_p: self.top_p.unwrap_or(1.0),
             repetition_penalty: self.repetition_penalty,
         }
+    }
+
+    /// Refuses the sampling flags when sampling is off: `--top-k` and `--top-p` choose among
+    /// the tokens a sampler draws from, and at temperature 0 nothing is drawn (the argmax is
+    /// taken), so they would be silently ignored.
+    fn check_sampling_flags(&self) -> Result<(), String> {
+        let given: Vec<&str> = [("--top-k", self.top_k.is_some()), ("--top-p", self.top_p.is_some())]
+            .into_iter()
+            .filter_map(|(flag, on)| on.then_some(flag))
+            .collect();
+        if self.temperature == 0.0 && !given.is_empty() {
+            return Err(format!(
+                "{} only apply when sampling, and sampling is off (temperature 0 picks the likeliest \
+                 token): turn it on with --temperature T, e.g. --temperature 0.7",
+                given.join(" and ")
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -129,6 +148,7 @@ fn prompt(o: &GenerateOptions) -> Result<Prompt, Box<dyn std::error::Error>> {
 }
 
 pub fn run(o: &GenerateOptions) -> Result<(), Box<dyn std::error::Error>> {
+    o.check_sampling_flags()?;
     // The prompt first: a missing tokenizer or chat template is told before the model loads.
     let (tok, mut ids, stops) = prompt(o)?;
     let t = Instant::now();
