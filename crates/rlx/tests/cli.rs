@@ -487,3 +487,16 @@ fn sampling_flags_without_a_temperature_are_refused() {
         assert!(text(&out.stdout).is_empty(), "{}", text(&out.stdout));
     }
 }
+
+/// Blank lines of `--file` are no sentences: they are skipped and the count is told.
+#[test]
+fn embed_skips_blank_lines_of_its_file_and_says_how_many() {
+    let file = std::env::temp_dir().join(format!("rlx-cli-blank-{}.txt", std::process::id()));
+    std::fs::write(&file, "\n   \n\t\n").unwrap();
+    let out = rlx(&["embed", "--device", "cpu", "--file", file.to_str().unwrap()], &[]);
+    let stderr = text(&out.stderr);
+    // Nothing is left to embed: the model is not even loaded.
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("skipped 3 blank lines"), "{stderr}");
+    assert!(stderr.contains("no sentences"), "{stderr}");
+}

@@ -39,6 +39,15 @@ fn read_lines(path: &Path) -> Result<Vec<String>, Box<dyn std::error::Error>> {
     lines.map_err(|e| format!("reading {}: {e}", path.display()).into())
 }
 
+/// The lines that hold text (an empty or all-whitespace line is no sentence) and how many
+/// were left out.
+fn skip_blank(lines: Vec<String>) -> (Vec<String>, usize) {
+    let total = lines.len();
+    let kept: Vec<String> = lines.into_iter().filter(|l| !l.trim().is_empty()).collect();
+    let blank = total - kept.len();
+    (kept, blank)
+}
+
 pub fn load(
     device: Device,
     batch: usize,
@@ -97,7 +106,17 @@ pub fn render(embeddings: &[Vec<f32>], format: Format) -> String {
 /// `rlx embed`.
 pub fn run(o: EmbedOptions) -> Result<(), Box<dyn std::error::Error>> {
     let mut sentences = match &o.file {
-        Some(f) => read_lines(f)?,
+        Some(f) => {
+            let (lines, blank) = skip_blank(read_lines(f)?);
+            if blank > 0 {
+                eprintln!(
+                    "skipped {blank} blank line{} of {}",
+                    if blank == 1 { "" } else { "s" },
+                    f.display()
+                );
+            }
+            lines
+        }
         None => Vec::new(),
     };
     sentences.extend(o.sentences.iter().cloned());
@@ -126,6 +145,12 @@ mod tests {
     fn json_is_one_array_of_arrays() {
         let s = render(&[vec![0.5, -1.0], vec![0.25, f32::NAN]], Format::Json);
         assert_eq!(s, "[[0.5,-1],[0.25,null]]\n");
+    }
+
+    #[test]
+    fn blank_lines_are_skipped_and_counted() {
+        let lines = ["a", "", "  ", "b", "\t"].map(String::from).to_vec();
+        assert_eq!(skip_blank(lines), (vec!["a".to_string(), "b".to_string()], 3));
     }
 
     #[test]
