@@ -500,3 +500,36 @@ fn embed_skips_blank_lines_of_its_file_and_says_how_many() {
     assert!(stderr.contains("skipped 3 blank lines"), "{stderr}");
     assert!(stderr.contains("no sentences"), "{stderr}");
 }
+
+/// Logits from weights that are all NaN are an error naming the row, and no file of NaNs is
+/// written as if it were data.
+#[test]
+fn logits_refuses_non_finite_output() {
+    let dir = llama_copy("nan-weights", &[]);
+    let weights = dir.join("model.safetensors");
+    let mut bytes = std::fs::read(&weights).unwrap();
+    let header = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+    // Every byte of every tensor 0xff: a NaN in f32, f16 and bf16 alike.
+    bytes[8 + header..].fill(0xff);
+    std::fs::write(&weights, bytes).unwrap();
+    let out_path = dir.join("logits.f32");
+    let out = rlx(
+        &[
+            "logits",
+            "--model",
+            dir.to_str().unwrap(),
+            "--device",
+            "cpu",
+            "--prompt-ids",
+            "1,2,3",
+            "--out",
+            out_path.to_str().unwrap(),
+        ],
+        &[],
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("the model produced NaN in the logits of prompt token 1"), "{stderr}");
+    assert!(stderr.contains("may be corrupt"), "{stderr}");
+    assert!(!out_path.exists());
+}

@@ -130,6 +130,7 @@ pub fn run(o: EmbedOptions) -> Result<(), Box<dyn std::error::Error>> {
     let refs: Vec<&str> = sentences.iter().map(String::as_str).collect();
     let start = std::time::Instant::now();
     let embeddings = emb.embed(&refs)?;
+    super::finite::check_rows(embeddings.iter().map(Vec::as_slice), "the embedding of sentence")?;
     eprintln!("embedded {} sentences in {:.3} s", refs.len(), start.elapsed().as_secs_f64());
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(render(&embeddings, o.format).as_bytes())?;

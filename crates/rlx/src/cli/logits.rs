@@ -31,6 +31,8 @@ pub fn run(o: &LogitsOptions) -> Result<(), Box<dyn std::error::Error>> {
     let mut model =
         load_causal_lm(&o.model, o.device, DecoderOptions { precision: o.precision, ..Default::default() })?;
     let (logits, vocab, device) = (model.logits(&o.prompt_ids)?, model.vocab_size(), model.device());
+    // Nothing is written when a row holds a NaN or an infinity: the file would pass as data.
+    super::finite::check_rows(logits.chunks(vocab.max(1)), "the logits of prompt token")?;
     let mut bytes = Vec::with_capacity(logits.len() * 4);
     for v in &logits {
         bytes.extend_from_slice(&v.to_le_bytes());

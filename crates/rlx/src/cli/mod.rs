@@ -12,6 +12,7 @@ pub mod demo;
 pub mod devices;
 pub mod embed;
 pub mod fetch;
+pub mod finite;
 pub mod generate;
 pub mod logits;
 pub mod progress;

@@ -1,6 +1,7 @@
 //! `rlx similarity A B`: the cosine similarity of two sentences' embeddings.
 
 use super::embed::load;
+use super::finite::{check_rows, check_value};
 use rlx::prelude::Device;
 use rlx_models::cosine;
 use std::path::PathBuf;
@@ -16,7 +17,10 @@ pub fn run(
     let e = emb.embed(&[a, b])?;
     match (e.first(), e.get(1)) {
         (Some(x), Some(y)) => {
-            println!("{:.6}", cosine(x, y));
+            check_rows([x.as_slice(), y.as_slice()], "the embedding of sentence")?;
+            let similarity = cosine(x, y);
+            check_value(similarity, "the similarity")?;
+            println!("{similarity:.6}");
             Ok(())
         }
         _ => Err("the model returned fewer than two embeddings".into()),
