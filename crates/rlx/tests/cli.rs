@@ -533,3 +533,18 @@ fn logits_refuses_non_finite_output() {
     assert!(stderr.contains("may be corrupt"), "{stderr}");
     assert!(!out_path.exists());
 }
+
+/// A GGUF file is recognised by its magic number: the fixture under a name without `.gguf`
+/// still generates.
+#[test]
+fn generate_recognises_a_gguf_file_whatever_its_name() {
+    let src =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../rlx-models/tests/fixtures/gguf_decoders");
+    let model = std::env::temp_dir().join(format!("rlx-cli-gguf-named-bin-{}.bin", std::process::id()));
+    std::fs::copy(src.join("llama.f32.gguf"), &model).unwrap();
+    let m = model.to_str().unwrap();
+    let out = rlx(&["generate", "--model", m, "--device", "cpu", "--max-tokens", "2", "--prompt-ids", "1,2"], &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("2 generated"), "{}", text(&out.stderr));
+    std::fs::remove_file(&model).unwrap();
+}

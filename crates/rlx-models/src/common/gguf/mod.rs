@@ -43,10 +43,14 @@ use crate::error::{ModelError, Result};
 use parse::Header;
 use std::path::{Path, PathBuf};
 
-/// True when `path` names a GGUF file: a file (not a directory) whose extension is `gguf`
-/// (any case).
+/// True when `path` names a GGUF file: a file (not a directory) whose first four bytes are
+/// the magic number `GGUF`, whatever its name ends with. A file that cannot be read is not one.
 pub fn is_gguf(path: &Path) -> bool {
-    !path.is_dir() && path.extension().is_some_and(|e| e.eq_ignore_ascii_case("gguf"))
+    use std::io::Read as _;
+    let mut magic = [0u8; 4];
+    !path.is_dir()
+        && std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok()
+        && &magic == b"GGUF"
 }
 
 /// A memory-mapped GGUF file whose header has been checked (see the module doc).
@@ -223,5 +227,31 @@ impl GgufFile {
         // The range was checked against this mapping when the file was opened.
         let bytes = self.mmap.get(info.range.clone()).ok_or_else(missing)?;
         Ok(TensorView { name: &info.name, shape: info.shape.clone(), ty: info.ty, bytes, path: &self.path })
+    }
+}
+
+#[cfg(test)]
+mod magic_tests {
+    use super::is_gguf;
+
+    /// The magic number decides, not the name: a GGUF file named `.bin` is one, a `.gguf` file
+    /// of other bytes, a file shorter than the magic and a folder are not.
+    #[test]
+    fn a_gguf_file_is_recognised_by_its_magic_number() {
+        let dir = std::env::temp_dir().join(format!("rlx-is-gguf-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("folder.gguf")).unwrap();
+        for (name, bytes, want) in [
+            ("model.bin", &b"GGUF\x03\0\0\0"[..], true),
+            ("model", &b"GGUF"[..], true),
+            ("fake.gguf", &b"{\"not\": 1}"[..], false),
+            ("short.gguf", &b"GG"[..], false),
+        ] {
+            let path = dir.join(name);
+            std::fs::write(&path, bytes).unwrap();
+            assert_eq!(is_gguf(&path), want, "{name}");
+        }
+        assert!(!is_gguf(&dir.join("folder.gguf")));
+        assert!(!is_gguf(&dir.join("missing.gguf")));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
