@@ -462,8 +462,11 @@ fn generate_chat_refusals() {
 fn generate_parses_negative_numbers_and_refuses_them_with_the_reason() {
     let (dir, _) = llama_fixture();
     let model = dir.to_str().unwrap();
-    for (flag, says) in [("--temperature", "temperature = -1"), ("--repetition-penalty", "repetition_penalty")] {
-        let out = rlx(&["generate", "--model", model, "--device", "cpu", "--prompt-ids", "1,2", flag, "-1"], &[]);
+    for (flag, says) in
+        [("--temperature", "temperature = -1"), ("--repetition-penalty", "repetition_penalty")]
+    {
+        let out =
+            rlx(&["generate", "--model", model, "--device", "cpu", "--prompt-ids", "1,2", flag, "-1"], &[]);
         let stderr = text(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{stderr}");
         assert!(stderr.contains(says), "{stderr}");
@@ -543,7 +546,8 @@ fn generate_recognises_a_gguf_file_whatever_its_name() {
     let model = std::env::temp_dir().join(format!("rlx-cli-gguf-named-bin-{}.bin", std::process::id()));
     std::fs::copy(src.join("llama.f32.gguf"), &model).unwrap();
     let m = model.to_str().unwrap();
-    let out = rlx(&["generate", "--model", m, "--device", "cpu", "--max-tokens", "2", "--prompt-ids", "1,2"], &[]);
+    let out =
+        rlx(&["generate", "--model", m, "--device", "cpu", "--max-tokens", "2", "--prompt-ids", "1,2"], &[]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("2 generated"), "{}", text(&out.stderr));
     std::fs::remove_file(&model).unwrap();

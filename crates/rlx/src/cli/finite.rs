@@ -30,7 +30,9 @@ pub fn check_rows<'a>(rows: impl IntoIterator<Item = &'a [f32]>, what: &str) -> 
 /// Checks one number, named `what` in the message.
 pub fn check_value(value: f32, what: &str) -> Result<(), String> {
     match first_non_finite(&[value]) {
-        Some((_, word)) => Err(format!("the model produced {word} as {what}; the weights or input may be corrupt")),
+        Some((_, word)) => {
+            Err(format!("the model produced {word} as {what}; the weights or input may be corrupt"))
+        }
         None => Ok(()),
     }
 }
