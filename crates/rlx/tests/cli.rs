@@ -175,9 +175,9 @@ fn bench_runs_a_quantized_matmul_and_reports_weight_bandwidth() {
     let doc: serde_json::Value = serde_json::from_str(&written).unwrap();
     let gbps = doc["rows"][0]["weight_gbps"].as_f64().unwrap_or_else(|| panic!("{written}"));
     assert!(gbps > 0.0, "{written}");
-    let out = rlx(&["bench", "--device", "cpu", "--quant", "q3_k", "matmul"], &[]);
+    let out = rlx(&["bench", "--device", "cpu", "--quant", "q7_k", "matmul"], &[]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("'q3_k'"), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("'q7_k'"), "{}", text(&out.stderr));
     let out =
         rlx(&["bench", "--device", "cpu", "--quant", "q4_k", "--matmul-shape", "1x100x8", "matmul"], &[]);
     assert!(!out.status.success());
