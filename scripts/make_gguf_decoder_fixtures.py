@@ -20,14 +20,16 @@ crates/rlx-models/tests/fixtures/gguf_decoders/:
   general.file_type). F16 files keep 1-D tensors (norms, biases) in F32, as llama.cpp does.
   For llama the q and k projection rows are permuted as llama.cpp's LlamaModel.permute does
   (reshape [heads, 2, head_dim/2, …], swap axes 1 and 2); qwen2 and qwen3 are stored as they are.
-- The llama file has *default* rope: the HF llama fixture uses llama3 rope scaling, which
-  llama.cpp writes as a rope_freqs.weight tensor that rlx refuses for now. Its reference,
+- The llama files have *default* rope: the HF llama fixture uses llama3 rope scaling, which
+  llama.cpp writes as a rope_freqs.weight tensor (see llama_rope_freqs.gguf). Their reference,
   llama.reference.json, was computed by transformers 5.17.0 (torch 2.11.0) on the same weights
   with rope_parameters {rope_type: default, rope_theta: 10000} (run `--llama-reference OUT`
   where torch and transformers are installed); its first check reproduced the HF fixture's own
   reference exactly. qwen2 and qwen3 use the HF fixtures' reference.json as they are.
-- llama_rope_freqs.gguf: the llama fixture's metadata and the rope_freqs.weight tensor
-  llama.cpp's converter writes for llama3 rope scaling (nothing else): it must be refused.
+- llama_rope_freqs.gguf: llama.f32.gguf plus the rope_freqs.weight tensor llama.cpp's
+  converter writes for the HF fixture's llama3 rope scaling (one factor per frequency,
+  computed as LlamaModel.generate_extra_tensors does): it must give the HF fixture's own
+  reference.json (transformers with llama3 rope).
 - A 256-token vocabulary in each file (the fixtures' vocab_size), with an HF tokenizer.json
   beside it built by the `tokenizers` package from the same vocabulary, for comparing ids:
   qwen2: tokenizer.ggml.model gpt2 (byte-level BPE with merges), pre "qwen2";
@@ -225,13 +227,17 @@ def write_tokenizer(w, arch: str) -> str:
     return hf
 
 
-def convert(arch: str, f16: bool) -> None:
+def convert(arch: str, f16: bool, rope_freqs: bool = False) -> None:
     cfg = json.loads((HF_DIR / arch / "config.json").read_text())
     weights = hf_weights(arch)
-    path = OUT_DIR / f"{arch}.{'f16' if f16 else 'f32'}.gguf"
+    name = "llama_rope_freqs" if rope_freqs else f"{arch}.{'f16' if f16 else 'f32'}"
+    path = OUT_DIR / f"{name}.gguf"
     w = gguf.GGUFWriter(str(path), arch)
     write_metadata(w, arch, cfg, 1 if f16 else 0)
     hf_tokenizer = write_tokenizer(w, arch)
+    if rope_freqs:
+        # llama.cpp's converter writes this tensor first.
+        w.add_tensor("rope_freqs.weight", llama3_rope_factors(cfg))
     heads, kv_heads = cfg["num_attention_heads"], cfg["num_key_value_heads"]
     for name in sorted(weights):
         data = weights[name].astype(np.float32)
@@ -250,9 +256,8 @@ def convert(arch: str, f16: bool) -> None:
     print(f"{path.name}: {path.stat().st_size} bytes")
 
 
-def write_rope_freqs_file() -> None:
-    """The llama fixture's metadata plus llama.cpp's rope_freqs.weight for its llama3 scaling."""
-    cfg = json.loads((HF_DIR / "llama" / "config.json").read_text())
+def llama3_rope_factors(cfg: dict) -> np.ndarray:
+    """llama.cpp's rope_freqs.weight for llama3 rope scaling: one factor per frequency."""
     rp = cfg["rope_parameters"]
     head_dim = cfg["head_dim"]
     freqs = 1.0 / (rp["rope_theta"] ** (np.arange(0, head_dim, 2, dtype=np.float64) / head_dim))
@@ -269,16 +274,7 @@ def write_rope_freqs_file() -> None:
             smooth = (rp["original_max_position_embeddings"] / wavelen - rp["low_freq_factor"]) / (
                 rp["high_freq_factor"] - rp["low_freq_factor"])
             factors.append(1 / ((1 - smooth) / rp["factor"] + smooth))
-    path = OUT_DIR / "llama_rope_freqs.gguf"
-    w = gguf.GGUFWriter(str(path), "llama")
-    write_metadata(w, "llama", cfg, 0)
-    w.add_token_list([f"t{i}" for i in range(cfg["vocab_size"])])
-    w.add_tensor("rope_freqs.weight", np.array(factors, dtype=np.float32))
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
-    print(f"{path.name}: {path.stat().st_size} bytes")
+    return np.array(factors, dtype=np.float32)
 
 
 def llama_reference(out: str) -> None:
@@ -320,7 +316,7 @@ def main() -> None:
     for arch in ["llama", "qwen2", "qwen3"]:
         for f16 in [False, True]:
             convert(arch, f16)
-    write_rope_freqs_file()
+    convert("llama", False, rope_freqs=True)
 
 
 if __name__ == "__main__":

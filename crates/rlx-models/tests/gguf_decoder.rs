@@ -2,10 +2,12 @@
 //! scripts/make_gguf_decoder_fixtures.py as llama.cpp's converter lays them out) on every
 //! available device: the logits of the prompt match transformers' (the HF fixtures'
 //! reference.json; llama.reference.json for the llama file, whose rope is the default one)
-//! within 1e-4 relative for F32 files and 3e-3 for F16 files, with the same greedy tokens.
-//! Then the refusals (a quantized norm, a missing tensor, an unknown architecture, llama3
-//! rope factors) and the GGUF tokenizers against HF tokenizer.json files of the same
-//! vocabularies, on the CPU.
+//! within 1e-4 relative for F32 files and 3e-3 for F16 files, with the same greedy tokens. The
+//! llama file with llama.cpp's `rope_freqs.weight` (llama3 rope factors) must match the HF
+//! llama fixture's own reference (transformers with llama3 rope) the same way.
+//! Then the refusals (a quantized norm, a missing tensor, an unknown architecture, rope
+//! factors of the wrong count) and the GGUF tokenizers against HF tokenizer.json files of the
+//! same vocabularies, on the CPU.
 //!
 //! A GPU device that cannot be opened skips loudly, unless RLX_REQUIRE_GPU=1 makes it fail.
 
@@ -17,7 +19,9 @@ use rlx_test_support::rel_err_f32;
 use support::device_tests;
 
 use rlx_models::gguf::GgufError;
-use rlx_models::{gguf_tokenizer, Architecture, Decoder, Device, GgufFile, ModelError, Precision};
+use rlx_models::{
+    gguf_tokenizer, Architecture, Decoder, Device, GgufFile, ModelError, Precision, RopeScaling,
+};
 use std::path::{Path, PathBuf};
 
 const ARCHS: [&str; 3] = ["llama", "qwen2", "qwen3"];
@@ -36,9 +40,11 @@ struct Reference {
     greedy: Vec<i32>,
 }
 
-fn reference(arch: &str) -> Reference {
+/// The reference for `arch`'s GGUF files: the HF fixture's reference.json, but
+/// llama.reference.json (default rope) for llama unless `llama3_rope`.
+fn reference(arch: &str, llama3_rope: bool) -> Reference {
     let path = match arch {
-        "llama" => gguf_dir().join("llama.reference.json"),
+        "llama" if !llama3_rope => gguf_dir().join("llama.reference.json"),
         _ => PathBuf::from(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fixtures/decoders")
             .join(arch)
@@ -64,17 +70,22 @@ fn open(path: &Path, device: Device) -> Option<Decoder> {
 }
 
 fn check(device: Device) {
+    let mut cases: Vec<(PathBuf, Reference, f64)> = Vec::new();
     for arch in ARCHS {
-        let r = reference(arch);
         for (ty, bound) in [("f32", 1e-4), ("f16", 3e-3)] {
-            let Some(mut dec) = open(&file(arch, ty), device) else { return };
-            let logits = dec.logits(&r.prompt).unwrap();
-            let err = rel_err_f32(&logits, &r.logits);
-            assert!(err <= bound, "{device} {arch}.{ty}: logits relative error {err:e} > {bound:e}");
-            let greedy = dec.generate_greedy(&r.prompt, r.greedy.len()).unwrap();
-            assert_eq!(greedy, r.greedy, "{device} {arch}.{ty}: greedy tokens differ from transformers'");
-            eprintln!("{device} {arch}.{ty}: logits rel err {err:.2e}, greedy {greedy:?} match");
+            cases.push((file(arch, ty), reference(arch, false), bound));
         }
+    }
+    cases.push((gguf_dir().join("llama_rope_freqs.gguf"), reference("llama", true), 1e-4));
+    for (path, r, bound) in cases {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let Some(mut dec) = open(&path, device) else { return };
+        let logits = dec.logits(&r.prompt).unwrap();
+        let err = rel_err_f32(&logits, &r.logits);
+        assert!(err <= bound, "{device} {name}: logits relative error {err:e} > {bound:e}");
+        let greedy = dec.generate_greedy(&r.prompt, r.greedy.len()).unwrap();
+        assert_eq!(greedy, r.greedy, "{device} {name}: greedy tokens differ from transformers'");
+        eprintln!("{device} {name}: logits rel err {err:.2e}, greedy {greedy:?} match");
     }
 }
 
@@ -92,6 +103,14 @@ fn configs_follow_the_metadata() {
     assert!(d.config().qkv_bias && !d.config().o_bias && d.config().tie_word_embeddings);
     let d = Decoder::load(&file("llama", "f32"), Device::Cpu, Precision::F32).unwrap();
     assert!(!d.config().tie_word_embeddings && !d.config().qkv_bias);
+    assert_eq!(d.config().rope_scaling, RopeScaling::None);
+    // llama3 factors for d = 16, θ = 10000, factor 8, low 1, high 4, original 32: frequency 0
+    // is kept, 1 interpolated, the rest divided by 8.
+    let d = Decoder::load(&gguf_dir().join("llama_rope_freqs.gguf"), Device::Cpu, Precision::F32).unwrap();
+    let RopeScaling::Factors(f) = &d.config().rope_scaling else { panic!("{:?}", d.config().rope_scaling) };
+    assert_eq!(f.len(), 8);
+    assert_eq!((f[0], f[7]), (1.0, 8.0));
+    assert!(f[1] > 1.0 && f[1] < 8.0 && f[2..].iter().all(|&x| x == 8.0), "{f:?}");
 }
 
 /// A copy of fixture `src` with `edit` applied to its bytes, in a temp file.
@@ -173,7 +192,7 @@ fn a_misshapen_tensor_names_both_shapes() {
 }
 
 #[test]
-fn unknown_architectures_and_llama3_rope_factors_are_refused() {
+fn unknown_architectures_and_miscounted_rope_factors_are_refused() {
     let path = edited(&file("qwen2", "f16"), "arch", |b| {
         // Every "qwen2" (the architecture and its key prefix) becomes "qwen9".
         let mut at = 0;
@@ -185,9 +204,20 @@ fn unknown_architectures_and_llama3_rope_factors_are_refused() {
     let (e, _) = gguf_err(&path);
     assert_eq!(e, GgufError::Architecture { arch: "qwen9".into(), known: "llama, qwen2, qwen3".into() });
 
-    let (e, msg) = gguf_err(&gguf_dir().join("llama_rope_freqs.gguf"));
-    assert_eq!(e, GgufError::RopeFreqs);
-    assert!(msg.contains("rope_freqs.weight"), "{msg}");
+    // rope_freqs.weight cut from 8 values to 7 (its dims follow its name and its rank; the
+    // shorter data still fits its slot): one factor per frequency is needed.
+    let path = edited(&gguf_dir().join("llama_rope_freqs.gguf"), "rope-freqs", |b| {
+        let name = "rope_freqs.weight";
+        let at = find(b, name) + name.len() + 4;
+        assert_eq!(b[at..at + 8], 8u64.to_le_bytes());
+        b[at..at + 8].copy_from_slice(&7u64.to_le_bytes());
+    });
+    let (e, msg) = gguf_err(&path);
+    assert_eq!(e, GgufError::RopeFreqs { len: 7, half: 8, head_dim: 16 });
+    assert!(
+        msg.contains("'rope_freqs.weight' has 7 values, but head dim 16 has 8 rope frequencies"),
+        "{msg}"
+    );
 }
 
 /// The GGUF tokenizers give the ids of HF tokenizer.json files built (by the fixture script,

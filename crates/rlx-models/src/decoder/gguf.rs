@@ -4,8 +4,11 @@
 //! Contract:
 //! - Architectures `llama`, `qwen2` and `qwen3` ([`crate::common::gguf::ARCHITECTURES`]); any other is
 //!   refused by [`crate::common::gguf::gguf_config`]. Rope scaling `none` or `linear` (`{arch}.rope.
-//!   scaling.type` / `.factor`); any other type, rope on part of a head, and llama.cpp's
-//!   `rope_freqs.weight` (Llama 3.1's `llama3` scaling) are refused, naming the key or tensor.
+//!   scaling.type` / `.factor`); any other type and rope on part of a head are refused, naming
+//!   the key. llama.cpp's `rope_freqs.weight` (its converter's form of Llama 3.1's `llama3`
+//!   scaling: one factor per frequency, head_dim / 2 of them, else an error naming both) becomes
+//!   [`RopeScaling::Factors`], each frequency divided by its factor as ggml's rope does; a
+//!   linear factor on top multiplies into every factor.
 //! - Tensor names are llama.cpp's (`token_embd.weight`, `blk.N.attn_q.weight`, …,
 //!   `output.weight`); [`gguf_name`] maps each param name to its GGUF name. A missing tensor
 //!   is an error naming both names and the shape the config needs; a shape other than the
@@ -44,9 +47,6 @@ pub fn decoder_config(file: &GgufFile) -> Result<DecoderConfig> {
         }
     };
     let key = |k: &str| format!("{}.{k}", g.architecture);
-    if g.rope_freqs {
-        return Err(file.error(GgufError::RopeFreqs));
-    }
     if g.rope_dims != g.head_dim {
         return Err(file.error(GgufError::PartialRope {
             key: key("rope.dimension_count"),
@@ -65,7 +65,7 @@ pub fn decoder_config(file: &GgufFile) -> Result<DecoderConfig> {
         head_dim: g.head_dim,
         rms_norm_eps: g.rms_norm_eps,
         rope_theta: f64::from(g.rope_theta),
-        rope_scaling: rope_scaling(file, &g)?,
+        rope_scaling: rope_freqs(file, &g, rope_scaling(file, &g)?)?,
         max_position_embeddings: g.max_position_embeddings,
         tie_word_embeddings: g.tied_embeddings,
         qkv_bias: g.qkv_bias,
@@ -92,6 +92,23 @@ fn rope_scaling(file: &GgufFile, g: &GgufDecoderConfig) -> Result<RopeScaling> {
         }
         (Some(kind), _) => Err(file.error(GgufError::RopeScaling { key, kind: kind.to_string() })),
     }
+}
+
+/// `scaling` with llama.cpp's `rope_freqs.weight` applied when the file has it: ggml divides
+/// frequency i by factor i, then scales it linearly, so a linear factor multiplies into each.
+fn rope_freqs(file: &GgufFile, g: &GgufDecoderConfig, scaling: RopeScaling) -> Result<RopeScaling> {
+    if !g.rope_freqs {
+        return Ok(scaling);
+    }
+    let mut factors = file.tensor("rope_freqs.weight")?.to_f32()?;
+    let half = g.head_dim / 2;
+    if factors.len() != half {
+        return Err(file.error(GgufError::RopeFreqs { len: factors.len(), half, head_dim: g.head_dim }));
+    }
+    if let RopeScaling::Linear { factor } = scaling {
+        factors.iter_mut().for_each(|f| *f *= factor as f32);
+    }
+    Ok(RopeScaling::Factors(factors.into()))
 }
 
 /// llama.cpp's name of the decoder param `name` (a Hugging Face name as

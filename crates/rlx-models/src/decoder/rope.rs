@@ -25,6 +25,9 @@ pub struct RopeTables {
 ///   λ > λ_low gives f / factor; in between, f · ((1 − s) / factor + s) with
 ///   s = (L / λ − low_freq_factor) / (high_freq_factor − low_freq_factor), which meets both
 ///   neighbours at the band edges.
+/// - `Factors`: frequency i divided by `factors[i]`, as ggml's rope divides by its
+///   `freq_factors` (llama.cpp's `rope_freqs.weight`). The factors llama.cpp's converter writes
+///   for `"llama3"` scaling are exactly the ratios plain / scaled of the `Llama3` rule.
 pub fn inverse_frequencies(cfg: &DecoderConfig) -> Vec<f32> {
     let dim = cfg.head_dim;
     (0..dim / 2)
@@ -32,17 +35,21 @@ pub fn inverse_frequencies(cfg: &DecoderConfig) -> Vec<f32> {
             // transformers: 1 / base^(arange(0, dim, 2) / dim), all in f32.
             let exponent = (2 * i) as f32 / dim as f32;
             let plain = 1.0f32 / cfg.rope_theta.powf(exponent as f64) as f32;
-            match cfg.rope_scaling {
+            match &cfg.rope_scaling {
                 RopeScaling::None => plain,
-                RopeScaling::Linear { factor } => plain / factor as f32,
+                RopeScaling::Linear { factor } => plain / *factor as f32,
+                // decoder_config checks there is one factor per frequency.
+                RopeScaling::Factors(factors) => plain / factors.get(i).copied().unwrap_or(1.0),
                 RopeScaling::Llama3 {
                     factor,
                     low_freq_factor,
                     high_freq_factor,
                     original_max_position_embeddings,
                 } => {
+                    let (factor, low_freq_factor, high_freq_factor) =
+                        (*factor, *low_freq_factor, *high_freq_factor);
                     let f = plain as f64;
-                    let context = original_max_position_embeddings as f64;
+                    let context = *original_max_position_embeddings as f64;
                     let wavelength = 2.0 * std::f64::consts::PI / f;
                     let (low_wavelength, high_wavelength) =
                         (context / low_freq_factor, context / high_freq_factor);
@@ -176,6 +183,56 @@ mod tests {
         };
         let got = inverse_frequencies(&cfg(16, 10000.0, edge));
         assert!((got[1] as f64 / f(1) - 1.0).abs() < 0.01, "{}", got[1]);
+    }
+
+    /// llama.cpp's converter's `rope_freqs.weight` for llama3 scaling, computed as it does (in
+    /// f64, stored as f32): 1 in the high band, `factor` in the low one, the inverse of the
+    /// interpolation weight between.
+    fn converter_factors(
+        head_dim: usize,
+        theta: f64,
+        factor: f64,
+        low: f64,
+        high: f64,
+        original: f64,
+    ) -> Vec<f32> {
+        (0..head_dim / 2)
+            .map(|i| {
+                let wavelength = 2.0 * std::f64::consts::PI * theta.powf((2 * i) as f64 / head_dim as f64);
+                if wavelength < original / high {
+                    1.0
+                } else if wavelength > original / low {
+                    factor as f32
+                } else {
+                    let smooth = (original / wavelength - low) / (high - low);
+                    (1.0 / ((1.0 - smooth) / factor + smooth)) as f32
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn gguf_rope_freqs_match_llama3_scaling_on_llama_3_2() {
+        // Llama-3.2-1B: head_dim 64, θ = 500000, factor 32, low 1, high 4, original 8192.
+        let llama3 = RopeScaling::Llama3 {
+            factor: 32.0,
+            low_freq_factor: 1.0,
+            high_freq_factor: 4.0,
+            original_max_position_embeddings: 8192,
+        };
+        let factors = converter_factors(64, 500000.0, 32.0, 1.0, 4.0, 8192.0);
+        // All three bands occur.
+        assert_eq!(factors[0], 1.0);
+        assert_eq!(factors[31], 32.0);
+        assert!(factors.iter().any(|&f| f > 1.0 && f < 32.0), "{factors:?}");
+        let want = inverse_frequencies(&cfg(64, 500000.0, llama3));
+        let got = inverse_frequencies(&cfg(64, 500000.0, RopeScaling::Factors(factors.into())));
+        assert_eq!(got.len(), 32);
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            // Relative: the low band's frequencies are far below 1.
+            let rel = (*g as f64 / *w as f64 - 1.0).abs();
+            assert!(rel <= 1e-6, "[{i}]: factors give {g}, llama3 gives {w} (relative {rel:e})");
+        }
     }
 
     #[test]

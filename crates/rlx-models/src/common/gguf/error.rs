@@ -86,12 +86,13 @@ pub enum GgufError {
          layers and the token embedding); store this tensor as F32, F16 or BF16"
     )]
     Quantized { tensor: String, ty: GgmlType },
-    /// llama.cpp's per-frequency rope factors (Llama 3.1's `llama3` scaling).
+    /// llama.cpp's per-frequency rope factors (Llama 3.1's `llama3` scaling) need one factor
+    /// per rotary frequency: head_dim / 2.
     #[error(
-        "tensor 'rope_freqs.weight' is present: per-frequency rope factors (llama3 rope scaling) \
-         are not supported for GGUF files yet; load the Hugging Face checkpoint instead"
+        "tensor 'rope_freqs.weight' has {len} values, but head dim {head_dim} has {half} rope \
+         frequencies (one factor each)"
     )]
-    RopeFreqs,
+    RopeFreqs { len: usize, half: usize, head_dim: usize },
     #[error("metadata key '{key}' = \"{kind}\": this rope scaling is not supported (none, linear)")]
     RopeScaling { key: String, kind: String },
     #[error(

@@ -12,6 +12,7 @@ use crate::common::config_keys::{parse_config, read_config, Keys};
 use crate::error::Result;
 use serde_json::Value;
 use std::path::Path;
+use std::sync::Arc;
 
 mod moe;
 pub use moe::MoeConfig;
@@ -74,7 +75,7 @@ impl Architecture {
 }
 
 /// How rotary frequencies are rescaled for contexts longer than pretraining's.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum RopeScaling {
     /// Plain rope: frequency i is θ^(−2i/d).
     None,
@@ -89,6 +90,9 @@ pub enum RopeScaling {
         high_freq_factor: f64,
         original_max_position_embeddings: usize,
     },
+    /// llama.cpp's `rope_freqs.weight` (its converter's form of Llama 3.1's `"llama3"`
+    /// scaling): frequency i divided by `factors[i]`, one factor per frequency (head_dim / 2).
+    Factors(Arc<[f32]>),
 }
 
 /// Everything the decoder graph and the weight loader need from config.json.
