@@ -552,3 +552,75 @@ fn generate_recognises_a_gguf_file_whatever_its_name() {
     assert!(text(&out.stderr).contains("2 generated"), "{}", text(&out.stderr));
     std::fs::remove_file(&model).unwrap();
 }
+
+/// A byte-level tokenizer for the llama fixture's 256 ids: id i is the byte i, except the ids
+/// `bytes` gives their own bytes (swapped with the ids that held them). ASCII letters are
+/// tokens of their own, every other byte a byte token (`<0xNN>`, decoded by byte fallback),
+/// as in Llama's vocabulary.
+fn byte_tokenizer(bytes: &[(u32, u8)]) -> String {
+    let mut table: Vec<u8> = (0..=255).collect();
+    for &(id, byte) in bytes {
+        let at = table.iter().position(|&b| b == byte).unwrap();
+        table.swap(id as usize, at);
+    }
+    let vocab: serde_json::Map<String, serde_json::Value> = table
+        .iter()
+        .enumerate()
+        .map(|(id, &b)| {
+            let token =
+                if b.is_ascii_alphabetic() { char::from(b).to_string() } else { format!("<0x{b:02X}>") };
+            (token, id.into())
+        })
+        .collect();
+    serde_json::json!({
+        "version": "1.0",
+        "added_tokens": [],
+        "normalizer": null,
+        "pre_tokenizer": null,
+        "post_processor": null,
+        "decoder": {"type": "Sequence", "decoders": [{"type": "ByteFallback"}, {"type": "Fuse"}]},
+        "model": {"type": "BPE", "vocab": vocab, "merges": [], "byte_fallback": true, "unk_token": null},
+    })
+    .to_string()
+}
+
+/// `rlx generate` prints exactly what the tokenizer decodes the generated ids to, when the
+/// tokens split a character in two ("é" as the bytes c3 a9 from two tokens) and when the last
+/// token leaves a character unfinished: the streamed pieces add up to the whole decode.
+#[test]
+fn generate_streams_characters_split_across_tokens() {
+    let dir = llama_copy("stream-split", &[]);
+    let model = dir.to_str().unwrap();
+    let run = |max: &str, prompt: &[&str]| {
+        let mut args =
+            vec!["generate", "--model", model, "--device", "cpu", "--ignore-eos", "--max-tokens", max];
+        args.extend(prompt);
+        let out = rlx(&args, &[]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stdout).trim_end_matches('\n').to_string()
+    };
+    // The ids the model continues "A" (byte 0x41, id 65) with.
+    let ids: Vec<u32> =
+        run("12", &["--prompt-ids", "65"]).split_whitespace().map(|t| t.parse().unwrap()).collect();
+    assert_eq!(ids.len(), 12);
+    // Two neighbouring ids that occur once each become "é"'s two bytes; the other ids are
+    // letters, so that the whole is valid UTF-8.
+    let once = |id: u32| id != 65 && ids.iter().filter(|&&i| i == id).count() == 1;
+    let at = (0..ids.len() - 1).find(|&i| once(ids[i]) && once(ids[i + 1])).unwrap();
+    let mut bytes = vec![(ids[at], 0xc3), (ids[at + 1], 0xa9)];
+    for &id in &ids {
+        if id != 65 && !bytes.iter().any(|&(i, _)| i == id) {
+            bytes.push((id, b'a' + (bytes.len() - 2) as u8));
+        }
+    }
+    std::fs::write(dir.join("tokenizer.json"), byte_tokenizer(&bytes)).unwrap();
+    let tok = tokenizers::Tokenizer::from_file(dir.join("tokenizer.json")).unwrap();
+    assert_eq!(tok.encode("A", true).unwrap().get_ids(), [65]);
+    let whole = tok.decode(&ids, true).unwrap();
+    assert!(whole.contains('é') && !whole.contains('\u{fffd}'), "{whole:?}");
+    assert_eq!(run("12", &["A"]), whole);
+    // Stopping right after "é"'s first byte: the unfinished character is still printed.
+    let first = tok.decode(&ids[..=at], true).unwrap();
+    assert!(first.ends_with('\u{fffd}'), "{first:?}");
+    assert_eq!(run(&(at + 1).to_string(), &["A"]), first);
+}

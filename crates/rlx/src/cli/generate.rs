@@ -168,6 +168,9 @@ pub fn run(o: &GenerateOptions) -> Result<(), Box<dyn std::error::Error>> {
     let prompt_len = ids.len();
     let prompt = ids.clone();
     let mut out = std::io::stdout().lock();
+    // Each token's text is printed once it is whole: the stream holds back a token that
+    // ends inside a character until the token completing it comes.
+    let mut stream = tok.as_ref().map(|tok| tok.decode_stream(true));
     let mut printed = String::new();
     let mut failure: Option<Box<dyn std::error::Error>> = None;
     let mut first_token = None;
@@ -175,16 +178,12 @@ pub fn run(o: &GenerateOptions) -> Result<(), Box<dyn std::error::Error>> {
     let start = Instant::now();
     let mut emit = |next: i32| -> Result<(), Box<dyn std::error::Error>> {
         ids.push(next);
-        match &tok {
-            // Decode everything generated so far and print what is new: a token may complete
-            // a character that the previous one started.
-            Some(tok) => {
-                let text =
-                    tok.decode(&new_ids(&ids, prompt_len), true).map_err(|e| format!("decoding: {e}"))?;
-                if let Some(delta) = text.strip_prefix(printed.as_str()) {
-                    write!(out, "{delta}")?;
+        match &mut stream {
+            Some(stream) => {
+                if let Some(piece) = stream.step(next as u32).map_err(|e| format!("decoding: {e}"))? {
+                    write!(out, "{piece}")?;
+                    printed.push_str(&piece);
                 }
-                printed = text;
             }
             None => write!(out, "{}{next}", if ids.len() == prompt_len + 1 { "" } else { " " })?,
         }
@@ -208,7 +207,15 @@ pub fn run(o: &GenerateOptions) -> Result<(), Box<dyn std::error::Error>> {
     if let Some(e) = failure {
         return Err(e);
     }
-    println!();
+    // What the stream still holds (a character the last token left unfinished) is printed
+    // as the whole decode gives it.
+    if let Some(tok) = &tok {
+        let text = tok.decode(&new_ids(&ids, prompt_len), true).map_err(|e| format!("decoding: {e}"))?;
+        if let Some(rest) = text.strip_prefix(printed.as_str()) {
+            write!(out, "{rest}")?;
+        }
+    }
+    writeln!(out)?;
     let secs = start.elapsed().as_secs_f64();
     let first = first_token.map_or(0.0, |d| d.as_secs_f64());
     let n = generated.len();
