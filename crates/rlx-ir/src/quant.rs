@@ -9,8 +9,7 @@
 //! bytes of a block mean is written beside each variant; rlx-cpu's `quant::dequantize` is the
 //! reference decoder. Multi-byte fields are little-endian. Only the ggml formats
 //! ([`QuantType::GGUF`]) are reachable from a GGUF file (rlx-models maps ggml type ids to
-//! exactly those), and only [`QuantType::GPU`] have GPU kernels; the GPU lowering refuses the
-//! others, naming the format.
+//! exactly those); the GPU kernels decode every format.
 
 use std::fmt;
 use std::str::FromStr;
@@ -127,49 +126,21 @@ impl QuantType {
 
     /// The ggml formats rlx reads from GGUF files (type ids 8, 2, 12, 13, 14, 3, 6, 7, 10, 11,
     /// 20, 23): [`QuantType::is_ggml`], in declaration order.
-    pub const GGUF: [QuantType; 12] = QuantType::subset(false);
-
-    /// The formats the GPU kernels decode ([`QuantType::gpu_decoded`]), in declaration order:
-    /// rlx-gpu's kernel catalogue has one variant per entry. Today that is every format.
-    pub const GPU: [QuantType; 16] = QuantType::subset(true);
+    pub const GGUF: [QuantType; 12] = QuantType::ggml_subset();
 
     /// Whether ggml defines this format (so GGUF files may carry it); false for rlx's own.
     pub const fn is_ggml(self) -> bool {
         !matches!(self, QuantType::Q8Asym | QuantType::Fp8E4M3 | QuantType::Fp8E5M2 | QuantType::NvFp4)
     }
 
-    /// Whether the GPU kernels decode this format; the GPU lowering refuses the others, naming
-    /// them. Every format has kernels today; the match is exhaustive so that a new format must
-    /// say whether it has.
-    pub const fn gpu_decoded(self) -> bool {
-        match self {
-            QuantType::Q8_0
-            | QuantType::Q4_0
-            | QuantType::Q4K
-            | QuantType::Q5K
-            | QuantType::Q6K
-            | QuantType::Q4_1
-            | QuantType::Q8Asym
-            | QuantType::Fp8E4M3
-            | QuantType::Fp8E5M2
-            | QuantType::NvFp4
-            | QuantType::Q5_0
-            | QuantType::Q5_1
-            | QuantType::Q2K
-            | QuantType::Q3K
-            | QuantType::IQ4NL
-            | QuantType::IQ4XS => true,
-        }
-    }
-
-    /// The first `N` formats of [`QuantType::ALL`] that are [`QuantType::gpu_decoded`] (`gpu`)
-    /// or [`QuantType::is_ggml`] (not `gpu`); a unit test checks that `N` is their count.
-    const fn subset<const N: usize>(gpu: bool) -> [QuantType; N] {
+    /// The first `N` formats of [`QuantType::ALL`] that are [`QuantType::is_ggml`]; a unit test
+    /// checks that `N` is their count.
+    const fn ggml_subset<const N: usize>() -> [QuantType; N] {
         let mut out = [QuantType::Q8_0; N];
         let (mut i, mut n) = (0, 0);
         while i < QuantType::ALL.len() && n < N {
             let t = QuantType::ALL[i];
-            if (gpu && t.gpu_decoded()) || (!gpu && t.is_ggml()) {
+            if t.is_ggml() {
                 out[n] = t;
                 n += 1;
             }
@@ -360,20 +331,15 @@ mod tests {
         for (ty, (elems, bytes)) in QuantType::GGUF.into_iter().zip(want) {
             assert_eq!((ty.block_elems(), ty.block_bytes()), (elems, bytes), "{ty}");
         }
-        // GGUF and GPU are in declaration order, and GPU holds rlx's own formats.
+        // GGUF is in declaration order.
         let pos = |t: &QuantType| QuantType::ALL.iter().position(|a| a == t);
-        for list in [&QuantType::GGUF[..], &QuantType::GPU[..]] {
-            assert!(list.windows(2).all(|w| pos(&w[0]) < pos(&w[1])), "{list:?}");
-        }
+        let list = &QuantType::GGUF[..];
+        assert!(list.windows(2).all(|w| pos(&w[0]) < pos(&w[1])), "{list:?}");
         let count = |f: fn(QuantType) -> bool| QuantType::ALL.into_iter().filter(|&t| f(t)).count();
         assert_eq!(count(QuantType::is_ggml), QuantType::GGUF.len());
-        assert_eq!(count(QuantType::gpu_decoded), QuantType::GPU.len());
         assert!(QuantType::GGUF.into_iter().all(QuantType::is_ggml));
-        assert!(QuantType::GPU.into_iter().all(QuantType::gpu_decoded));
         let rlx_own = QuantType::ALL.into_iter().filter(|t| !QuantType::GGUF.contains(t));
-        assert!(rlx_own.clone().all(QuantType::gpu_decoded));
         assert_eq!(rlx_own.count() + QuantType::GGUF.len(), QuantType::ALL.len());
-        assert_eq!(QuantType::GPU, QuantType::ALL);
     }
 
     #[test]

@@ -21,13 +21,6 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
     let &[a, b] = node.inputs.as_slice() else {
         return Err(at.bad("a quantized op takes two operands"));
     };
-    if let Op::QuantMatMul { quant } | Op::QuantGather { quant } = node.op {
-        if !quant.gpu_decoded() {
-            let gpu: Vec<&str> = rlx_ir::QuantType::GPU.iter().map(|q| q.name()).collect();
-            let why = format!("{quant} blocks are decoded on the CPU only (GPU kernels: {})", gpu.join(", "));
-            return Err(at.bad(why));
-        }
-    }
     let dst = cx.operand_nonempty(id)?;
     let numel = at.ty().numel();
     match node.op {

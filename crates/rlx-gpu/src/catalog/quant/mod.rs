@@ -1,6 +1,6 @@
 //! Kernel family "quant": the kernels on block-quantized weights, which stay packed (U8, one
 //! byte per element) in device memory and are decoded inside the kernels. One variant per
-//! kernel and format of [`QuantType::GPU`] (the lowering refuses the others): the kernel file,
+//! kernel and format of [`QuantType::ALL`]: the kernel file,
 //! `quant_common.wgsl`, `quant_k_scales.wgsl`, `quant_minifloat.wgsl` and the type's decoder
 //! (`quant_<type>.wgsl`, which defines `decode`) are concatenated at build time.
 //!
@@ -36,7 +36,7 @@ impl QuantKernel {
     pub fn all() -> Vec<QuantKernel> {
         let kinds: [fn(QuantType) -> QuantKernel; 4] =
             [QuantKernel::MatVec, QuantKernel::Tiled, QuantKernel::Coop, QuantKernel::Gather];
-        kinds.iter().flat_map(|k| QuantType::GPU.map(k)).collect()
+        kinds.iter().flat_map(|k| QuantType::ALL.map(k)).collect()
     }
 }
 
@@ -192,7 +192,7 @@ macro_rules! quant_src {
     };
 }
 
-/// One source per [`QuantType::GPU`] entry, for `kernel` (then `tail`).
+/// One source per [`QuantType::ALL`] entry, for `kernel` (then `tail`).
 macro_rules! per_type {
     ($kernel:literal) => {
         per_type!($kernel, "")
@@ -219,7 +219,7 @@ macro_rules! per_type {
     };
 }
 
-type Sources = [&'static str; QuantType::GPU.len()];
+type Sources = [&'static str; QuantType::ALL.len()];
 
 const VEC: Sources = per_type!("quant/matmul_quant_vec.wgsl");
 const TILED: Sources = per_type!("quant/matmul_quant_tiled.wgsl");
@@ -230,10 +230,9 @@ const GATHER: Sources =
 /// Invocations of the cooperative-matrix kernel: 2×2 subgroups of 32.
 pub const QUANT_COOP_THREADS: u32 = 128;
 
-/// Position of `q` in [`QuantType::GPU`]. The lowering refuses every other format before it
-/// names a kernel (`lower::quant`), so no key holds one; 0 stands in for them here.
+/// Position of `q` in [`QuantType::ALL`], which holds every format (the 0 is never taken).
 fn index(q: QuantType) -> usize {
-    QuantType::GPU.iter().position(|&t| t == q).unwrap_or(0)
+    QuantType::ALL.iter().position(|&t| t == q).unwrap_or(0)
 }
 
 pub(crate) fn spec(k: QuantKernel) -> Spec {
@@ -266,8 +265,8 @@ mod tests {
 
     #[test]
     fn every_kernel_has_a_variant_per_format_in_order() {
-        assert_eq!(QuantKernel::all().len(), 4 * QuantType::GPU.len());
-        for (i, q) in QuantType::GPU.into_iter().enumerate() {
+        assert_eq!(QuantKernel::all().len(), 4 * QuantType::ALL.len());
+        for (i, q) in QuantType::ALL.into_iter().enumerate() {
             assert_eq!(index(q), i);
             let stem = q.name().to_lowercase();
             assert_eq!(spec(QuantKernel::MatVec(q)).name, format!("matmul_quant_vec_{stem}_f32"));
