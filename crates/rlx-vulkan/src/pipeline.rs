@@ -76,7 +76,17 @@ impl Pipeline {
         // A user-defined kernel was compiled when the lowering entered it (rlx_gpu::custom).
         let words = match key {
             KernelKey::Custom(k) => rlx_gpu::custom::spirv_words(k),
-            _ => spirv::words(name),
+            _ => match spirv::development_words(name, key) {
+                Some(Ok(words)) => Some(words),
+                Some(Err(reason)) => {
+                    return Err(BackendError::Driver {
+                        device: shared.name().to_string(),
+                        scope: scope("compiling RLX_KERNEL_DIR's file"),
+                        reason,
+                    })
+                }
+                None => spirv::words(name),
+            },
         };
         let words = words.ok_or_else(|| BackendError::Driver {
             device: shared.name().to_string(),

@@ -18,6 +18,30 @@ pub fn spirv(key: KernelKey) -> Option<&'static [u8]> {
     bytes(&rlx_gpu::variant(key).name)
 }
 
+/// Kernel development: with `RLX_KERNEL_DIR=DIR`, a variant whose `DIR/<name>.wgsl` exists is
+/// compiled from that file (the full text a driver compiles, as [`rlx_gpu::KernelVariant::wgsl`]
+/// gives it) instead of the embedded module, so kernel variants can be timed on a GPU host with
+/// one build; with `RLX_KERNEL_DUMP=DIR`, the text of every variant a context builds is written
+/// there first (the starting point of such a file). `None` when neither applies; a file that
+/// does not compile is an error naming it.
+pub(crate) fn development_words(name: &str, key: KernelKey) -> Option<Result<Vec<u32>, String>> {
+    if let Some(dir) = std::env::var_os("RLX_KERNEL_DUMP") {
+        let text = rlx_gpu::variant(key).wgsl(rlx_gpu::ParamsBinding::Immediate);
+        if let Ok(text) = text {
+            // Best effort: a dump that cannot be written changes nothing about the run.
+            let _ = std::fs::create_dir_all(&dir);
+            let _ = std::fs::write(std::path::Path::new(&dir).join(format!("{name}.wgsl")), text);
+        }
+    }
+    let path = std::path::Path::new(&std::env::var_os("RLX_KERNEL_DIR")?).join(format!("{name}.wgsl"));
+    let text = std::fs::read_to_string(&path).ok()?;
+    let shown = path.display().to_string();
+    Some(
+        rlx_gpu::spirv::parse(&text, &shown)
+            .and_then(|(module, info)| rlx_gpu::spirv::write(&module, &info, &shown)),
+    )
+}
+
 /// The module of the variant named `name` as words, checked for the SPIR-V magic number.
 pub(crate) fn words(name: &str) -> Option<Vec<u32>> {
     let b = bytes(name)?;
