@@ -1,6 +1,7 @@
 //! The SPIR-V that build.rs compiled from every rlx-gpu kernel variant, embedded in the binary.
 
 use rlx_gpu::KernelKey;
+use std::path::Path;
 
 include!(concat!(env!("OUT_DIR"), "/kernels.rs"));
 
@@ -26,14 +27,18 @@ pub fn spirv(key: KernelKey) -> Option<&'static [u8]> {
 /// does not compile is an error naming it.
 pub(crate) fn development_words(name: &str, key: KernelKey) -> Option<Result<Vec<u32>, String>> {
     if let Some(dir) = std::env::var_os("RLX_KERNEL_DUMP") {
-        let text = rlx_gpu::variant(key).wgsl(rlx_gpu::ParamsBinding::Immediate);
-        if let Ok(text) = text {
+        if let Ok(text) = rlx_gpu::variant(key).wgsl(rlx_gpu::ParamsBinding::Immediate) {
             // Best effort: a dump that cannot be written changes nothing about the run.
             let _ = std::fs::create_dir_all(&dir);
-            let _ = std::fs::write(std::path::Path::new(&dir).join(format!("{name}.wgsl")), text);
+            let _ = std::fs::write(Path::new(&dir).join(format!("{name}.wgsl")), text);
         }
     }
-    let path = std::path::Path::new(&std::env::var_os("RLX_KERNEL_DIR")?).join(format!("{name}.wgsl"));
+    words_from_dir(Path::new(&std::env::var_os("RLX_KERNEL_DIR")?), name)
+}
+
+/// The module compiled from `dir/<name>.wgsl`: `None` when there is no such file.
+fn words_from_dir(dir: &Path, name: &str) -> Option<Result<Vec<u32>, String>> {
+    let path = dir.join(format!("{name}.wgsl"));
     let text = std::fs::read_to_string(&path).ok()?;
     let shown = path.display().to_string();
     Some(
@@ -68,6 +73,25 @@ mod tests {
             assert_eq!(spirv(v.key).map(<[u8]>::len), Some(w.len() * 4));
         }
         assert!(words("no_such_kernel").is_none());
+    }
+
+    /// RLX_KERNEL_DIR's files: a variant's own text compiles to a module, a file that does not
+    /// compile is an error naming it, and a kernel without a file keeps the embedded module.
+    #[test]
+    fn development_files_replace_embedded_modules() {
+        let dir = std::env::temp_dir().join(format!("rlx-kernel-dir-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let key = KernelKey::binary_f32(rlx_ir::BinaryOp::Add);
+        let name = rlx_gpu::variant(key).name.to_string();
+        assert!(words_from_dir(&dir, &name).is_none());
+        let text = rlx_gpu::variant(key).wgsl(rlx_gpu::ParamsBinding::Immediate).unwrap();
+        std::fs::write(dir.join(format!("{name}.wgsl")), &text).unwrap();
+        let words = words_from_dir(&dir, &name).unwrap().unwrap();
+        assert_eq!(words.first(), Some(&MAGIC));
+        std::fs::write(dir.join(format!("{name}.wgsl")), text.replace("fn main(", "fn main(oops")).unwrap();
+        let err = words_from_dir(&dir, &name).unwrap().unwrap_err();
+        assert!(err.contains(&format!("{name}.wgsl")), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
