@@ -25,6 +25,7 @@ mod checkpoint_moe;
 pub mod config;
 pub mod generate;
 pub mod gguf;
+mod gguf_moe;
 pub mod graph;
 pub mod model;
 pub mod params;

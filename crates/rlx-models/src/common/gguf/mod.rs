@@ -31,7 +31,7 @@ mod tensor;
 pub mod tokenizer;
 pub mod value;
 
-pub use config::{gguf_config, GgufDecoderConfig, ARCHITECTURES, DEFAULT_ROPE_THETA};
+pub use config::{gguf_config, GgufDecoderConfig, GgufExperts, ARCHITECTURES, DEFAULT_ROPE_THETA};
 pub use error::GgufError;
 pub use parse::{ALIGNMENT_KEY, DEFAULT_ALIGNMENT};
 pub use tensor::{to_f32, GgmlType, TensorInfo, TensorView, MAX_DIMS};
