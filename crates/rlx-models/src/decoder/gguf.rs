@@ -73,7 +73,7 @@ pub fn decoder_config(file: &GgufFile) -> Result<DecoderConfig> {
         qkv_bias: g.qkv_bias,
         o_bias: g.o_bias,
         qk_norm: g.qk_norm,
-        // llama.cpp's llama / qwen2 / qwen3 attend to the whole causal context.
+        // llama.cpp's llama / qwen2 / qwen3 / qwen3moe attend to the whole causal context.
         sliding_window: None,
         torch_dtype: None,
         moe: super::gguf_moe::moe_config(file, &g),

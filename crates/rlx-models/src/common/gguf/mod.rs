@@ -18,7 +18,7 @@
 //!   decoders (tests and the CPU; GPU paths keep blocks packed).
 //! - Typed getters (`get_u32`, `get_str`, …) error with the key and the type found; integer
 //!   getters accept any integer type whose value fits, as GGUF writers differ there.
-//! - [`gguf_config`] maps llama / qwen2 / qwen3 metadata to a [`GgufDecoderConfig`];
+//! - [`gguf_config`] maps llama / qwen2 / qwen3 / qwen3moe metadata to a [`GgufDecoderConfig`];
 //!   [`gguf_tokenizer`] builds a `tokenizers::Tokenizer` from the `tokenizer.ggml.*` keys
 //!   ([`tokenizer`]). `crate::decoder::Decoder` loads such a file's weights.
 
