@@ -39,7 +39,7 @@
 //!   builder shared with the embedding graph) and [`random::set_random_params`] gives it
 //!   deterministic weights: the BERT benchmark workload and the test/parity encoder.
 //! - [`gguf`] reads GGUF files (metadata, tensor infos, packed tensor data) with every length
-//!   and offset checked; [`gguf::gguf_config`] maps llama / qwen2 / qwen3 metadata.
+//!   and offset checked; [`gguf::gguf_config`] maps llama / qwen2 / qwen3 / qwen3moe metadata.
 //! - [`Mamba::load`] reads a Mamba-1 checkpoint (transformers' `MambaForCausalLM`) and
 //!   [`Mamba::logits`] gives its logits over one token sequence, on the native selective scan
 //!   ([`mamba`]).

@@ -288,7 +288,10 @@ fn config_damage() {
     };
     let arch = find(&bytes, "llama\x0c"); // the value of general.architecture, before general.name's length
     let e = config_err(with(&bytes, arch, b"mamba"));
-    assert_eq!(e, GgufError::Architecture { arch: "mamba".into(), known: "llama, qwen2, qwen3".into() });
+    assert_eq!(
+        e,
+        GgufError::Architecture { arch: "mamba".into(), known: "llama, qwen2, qwen3, qwen3moe".into() }
+    );
     let eps = find(&bytes, "layer_norm_rms_epsilon");
     let e = config_err(with(&bytes, eps, b"layer_norm_rms_epsilom"));
     assert_eq!(e, GgufError::MissingKey { key: "llama.attention.layer_norm_rms_epsilon".into() });

@@ -202,7 +202,10 @@ fn unknown_architectures_and_miscounted_rope_factors_are_refused() {
         }
     });
     let (e, _) = gguf_err(&path);
-    assert_eq!(e, GgufError::Architecture { arch: "qwen9".into(), known: "llama, qwen2, qwen3".into() });
+    assert_eq!(
+        e,
+        GgufError::Architecture { arch: "qwen9".into(), known: "llama, qwen2, qwen3, qwen3moe".into() }
+    );
 
     // rope_freqs.weight cut from 8 values to 7 (its dims follow its name and its rank; the
     // shorter data still fits its slot): one factor per frequency is needed.

@@ -2,8 +2,9 @@
 //! [`DecoderConfig`] and its tensors read under the decoder's Hugging Face param names.
 //!
 //! Contract:
-//! - Architectures `llama`, `qwen2` and `qwen3` ([`crate::common::gguf::ARCHITECTURES`]); any other is
-//!   refused by [`crate::common::gguf::gguf_config`]. Rope scaling `none` or `linear` (`{arch}.rope.
+//! - Architectures `llama`, `qwen2`, `qwen3` and `qwen3moe` ([`crate::common::gguf::ARCHITECTURES`]);
+//!   any other is refused by [`crate::common::gguf::gguf_config`]. A qwen3moe file's experts
+//!   (3-D `ffn_*_exps` tensors, the router `ffn_gate_inp`) are read by `gguf_moe.rs`. Rope scaling `none` or `linear` (`{arch}.rope.
 //!   scaling.type` / `.factor`); any other type and rope on part of a head are refused, naming
 //!   the key. llama.cpp's `rope_freqs.weight` (its converter's form of Llama 3.1's `llama3`
 //!   scaling: one factor per frequency, head_dim / 2 of them, else an error naming both) becomes
@@ -14,10 +15,10 @@
 //!   is an error naming both names and the shape the config needs; a shape other than the
 //!   config's is an error naming both shapes.
 //! - F32, F16 and BF16 tensors become [`crate::common::safetensors::WeightData`] by the same rules as
-//!   safetensors ones (f32, or f16 for [`Precision::F16`]). 2-D block-quantized tensors (Q8_0,
-//!   Q4_0, Q4_K, Q5_K, Q6_K linear weights and embeddings) are kept as their blocks
-//!   ([`ParamData::Quant`]) and never dequantized on the host; a quantized 1-D tensor (a norm,
-//!   a bias) is refused.
+//!   safetensors ones (f32, or f16 for [`Precision::F16`]). Block-quantized matrices (linear
+//!   weights, embeddings, expert stacks; any [`rlx_ir::QuantType`], each tensor its own) are
+//!   kept as their blocks ([`ParamData::Quant`]) and never dequantized on the host; a
+//!   quantized 1-D tensor (a norm, a bias) is refused.
 //! - llama.cpp's converter permutes the rows of the llama q and k projections (weights and
 //!   biases) so that ggml's rope rotates adjacent pairs; qwen2 and qwen3 are stored unpermuted
 //!   (ggml's NeoX rope). The rows of llama's `attn_q` / `attn_k` are put back in Hugging Face
@@ -41,6 +42,7 @@ pub fn decoder_config(file: &GgufFile) -> Result<DecoderConfig> {
         "llama" => Architecture::Llama,
         "qwen2" => Architecture::Qwen2,
         "qwen3" => Architecture::Qwen3,
+        "qwen3moe" => Architecture::Qwen3Moe,
         other => {
             let known = crate::common::gguf::ARCHITECTURES.join(", ");
             return Err(file.error(GgufError::Architecture { arch: other.to_string(), known }));
@@ -71,10 +73,10 @@ pub fn decoder_config(file: &GgufFile) -> Result<DecoderConfig> {
         qkv_bias: g.qkv_bias,
         o_bias: g.o_bias,
         qk_norm: g.qk_norm,
-        // llama.cpp's llama / qwen2 / qwen3 attend to the whole causal context.
+        // llama.cpp's llama / qwen2 / qwen3 / qwen3moe attend to the whole causal context.
         sliding_window: None,
         torch_dtype: None,
-        moe: None,
+        moe: super::gguf_moe::moe_config(file, &g),
     })
 }
 
@@ -126,6 +128,9 @@ pub fn gguf_name(name: &str) -> Option<String> {
     let rest = name.strip_prefix("model.layers.")?;
     let (layer, part) = rest.split_once('.')?;
     layer.parse::<usize>().ok()?;
+    if let Some(experts) = super::gguf_moe::expert_name(part) {
+        return Some(format!("blk.{layer}.{experts}"));
+    }
     let (module, suffix) = part.rsplit_once('.')?;
     let short = match module {
         "input_layernorm" => "attn_norm",
@@ -165,19 +170,34 @@ impl GgufWeights {
         &self.file
     }
 
-    /// Param `name` with exactly shape `expected` (in elements), in `precision`; a 2-D
-    /// block-quantized tensor comes back as its blocks ([`ParamData::Quant`]).
+    /// Param `name` with exactly shape `expected` (in elements), in `precision`; a
+    /// block-quantized matrix comes back as its blocks ([`ParamData::Quant`]).
     pub fn load(&self, name: &str, expected: &[usize], precision: Precision) -> Result<ParamData> {
-        let err = |source| self.file.error(source);
+        if name.ends_with(super::checkpoint_moe::GATE_UP) {
+            return self.load_gate_up(name, expected, precision);
+        }
         let Some(gname) = gguf_name(name) else {
             let count = self.file.tensors().len();
-            return Err(err(GgufError::MissingWeight {
+            return Err(self.file.error(GgufError::MissingWeight {
                 name: name.to_string(),
                 hf_name: name.to_string(),
                 expected: expected.to_vec(),
                 count,
             }));
         };
+        self.load_tensor(&gname, name, expected, precision)
+    }
+
+    /// The file's tensor `gname` as param `name` (see [`GgufWeights::load`]).
+    pub(super) fn load_tensor(
+        &self,
+        gname: &str,
+        name: &str,
+        expected: &[usize],
+        precision: Precision,
+    ) -> Result<ParamData> {
+        let err = |source| self.file.error(source);
+        let gname = gname.to_string();
         let Some(info) = self.file.tensor_info(&gname) else {
             return Err(err(GgufError::MissingWeight {
                 name: gname,
@@ -190,13 +210,12 @@ impl GgufWeights {
             GgmlType::F32 => Some(Dtype::F32),
             GgmlType::F16 => Some(Dtype::F16),
             GgmlType::BF16 => Some(Dtype::BF16),
-            ty @ GgmlType::Quant(_) if expected.len() != 2 => {
+            ty @ GgmlType::Quant(_) if expected.len() < 2 => {
                 return Err(err(GgufError::Quantized { tensor: gname, ty }))
             }
             GgmlType::Quant(_) => None,
         };
-        // GGUF stores a 1-D tensor the same way whatever its rank is said to be; a 2-D one
-        // must match exactly.
+        // The shape (a vector, a matrix or an expert stack) must be the config's exactly.
         if info.shape != expected {
             return Err(err(GgufError::WeightShape {
                 name: gname,

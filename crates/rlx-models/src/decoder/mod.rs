@@ -11,9 +11,10 @@
 //!   reuse it ([`graph`]).
 //! - [`Decoder`] loads the weights (model.safetensors or sharded, F32/F16/BF16, each checked
 //!   against the config; a tied `lm_head` is the embedding table), and gives logits and greedy
-//!   continuations of one sequence ([`model`]). It loads a GGUF file (llama, qwen2, qwen3 with
-//!   F32/F16/BF16 tensors, and Q8_0/Q4_0/Q4_K/Q5_K/Q6_K linear weights and embeddings, which
-//!   stay quantized on the device: [`params`]) as well as a Hugging Face directory ([`gguf`]).
+//!   continuations of one sequence ([`model`]). It loads a GGUF file (llama, qwen2, qwen3, qwen3moe
+//!   with F32/F16/BF16 tensors, and block-quantized linear weights, embeddings and expert
+//!   stacks, which stay quantized on the device: [`params`]) as well as a Hugging Face
+//!   directory ([`gguf`]).
 //! - [`ChatTemplate`](chat::ChatTemplate) renders the checkpoint's chat template ([`chat`]).
 //!
 //! Checkpoint reading (safetensors, shards, GGUF) and the stop tokens live in
@@ -25,6 +26,7 @@ mod checkpoint_moe;
 pub mod config;
 pub mod generate;
 pub mod gguf;
+mod gguf_moe;
 pub mod graph;
 pub mod model;
 pub mod params;

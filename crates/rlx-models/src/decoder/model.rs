@@ -227,6 +227,11 @@ impl Decoder {
         &self.opts
     }
 
+    /// The params kept block-quantized on the device (Hugging Face names), with their format.
+    pub fn quantized(&self) -> &QuantizedWeights {
+        &self.quant
+    }
+
     /// The padded length a sequence of `len` tokens runs at.
     pub fn bucket(&self, len: usize) -> usize {
         len.max(self.opts.min_bucket).next_power_of_two().min(self.config.max_position_embeddings).max(len)

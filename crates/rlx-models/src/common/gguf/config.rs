@@ -5,7 +5,7 @@ use super::GgufFile;
 use crate::error::Result;
 
 /// The architectures whose metadata [`gguf_config`] maps (`general.architecture`).
-pub const ARCHITECTURES: [&str; 3] = ["llama", "qwen2", "qwen3"];
+pub const ARCHITECTURES: [&str; 4] = ["llama", "qwen2", "qwen3", "qwen3moe"];
 
 /// `{arch}.rope.freq_base` when a file does not set it (llama.cpp's default).
 pub const DEFAULT_ROPE_THETA: f32 = 10_000.0;
@@ -56,6 +56,19 @@ pub struct GgufDecoderConfig {
     /// True when the file has `rope_freqs.weight`: llama.cpp's per-frequency rope factors, which
     /// its converter writes for Llama 3.1's `llama3` rope scaling.
     pub rope_freqs: bool,
+    /// The experts of a `qwen3moe` file; `None` for the dense architectures.
+    pub experts: Option<GgufExperts>,
+}
+
+/// A mixture-of-experts file's expert keys.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GgufExperts {
+    /// `{arch}.expert_count` E.
+    pub count: usize,
+    /// `{arch}.expert_used_count` k, at most E.
+    pub used: usize,
+    /// `{arch}.expert_feed_forward_length`: one expert's hidden size.
+    pub feed_forward_length: usize,
 }
 
 /// Reads a [`GgufDecoderConfig`] from `file`'s metadata. A missing required key, a value of the
@@ -127,11 +140,22 @@ pub fn gguf_config(file: &GgufFile) -> Result<GgufDecoderConfig> {
         Some(_) => Some(positive("rope.scaling.factor", None)?),
         None => None,
     };
+    let experts = if arch == "qwen3moe" {
+        let (experts, used) = (count("expert_count")?, count("expert_used_count")?);
+        if used > experts {
+            let reason = format!("must be at most expert_count {experts}");
+            return Err(bad(&key("expert_used_count"), reason));
+        }
+        Some(GgufExperts { count: experts, used, feed_forward_length: count("expert_feed_forward_length")? })
+    } else {
+        None
+    };
     let has = |name: &str| file.tensor_info(name).is_some();
     Ok(GgufDecoderConfig {
+        experts,
         qkv_bias: arch == "qwen2" || has("blk.0.attn_q.bias"),
         o_bias: has("blk.0.attn_output.bias"),
-        qk_norm: arch == "qwen3",
+        qk_norm: arch == "qwen3" || arch == "qwen3moe",
         rope_scaling_type,
         rope_scaling_factor,
         rope_freqs: has("rope_freqs.weight"),

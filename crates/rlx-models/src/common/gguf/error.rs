@@ -93,6 +93,13 @@ pub enum GgufError {
          frequencies (one factor each)"
     )]
     RopeFreqs { len: usize, half: usize, head_dim: usize },
+    /// The experts' gate and up projections are fused into one param, row for row, so they
+    /// must be stored alike.
+    #[error(
+        "tensors '{gate}' ({gate_ty}) and '{up}' ({up_ty}) must have the same type: rlx fuses each \
+         expert's gate and up rows into one matrix; requantize them to one type"
+    )]
+    ExpertTypes { gate: String, gate_ty: GgmlType, up: String, up_ty: GgmlType },
     #[error("metadata key '{key}' = \"{kind}\": this rope scaling is not supported (none, linear)")]
     RopeScaling { key: String, kind: String },
     #[error(

@@ -18,7 +18,7 @@
 //!   decoders (tests and the CPU; GPU paths keep blocks packed).
 //! - Typed getters (`get_u32`, `get_str`, …) error with the key and the type found; integer
 //!   getters accept any integer type whose value fits, as GGUF writers differ there.
-//! - [`gguf_config`] maps llama / qwen2 / qwen3 metadata to a [`GgufDecoderConfig`];
+//! - [`gguf_config`] maps llama / qwen2 / qwen3 / qwen3moe metadata to a [`GgufDecoderConfig`];
 //!   [`gguf_tokenizer`] builds a `tokenizers::Tokenizer` from the `tokenizer.ggml.*` keys
 //!   ([`tokenizer`]). `crate::decoder::Decoder` loads such a file's weights.
 
@@ -31,7 +31,7 @@ mod tensor;
 pub mod tokenizer;
 pub mod value;
 
-pub use config::{gguf_config, GgufDecoderConfig, ARCHITECTURES, DEFAULT_ROPE_THETA};
+pub use config::{gguf_config, GgufDecoderConfig, GgufExperts, ARCHITECTURES, DEFAULT_ROPE_THETA};
 pub use error::GgufError;
 pub use parse::{ALIGNMENT_KEY, DEFAULT_ALIGNMENT};
 pub use tensor::{to_f32, GgmlType, TensorInfo, TensorView, MAX_DIMS};
