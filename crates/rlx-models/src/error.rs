@@ -43,9 +43,9 @@ pub enum ModelError {
     /// method it calls that does not exist, …).
     #[error("{path}: rendering the chat template: {reason}")]
     ChatTemplateRender { path: PathBuf, reason: String },
-    #[error("{dir}: no model here (missing {missing}); run `rlx fetch all-minilm-l6-v2` or pass a directory holding config.json, model.safetensors and tokenizer.json")]
+    #[error("{dir}: no model here (missing {missing}); run `rlx fetch all-minilm-l6-v2`, pass a directory holding config.json, model.safetensors and tokenizer.json, or name a hub repo (owner/name)")]
     NoModel { dir: PathBuf, missing: String },
-    #[error("unknown model '{name}'; known models: {known}")]
+    #[error("unknown model '{name}'; known models: {known}, or a Hugging Face hub repo (owner/name, or owner/name-GGUF:QUANT for one GGUF file)")]
     UnknownModel { name: String, known: String },
     #[error("cannot find a cache directory: set XDG_CACHE_HOME (or HOME)")]
     NoCacheDir,

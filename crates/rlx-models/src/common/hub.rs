@@ -4,8 +4,9 @@
 //!
 //! - `owner/name`: a safetensors checkpoint: config.json, the weights (model.safetensors, or
 //!   the sharded index and every shard it names) and, when the repo has them, tokenizer.json,
-//!   tokenizer_config.json, generation_config.json and chat_template.jinja (a BERT embedder
-//!   also sentence_bert_config.json and 1_Pooling/config.json, and tokenizer.json is required).
+//!   tokenizer_config.json, generation_config.json, chat_template.jinja,
+//!   sentence_bert_config.json and 1_Pooling/config.json (a BERT embedder requires
+//!   tokenizer.json and one model.safetensors).
 //!   The snapshot folder is the model path.
 //! - `owner/name-GGUF:Q4_K_M`: the one .gguf file whose name carries that quant tag
 //!   (case-insensitive, as a whole `-`/`.`/`_`-bounded part of the name); none or several is an
@@ -240,14 +241,19 @@ fn plan(listing: &Listing, name: &HubName, revision: &str, files: ModelFiles) ->
         false => format!("this repo holds GGUF files; name one by its quant tag, e.g. {}:Q4_K_M ({})", name.repo, ggufs.join(", ")),
     };
     let mut out = vec![find("config.json").ok_or_else(|| missing("config.json", gguf_hint()))?];
-    let mut optional = vec!["tokenizer_config.json", "generation_config.json", "chat_template.jinja"];
     if files == ModelFiles::Embedder {
         out.push(find("tokenizer.json").ok_or_else(|| missing("tokenizer.json", "a sentence embedder needs its tokenizer".into()))?);
-        optional = vec!["tokenizer_config.json", "sentence_bert_config.json", "1_Pooling/config.json"];
-    } else {
-        optional.insert(0, "tokenizer.json");
     }
-    out.extend(optional.into_iter().filter_map(find));
+    // Small files either model kind reads when they are there, so one `rlx fetch` serves both.
+    let optional = [
+        "tokenizer.json",
+        "tokenizer_config.json",
+        "generation_config.json",
+        "chat_template.jinja",
+        "sentence_bert_config.json",
+        "1_Pooling/config.json",
+    ];
+    out.extend(optional.into_iter().filter(|f| !out.iter().any(|s| s.rfilename == *f)).filter_map(find).collect::<Vec<_>>());
     match (find("model.safetensors"), find("model.safetensors.index.json")) {
         (Some(weights), _) => out.push(weights),
         (None, Some(index)) if files == ModelFiles::Decoder => out.push(index),
