@@ -17,7 +17,11 @@ pub fn rlx_cache_dir() -> Option<PathBuf> {
 /// The user's cache folder that rlx's is in: `$XDG_CACHE_HOME` when absolute, else the
 /// platform's. Other tools' caches that rlx reads (the Hugging Face hub's) default under it.
 pub fn user_cache_dir() -> Option<PathBuf> {
-    Some(rlx_cache_dir_from(std::env::var_os("XDG_CACHE_HOME").as_deref(), dirs::cache_dir())?.parent()?.to_path_buf())
+    Some(
+        rlx_cache_dir_from(std::env::var_os("XDG_CACHE_HOME").as_deref(), dirs::cache_dir())?
+            .parent()?
+            .to_path_buf(),
+    )
 }
 
 /// The rule over explicit values: `xdg` is `$XDG_CACHE_HOME` (`None` = unset) and

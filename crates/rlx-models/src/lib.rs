@@ -67,11 +67,11 @@ pub use causal_lm::{load_causal_lm, CausalLm, LmInfo};
 pub use common::checkpoint::Checkpoint;
 #[cfg(not(target_arch = "wasm32"))]
 pub use common::fetch::{self, fetch, Fetched, KnownModel, DEFAULT_MODEL, KNOWN_MODELS};
+pub use common::gguf::{self, gguf_config, gguf_tokenizer, is_gguf, GgufDecoderConfig, GgufFile};
 #[cfg(not(target_arch = "wasm32"))]
 pub use common::hub::{self, resolve_model, HubName, HubOptions, ModelFiles};
 #[cfg(not(target_arch = "wasm32"))]
 pub use common::hub_cache::{self, CachedModel, Verified};
-pub use common::gguf::{self, gguf_config, gguf_tokenizer, is_gguf, GgufDecoderConfig, GgufFile};
 pub use common::safetensors::{Precision, SafetensorsFile, WeightData};
 pub use common::stop::stop_tokens;
 pub use common::tokenizer::causal_tokenizer;

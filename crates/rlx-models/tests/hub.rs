@@ -10,7 +10,9 @@
 
 use rlx_models::hub::fetch_hub;
 use rlx_models::hub_cache::{complete_local, list_cached_in, remove_cached_in, verify_cached_in};
-use rlx_models::{load_causal_lm, resolve_model, DecoderOptions, Device, HubName, HubOptions, ModelError, ModelFiles};
+use rlx_models::{
+    load_causal_lm, resolve_model, DecoderOptions, Device, HubName, HubOptions, ModelError, ModelFiles,
+};
 use rlx_test_support::hub_server::{serve, Faults, HubFile, HubRepo, HubServer};
 use std::path::{Path, PathBuf};
 
@@ -95,9 +97,10 @@ fn a_safetensors_repo_downloads_checks_loads_and_is_then_served_from_the_cache()
     let cache = temp_cache("good");
     let opts = options(&server, &cache);
     let mut reports = Vec::new();
-    let path =
-        fetch_hub(&opts, &name(REPO), "main", ModelFiles::Decoder, &mut |f, done, total| reports.push((f.to_string(), done, total)))
-            .unwrap();
+    let path = fetch_hub(&opts, &name(REPO), "main", ModelFiles::Decoder, &mut |f, done, total| {
+        reports.push((f.to_string(), done, total))
+    })
+    .unwrap();
     assert_eq!(path, cache.join("models--rlx-test--tiny-qwen2/snapshots").join(COMMIT));
     assert_eq!(logits(&path), logits(&fixtures().join("decoders/qwen2")));
     // Only what a model needs came down, the README did not.
@@ -106,7 +109,10 @@ fn a_safetensors_repo_downloads_checks_loads_and_is_then_served_from_the_cache()
     let shard = "model-00001-of-00004.safetensors";
     let size = std::fs::metadata(path.join(shard)).unwrap().len();
     assert!(reports.iter().any(|(f, d, t)| f == shard && *d == size && *t == size), "{reports:?}");
-    assert_eq!(std::fs::read_to_string(cache.join("models--rlx-test--tiny-qwen2/refs/main")).unwrap(), COMMIT);
+    assert_eq!(
+        std::fs::read_to_string(cache.join("models--rlx-test--tiny-qwen2/refs/main")).unwrap(),
+        COMMIT
+    );
 
     // The second time the cache answers, without one request.
     let before = requests(&server);
@@ -150,7 +156,10 @@ fn a_quant_tag_picks_exactly_one_gguf_file() {
     assert!(matches!(several, ModelError::HubPick { .. }), "{several:?}");
     assert!(several.to_string().contains("2 .gguf files carry the quant tag 'q8_0'"), "{several}");
     let none = fetch(&opts, &format!("{GGUF_REPO}:Q4_K_M")).unwrap_err().to_string();
-    assert!(none.contains("no .gguf file carries the quant tag 'Q4_K_M'") && none.contains("tiny-qwen2-F32.gguf"), "{none}");
+    assert!(
+        none.contains("no .gguf file carries the quant tag 'Q4_K_M'") && none.contains("tiny-qwen2-F32.gguf"),
+        "{none}"
+    );
     let untagged = fetch(&opts, GGUF_REPO).unwrap_err().to_string();
     assert!(untagged.contains("has no file 'config.json'") && untagged.contains(":Q4_K_M"), "{untagged}");
 }
@@ -229,7 +238,10 @@ fn an_interrupted_download_is_taken_for_nothing_and_the_next_call_resumes_it() {
     // The second call asked only for the rest of the file.
     let resumed = format!("bytes={done}-");
     let seen = server.seen.lock().unwrap();
-    assert!(seen.iter().any(|s| s.path.ends_with(shard) && s.range.as_deref() == Some(resumed.as_str())), "{seen:?}");
+    assert!(
+        seen.iter().any(|s| s.path.ends_with(shard) && s.range.as_deref() == Some(resumed.as_str())),
+        "{seen:?}"
+    );
 }
 
 #[test]
@@ -243,8 +255,11 @@ fn a_corrupt_file_is_removed_and_a_good_server_then_fills_the_cache() {
     let text = e.to_string();
     assert!(text.contains(shard) && text.contains("sha256") && text.contains("removed"), "{text}");
     nothing_taken(&cache);
-    let blobs: Vec<_> = std::fs::read_dir(cache.join("models--rlx-test--tiny-qwen2/blobs")).unwrap().flatten().collect();
-    let bad_blob = rlx_test_support::hub_server::sha256_hex(&std::fs::read(fixtures().join("decoders/qwen2").join(shard)).unwrap());
+    let blobs: Vec<_> =
+        std::fs::read_dir(cache.join("models--rlx-test--tiny-qwen2/blobs")).unwrap().flatten().collect();
+    let bad_blob = rlx_test_support::hub_server::sha256_hex(
+        &std::fs::read(fixtures().join("decoders/qwen2").join(shard)).unwrap(),
+    );
     assert!(!blobs.iter().any(|b| b.file_name().to_string_lossy() == bad_blob), "the corrupt blob stayed");
 
     let good = serve(vec![safetensors_repo()], Faults::default());
@@ -258,7 +273,11 @@ fn no_network_is_a_clear_error() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().port()
     };
-    let opts = HubOptions { endpoint: format!("http://127.0.0.1:{port}"), cache: temp_cache("offline"), token: None };
+    let opts = HubOptions {
+        endpoint: format!("http://127.0.0.1:{port}"),
+        cache: temp_cache("offline"),
+        token: None,
+    };
     let e = fetch(&opts, REPO).unwrap_err();
     assert!(matches!(e, ModelError::NoNetwork { .. }), "{e:?}");
     assert!(e.is_unreachable());

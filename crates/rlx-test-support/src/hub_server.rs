@@ -159,7 +159,11 @@ fn answer(mut s: TcpStream, repos: &[HubRepo], faults: &Faults, log: &Mutex<Vec<
             .iter()
             .map(|f| {
                 let lfs = if f.lfs {
-                    format!(",\"lfs\":{{\"sha256\":\"{}\",\"size\":{},\"pointerSize\":134}}", f.etag(), f.data.len())
+                    format!(
+                        ",\"lfs\":{{\"sha256\":\"{}\",\"size\":{},\"pointerSize\":134}}",
+                        f.etag(),
+                        f.data.len()
+                    )
                 } else {
                     String::new()
                 };
@@ -171,8 +175,19 @@ fn answer(mut s: TcpStream, repos: &[HubRepo], faults: &Faults, log: &Mutex<Vec<
                 )
             })
             .collect();
-        let doc = format!("{{\"id\":\"{}\",\"sha\":\"{}\",\"siblings\":[{}]}}", repo.id, repo.commit, siblings.join(","));
-        return respond(&mut s, "200 OK", &[("Content-Type".into(), "application/json".into())], doc.as_bytes(), usize::MAX);
+        let doc = format!(
+            "{{\"id\":\"{}\",\"sha\":\"{}\",\"siblings\":[{}]}}",
+            repo.id,
+            repo.commit,
+            siblings.join(",")
+        );
+        return respond(
+            &mut s,
+            "200 OK",
+            &[("Content-Type".into(), "application/json".into())],
+            doc.as_bytes(),
+            usize::MAX,
+        );
     }
     let Some((id, rest)) = path.trim_start_matches('/').split_once("/resolve/") else {
         return not_found(&mut s, "RepoNotFound");
@@ -182,7 +197,9 @@ fn answer(mut s: TcpStream, repos: &[HubRepo], faults: &Faults, log: &Mutex<Vec<
     if rev != "main" && rev != repo.commit {
         return not_found(&mut s, "RevisionNotFound");
     }
-    let Some(f) = repo.files.iter().find(|f| f.path == file) else { return not_found(&mut s, "EntryNotFound") };
+    let Some(f) = repo.files.iter().find(|f| f.path == file) else {
+        return not_found(&mut s, "EntryNotFound");
+    };
     if faults.unserved.as_deref() == Some(file) {
         return not_found(&mut s, "EntryNotFound");
     }

@@ -142,8 +142,10 @@ fn main() -> ExitCode {
         Command::Bench(args) => args.run(),
         Command::Fetch { model, revision, verify } => cli::fetch::run(&model, revision.as_deref(), verify),
         Command::Models { remove } => cli::models::run(remove.as_deref()),
-        Command::Generate(mut options) => cli::fetch::resolve_lm(&mut options.model, options.revision.as_deref())
-            .and_then(|()| cli::generate::run(&options)),
+        Command::Generate(mut options) => {
+            cli::fetch::resolve_lm(&mut options.model, options.revision.as_deref())
+                .and_then(|()| cli::generate::run(&options))
+        }
         Command::Embed {
             target: Target { device, precision },
             format,
@@ -163,8 +165,9 @@ fn main() -> ExitCode {
             sentences,
         }),
         Command::Logits { mut model, revision, target: Target { device, precision }, prompt_ids, out } => {
-            cli::fetch::resolve_lm(&mut model, revision.as_deref())
-                .and_then(|()| cli::logits::run(&cli::logits::LogitsOptions { model, device, precision, prompt_ids, out }))
+            cli::fetch::resolve_lm(&mut model, revision.as_deref()).and_then(|()| {
+                cli::logits::run(&cli::logits::LogitsOptions { model, device, precision, prompt_ids, out })
+            })
         }
         Command::Similarity { device, model_dir, revision, a, b } => {
             cli::similarity::run(device, model_dir, revision.as_deref(), &a, &b)

@@ -68,18 +68,33 @@ fn fetch_by_hub_name_then_list_verify_use_and_remove() {
     let server = serve(vec![repo()], Faults::default());
     let env = Env::new("hub", &server.url);
     let snapshot = ok(&env.rlx(&["fetch", REPO])).trim().to_string();
-    let expected = env.root.join("hf/hub/models--rlx-test--tiny-qwen2/snapshots/89abcdef0123456789abcdef0123456789abcdef");
+    let expected = env
+        .root
+        .join("hf/hub/models--rlx-test--tiny-qwen2/snapshots/89abcdef0123456789abcdef0123456789abcdef");
     assert_eq!(Path::new(&snapshot), expected);
 
     // The name works as --model, from the cache.
     let logits = env.root.join("logits.bin");
-    let args = ["logits", "--model", REPO, "--device", "cpu", "--prompt-ids", "1,2", "--out", logits.to_str().unwrap()];
+    let args = [
+        "logits",
+        "--model",
+        REPO,
+        "--device",
+        "cpu",
+        "--prompt-ids",
+        "1,2",
+        "--out",
+        logits.to_str().unwrap(),
+    ];
     ok(&env.rlx(&args));
     assert!(std::fs::metadata(&logits).unwrap().len() > 0);
 
     let listing = ok(&env.rlx(&["models"]));
     let row = listing.lines().find(|l| l.contains(REPO)).unwrap_or_else(|| panic!("{listing}"));
-    assert!(row.contains("main (89abcdef0123)") && row.contains(&snapshot) && row.contains("KB"), "{listing}");
+    assert!(
+        row.contains("main (89abcdef0123)") && row.contains(&snapshot) && row.contains("KB"),
+        "{listing}"
+    );
     assert!(listing.lines().next().unwrap().contains("name") && listing.contains("revision"), "{listing}");
 
     let verified = ok(&env.rlx(&["fetch", "--verify", REPO]));
@@ -108,7 +123,9 @@ fn the_built_in_model_is_listed_and_verified_against_its_marker() {
     let dir = env.root.join("xdg/rlx/models/all-minilm-l6-v2");
     std::fs::create_dir_all(&dir).unwrap();
     let mut marker = String::from("wheelsha\n");
-    for (name, data) in [("config.json", &b"{}"[..]), ("model.safetensors", &[1u8; 64]), ("tokenizer.json", b"{}")] {
+    for (name, data) in
+        [("config.json", &b"{}"[..]), ("model.safetensors", &[1u8; 64]), ("tokenizer.json", b"{}")]
+    {
         std::fs::write(dir.join(name), data).unwrap();
         marker.push_str(&format!("{} {} {name}\n", sha256_hex(data), data.len()));
     }

@@ -102,11 +102,14 @@ impl HubOptions {
     pub fn from_env() -> Result<HubOptions> {
         let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
         let endpoint = std::env::var("HF_ENDPOINT").ok().filter(|v| !v.trim().is_empty());
-        let endpoint = endpoint.unwrap_or_else(|| DEFAULT_ENDPOINT.to_string()).trim().trim_end_matches('/').to_string();
+        let endpoint =
+            endpoint.unwrap_or_else(|| DEFAULT_ENDPOINT.to_string()).trim().trim_end_matches('/').to_string();
         let cache = match (var("HF_HUB_CACHE"), var("HF_HOME")) {
             (Some(c), _) => PathBuf::from(c),
             (None, Some(h)) => PathBuf::from(h).join("hub"),
-            (None, None) => rlx_backend::user_cache_dir().ok_or(ModelError::NoCacheDir)?.join("huggingface").join("hub"),
+            (None, None) => {
+                rlx_backend::user_cache_dir().ok_or(ModelError::NoCacheDir)?.join("huggingface").join("hub")
+            }
         };
         let token = std::env::var("HF_TOKEN").ok().map(|t| t.trim().to_string()).filter(|t| !t.is_empty());
         let token = token.or_else(|| Cache::new(cache.clone()).token());
@@ -135,9 +138,10 @@ pub fn resolve_model(
     }
     let name = HubName::parse(spec).ok_or_else(|| ModelError::BadModelName {
         name: spec.to_string(),
-        reason: "no such file or folder, and not a hub repo id (owner/name, or owner/name-GGUF:QUANT for a GGUF \
+        reason:
+            "no such file or folder, and not a hub repo id (owner/name, or owner/name-GGUF:QUANT for a GGUF \
                  file)"
-            .to_string(),
+                .to_string(),
     })?;
     fetch_hub(&HubOptions::from_env()?, &name, revision.unwrap_or("main"), files, progress)
 }
@@ -212,7 +216,9 @@ pub fn fetch_hub(
     at_rev.create_ref(&listing.sha).map_err(|e| ModelError::io(&opts.cache, e))?;
     if revision != listing.sha {
         // hf-hub records the commit as a ref of itself; the hub's own tools never do.
-        let _ = fs::remove_file(super::hub_cache::repo_dir(&opts.cache, &name.repo).join("refs").join(&listing.sha));
+        let _ = fs::remove_file(
+            super::hub_cache::repo_dir(&opts.cache, &name.repo).join("refs").join(&listing.sha),
+        );
     }
     complete_local(&snapshot, name, files)?.ok_or_else(|| ModelError::Hub {
         repo: name.repo.clone(),
@@ -224,8 +230,12 @@ pub fn fetch_hub(
 /// holding the weights holds everything else the repo offers.
 fn plan(listing: &Listing, name: &HubName, revision: &str, files: ModelFiles) -> Result<Vec<Sibling>> {
     let find = |f: &str| listing.siblings.iter().find(|s| s.rfilename == f).cloned();
-    let ggufs: Vec<String> =
-        listing.siblings.iter().map(|s| s.rfilename.clone()).filter(|f| f.to_ascii_lowercase().ends_with(".gguf")).collect();
+    let ggufs: Vec<String> = listing
+        .siblings
+        .iter()
+        .map(|s| s.rfilename.clone())
+        .filter(|f| f.to_ascii_lowercase().ends_with(".gguf"))
+        .collect();
     if let Some(tag) = &name.quant {
         let file = pick_gguf(&name.repo, tag, &ggufs)?;
         return Ok(find(&file).into_iter().collect());
@@ -237,12 +247,22 @@ fn plan(listing: &Listing, name: &HubName, revision: &str, files: ModelFiles) ->
         hint,
     };
     let gguf_hint = || match ggufs.is_empty() {
-        true => "a safetensors model needs config.json and model.safetensors (or model.safetensors.index.json)".to_string(),
-        false => format!("this repo holds GGUF files; name one by its quant tag, e.g. {}:Q4_K_M ({})", name.repo, ggufs.join(", ")),
+        true => {
+            "a safetensors model needs config.json and model.safetensors (or model.safetensors.index.json)"
+                .to_string()
+        }
+        false => format!(
+            "this repo holds GGUF files; name one by its quant tag, e.g. {}:Q4_K_M ({})",
+            name.repo,
+            ggufs.join(", ")
+        ),
     };
     let mut out = vec![find("config.json").ok_or_else(|| missing("config.json", gguf_hint()))?];
     if files == ModelFiles::Embedder {
-        out.push(find("tokenizer.json").ok_or_else(|| missing("tokenizer.json", "a sentence embedder needs its tokenizer".into()))?);
+        out.push(
+            find("tokenizer.json")
+                .ok_or_else(|| missing("tokenizer.json", "a sentence embedder needs its tokenizer".into()))?,
+        );
     }
     // Small files either model kind reads when they are there, so one `rlx fetch` serves both.
     let optional = [
@@ -253,7 +273,13 @@ fn plan(listing: &Listing, name: &HubName, revision: &str, files: ModelFiles) ->
         "sentence_bert_config.json",
         "1_Pooling/config.json",
     ];
-    out.extend(optional.into_iter().filter(|f| !out.iter().any(|s| s.rfilename == *f)).filter_map(find).collect::<Vec<_>>());
+    out.extend(
+        optional
+            .into_iter()
+            .filter(|f| !out.iter().any(|s| s.rfilename == *f))
+            .filter_map(find)
+            .collect::<Vec<_>>(),
+    );
     match (find("model.safetensors"), find("model.safetensors.index.json")) {
         (Some(weights), _) => out.push(weights),
         (None, Some(index)) if files == ModelFiles::Decoder => out.push(index),
@@ -266,7 +292,8 @@ fn plan(listing: &Listing, name: &HubName, revision: &str, files: ModelFiles) ->
 fn shards(snapshot: &Path, listing: &Listing, name: &HubName, revision: &str) -> Result<Vec<Sibling>> {
     let index = snapshot.join("model.safetensors.index.json");
     let text = fs::read_to_string(&index).map_err(|e| ModelError::io(&index, e))?;
-    let doc: serde_json::Value = serde_json::from_str(&text).map_err(|e| ModelError::Json { path: index.clone(), source: e })?;
+    let doc: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| ModelError::Json { path: index.clone(), source: e })?;
     let map = doc.get("weight_map").and_then(|m| m.as_object()).ok_or_else(|| ModelError::Config {
         path: index.clone(),
         reason: "no weight_map object".to_string(),
@@ -277,11 +304,13 @@ fn shards(snapshot: &Path, listing: &Listing, name: &HubName, revision: &str) ->
     names
         .into_iter()
         .map(|f| {
-            listing.siblings.iter().find(|s| s.rfilename == f).cloned().ok_or_else(|| ModelError::HubFileMissing {
-                repo: name.repo.clone(),
-                revision: revision.to_string(),
-                file: f.to_string(),
-                hint: "model.safetensors.index.json names this shard".to_string(),
+            listing.siblings.iter().find(|s| s.rfilename == f).cloned().ok_or_else(|| {
+                ModelError::HubFileMissing {
+                    repo: name.repo.clone(),
+                    revision: revision.to_string(),
+                    file: f.to_string(),
+                    hint: "model.safetensors.index.json names this shard".to_string(),
+                }
             })
         })
         .collect()
@@ -306,15 +335,21 @@ impl Hub {
     }
 
     /// A failed request: a status, or no connection at all.
-    fn request_error(&self, e: ureq::Error, what: &str, not_found: impl FnOnce() -> ModelError) -> ModelError {
+    fn request_error(
+        &self,
+        e: ureq::Error,
+        what: &str,
+        not_found: impl FnOnce() -> ModelError,
+    ) -> ModelError {
         match e {
             ureq::Error::StatusCode(404) => not_found(),
             ureq::Error::StatusCode(status @ (401 | 403)) => {
                 ModelError::HubAuth { repo: self.repo.clone(), status, what: what.to_string() }
             }
-            ureq::Error::StatusCode(status) => {
-                ModelError::Hub { repo: self.repo.clone(), reason: format!("HTTP status {status} for {what}") }
-            }
+            ureq::Error::StatusCode(status) => ModelError::Hub {
+                repo: self.repo.clone(),
+                reason: format!("HTTP status {status} for {what}"),
+            },
             other => ModelError::NoNetwork { endpoint: self.endpoint.clone(), reason: other.to_string() },
         }
     }
@@ -327,7 +362,13 @@ impl Hub {
             revision: revision.to_string(),
         };
         let what = "the repo's file list";
-        let mut resp = self.api.repo(repo).info_request().query("blobs", "true").call().map_err(|e| self.request_error(e, what, not_found))?;
+        let mut resp = self
+            .api
+            .repo(repo)
+            .info_request()
+            .query("blobs", "true")
+            .call()
+            .map_err(|e| self.request_error(e, what, not_found))?;
         let text = resp.body_mut().read_to_string().map_err(|e| self.request_error(e, what, not_found))?;
         let listing: Listing = serde_json::from_str(&text).map_err(|e| ModelError::Hub {
             repo: self.repo.clone(),
@@ -338,7 +379,8 @@ impl Hub {
             return Err(ModelError::Hub { repo: self.repo.clone(), reason });
         }
         if let Some(bad) = listing.siblings.iter().find(|s| safe_relative(&s.rfilename).is_none()) {
-            let reason = format!("the repo lists the file '{}', a path outside the repo; refusing it", bad.rfilename);
+            let reason =
+                format!("the repo lists the file '{}', a path outside the repo; refusing it", bad.rfilename);
             return Err(ModelError::Hub { repo: self.repo.clone(), reason });
         }
         Ok(listing)
@@ -379,14 +421,21 @@ impl Hub {
                         hint: "the repo lists it, but the hub answered 404 for it".to_string(),
                     };
                     match (*e, done) {
-                        (ureq::Error::StatusCode(s), _) => self.request_error(ureq::Error::StatusCode(s), file, missing),
+                        (ureq::Error::StatusCode(s), _) => {
+                            self.request_error(ureq::Error::StatusCode(s), file, missing)
+                        }
                         (other, Some(_)) => interrupted(other.to_string()),
                         (other, None) => self.request_error(other, file, missing),
                     }
                 }
                 ApiError::IoError(io) if done.is_some() => interrupted(io.to_string()),
-                ApiError::IoError(io) => ModelError::io(cache_repo.blob_path(sib.etag().unwrap_or("unknown")), io),
-                other => ModelError::Hub { repo: self.repo.clone(), reason: format!("downloading {file}: {other}") },
+                ApiError::IoError(io) => {
+                    ModelError::io(cache_repo.blob_path(sib.etag().unwrap_or("unknown")), io)
+                }
+                other => ModelError::Hub {
+                    repo: self.repo.clone(),
+                    reason: format!("downloading {file}: {other}"),
+                },
             }
         })?;
         self.check(&got, sib)
@@ -407,7 +456,13 @@ impl Hub {
             let part = blob.with_extension("part");
             fs::rename(&blob, &part).map_err(|e| ModelError::io(&part, e))?;
             let reason = "the connection closed early".to_string();
-            return Err(ModelError::HubInterrupted { repo: self.repo.clone(), file, done: size, total, reason });
+            return Err(ModelError::HubInterrupted {
+                repo: self.repo.clone(),
+                file,
+                done: size,
+                total,
+                reason,
+            });
         }
         let problem = match sib.size().filter(|&t| size != t) {
             Some(t) => Some(format!("{size} bytes, the hub lists {t}")),
@@ -452,7 +507,10 @@ mod tests {
     #[test]
     fn names_parse_into_repo_and_quant() {
         let n = HubName::parse("Qwen/Qwen2.5-0.5B-Instruct-GGUF:Q4_K_M").unwrap();
-        assert_eq!((n.repo.as_str(), n.quant.as_deref()), ("Qwen/Qwen2.5-0.5B-Instruct-GGUF", Some("Q4_K_M")));
+        assert_eq!(
+            (n.repo.as_str(), n.quant.as_deref()),
+            ("Qwen/Qwen2.5-0.5B-Instruct-GGUF", Some("Q4_K_M"))
+        );
         assert_eq!(HubName::parse("Qwen/Qwen2.5-0.5B-Instruct").unwrap().quant, None);
         for bad in ["model", "a/b/c", "../x", "a/..", "/abs/path", "a/b:", "a/b c", "./a", "a/b:x/y", ""] {
             assert_eq!(HubName::parse(bad), None, "{bad}");

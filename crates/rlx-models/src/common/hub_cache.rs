@@ -56,7 +56,8 @@ pub fn pick_gguf(repo: &str, tag: &str, files: &[String]) -> Result<String> {
         stem.match_indices(&tag_l).any(|(at, m)| {
             let before = stem[..at].chars().next_back();
             let after = stem[at + m.len()..].chars().next();
-            before.is_none_or(|c| matches!(c, '-' | '.' | '_')) && after.is_none_or(|c| matches!(c, '-' | '.'))
+            before.is_none_or(|c| matches!(c, '-' | '.' | '_'))
+                && after.is_none_or(|c| matches!(c, '-' | '.'))
         })
     };
     let picked: Vec<&String> = files.iter().filter(|f| carries(f)).collect();
@@ -124,7 +125,9 @@ pub fn complete_local(snapshot: &Path, name: &HubName, files: ModelFiles) -> Res
     let Ok(doc) = serde_json::from_str::<serde_json::Value>(&text) else { return Ok(None) };
     let Some(map) = doc.get("weight_map").and_then(|m| m.as_object()) else { return Ok(None) };
     let whole = files == ModelFiles::Decoder
-        && map.values().all(|v| v.as_str().and_then(safe_relative).is_some_and(|f| snapshot.join(f).is_file()));
+        && map
+            .values()
+            .all(|v| v.as_str().and_then(safe_relative).is_some_and(|f| snapshot.join(f).is_file()));
     Ok(whole.then(|| snapshot.to_path_buf()))
 }
 
@@ -185,7 +188,8 @@ pub fn list_cached_in(rlx_models: Option<&Path>, hub: &Path) -> Result<Vec<Cache
             if name.starts_with('.') || !path.is_dir() {
                 continue;
             }
-            let version = known_model(&name).map(|m| m.version.to_string()).unwrap_or_else(|_| "-".to_string());
+            let version =
+                known_model(&name).map(|m| m.version.to_string()).unwrap_or_else(|_| "-".to_string());
             let revision = if is_complete(&path) { version } else { format!("{version} (incomplete)") };
             out.push(CachedModel { name, revision, bytes: total_size(&path)?, path });
         }
@@ -203,9 +207,17 @@ pub fn list_cached_in(rlx_models: Option<&Path>, hub: &Path) -> Result<Vec<Cache
             let Ok(snapshots) = fs::read_dir(entry.path().join("snapshots")) else { continue };
             for snap in snapshots.flatten() {
                 let commit = snap.file_name().to_string_lossy().into_owned();
-                let names: Vec<&str> = refs.iter().filter(|(r, c)| *c == commit && *r != commit).map(|(r, _)| r.as_str()).collect();
+                let names: Vec<&str> = refs
+                    .iter()
+                    .filter(|(r, c)| *c == commit && *r != commit)
+                    .map(|(r, _)| r.as_str())
+                    .collect();
                 let short = commit.get(..12).unwrap_or(&commit);
-                let revision = if names.is_empty() { short.to_string() } else { format!("{} ({short})", names.join(", ")) };
+                let revision = if names.is_empty() {
+                    short.to_string()
+                } else {
+                    format!("{} ({short})", names.join(", "))
+                };
                 let path = snap.path();
                 out.push(CachedModel { name: name.clone(), revision, bytes: total_size(&path)?, path });
             }
@@ -221,7 +233,8 @@ pub fn list_cached() -> Result<Vec<CachedModel>> {
 }
 
 fn not_cached(name: &str, rlx_models: Option<&Path>, hub: &Path) -> ModelError {
-    let mut names: Vec<String> = list_cached_in(rlx_models, hub).unwrap_or_default().into_iter().map(|m| m.name).collect();
+    let mut names: Vec<String> =
+        list_cached_in(rlx_models, hub).unwrap_or_default().into_iter().map(|m| m.name).collect();
     names.dedup();
     let cached = if names.is_empty() { "nothing".to_string() } else { names.join(", ") };
     ModelError::NotCached { name: name.to_string(), cached }
@@ -264,8 +277,14 @@ pub struct Verified {
 /// Re-checks cached `name` (at `revision`, for a hub repo): an rlx folder against its
 /// marker's hashes; a hub snapshot's every file against the hash its blob is named by, and
 /// that it holds a whole model.
-pub fn verify_cached_in(name: &str, revision: &str, rlx_models: Option<&Path>, hub: &Path) -> Result<Verified> {
-    let (dir, hub_name) = cached_folder(name, rlx_models, hub).ok_or_else(|| not_cached(name, rlx_models, hub))?;
+pub fn verify_cached_in(
+    name: &str,
+    revision: &str,
+    rlx_models: Option<&Path>,
+    hub: &Path,
+) -> Result<Verified> {
+    let (dir, hub_name) =
+        cached_folder(name, rlx_models, hub).ok_or_else(|| not_cached(name, rlx_models, hub))?;
     let Some(hub_name) = hub_name else {
         let problems = verify_fetched(&dir)?;
         let files = files_in(&dir)?.len().saturating_sub(1);
@@ -292,7 +311,10 @@ pub fn verify_cached_in(name: &str, revision: &str, rlx_models: Option<&Path>, h
             return Ok(Verified { path: snapshot, files: files.len(), problems });
         }
     }
-    problems.push("the snapshot does not hold a whole model (config.json and the weights, or the tagged .gguf file)".into());
+    problems.push(
+        "the snapshot does not hold a whole model (config.json and the weights, or the tagged .gguf file)"
+            .into(),
+    );
     Ok(Verified { path: snapshot, files: files.len(), problems })
 }
 
@@ -314,7 +336,10 @@ mod tests {
         assert_eq!(pick_gguf("r", "Q4_K_M", &files).unwrap(), "m-q4_k_m.gguf");
         assert_eq!(pick_gguf("r", "q6_k", &files).unwrap(), "sub/m_Q6_K.gguf");
         let none = pick_gguf("r", "Q4_K", &files).unwrap_err().to_string();
-        assert!(none.contains("no .gguf file carries the quant tag 'Q4_K'") && none.contains("m-q8_0.gguf"), "{none}");
+        assert!(
+            none.contains("no .gguf file carries the quant tag 'Q4_K'") && none.contains("m-q8_0.gguf"),
+            "{none}"
+        );
         let two = vec!["a-Q8_0-00001-of-00002.gguf".to_string(), "a-Q8_0-00002-of-00002.gguf".to_string()];
         assert!(pick_gguf("r", "Q8_0", &two).unwrap_err().to_string().contains("2 .gguf files"));
     }

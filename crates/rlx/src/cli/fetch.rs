@@ -35,7 +35,11 @@ pub fn fetch_with_progress(model: &str) -> Result<PathBuf, ModelError> {
 
 /// [`resolve_model`] with one progress bar per downloaded file on stderr, and a line saying
 /// where a downloaded model went.
-pub fn resolve_with_progress(spec: &str, revision: Option<&str>, files: ModelFiles) -> Result<PathBuf, ModelError> {
+pub fn resolve_with_progress(
+    spec: &str,
+    revision: Option<&str>,
+    files: ModelFiles,
+) -> Result<PathBuf, ModelError> {
     let mut current: Option<(String, ProgressBar)> = None;
     let mut downloaded = 0usize;
     let result = resolve_model(spec, revision, files, &mut |file, done, total| {
@@ -71,7 +75,11 @@ pub fn run(model: &str, revision: Option<&str>, verify: bool) -> Result<(), Box<
     let path = match (known_model(model), revision) {
         (Ok(known), None) => fetch_with_progress(known.name)?,
         (Ok(known), Some(_)) => {
-            return Err(format!("--revision applies to hub names; {} is a built-in model with one version", known.name).into())
+            return Err(format!(
+                "--revision applies to hub names; {} is a built-in model with one version",
+                known.name
+            )
+            .into())
         }
         (Err(unknown), _) if HubName::parse(model).is_none() => return Err(unknown.into()),
         (Err(_), _) => resolve_with_progress(model, revision, ModelFiles::Decoder)?,

@@ -13,7 +13,9 @@ pub fn run(remove: Option<&str>) -> Result<(), Box<dyn std::error::Error>> {
     }
     let models = hub_cache::list_cached()?;
     if models.is_empty() {
-        let rlx = rlx_models::fetch::models_cache_dir().map(|d| d.display().to_string()).unwrap_or_else(|e| e.to_string());
+        let rlx = rlx_models::fetch::models_cache_dir()
+            .map(|d| d.display().to_string())
+            .unwrap_or_else(|e| e.to_string());
         let hub = rlx_models::HubOptions::from_env()?.cache;
         println!("no models cached (looked in {rlx} and {})", hub.display());
         return Ok(());
