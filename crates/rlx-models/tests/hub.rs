@@ -135,6 +135,8 @@ fn a_safetensors_repo_downloads_checks_loads_and_is_then_served_from_the_cache()
     assert_eq!(bad.problems.len(), 1, "{:?}", bad.problems);
     assert!(bad.problems[0].starts_with(shard) && bad.problems[0].contains("sha256"), "{:?}", bad.problems);
 
+    let tagged = remove_cached_in(&format!("{REPO}:Q4_K_M"), None, &cache).unwrap_err().to_string();
+    assert!(tagged.contains("without :Q4_K_M"), "{tagged}");
     // Removal takes the whole repo; a second removal names what is cached (nothing).
     assert_eq!(remove_cached_in(REPO, None, &cache).unwrap(), cache.join("models--rlx-test--tiny-qwen2"));
     let gone = remove_cached_in(REPO, None, &cache).unwrap_err().to_string();
@@ -236,6 +238,29 @@ fn an_interrupted_download_is_taken_for_nothing_and_the_next_call_resumes_it() {
     let path = fetch(&opts, REPO).unwrap();
     assert_eq!(logits(&path), logits(&fixtures().join("decoders/qwen2")));
     // The second call asked only for the rest of the file.
+    let resumed = format!("bytes={done}-");
+    let seen = server.seen.lock().unwrap();
+    assert!(
+        seen.iter().any(|s| s.path.ends_with(shard) && s.range.as_deref() == Some(resumed.as_str())),
+        "{seen:?}"
+    );
+}
+
+/// A body shorter than the file that still looks complete on the wire: the size check turns
+/// it back into a partial download, which the next call resumes.
+#[test]
+fn a_short_file_is_caught_by_its_size_and_resumed() {
+    let shard = "model-00001-of-00004.safetensors";
+    let faults = Faults { short: Some((shard.into(), 1)), ..Faults::default() };
+    let server = serve(vec![safetensors_repo()], faults);
+    let cache = temp_cache("short");
+    let opts = options(&server, &cache);
+    let e = fetch(&opts, REPO).unwrap_err();
+    let ModelError::HubInterrupted { done, total, .. } = e else { panic!("{e:?}") };
+    assert_eq!(done, total / 2);
+    nothing_taken(&cache);
+    let path = fetch(&opts, REPO).unwrap();
+    assert_eq!(logits(&path), logits(&fixtures().join("decoders/qwen2")));
     let resumed = format!("bytes={done}-");
     let seen = server.seen.lock().unwrap();
     assert!(

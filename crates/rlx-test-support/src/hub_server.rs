@@ -44,6 +44,9 @@ pub struct Faults {
     pub require_token: Option<String>,
     /// The first `n` body downloads of this file send half the body, then close.
     pub cut: Option<(String, usize)>,
+    /// The first `n` body downloads of this file send half the body as if it were all of it
+    /// (a matching `Content-Length`), so only the size check can see it.
+    pub short: Option<(String, usize)>,
     /// This file is served with one byte flipped (its listing and etag stay those of the good
     /// bytes).
     pub corrupt: Option<String>,
@@ -227,6 +230,13 @@ fn answer(mut s: TcpStream, repos: &[HubRepo], faults: &Faults, log: &Mutex<Vec<
     ];
     let body = data.get(start..end.max(start)).unwrap_or(&[]).to_vec();
     let metadata_probe = range.as_deref() == Some("bytes=0-0");
+    let mut body = body;
+    if let Some((short_file, times)) = &faults.short {
+        if short_file == file && !metadata_probe && *cuts < *times {
+            *cuts += 1;
+            body.truncate(body.len() / 2);
+        }
+    }
     let mut send = body.len();
     if let Some((cut_file, times)) = &faults.cut {
         if cut_file == file && !metadata_probe && *cuts < *times {

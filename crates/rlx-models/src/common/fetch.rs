@@ -367,10 +367,12 @@ pub fn verify_fetched(dir: &Path) -> Result<Vec<String>> {
     let marker = dir.join(COMPLETE_MARKER);
     let text = match fs::read_to_string(&marker) {
         Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![format!(
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(vec![format!(
             "{}: no {COMPLETE_MARKER} marker: the fetch did not finish; remove the folder and fetch again",
             dir.display()
-        )]),
+        )])
+        }
         Err(e) => return Err(ModelError::io(&marker, e)),
     };
     let listed: Vec<&str> = text.lines().skip(1).filter(|l| !l.trim().is_empty()).collect();

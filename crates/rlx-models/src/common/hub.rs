@@ -429,6 +429,14 @@ impl Hub {
                     }
                 }
                 ApiError::IoError(io) if done.is_some() => interrupted(io.to_string()),
+                ApiError::InvalidResume => {
+                    // A leftover partial file longer than the file itself: start over next time.
+                    if let Some(p) = &part {
+                        let _ = fs::remove_file(p);
+                    }
+                    let reason = "a leftover partial download was longer than the file".to_string();
+                    ModelError::HubCorrupt { repo: self.repo.clone(), file: file.clone(), reason }
+                }
                 ApiError::IoError(io) => {
                     ModelError::io(cache_repo.blob_path(sib.etag().unwrap_or("unknown")), io)
                 }

@@ -240,8 +240,8 @@ fn not_cached(name: &str, rlx_models: Option<&Path>, hub: &Path) -> ModelError {
     ModelError::NotCached { name: name.to_string(), cached }
 }
 
-/// Where `name` is cached: an rlx model folder, or a hub repo's folder (`owner/name`, a
-/// `:TAG` ignored).
+/// Where `name` is cached: an rlx model folder, or a hub repo's folder (`owner/name`; a `:TAG`
+/// is kept in the returned name).
 fn cached_folder(name: &str, rlx_models: Option<&Path>, hub: &Path) -> Option<(PathBuf, Option<HubName>)> {
     if let Some(dir) = rlx_models.zip(safe_relative(name)).map(|(d, n)| d.join(n)) {
         if !name.contains('/') && dir.is_dir() {
@@ -256,6 +256,12 @@ fn cached_folder(name: &str, rlx_models: Option<&Path>, hub: &Path) -> Option<(P
 /// Removes `name` from the cache: an rlx model folder, or every revision of a hub repo.
 /// Returns the folder removed; a name the cache does not hold is [`ModelError::NotCached`].
 pub fn remove_cached_in(name: &str, rlx_models: Option<&Path>, hub: &Path) -> Result<PathBuf> {
+    if let Some(tag) = HubName::parse(name).and_then(|n| n.quant) {
+        let reason = format!(
+            "removal takes the repo (owner/name, without :{tag}); it removes every file and revision"
+        );
+        return Err(ModelError::BadModelName { name: name.to_string(), reason });
+    }
     let (dir, _) = cached_folder(name, rlx_models, hub).ok_or_else(|| not_cached(name, rlx_models, hub))?;
     fs::remove_dir_all(&dir).map_err(|e| ModelError::io(&dir, e))?;
     Ok(dir)
