@@ -19,11 +19,13 @@
 //!   and keeps the sync methods as `pollster` wrappers over the same code (native only); the
 //!   defaults run the sync methods to completion (the CPU).
 
+mod cache_dir;
 mod caps;
 mod error;
 mod live;
 mod options;
 
+pub use cache_dir::{rlx_cache_dir, rlx_cache_dir_from, user_cache_dir};
 pub use caps::Capabilities;
 pub use error::BackendError;
 pub use live::{LiveCounters, LiveGuard, LiveKind, LiveObjects};

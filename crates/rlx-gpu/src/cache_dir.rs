@@ -2,10 +2,11 @@
 //! means the same thing to rlx-vulkan and rlx-wgpu.
 //!
 //! `$RLX_PIPELINE_CACHE` when it names a folder; off when it is `0` or `off`; otherwise
-//! `$XDG_CACHE_HOME/rlx/pipelines/`, else `$HOME/.cache/rlx/pipelines/`; no cache when none of
-//! them is known. The folder is created on the first save.
+//! `pipelines/` in rlx's cache folder ([`rlx_backend::rlx_cache_dir`]: `$XDG_CACHE_HOME/rlx`,
+//! else `~/.cache/rlx` on Linux); no cache when none of them is known. The folder is created on
+//! the first save.
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsStr;
 use std::path::PathBuf;
 
 /// The environment variable that moves (`RLX_PIPELINE_CACHE=/some/dir`) or turns off
@@ -29,21 +30,19 @@ impl PipelineCacheDir {
     /// The folder to use, or `None` for no cache.
     pub fn resolve(&self) -> Option<PathBuf> {
         match self {
-            PipelineCacheDir::FromEnv => cache_dir_from(
-                std::env::var_os(PIPELINE_CACHE_ENV).as_deref(),
-                std::env::var_os("XDG_CACHE_HOME").as_deref(),
-                std::env::var_os("HOME").as_deref(),
-            ),
+            PipelineCacheDir::FromEnv => {
+                cache_dir_from(std::env::var_os(PIPELINE_CACHE_ENV).as_deref(), rlx_backend::rlx_cache_dir())
+            }
             PipelineCacheDir::Off => None,
             PipelineCacheDir::At(dir) => Some(dir.clone()),
         }
     }
 }
 
-/// The rule of the module doc over explicit values of `RLX_PIPELINE_CACHE`, `XDG_CACHE_HOME`
-/// and `HOME` (`None` = unset). A blank `RLX_PIPELINE_CACHE` counts as unset, and so do `1` and
-/// `on` (the default place); a relative `XDG_CACHE_HOME` is ignored, as the XDG spec asks.
-pub fn cache_dir_from(setting: Option<&OsStr>, xdg: Option<&OsStr>, home: Option<&OsStr>) -> Option<PathBuf> {
+/// The rule of the module doc over explicit values of `RLX_PIPELINE_CACHE` (`None` = unset)
+/// and rlx's cache folder. A blank `RLX_PIPELINE_CACHE` counts as unset, and so do `1` and
+/// `on` (the default place).
+pub fn cache_dir_from(setting: Option<&OsStr>, rlx_cache: Option<PathBuf>) -> Option<PathBuf> {
     if let Some(value) = setting {
         let text = value.to_string_lossy();
         match text.trim().to_ascii_lowercase().as_str() {
@@ -52,31 +51,23 @@ pub fn cache_dir_from(setting: Option<&OsStr>, xdg: Option<&OsStr>, home: Option
             _ => return Some(PathBuf::from(value)),
         }
     }
-    let base = match xdg.map(PathBuf::from) {
-        Some(p) if p.is_absolute() => p,
-        _ => PathBuf::from(home.filter(|h| !h.is_empty()).map(OsString::from)?).join(".cache"),
-    };
-    Some(base.join("rlx").join("pipelines"))
+    Some(rlx_cache?.join("pipelines"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn dir(setting: Option<&str>, xdg: Option<&str>, home: Option<&str>) -> Option<PathBuf> {
-        cache_dir_from(setting.map(OsStr::new), xdg.map(OsStr::new), home.map(OsStr::new))
+    /// `xdg` stands for rlx's cache folder's parent (`None`: no cache folder is known).
+    fn dir(setting: Option<&str>, xdg: Option<&str>, _home: Option<&str>) -> Option<PathBuf> {
+        cache_dir_from(setting.map(OsStr::new), xdg.map(|x| PathBuf::from(x).join("rlx")))
     }
 
     #[test]
-    fn default_place_follows_xdg_then_home() {
+    fn default_place_is_in_the_rlx_cache_folder() {
         let p = Some(PathBuf::from("/x/cache/rlx/pipelines"));
         assert_eq!(dir(None, Some("/x/cache"), Some("/home/u")), p);
-        let home = Some(PathBuf::from("/home/u/.cache/rlx/pipelines"));
-        assert_eq!(dir(None, None, Some("/home/u")), home);
-        assert_eq!(dir(None, Some("relative"), Some("/home/u")), home);
-        assert_eq!(dir(None, Some(""), Some("/home/u")), home);
         assert_eq!(dir(None, None, None), None);
-        assert_eq!(dir(None, None, Some("")), None);
     }
 
     #[test]

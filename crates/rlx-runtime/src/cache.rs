@@ -1,5 +1,5 @@
-//! The calibration cache: one JSON file, `$XDG_CACHE_HOME/rlx/calibration.json` (or
-//! `~/.cache/rlx/calibration.json`), mapping a device identity to its [`Calibration`].
+//! The calibration cache: one JSON file, `calibration.json` in rlx's cache folder
+//! ([`rlx_backend::rlx_cache_dir`], `~/.cache/rlx/` on Linux), mapping a device identity to its [`Calibration`].
 //!
 //! The cache is an optimisation only: a missing file is empty, and a file that cannot be read or
 //! parsed (or has another format version) is treated as empty with a warning, so the devices are
@@ -9,7 +9,6 @@
 use crate::rank::Calibration;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 /// Format version of the file; another version is ignored (and replaced on the next write).
@@ -49,25 +48,21 @@ struct CacheFile {
     entries: BTreeMap<String, CacheEntry>,
 }
 
-/// Where the cache lives: `$XDG_CACHE_HOME/rlx/calibration.json` when that variable is set to an
-/// absolute path, else `$HOME/.cache/rlx/calibration.json`; `None` when neither is known.
+/// Where the cache lives: `calibration.json` in rlx's cache folder
+/// ([`rlx_backend::rlx_cache_dir`]: `$XDG_CACHE_HOME/rlx` when that variable is an absolute
+/// path, else the platform's cache folder, `~/.cache/rlx` on Linux); `None` when none is known.
 /// This crate's own unit tests use a per-process temporary directory instead, so a test that
 /// calibrates never writes the user's cache.
 pub fn calibration_path() -> Option<PathBuf> {
     if cfg!(test) {
         let dir = std::env::temp_dir().join(format!("rlx-runtime-unit-tests-{}", std::process::id()));
-        return path_from(Some(dir.into_os_string()), None);
+        return path_in(rlx_backend::rlx_cache_dir_from(Some(dir.as_os_str()), None));
     }
-    path_from(std::env::var_os("XDG_CACHE_HOME"), std::env::var_os("HOME"))
+    path_in(rlx_backend::rlx_cache_dir())
 }
 
-fn path_from(xdg: Option<OsString>, home: Option<OsString>) -> Option<PathBuf> {
-    // The XDG spec says relative values are invalid and must be ignored.
-    let base = match xdg.map(PathBuf::from) {
-        Some(p) if p.is_absolute() => p,
-        _ => PathBuf::from(home.filter(|h| !h.is_empty())?).join(".cache"),
-    };
-    Some(base.join("rlx").join("calibration.json"))
+fn path_in(rlx_cache: Option<PathBuf>) -> Option<PathBuf> {
+    Some(rlx_cache?.join("calibration.json"))
 }
 
 /// The entries of the cache at `path`, plus a warning when the file exists but cannot be used
@@ -157,15 +152,10 @@ mod tests {
     }
 
     #[test]
-    fn path_follows_xdg_then_home() {
-        let p = path_from(Some("/x/cache".into()), Some("/home/u".into())).unwrap();
+    fn path_is_in_the_rlx_cache_folder() {
+        let p = path_in(Some(PathBuf::from("/x/cache/rlx"))).unwrap();
         assert_eq!(p, PathBuf::from("/x/cache/rlx/calibration.json"));
-        let p = path_from(Some("relative".into()), Some("/home/u".into())).unwrap();
-        assert_eq!(p, PathBuf::from("/home/u/.cache/rlx/calibration.json"));
-        let p = path_from(None, Some("/home/u".into())).unwrap();
-        assert_eq!(p, PathBuf::from("/home/u/.cache/rlx/calibration.json"));
-        assert_eq!(path_from(None, None), None);
-        assert_eq!(path_from(None, Some("".into())), None);
+        assert_eq!(path_in(None), None);
     }
 
     #[test]

@@ -15,6 +15,8 @@
 //! - [`builders`]: the helpers of builder tests (rlx-ir's builders, rlx-nn's composites): F32
 //!   inputs, inferred types, error-message parts.
 //! - [`graphs`]: the small graphs many suites build (a few leaves, one output).
+//! - [`hub_server`]: a local Hugging Face hub (its URL layout on 127.0.0.1) with faults to
+//!   order, for the model-download tests.
 //! - [`require`]: the skip/require policy alone, for the driver crates' own tests (no runtime).
 //!
 //! Failing a test is this crate's job, so its device helpers panic (with the reason) where a
@@ -28,6 +30,7 @@ pub mod data;
 #[cfg(feature = "devices")]
 pub mod devices;
 pub mod graphs;
+pub mod hub_server;
 pub mod require;
 
 pub use data::{quant_blocks, random_tensor, seed_of, uniform, Rng};

@@ -1,5 +1,6 @@
-//! The `rlx` command-line tool: `rlx devices`, `rlx demo`, `rlx bench`, and sentence embeddings
-//! with `rlx fetch`, `rlx embed` and `rlx similarity`.
+//! The `rlx` command-line tool: `rlx devices`, `rlx demo`, `rlx bench`, sentence embeddings
+//! with `rlx embed` and `rlx similarity`, text with `rlx generate` and `rlx logits`, and the
+//! model cache with `rlx fetch` and `rlx models`.
 
 mod cli;
 
@@ -47,11 +48,27 @@ enum Command {
     /// Time workloads on devices: compute and end-to-end `run` time, TFLOP/s, ratio to the CPU.
     /// Prints a table (stdout), progress (stderr), and optionally writes JSON.
     Bench(cli::bench_args::BenchArgs),
-    /// Download a model (all-minilm-l6-v2) into the cache; does nothing when it is there.
+    /// Download a model into the cache (does nothing when it is there): all-minilm-l6-v2, or a
+    /// Hugging Face hub repo (owner/name; owner/name-GGUF:Q4_K_M for one GGUF file) into the
+    /// hub's cache (HF_HOME, HF_ENDPOINT and HF_TOKEN are honoured). Prints the model's path.
     Fetch {
         /// The model to fetch.
         #[arg(default_value = rlx_models::DEFAULT_MODEL)]
         model: String,
+        /// A hub repo's branch, tag or commit (default main).
+        #[arg(long)]
+        revision: Option<String>,
+        /// Download nothing: re-check the cached model's files against their recorded sizes
+        /// and hashes and say what is wrong (a non-zero exit when anything is).
+        #[arg(long)]
+        verify: bool,
+    },
+    /// List the cached models (rlx's own and the Hugging Face hub cache's) with revision, size
+    /// and path, or remove one.
+    Models {
+        /// Remove this model from the cache (a built-in name, or owner/name: every revision).
+        #[arg(long, value_name = "NAME")]
+        remove: Option<String>,
     },
     /// Sentence embeddings (all-MiniLM-L6-v2): one L2-normalised vector per sentence on stdout.
     Embed {
@@ -63,10 +80,14 @@ enum Command {
         /// Sentences per model run.
         #[arg(long, default_value_t = 32)]
         batch: usize,
-        /// A folder with config.json, model.safetensors and tokenizer.json (default: the
-        /// cached all-minilm-l6-v2, fetched when missing).
-        #[arg(long)]
+        /// A folder with config.json, model.safetensors and tokenizer.json, or a model name:
+        /// all-minilm-l6-v2 or a hub repo (owner/name), fetched when missing (default: the
+        /// cached all-minilm-l6-v2). `--model-dir` is the same option.
+        #[arg(long = "model", visible_alias = "model-dir", value_name = "MODEL")]
         model_dir: Option<std::path::PathBuf>,
+        /// A hub model's branch, tag or commit (default main).
+        #[arg(long)]
+        revision: Option<String>,
         /// Read sentences from this file, one per line (`-` for stdin), before the arguments.
         #[arg(long)]
         file: Option<std::path::PathBuf>,
@@ -79,9 +100,12 @@ enum Command {
     /// Write a decoder's logits over a prompt (one forward pass) as raw little-endian f32
     /// [tokens, vocabulary], for comparisons with another implementation.
     Logits {
-        /// The checkpoint folder or .gguf file, as for `rlx generate`.
+        /// The checkpoint folder or .gguf file, or a hub name, as for `rlx generate`.
         #[arg(long)]
         model: std::path::PathBuf,
+        /// A hub model's branch, tag or commit (default main).
+        #[arg(long)]
+        revision: Option<String>,
         #[command(flatten)]
         target: Target,
         /// The prompt as comma-separated token ids.
@@ -96,9 +120,12 @@ enum Command {
         /// cpu, gpu, vulkan or auto (auto honours RLX_DEVICE).
         #[arg(long, default_value = "auto")]
         device: Device,
-        /// As for `rlx embed`.
-        #[arg(long)]
+        /// As for `rlx embed` (`--model-dir` is the same option).
+        #[arg(long = "model", visible_alias = "model-dir", value_name = "MODEL")]
         model_dir: Option<std::path::PathBuf>,
+        /// A hub model's branch, tag or commit (default main).
+        #[arg(long)]
+        revision: Option<String>,
         a: String,
         b: String,
     },
@@ -113,13 +140,18 @@ fn main() -> ExitCode {
         }
         Command::Demo { device, dump } => cli::demo::run(device, dump).map_err(Into::into),
         Command::Bench(args) => args.run(),
-        Command::Fetch { model } => cli::fetch::run(&model),
-        Command::Generate(options) => cli::generate::run(&options),
+        Command::Fetch { model, revision, verify } => cli::fetch::run(&model, revision.as_deref(), verify),
+        Command::Models { remove } => cli::models::run(remove.as_deref()),
+        Command::Generate(mut options) => {
+            cli::fetch::resolve_lm(&mut options.model, options.revision.as_deref())
+                .and_then(|()| cli::generate::run(&options))
+        }
         Command::Embed {
             target: Target { device, precision },
             format,
             batch,
             model_dir,
+            revision,
             file,
             sentences,
         } => cli::embed::run(cli::embed::EmbedOptions {
@@ -128,13 +160,18 @@ fn main() -> ExitCode {
             batch,
             precision,
             model_dir,
+            revision,
             file,
             sentences,
         }),
-        Command::Logits { model, target: Target { device, precision }, prompt_ids, out } => {
-            cli::logits::run(&cli::logits::LogitsOptions { model, device, precision, prompt_ids, out })
+        Command::Logits { mut model, revision, target: Target { device, precision }, prompt_ids, out } => {
+            cli::fetch::resolve_lm(&mut model, revision.as_deref()).and_then(|()| {
+                cli::logits::run(&cli::logits::LogitsOptions { model, device, precision, prompt_ids, out })
+            })
         }
-        Command::Similarity { device, model_dir, a, b } => cli::similarity::run(device, model_dir, &a, &b),
+        Command::Similarity { device, model_dir, revision, a, b } => {
+            cli::similarity::run(device, model_dir, revision.as_deref(), &a, &b)
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

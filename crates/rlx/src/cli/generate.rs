@@ -26,10 +26,14 @@ use tokenizers::Tokenizer;
 /// Options of `rlx generate`, as the command line gives them.
 #[derive(clap::Args)]
 pub struct GenerateOptions {
-    /// The checkpoint folder: config.json, model.safetensors (or a sharded index) and, for a
-    /// text prompt, tokenizer.json.
+    /// The checkpoint folder (config.json, model.safetensors or a sharded index, and for a
+    /// text prompt tokenizer.json), a .gguf file, or a Hugging Face hub name: owner/name, or
+    /// owner/name-GGUF:Q4_K_M for one GGUF file (fetched into the hub cache when missing).
     #[arg(long)]
     pub model: PathBuf,
+    /// A hub model's branch, tag or commit (default main).
+    #[arg(long)]
+    pub revision: Option<String>,
     #[command(flatten)]
     pub target: crate::Target,
     /// Tokens to generate.

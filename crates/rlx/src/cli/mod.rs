@@ -15,5 +15,6 @@ pub mod fetch;
 pub mod finite;
 pub mod generate;
 pub mod logits;
+pub mod models;
 pub mod progress;
 pub mod similarity;

@@ -10,10 +10,11 @@ use std::path::PathBuf;
 pub fn run(
     device: Device,
     model_dir: Option<PathBuf>,
+    revision: Option<&str>,
     a: &str,
     b: &str,
 ) -> Result<(), Box<dyn std::error::Error>> {
-    let mut emb = load(device, 2, rlx::prelude::Precision::F32, model_dir)?;
+    let mut emb = load(device, 2, rlx::prelude::Precision::F32, model_dir, revision)?;
     let e = emb.embed(&[a, b])?;
     match (e.first(), e.get(1)) {
         (Some(x), Some(y)) => {
