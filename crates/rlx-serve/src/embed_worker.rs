@@ -69,7 +69,13 @@ pub fn spawn(
     Ok((tx, handle))
 }
 
-fn run(emb: &mut Embedder, metrics: &Metrics, hook: Option<&BatchHook>, jobs: &Receiver<EmbedJob>, max: usize) {
+fn run(
+    emb: &mut Embedder,
+    metrics: &Metrics,
+    hook: Option<&BatchHook>,
+    jobs: &Receiver<EmbedJob>,
+    max: usize,
+) {
     let depth = metrics.queue_depth.with_label_values(&["embed"]);
     while let Ok(first) = jobs.recv() {
         depth.dec();
@@ -94,7 +100,9 @@ fn run(emb: &mut Embedder, metrics: &Metrics, hook: Option<&BatchHook>, jobs: &R
         let outcome = catch_unwind(AssertUnwindSafe(|| encode(emb, &refs)));
         let result = match outcome {
             Ok(r) => r,
-            Err(_) => Err(ApiError::internal("the embedder panicked on this batch; the server goes on serving")),
+            Err(_) => {
+                Err(ApiError::internal("the embedder panicked on this batch; the server goes on serving"))
+            }
         };
         match result {
             Ok((mut rows, mut lengths)) => {
@@ -121,7 +129,11 @@ fn encode(emb: &mut Embedder, texts: &[&str]) -> Result<(Vec<Vec<f32>>, Vec<usiz
     let lengths = emb.tokenizer().lengths(texts).map_err(|e| ApiError::bad_param("input", e.to_string()))?;
     let rows = emb.embed(texts).map_err(|e| ApiError::internal(format!("the embedder failed: {e}")))?;
     if rows.len() != texts.len() {
-        return Err(ApiError::internal(format!("the embedder gave {} rows for {} texts", rows.len(), texts.len())));
+        return Err(ApiError::internal(format!(
+            "the embedder gave {} rows for {} texts",
+            rows.len(),
+            texts.len()
+        )));
     }
     for (i, row) in rows.iter().enumerate() {
         if let Some(j) = row.iter().position(|x| !x.is_finite()) {

@@ -33,7 +33,10 @@ fn lm(state: &Shared) -> Result<(&Served<GenJob, LmReady>, &TextSide, LmReady), 
 }
 
 /// `POST /v1/chat/completions`.
-pub(crate) async fn chat(State(state): State<Shared>, JsonBody(req): JsonBody<ChatRequest>) -> Result<Response, ApiError> {
+pub(crate) async fn chat(
+    State(state): State<Shared>,
+    JsonBody(req): JsonBody<ChatRequest>,
+) -> Result<Response, ApiError> {
     let (served, text, ready) = lm(&state)?;
     let template = text.template.as_ref().ok_or_else(|| {
         ApiError::bad_request(format!(
@@ -73,7 +76,8 @@ pub(crate) async fn chat(State(state): State<Shared>, JsonBody(req): JsonBody<Ch
         };
         messages.push(Message::new(m.role, content));
     }
-    let rendered = template.render(&messages, true).map_err(|e| ApiError::bad_param("messages", e.to_string()))?;
+    let rendered =
+        template.render(&messages, true).map_err(|e| ApiError::bad_param("messages", e.to_string()))?;
     // The template placed the special tokens: none are added again.
     let prompt = tokenize(text, &rendered, false)?;
     let params = GenParams {
@@ -136,10 +140,15 @@ pub(crate) async fn completions(
 }
 
 fn tokenize(text: &TextSide, s: &str, special: bool) -> Result<Vec<i32>, ApiError> {
-    let enc = text.tokenizer.encode(s, special).map_err(|e| ApiError::bad_request(format!("tokenizing the prompt: {e}")))?;
+    let enc = text
+        .tokenizer
+        .encode(s, special)
+        .map_err(|e| ApiError::bad_request(format!("tokenizing the prompt: {e}")))?;
     enc.get_ids()
         .iter()
-        .map(|&i| i32::try_from(i).map_err(|_| ApiError::internal(format!("the tokenizer gave id {i}, past i32"))))
+        .map(|&i| {
+            i32::try_from(i).map_err(|_| ApiError::internal(format!("the tokenizer gave id {i}, past i32")))
+        })
         .collect()
 }
 
@@ -155,11 +164,17 @@ fn admit(
     prompt_param: &str,
 ) -> Result<UnboundedReceiver<GenEvent>, ApiError> {
     if let Some(n) = p.n.filter(|&n| n != 1) {
-        return Err(ApiError::bad_param("n", format!("n = {n}: only n = 1 is served; send the request again for more choices")));
+        return Err(ApiError::bad_param(
+            "n",
+            format!("n = {n}: only n = 1 is served; send the request again for more choices"),
+        ));
     }
     let temperature = p.temperature.unwrap_or(1.0);
     if !(temperature.is_finite() && (0.0..=2.0).contains(&temperature)) {
-        return Err(ApiError::bad_param("temperature", format!("temperature {temperature} is outside [0, 2]")));
+        return Err(ApiError::bad_param(
+            "temperature",
+            format!("temperature {temperature} is outside [0, 2]"),
+        ));
     }
     let top_p = p.top_p.unwrap_or(1.0);
     if !(top_p.is_finite() && top_p > 0.0 && top_p <= 1.0) {
@@ -169,14 +184,22 @@ fn admit(
         Some(s) => u32::try_from(s)
             .map_err(|_| ApiError::bad_param("seed", format!("seed {s} is outside 0..={}", u32::MAX)))?,
         // No seed: a different draw each time, as OpenAI does.
-        None => std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos()),
+        None => {
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos())
+        }
     };
     let stops = p.stop.clone().map(Stop::into_vec).unwrap_or_default();
     if stops.len() > MAX_STOPS {
-        return Err(ApiError::bad_param("stop", format!("{} stop strings: at most {MAX_STOPS}", stops.len())));
+        return Err(ApiError::bad_param(
+            "stop",
+            format!("{} stop strings: at most {MAX_STOPS}", stops.len()),
+        ));
     }
     if prompt.is_empty() {
-        return Err(ApiError::bad_param(prompt_param, "the prompt is empty: it must hold at least one token"));
+        return Err(ApiError::bad_param(
+            prompt_param,
+            "the prompt is empty: it must hold at least one token",
+        ));
     }
     let ctx = ready.ctx;
     let limit = "the context (--ctx-size, at most the model's max_position_embeddings)";
@@ -213,7 +236,17 @@ fn admit(
         .map_err(|_| ApiError::queue_full("generation", served.capacity))?;
     let spec = SamplingSpec { temperature, top_k: None, top_p, repetition_penalty: 1.0 };
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    let job = GenJob { prompt, max_tokens, spec, seed, stop_ids, stops, events: tx, permit, admitted: Instant::now() };
+    let job = GenJob {
+        prompt,
+        max_tokens,
+        spec,
+        seed,
+        stop_ids,
+        stops,
+        events: tx,
+        permit,
+        admitted: Instant::now(),
+    };
     let depth = state.metrics.queue_depth.with_label_values(&["generate"]);
     depth.inc();
     if served.jobs.send(job).is_err() {
@@ -255,7 +288,12 @@ impl Answer {
         }
     }
 
-    fn completion(&self, text: Option<String>, finish: Option<&'static str>, usage: Option<Usage>) -> Completion {
+    fn completion(
+        &self,
+        text: Option<String>,
+        finish: Option<&'static str>,
+        usage: Option<Usage>,
+    ) -> Completion {
         Completion {
             id: self.id.clone(),
             object: "text_completion",
@@ -323,7 +361,11 @@ impl Answer {
 }
 
 /// The answer, whole or streamed.
-async fn respond(answer: Answer, mut rx: UnboundedReceiver<GenEvent>, stream: bool) -> Result<Response, ApiError> {
+async fn respond(
+    answer: Answer,
+    mut rx: UnboundedReceiver<GenEvent>,
+    stream: bool,
+) -> Result<Response, ApiError> {
     if stream {
         return Ok(sse(answer, rx).into_response());
     }
@@ -350,22 +392,23 @@ fn sse(
     answer: Answer,
     rx: UnboundedReceiver<GenEvent>,
 ) -> Sse<impl futures_util::Stream<Item = Result<Event, Infallible>>> {
-    let events = futures_util::stream::unfold((rx, Phase::Open, answer), |(mut rx, phase, answer)| async move {
-        let (events, next) = match phase {
-            Phase::Open => (answer.opening(), Phase::Body),
-            Phase::Body => match rx.recv().await {
-                Some(GenEvent::Text(s)) => (vec![answer.text(s)], Phase::Body),
-                Some(GenEvent::Done(finish)) => (answer.closing(finish), Phase::End),
-                Some(GenEvent::Failed(e)) => (vec![Event::default().data(e.body_json())], Phase::End),
-                None => {
-                    let e = ApiError::internal("the generation worker ended without an answer");
-                    (vec![Event::default().data(e.body_json())], Phase::End)
-                }
-            },
-            Phase::End => return None,
-        };
-        Some((events, (rx, next, answer)))
-    });
+    let events =
+        futures_util::stream::unfold((rx, Phase::Open, answer), |(mut rx, phase, answer)| async move {
+            let (events, next) = match phase {
+                Phase::Open => (answer.opening(), Phase::Body),
+                Phase::Body => match rx.recv().await {
+                    Some(GenEvent::Text(s)) => (vec![answer.text(s)], Phase::Body),
+                    Some(GenEvent::Done(finish)) => (answer.closing(finish), Phase::End),
+                    Some(GenEvent::Failed(e)) => (vec![Event::default().data(e.body_json())], Phase::End),
+                    None => {
+                        let e = ApiError::internal("the generation worker ended without an answer");
+                        (vec![Event::default().data(e.body_json())], Phase::End)
+                    }
+                },
+                Phase::End => return None,
+            };
+            Some((events, (rx, next, answer)))
+        });
     Sse::new(events.flat_map(|v| futures_util::stream::iter(v.into_iter().map(Ok))))
 }
 
@@ -375,7 +418,9 @@ pub(crate) async fn embeddings(
     JsonBody(req): JsonBody<EmbeddingRequest>,
 ) -> Result<Response, ApiError> {
     let served = state.embed.as_ref().ok_or_else(|| {
-        ApiError::not_found("this server has no embedding model: start it with --embedding-model to serve embeddings")
+        ApiError::not_found(
+            "this server has no embedding model: start it with --embedding-model to serve embeddings",
+        )
     })?;
     let info = served.ready()?;
     let inputs = req.input.into_vec();
@@ -392,7 +437,10 @@ pub(crate) async fn embeddings(
         None | Some("float") => false,
         Some("base64") => true,
         Some(other) => {
-            return Err(ApiError::bad_param("encoding_format", format!("encoding_format '{other}': use float or base64")))
+            return Err(ApiError::bad_param(
+                "encoding_format",
+                format!("encoding_format '{other}': use float or base64"),
+            ))
         }
     };
     if let Some(d) = req.dimensions.filter(|&d| d != info.dim as u64) {
@@ -401,7 +449,11 @@ pub(crate) async fn embeddings(
             format!("dimensions {d}: {} gives {} dimensions only", served.id, info.dim),
         ));
     }
-    let permit = served.slots.clone().try_acquire_owned().map_err(|_| ApiError::queue_full("embedding", served.capacity))?;
+    let permit = served
+        .slots
+        .clone()
+        .try_acquire_owned()
+        .map_err(|_| ApiError::queue_full("embedding", served.capacity))?;
     let (reply, answer) = tokio::sync::oneshot::channel();
     let depth = state.metrics.queue_depth.with_label_values(&["embed"]);
     depth.inc();
@@ -409,9 +461,8 @@ pub(crate) async fn embeddings(
         depth.dec();
         return Err(ApiError::unavailable("the embedding worker has stopped; the server is shutting down"));
     }
-    let out = answer
-        .await
-        .map_err(|_| ApiError::internal("the embedding worker ended without an answer"))??;
+    let out =
+        answer.await.map_err(|_| ApiError::internal("the embedding worker ended without an answer"))??;
     let data = out
         .embeddings
         .into_iter()

@@ -26,9 +26,9 @@
 pub mod api;
 pub mod embed_worker;
 pub mod error;
+mod handlers;
 pub mod lm_worker;
 pub mod metrics;
-mod handlers;
 mod routes;
 mod server;
 pub mod text;

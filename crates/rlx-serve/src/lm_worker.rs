@@ -201,7 +201,9 @@ fn run_job(
             return false;
         }
         let Ok(id) = u32::try_from(token) else {
-            failure = Some(ApiError::internal(format!("the model produced token id {token}, outside the vocabulary")));
+            failure = Some(ApiError::internal(format!(
+                "the model produced token id {token}, outside the vocabulary"
+            )));
             return false;
         };
         ids.push(id);
@@ -249,6 +251,10 @@ fn run_job(
         }
         send(filter.finish());
     }
-    let usage = Usage { prompt_tokens: job.prompt.len(), completion_tokens: count, total_tokens: job.prompt.len() + count };
+    let usage = Usage {
+        prompt_tokens: job.prompt.len(),
+        completion_tokens: count,
+        total_tokens: job.prompt.len() + count,
+    };
     Ok(Some(Finish { reason, usage }))
 }

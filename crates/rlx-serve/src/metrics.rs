@@ -59,12 +59,18 @@ impl Metrics {
             .buckets(latency_buckets()),
         )?;
         let per_token = Histogram::with_opts(
-            HistogramOpts::new("rlx_time_per_output_token_seconds", "Time between consecutive generated tokens")
-                .buckets(latency_buckets()),
+            HistogramOpts::new(
+                "rlx_time_per_output_token_seconds",
+                "Time between consecutive generated tokens",
+            )
+            .buckets(latency_buckets()),
         )?;
         let embed_batch = Histogram::with_opts(
-            HistogramOpts::new("rlx_embedding_batch_requests", "Requests per encode call of the embedding worker")
-                .buckets(vec![1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0]),
+            HistogramOpts::new(
+                "rlx_embedding_batch_requests",
+                "Requests per encode call of the embedding worker",
+            )
+            .buckets(vec![1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0]),
         )?;
         registry.register(Box::new(requests.clone()))?;
         registry.register(Box::new(prompt_tokens.clone()))?;

@@ -139,7 +139,7 @@ async fn log(AxState(state): AxState<Shared>, req: Request, next: Next) -> Respo
         method = %method,
         path = %path,
         status = status.as_u16(),
-        ms = format!("{:.1}", start.elapsed().as_secs_f64() * 1e3),
+        ms = (start.elapsed().as_secs_f64() * 1e4).round() / 10.0,
         "request"
     );
     response
@@ -166,7 +166,8 @@ fn check_key(headers: &HeaderMap, key: &str) -> Result<(), ApiError> {
     };
     let given = value.to_str().ok().and_then(|v| v.strip_prefix("Bearer ")).unwrap_or_default();
     // Compare every byte whatever the first mismatch, so timing does not tell the key.
-    let same = given.len() == key.len() && given.bytes().zip(key.bytes()).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0;
+    let same = given.len() == key.len()
+        && given.bytes().zip(key.bytes()).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0;
     if same {
         Ok(())
     } else {

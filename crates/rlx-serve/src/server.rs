@@ -117,7 +117,8 @@ pub async fn start(config: ServeConfig, listener: TcpListener) -> Result<Running
                 max_batch_inputs: config.embed_batch,
             };
             let (ready_tx, ready_rx) = oneshot::channel();
-            let (jobs, _thread) = embed_worker::spawn(spec, metrics.clone(), config.batch_hook.clone(), ready_tx)?;
+            let (jobs, _thread) =
+                embed_worker::spawn(spec, metrics.clone(), config.batch_hook.clone(), ready_tx)?;
             embed_ready = Some(ready_rx);
             Some(Served::new(model_id(path), jobs, capacity))
         }
@@ -134,9 +135,12 @@ pub async fn start(config: ServeConfig, listener: TcpListener) -> Result<Running
                 Err(_) => Err("the generation worker ended while loading".into()),
             };
             if let Some((served, _)) = &state.lm {
-                settle(&load_tx, result.map(|ctx| served.ready.set(LmReady { ctx })).inspect_err(|e| {
-                    let _ = served.load_error.set(e.clone());
-                }));
+                settle(
+                    &load_tx,
+                    result.map(|ctx| served.ready.set(LmReady { ctx })).inspect_err(|e| {
+                        let _ = served.load_error.set(e.clone());
+                    }),
+                );
             }
         });
     }
@@ -148,9 +152,12 @@ pub async fn start(config: ServeConfig, listener: TcpListener) -> Result<Running
                 Err(_) => Err("the embedding worker ended while loading".into()),
             };
             if let Some(served) = &state.embed {
-                settle(&load_tx, result.map(|info| served.ready.set(info)).inspect_err(|e| {
-                    let _ = served.load_error.set(e.clone());
-                }));
+                settle(
+                    &load_tx,
+                    result.map(|info| served.ready.set(info)).inspect_err(|e| {
+                        let _ = served.load_error.set(e.clone());
+                    }),
+                );
             }
         });
     }

@@ -91,6 +91,9 @@ enum Command {
         #[arg(long)]
         out: std::path::PathBuf,
     },
+    /// Serve a language model and/or an embedding model over the OpenAI HTTP API (chat,
+    /// completions, embeddings) until ctrl-c or SIGTERM.
+    Serve(cli::serve::ServeOptions),
     /// Print the cosine similarity of two sentences' embeddings.
     Similarity {
         /// cpu, gpu, vulkan or auto (auto honours RLX_DEVICE).
@@ -134,6 +137,7 @@ fn main() -> ExitCode {
         Command::Logits { model, target: Target { device, precision }, prompt_ids, out } => {
             cli::logits::run(&cli::logits::LogitsOptions { model, device, precision, prompt_ids, out })
         }
+        Command::Serve(options) => cli::serve::run(&options),
         Command::Similarity { device, model_dir, a, b } => cli::similarity::run(device, model_dir, &a, &b),
     };
     match result {

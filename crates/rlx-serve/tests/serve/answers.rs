@@ -2,13 +2,21 @@
 //! seeded) generation; embeddings equal the embedder's and are batched across requests.
 
 use crate::fixtures::{bert, client, config, llama, metric, post, sse_data, start, wait_metric};
-use rlx_models::{causal_tokenizer, load_causal_lm, ChatTemplate, DecoderOptions, Device, Message, SamplingSpec};
+use rlx_models::{
+    causal_tokenizer, load_causal_lm, ChatTemplate, DecoderOptions, Device, Message, SamplingSpec,
+};
 use serde_json::{json, Value};
 use std::path::Path;
 
 /// The text, token count and finish reason of the model's own generation after `prompt`,
 /// stopping at `stops` as the server does.
-fn reference(dir: &Path, prompt: &[i32], max: usize, spec: &SamplingSpec, seed: u32) -> (String, usize, &'static str) {
+fn reference(
+    dir: &Path,
+    prompt: &[i32],
+    max: usize,
+    spec: &SamplingSpec,
+    seed: u32,
+) -> (String, usize, &'static str) {
     let mut model = load_causal_lm(dir, Device::Cpu, DecoderOptions::default()).unwrap();
     let tok = causal_tokenizer(dir).unwrap().unwrap();
     let mut kept = Vec::new();
@@ -47,7 +55,11 @@ async fn chat_and_completions_equal_the_models_generation() {
     // Chat, whole.
     let prompt = chat_prompt(&dir);
     let (want, count, reason) = reference(&dir, &prompt, 12, &SamplingSpec::greedy(), 0);
-    let r = post(&format!("{url}/v1/chat/completions"), json!({"messages": messages(), "temperature": 0, "max_tokens": 12})).await;
+    let r = post(
+        &format!("{url}/v1/chat/completions"),
+        json!({"messages": messages(), "temperature": 0, "max_tokens": 12}),
+    )
+    .await;
     assert_eq!(r.status(), 200);
     let v: Value = r.json().await.unwrap();
     assert_eq!(v["object"], "chat.completion");
@@ -66,12 +78,10 @@ async fn chat_and_completions_equal_the_models_generation() {
     assert!(r.headers()["content-type"].to_str().unwrap().starts_with("text/event-stream"));
     let data = sse_data(&r.text().await.unwrap());
     assert_eq!(data.last().unwrap(), "[DONE]");
-    let chunks: Vec<Value> = data[..data.len() - 1].iter().map(|d| serde_json::from_str(d).unwrap()).collect();
+    let chunks: Vec<Value> =
+        data[..data.len() - 1].iter().map(|d| serde_json::from_str(d).unwrap()).collect();
     assert_eq!(chunks[0]["choices"][0]["delta"]["role"], "assistant");
-    let text: String = chunks
-        .iter()
-        .filter_map(|c| c["choices"][0]["delta"]["content"].as_str())
-        .collect();
+    let text: String = chunks.iter().filter_map(|c| c["choices"][0]["delta"]["content"].as_str()).collect();
     assert_eq!(text, want);
     let finish: Vec<&Value> = chunks.iter().filter(|c| !c["choices"][0]["finish_reason"].is_null()).collect();
     assert_eq!(finish.len(), 1);
@@ -82,9 +92,14 @@ async fn chat_and_completions_equal_the_models_generation() {
 
     // Completions, whole and streamed.
     let tok = causal_tokenizer(&dir).unwrap().unwrap();
-    let ids: Vec<i32> = tok.encode("hello world", true).unwrap().get_ids().iter().map(|&i| i as i32).collect();
+    let ids: Vec<i32> =
+        tok.encode("hello world", true).unwrap().get_ids().iter().map(|&i| i as i32).collect();
     let (want, count, _) = reference(&dir, &ids, 10, &SamplingSpec::greedy(), 0);
-    let r = post(&format!("{url}/v1/completions"), json!({"prompt": "hello world", "temperature": 0, "max_tokens": 10})).await;
+    let r = post(
+        &format!("{url}/v1/completions"),
+        json!({"prompt": "hello world", "temperature": 0, "max_tokens": 10}),
+    )
+    .await;
     let v: Value = r.json().await.unwrap();
     assert_eq!(v["object"], "text_completion");
     assert_eq!(v["choices"][0]["text"], want.as_str(), "{v}");
@@ -98,7 +113,9 @@ async fn chat_and_completions_equal_the_models_generation() {
     assert_eq!(data.last().unwrap(), "[DONE]");
     let text: String = data[..data.len() - 1]
         .iter()
-        .map(|d| serde_json::from_str::<Value>(d).unwrap()["choices"][0]["text"].as_str().unwrap().to_string())
+        .map(|d| {
+            serde_json::from_str::<Value>(d).unwrap()["choices"][0]["text"].as_str().unwrap().to_string()
+        })
         .collect();
     assert_eq!(text, want);
 
@@ -106,7 +123,8 @@ async fn chat_and_completions_equal_the_models_generation() {
     let spec = SamplingSpec { temperature: 0.9, top_k: None, top_p: 0.95, repetition_penalty: 1.0 };
     let (want, _, _) = reference(&dir, &ids, 10, &spec, 7);
     for _ in 0..2 {
-        let body = json!({"prompt": "hello world", "temperature": 0.9, "top_p": 0.95, "seed": 7, "max_tokens": 10});
+        let body =
+            json!({"prompt": "hello world", "temperature": 0.9, "top_p": 0.95, "seed": 7, "max_tokens": 10});
         let v: Value = post(&format!("{url}/v1/completions"), body).await.json().await.unwrap();
         assert_eq!(v["choices"][0]["text"], want.as_str());
     }
@@ -166,7 +184,10 @@ async fn embeddings_equal_the_embedders_and_are_batched_across_requests() {
                 }
                 tokio::time::sleep(std::time::Duration::from_millis(50)).await;
             }
-            assert!(entered.load(std::sync::atomic::Ordering::SeqCst), "the worker never took the first request");
+            assert!(
+                entered.load(std::sync::atomic::Ordering::SeqCst),
+                "the worker never took the first request"
+            );
         }
     }
     wait_metric(&url, "rlx_queue_depth{queue=\"embed\"}", 2.0).await;
@@ -175,7 +196,11 @@ async fn embeddings_equal_the_embedders_and_are_batched_across_requests() {
     for t in tasks {
         answers.push(t.await.unwrap());
     }
-    assert_eq!(metric(&url, "rlx_embedding_batch_requests_count").await, 1.0, "one encode call for all three");
+    assert_eq!(
+        metric(&url, "rlx_embedding_batch_requests_count").await,
+        1.0,
+        "one encode call for all three"
+    );
     assert_eq!(metric(&url, "rlx_embedding_batch_requests_sum").await, 3.0);
 
     let mut emb = rlx_models::Embedder::load(&dir, Device::Cpu, Default::default()).unwrap();
@@ -199,8 +224,14 @@ async fn embeddings_equal_the_embedders_and_are_batched_across_requests() {
     // base64: the same floats as little-endian bytes (what the openai Python client asks for).
     use base64::Engine as _;
     let v: Value =
-        post(&format!("{url}/v1/embeddings"), json!({"input": "a b c", "encoding_format": "base64"})).await.json().await.unwrap();
-    let bytes = base64::engine::general_purpose::STANDARD.decode(v["data"][0]["embedding"].as_str().unwrap()).unwrap();
+        post(&format!("{url}/v1/embeddings"), json!({"input": "a b c", "encoding_format": "base64"}))
+            .await
+            .json()
+            .await
+            .unwrap();
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(v["data"][0]["embedding"].as_str().unwrap())
+        .unwrap();
     let floats: Vec<f32> = bytes.chunks(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
     // (Alone, not batched with the others: equal within the same tolerance.)
     assert_eq!(floats.len(), got[0].len());

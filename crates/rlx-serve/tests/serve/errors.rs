@@ -13,7 +13,10 @@ async fn refused(r: reqwest::Response, status: u16) -> Value {
     let e = v["error"].clone();
     assert!(e["message"].as_str().is_some_and(|m| !m.is_empty()), "{v}");
     assert!(e["type"].is_string(), "{v}");
-    assert!(e.as_object().unwrap().contains_key("param") && e.as_object().unwrap().contains_key("code"), "{v}");
+    assert!(
+        e.as_object().unwrap().contains_key("param") && e.as_object().unwrap().contains_key("code"),
+        "{v}"
+    );
     e
 }
 
@@ -25,7 +28,13 @@ fn user(text: &str) -> Value {
 async fn malformed_and_out_of_context_requests_are_400s() {
     let server = start(config(Some(llama("errors")), Some(bert("errors", false)))).await;
     let chat = format!("{}/v1/chat/completions", server.url);
-    let raw = client().post(&chat).header("content-type", "application/json").body("{\"messages\": [").send().await.unwrap();
+    let raw = client()
+        .post(&chat)
+        .header("content-type", "application/json")
+        .body("{\"messages\": [")
+        .send()
+        .await
+        .unwrap();
     let e = refused(raw, 400).await;
     assert_eq!(e["type"], "invalid_request_error");
 
@@ -46,12 +55,14 @@ async fn malformed_and_out_of_context_requests_are_400s() {
     let e = refused(post(&chat, json!({"messages": user("hi"), "max_tokens": 64})).await, 400).await;
     assert_eq!(e["param"], "max_tokens");
     assert!(e["message"].as_str().unwrap().contains("64 tokens"), "{e}");
-    let e = refused(post(&format!("{}/v1/completions", server.url), json!({"prompt": long})).await, 400).await;
+    let e =
+        refused(post(&format!("{}/v1/completions", server.url), json!({"prompt": long})).await, 400).await;
     assert_eq!(e["param"], "prompt");
 
     let e = refused(post(&format!("{}/v1/embeddings", server.url), json!({"input": []})).await, 400).await;
     assert_eq!(e["param"], "input");
-    let e = refused(post(&format!("{}/v1/embeddings", server.url), json!({"input": [1, 2]})).await, 400).await;
+    let e =
+        refused(post(&format!("{}/v1/embeddings", server.url), json!({"input": [1, 2]})).await, 400).await;
     assert_eq!(e["param"], "input");
     refused(client().get(format!("{}/v1/nothing", server.url)).send().await.unwrap(), 404).await;
 

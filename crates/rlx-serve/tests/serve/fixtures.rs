@@ -110,7 +110,10 @@ fn write_weights(path: &Path, nan: bool) {
             };
             data.extend_from_slice(&v.to_le_bytes());
         }
-        header.insert(name.clone(), serde_json::json!({"dtype": "F32", "shape": dims, "data_offsets": [start, data.len()]}));
+        header.insert(
+            name.clone(),
+            serde_json::json!({"dtype": "F32", "shape": dims, "data_offsets": [start, data.len()]}),
+        );
     }
     let h = serde_json::to_vec(&header).unwrap();
     let mut bytes = (h.len() as u64).to_le_bytes().to_vec();
@@ -170,7 +173,10 @@ pub async fn wait_metric(base: &str, name: &str, want: f64) {
 
 /// The `data:` payloads of an SSE body.
 pub fn sse_data(body: &str) -> Vec<String> {
-    body.lines().filter_map(|l| l.strip_prefix("data: ").or_else(|| l.strip_prefix("data:"))).map(String::from).collect()
+    body.lines()
+        .filter_map(|l| l.strip_prefix("data: ").or_else(|| l.strip_prefix("data:")))
+        .map(String::from)
+        .collect()
 }
 
 /// Holds the generation worker at its next token until released (bounded: 30 s).

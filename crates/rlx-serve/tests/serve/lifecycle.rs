@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn health_is_503_until_the_model_loads_and_metrics_are_prometheus_text() {
+async fn health_is_503_for_a_model_that_failed_to_load_and_metrics_are_prometheus_text() {
     // A model that cannot load: the server answers, /health says why with 503.
     let broken = std::env::temp_dir().join(format!("rlx-serve-broken-{}", std::process::id()));
     std::fs::create_dir_all(&broken).unwrap();
@@ -31,7 +31,11 @@ async fn health_is_503_until_the_model_loads_and_metrics_are_prometheus_text() {
     let server = start(config(Some(llama("health")), None)).await;
     let r = client().get(format!("{}/health", server.url)).send().await.unwrap();
     assert_eq!(r.status(), 200);
-    let r = post(&format!("{}/v1/completions", server.url), json!({"prompt": "hi", "max_tokens": 3, "temperature": 0})).await;
+    let r = post(
+        &format!("{}/v1/completions", server.url),
+        json!({"prompt": "hi", "max_tokens": 3, "temperature": 0}),
+    )
+    .await;
     assert_eq!(r.status(), 200);
     let r = client().get(format!("{}/metrics", server.url)).send().await.unwrap();
     assert!(r.headers()["content-type"].to_str().unwrap().starts_with("text/plain"));
@@ -80,7 +84,11 @@ async fn a_client_that_disconnects_mid_stream_frees_the_worker_at_the_next_token
     // One token and no more: the generation stopped at the next token.
     assert_eq!(metric(&server.url, "rlx_completion_tokens_total").await, 1.0);
     // The worker is free: the next request is answered.
-    let r = post(&chat, json!({"messages": [{"role": "user", "content": "hi"}], "max_tokens": 3, "temperature": 0})).await;
+    let r = post(
+        &chat,
+        json!({"messages": [{"role": "user", "content": "hi"}], "max_tokens": 3, "temperature": 0}),
+    )
+    .await;
     assert_eq!(r.status(), 200);
     assert!(server.running.shutdown().await);
 }
@@ -110,5 +118,8 @@ async fn shutdown_stops_accepting_and_drains_the_request_in_flight() {
     gate.open();
     let data = sse_data(&r.text().await.unwrap());
     assert_eq!(data.last().unwrap(), "[DONE]", "the request in flight finished");
-    assert!(tokio::time::timeout(Duration::from_secs(30), shutdown).await.unwrap().unwrap(), "drained in time");
+    assert!(
+        tokio::time::timeout(Duration::from_secs(30), shutdown).await.unwrap().unwrap(),
+        "drained in time"
+    );
 }
