@@ -231,3 +231,18 @@ async fn serve(listener: TcpListener, state: Shared, mut stop: watch::Receiver<b
     drop(app);
     tokio::time::timeout(drain, graceful.shutdown()).await.is_ok()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::context;
+
+    #[test]
+    fn the_context_is_ctx_size_at_most_the_models() {
+        assert_eq!(context(None, Some(64)), Ok(64));
+        assert_eq!(context(Some(32), Some(64)), Ok(32));
+        let e = context(Some(128), Some(64)).unwrap_err();
+        assert!(e.contains("--ctx-size 128") && e.contains("64"), "{e}");
+        assert!(context(Some(0), Some(64)).is_err());
+        assert_eq!(context(Some(100), None), Ok(100));
+    }
+}
