@@ -78,6 +78,9 @@ async fn a_client_that_disconnects_mid_stream_frees_the_worker_at_the_next_token
     let mut stream = r.bytes_stream();
     let first_chunk = stream.next().await.unwrap().unwrap();
     assert!(String::from_utf8_lossy(&first_chunk).contains("assistant"));
+    // The role chunk goes out before any token: wait until the worker has the first token (and
+    // is held in the hook), so the client leaves mid-generation, not while queued.
+    wait_metric(&server.url, "rlx_time_to_first_token_seconds_count", 1.0).await;
     drop(stream);
     wait_metric(&server.url, "rlx_requests_cancelled_total", 1.0).await;
     assert!(saw_gone.load(Ordering::SeqCst), "the worker never saw the client go");
