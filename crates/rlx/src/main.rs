@@ -115,6 +115,9 @@ enum Command {
         #[arg(long)]
         out: std::path::PathBuf,
     },
+    /// Serve a language model and/or an embedding model over the OpenAI HTTP API (chat,
+    /// completions, embeddings) until ctrl-c or SIGTERM.
+    Serve(cli::serve::ServeOptions),
     /// Print the cosine similarity of two sentences' embeddings.
     Similarity {
         /// cpu, gpu, vulkan or auto (auto honours RLX_DEVICE).
@@ -172,6 +175,7 @@ fn main() -> ExitCode {
         Command::Similarity { device, model_dir, revision, a, b } => {
             cli::similarity::run(device, model_dir, revision.as_deref(), &a, &b)
         }
+        Command::Serve(options) => cli::serve::run(&options),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -17,4 +17,5 @@ pub mod generate;
 pub mod logits;
 pub mod models;
 pub mod progress;
+pub mod serve;
 pub mod similarity;

@@ -1,0 +1,12 @@
+//! `rlx serve`'s library over HTTP with a real client (reqwest), on the CPU with tiny fixture
+//! models: the answers against the models run directly, every row of the error table, and the
+//! lifecycle (health, metrics, disconnects, graceful shutdown). Every server binds
+//! 127.0.0.1:0 and every wait is bounded.
+
+// Test helpers unwrap and panic: a failure is the point.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod answers;
+mod errors;
+mod fixtures;
+mod lifecycle;
