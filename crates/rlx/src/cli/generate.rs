@@ -17,6 +17,7 @@
 //! (`rlx_models::decoder::stop_tokens`) and, with `--chat`, at the template's eos token,
 //! unless `--ignore-eos`.
 
+use super::sampling::{self, Sampling};
 use rlx_models::{causal_tokenizer, load_causal_lm, stop_tokens, ChatTemplate, DecoderOptions, Message};
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -35,19 +36,21 @@ pub struct GenerateOptions {
     /// Tokens to generate.
     #[arg(long, default_value_t = 32)]
     pub max_tokens: usize,
-    /// Sampling temperature; 0 is greedy (the argmax).
-    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
-    pub temperature: f32,
-    /// Sample among the k most likely tokens (default 50 when sampling).
+    /// Sampling temperature: 0 is greedy (the argmax), T > 0 samples. Default: the model's
+    /// generation_config.json (do_sample, temperature), else greedy.
+    #[arg(long, allow_negative_numbers = true)]
+    pub temperature: Option<f32>,
+    /// Sample among the k most likely tokens. Default: generation_config.json's top_k, else 50.
     #[arg(long)]
     pub top_k: Option<usize>,
-    /// Nucleus sampling: the smallest set of likeliest tokens whose probability reaches p
-    /// (default 1, off).
+    /// Nucleus sampling: the smallest set of likeliest tokens whose probability reaches p.
+    /// Default: generation_config.json's top_p, else 1 (off).
     #[arg(long, allow_negative_numbers = true)]
     pub top_p: Option<f32>,
-    /// transformers' repetition penalty over the prompt and the tokens so far (1 is off).
-    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
-    pub repetition_penalty: f32,
+    /// transformers' repetition penalty over the prompt and the tokens so far, greedy or
+    /// sampled. Default: generation_config.json's, else 1 (off).
+    #[arg(long, allow_negative_numbers = true)]
+    pub repetition_penalty: Option<f32>,
     /// Seed of the random draws: one seed gives the same tokens on every device.
     #[arg(long, default_value_t = 0)]
     pub seed: u32,
@@ -69,32 +72,16 @@ pub struct GenerateOptions {
 }
 
 impl GenerateOptions {
-    /// How each token is picked (greedy by default).
-    fn sampling(&self) -> rlx::prelude::SamplingSpec {
-        rlx::prelude::SamplingSpec {
+    /// How each token is picked: the flags over the model's generation_config.json.
+    fn sampling(&self) -> Result<Sampling, String> {
+        let flags = sampling::Flags {
             temperature: self.temperature,
             top_k: self.top_k,
-            top_p: self.top_p.unwrap_or(1.0),
+            top_p: self.top_p,
             repetition_penalty: self.repetition_penalty,
-        }
-    }
-
-    /// Refuses the sampling flags when sampling is off: `--top-k` and `--top-p` choose among
-    /// the tokens a sampler draws from, and at temperature 0 nothing is drawn (the argmax is
-    /// taken), so they would be silently ignored.
-    fn check_sampling_flags(&self) -> Result<(), String> {
-        let given: Vec<&str> = [("--top-k", self.top_k.is_some()), ("--top-p", self.top_p.is_some())]
-            .into_iter()
-            .filter_map(|(flag, on)| on.then_some(flag))
-            .collect();
-        if self.temperature == 0.0 && !given.is_empty() {
-            return Err(format!(
-                "{} only apply when sampling, and sampling is off (temperature 0 picks the likeliest \
-                 token): turn it on with --temperature T, e.g. --temperature 0.7",
-                given.join(" and ")
-            ));
-        }
-        Ok(())
+        };
+        let (origin, defaults) = sampling::defaults_of(&self.model)?;
+        sampling::resolve(&flags, origin, &defaults)
     }
 }
 
@@ -148,7 +135,7 @@ fn prompt(o: &GenerateOptions) -> Result<Prompt, Box<dyn std::error::Error>> {
 }
 
 pub fn run(o: &GenerateOptions) -> Result<(), Box<dyn std::error::Error>> {
-    o.check_sampling_flags()?;
+    let sampling = o.sampling()?;
     // The prompt first: a missing tokenizer or chat template is told before the model loads.
     let (tok, mut ids, stops) = prompt(o)?;
     let t = Instant::now();
@@ -165,6 +152,8 @@ pub fn run(o: &GenerateOptions) -> Result<(), Box<dyn std::error::Error>> {
         model.device(),
         t.elapsed().as_secs_f64()
     );
+    let spec = sampling.spec(model.vocab_size());
+    eprintln!("generate: {}", sampling.describe());
     let prompt_len = ids.len();
     let prompt = ids.clone();
     let mut out = std::io::stdout().lock();
@@ -190,7 +179,7 @@ pub fn run(o: &GenerateOptions) -> Result<(), Box<dyn std::error::Error>> {
         out.flush()?;
         Ok(())
     };
-    let generated = model.generate(&prompt, o.max_tokens, &o.sampling(), o.seed, &mut |next| {
+    let generated = model.generate(&prompt, o.max_tokens, &spec, o.seed, &mut |next| {
         first_token.get_or_insert_with(|| start.elapsed());
         match emit(next) {
             Ok(()) if stops.contains(&next) => {
@@ -225,7 +214,7 @@ pub fn run(o: &GenerateOptions) -> Result<(), Box<dyn std::error::Error>> {
         "generate: prompt {prompt_len} tokens, {n} generated in {secs:.2} s (first after {:.1} ms, then \
          {decode_rate:.1} tokens/s; {} {}){}",
         first * 1e3,
-        if o.sampling().is_greedy() { "greedy".to_string() } else { format!("sampled, seed {}", o.seed) },
+        if !sampling.samples() { "greedy".to_string() } else { format!("sampled, seed {}", o.seed) },
         model.generation_method(),
         stopped.map(|id| format!("; stopped at end-of-sequence token {id}")).unwrap_or_default()
     );

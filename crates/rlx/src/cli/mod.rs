@@ -16,4 +16,5 @@ pub mod finite;
 pub mod generate;
 pub mod logits;
 pub mod progress;
+pub mod sampling;
 pub mod similarity;
