@@ -107,10 +107,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result: Result<(), Box<dyn std::error::Error>> = match cli.command {
-        Command::Devices { calibrate } => {
-            cli::devices::run(calibrate);
-            Ok(())
-        }
+        Command::Devices { calibrate } => cli::devices::run(calibrate).map_err(Into::into),
         Command::Demo { device, dump } => cli::demo::run(device, dump).map_err(Into::into),
         Command::Bench(args) => args.run(),
         Command::Fetch { model } => cli::fetch::run(&model),
@@ -136,6 +133,10 @@ fn main() -> ExitCode {
         }
         Command::Similarity { device, model_dir, a, b } => cli::similarity::run(device, model_dir, &a, &b),
     };
+    // What a command left in stdout's buffer is written now, so that a failure is reported.
+    let result = result.and_then(|()| {
+        std::io::Write::flush(&mut std::io::stdout()).map_err(|e| cli::stdout::context(e).into())
+    });
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

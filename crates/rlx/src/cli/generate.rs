@@ -156,7 +156,7 @@ pub fn run(o: &GenerateOptions) -> Result<(), Box<dyn std::error::Error>> {
     eprintln!("generate: {}", sampling.describe());
     let prompt_len = ids.len();
     let prompt = ids.clone();
-    let mut out = std::io::stdout().lock();
+    let mut out = super::stdout::stdout();
     // Each token's text is printed once it is whole: the stream holds back a token that
     // ends inside a character until the token completing it comes.
     let mut stream = tok.as_ref().map(|tok| tok.decode_stream(true));

@@ -18,3 +18,5 @@ pub mod logits;
 pub mod progress;
 pub mod sampling;
 pub mod similarity;
+pub mod stdout;
+pub mod table;
