@@ -80,6 +80,27 @@ pub(super) fn progress(msg: &str) {
     let _ = writeln!(std::io::stderr(), "bench: {msg}");
 }
 
+/// Refuses a workload whose host-side buffers (its inputs, weights and outputs, each made on
+/// the host at least once) need more than this machine's memory, before any is allocated: an
+/// error naming the graph, the size and the flag to lower, never an allocation abort.
+pub(super) fn check_host_room(g: &Graph, flag: &str) -> Result<(), String> {
+    let inputs = g.inputs().into_iter().chain(g.params()).map(|(_, _, t)| t.storage_bytes());
+    let outputs = g.outputs().iter().map(|&id| g.ty(id).map_or(u64::MAX, |t| t.storage_bytes()));
+    let need = inputs.chain(outputs).fold(0u64, u64::saturating_add);
+    let have = rlx_cpu::host_memory_bytes();
+    if need > have {
+        let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+        return Err(format!(
+            "the {} workload's inputs, weights and outputs need {:.1} GiB, more than this machine's \
+             {:.1} GiB of memory: lower {flag}",
+            g.name(),
+            gib(need),
+            gib(have)
+        ));
+    }
+    Ok(())
+}
+
 fn prepare(w: Workload, o: &BenchOptions<'_>) -> Result<Prepared, Box<dyn std::error::Error>> {
     match w {
         Workload::Ops => Err("the ops workload is prepared per case (bench_ops)".into()),
@@ -107,6 +128,7 @@ fn prepare(w: Workload, o: &BenchOptions<'_>) -> Result<Prepared, Box<dyn std::e
             let b = g.param("b", &b_dims, DType::F32)?;
             let c = g.matmul_t(a, b, false, o.graph.matmul_transpose_b)?;
             g.set_outputs(&[c])?;
+            check_host_room(&g, "--matmul-size or --matmul-shape")?;
             let inputs = vec![("a".to_string(), uniform(m * k, 7, 1.0))];
             let flops = 2.0 * m as f64 * k as f64 * n as f64;
             let dims = if m == k && k == n { format!("{n}³") } else { format!("{m}×{k}×{n}") };
@@ -125,6 +147,7 @@ fn prepare(w: Workload, o: &BenchOptions<'_>) -> Result<Prepared, Box<dyn std::e
             let spec = AttentionSpec::new(AttnLayout::Bshd, mask);
             let y = g.attention(q, k, v, None, spec)?;
             g.set_outputs(&[y])?;
+            check_host_room(&g, "--attn-shape")?;
             let n = b * s * h * d;
             let inputs = ["q", "k", "v"]
                 .iter()
@@ -142,6 +165,7 @@ fn prepare(w: Workload, o: &BenchOptions<'_>) -> Result<Prepared, Box<dyn std::e
             let cfg = BertConfig { num_hidden_layers: o.graph.bert_layers, ..BertConfig::base() };
             let (batch, seq) = (o.graph.bert_batch, BERT_SEQ);
             let graph = rlx_models::encoder_graph(&cfg, batch, seq)?;
+            check_host_room(&graph, "--bert-layers or --bert-batch")?;
             let x = uniform(batch * seq * cfg.hidden_size, 11, 1.0);
             let label = format!(
                 "bert {}L b{batch}×s{seq} {}{}",
