@@ -1,5 +1,8 @@
-//! The `rlx` command-line tool: `rlx devices`, `rlx demo`, `rlx bench`, and sentence embeddings
-//! with `rlx fetch`, `rlx embed` and `rlx similarity`.
+//! The `rlx` command-line tool: `rlx devices` (backends and calibration), `rlx demo` (a small
+//! graph end to end), `rlx bench` (timings), sentence embeddings with `rlx fetch`, `rlx embed`
+//! and `rlx similarity`, and causal language models (decoder LLMs from safetensors or GGUF,
+//! Qwen3-MoE included, and Mamba-1) with `rlx generate` and `rlx logits`. Results go to stdout
+//! through a checked writer; progress and statistics go to stderr.
 
 mod cli;
 
@@ -73,11 +76,19 @@ enum Command {
         /// Sentences to embed.
         sentences: Vec<String>,
     },
-    /// Continue a prompt with a decoder LLM (Llama, Qwen2, Qwen3, Mistral safetensors
-    /// checkpoint), greedily, streaming tokens to stdout; stats go to stderr.
+    /// Continue a prompt with a causal LM, streaming the text (or token ids) to stdout; stats go
+    /// to stderr.
+    ///
+    /// Models: a Hugging Face checkpoint folder (Llama, Qwen2, Qwen3, Qwen3-MoE mixture of
+    /// experts, Mistral; Mamba-1) or a GGUF file (recognised by its magic number; F32, F16,
+    /// BF16 and llama.cpp's block-quantized types). Each token is greedy (the argmax) or
+    /// sampled (temperature, top-k, top-p, repetition penalty, seeded): the checkpoint's
+    /// generation_config.json decides as transformers does unless the flags say otherwise; a
+    /// GGUF file is greedy unless --temperature is given.
     Generate(cli::generate::GenerateOptions),
-    /// Write a decoder's logits over a prompt (one forward pass) as raw little-endian f32
-    /// [tokens, vocabulary], for comparisons with another implementation.
+    /// Write a causal LM's logits over a prompt (one forward pass) as raw little-endian f32
+    /// [tokens, vocabulary], for comparisons with another implementation; a NaN or infinity
+    /// is an error and nothing is written.
     Logits {
         /// The checkpoint folder or .gguf file, as for `rlx generate`.
         #[arg(long)]

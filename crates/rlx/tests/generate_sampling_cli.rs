@@ -133,3 +133,18 @@ fn a_gguf_file_is_greedy_unless_the_flags_sample() {
         "{stderr}"
     );
 }
+
+/// `rlx generate --help` says what the command does: greedy or sampled, from checkpoints
+/// (MoE included) or GGUF files, and where the sampling defaults come from.
+#[test]
+fn the_help_of_generate_says_what_it_does() {
+    let out = rlx(&["generate", "--help"]);
+    assert!(out.status.success());
+    let help = text(&out.stdout);
+    for needle in ["GGUF", "MoE", "greedy", "sampled", "generation_config.json", "--temperature"] {
+        assert!(help.contains(needle), "no '{needle}' in:\n{help}");
+    }
+    assert!(!help.contains("greedily,"), "{help}");
+    let out = rlx(&["--help"]);
+    assert!(text(&out.stdout).contains("Continue a prompt with a causal LM"), "{}", text(&out.stdout));
+}

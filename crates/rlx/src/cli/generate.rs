@@ -1,14 +1,17 @@
-//! `rlx generate`: greedy continuation of a prompt with a causal LM (Llama, Qwen2, Qwen3,
+//! `rlx generate`: continuation of a prompt with a causal LM (Llama, Qwen2, Qwen3, Qwen3-MoE,
 //! Mistral checkpoints from safetensors, GGUF files, Mamba-1 checkpoints), streamed to stdout
-//! token by token; load time, prompt length and tokens/s go to stderr.
+//! token by token; load time, prompt length, the sampling in effect and tokens/s go to stderr.
 //!
-//! The model is a Hugging Face checkpoint directory or a `.gguf` file (F32/F16/BF16 tensors),
-//! loaded by `rlx_models::load_causal_lm` and run through the `rlx_models::CausalLm` trait.
-//! The prompt is text (tokenized with the checkpoint's tokenizer.json, or a GGUF file's own
-//! tokenizer) or token ids
-//! (`--prompt-ids`, for checkpoints without a tokenizer). A decoder decodes over the
-//! device-resident KV cache: the prompt goes through in chunks, then each token is one decode
-//! step that reads back only that token (see `rlx_models::Decoder::generate`).
+//! The model is a Hugging Face checkpoint directory or a GGUF file (recognised by its magic
+//! number; F32/F16/BF16 and block-quantized tensors), loaded by `rlx_models::load_causal_lm`
+//! and run through the `rlx_models::CausalLm` trait. Each token is the argmax or a draw as
+//! [`super::sampling`] resolves the flags over generation_config.json. The prompt is text
+//! (tokenized with the checkpoint's tokenizer.json, or a GGUF file's own tokenizer) or token
+//! ids (`--prompt-ids`, for checkpoints without a tokenizer). Text is streamed with
+//! `tokenizers::DecodeStream`, so a character split across tokens prints whole. A decoder
+//! decodes over the device-resident KV cache: the prompt goes through in chunks, then each
+//! token is one decode step that reads back only that token (see
+//! `rlx_models::Decoder::generate`).
 //!
 //! With `--chat` the text is first rendered through the model's chat template as one user
 //! message (after an optional `--system` message), with the assistant's turn opened, and the
@@ -27,13 +30,14 @@ use tokenizers::Tokenizer;
 /// Options of `rlx generate`, as the command line gives them.
 #[derive(clap::Args)]
 pub struct GenerateOptions {
-    /// The checkpoint folder: config.json, model.safetensors (or a sharded index) and, for a
-    /// text prompt, tokenizer.json.
+    /// The model: a checkpoint folder (config.json, model.safetensors or a sharded index and,
+    /// for a text prompt, tokenizer.json; dense or Qwen3-MoE) or a GGUF file.
     #[arg(long)]
     pub model: PathBuf,
     #[command(flatten)]
     pub target: crate::Target,
-    /// Tokens to generate.
+    /// Tokens to generate at most (generation also stops at an end-of-sequence token); the
+    /// prompt and these must fit the model's context.
     #[arg(long, default_value_t = 32)]
     pub max_tokens: usize,
     /// Sampling temperature: 0 is greedy (the argmax), T > 0 samples. Default: the model's
