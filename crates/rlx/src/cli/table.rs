@@ -8,7 +8,6 @@ pub fn plain(header: &[&str], right: &[usize]) -> Table {
     let mut t = Table::new();
     t.load_preset(presets::NOTHING)
         .set_content_arrangement(ContentArrangement::Disabled)
-        .force_no_tty()
         .set_header(header.to_vec());
     for (i, column) in t.column_iter_mut().enumerate() {
         column.set_padding((0, 1));
