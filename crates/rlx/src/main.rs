@@ -119,7 +119,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result: Result<(), Box<dyn std::error::Error>> = match cli.command {
         Command::Devices { calibrate } => cli::devices::run(calibrate).map_err(Into::into),
-        Command::Demo { device, dump } => cli::demo::run(device, dump).map_err(Into::into),
+        Command::Demo { device, dump } => cli::demo::run(device, dump),
         Command::Bench(args) => args.run(),
         Command::Fetch { model } => cli::fetch::run(&model),
         Command::Generate(options) => cli::generate::run(&options),

@@ -57,10 +57,7 @@ fn max_tokens_far_past_what_is_used_reserves_what_is_used() {
     ]);
     let stderr = text(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    assert!(
-        stderr.contains(&format!("1 generated")) && stderr.contains("stopped at end-of-sequence"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("1 generated") && stderr.contains("stopped at end-of-sequence"), "{stderr}");
     // Past the context: an error before the model runs.
     set_u32(&mut bytes, "llama.context_length", 64);
     std::fs::write(&path, &bytes).unwrap();

@@ -147,11 +147,11 @@ pub fn resolve(flags: &Flags, origin: Origin, file: &FileDefaults) -> Result<Sam
         Origin::Gguf => format!("a GGUF file has no {GENERATION_CONFIG}"),
     };
     let (temperature, mode_reason) = match flags.temperature {
-        Some(t) if t == 0.0 => (None, "--temperature 0".to_string()),
+        Some(0.0) => (None, "--temperature 0".to_string()),
         Some(t) => (Some(Sourced { value: t, source: Source::Flag }), format!("--temperature {t}")),
         None if file.do_sample == Some(true) => {
             let t = pick(None, file.temperature, 1.0);
-            if !(t.value > 0.0) {
+            if t.value.is_nan() || t.value <= 0.0 {
                 return Err(format!(
                     "{where_} samples (do_sample true) at temperature {}, which must be > 0: give \
                      --temperature 0 for greedy decoding or --temperature T to sample",
