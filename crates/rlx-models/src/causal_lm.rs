@@ -181,7 +181,8 @@ impl CausalLm for Mamba {
         let vocab = self.config().vocab_size;
         check_token_ids(prompt, vocab)?;
         let mut ids = prompt.to_vec();
-        let mut out = Vec::with_capacity(n);
+        // Grown as tokens come: n is what the request allows, not what it will use.
+        let mut out = Vec::new();
         while out.len() < n {
             let logits = self.logits(&ids)?;
             let last = logits.get((ids.len() - 1) * vocab..).unwrap_or_default();

@@ -1,6 +1,9 @@
-//! The `rlx` command-line tool: `rlx devices`, `rlx demo`, `rlx bench`, sentence embeddings
-//! with `rlx embed` and `rlx similarity`, text with `rlx generate` and `rlx logits`, and the
-//! model cache with `rlx fetch` and `rlx models`.
+//! The `rlx` command-line tool: `rlx devices` (backends and calibration), `rlx demo` (a small
+//! graph end to end), `rlx bench` (timings), sentence embeddings with `rlx embed` and
+//! `rlx similarity`, causal language models (decoder LLMs from safetensors or GGUF, Qwen3-MoE
+//! included, and Mamba-1) with `rlx generate` and `rlx logits`, the OpenAI-compatible server
+//! `rlx serve`, and the model cache with `rlx fetch` and `rlx models`. Results go to stdout
+//! through a checked writer; progress and statistics go to stderr.
 
 mod cli;
 
@@ -94,11 +97,19 @@ enum Command {
         /// Sentences to embed.
         sentences: Vec<String>,
     },
-    /// Continue a prompt with a decoder LLM (Llama, Qwen2, Qwen3, Mistral safetensors
-    /// checkpoint), greedily, streaming tokens to stdout; stats go to stderr.
+    /// Continue a prompt with a causal LM, streaming the text (or token ids) to stdout; stats go
+    /// to stderr.
+    ///
+    /// Models: a Hugging Face checkpoint folder (Llama, Qwen2, Qwen3, Qwen3-MoE mixture of
+    /// experts, Mistral; Mamba-1) or a GGUF file (recognised by its magic number; F32, F16,
+    /// BF16 and llama.cpp's block-quantized types). Each token is greedy (the argmax) or
+    /// sampled (temperature, top-k, top-p, repetition penalty, seeded): the checkpoint's
+    /// generation_config.json decides as transformers does unless the flags say otherwise; a
+    /// GGUF file is greedy unless --temperature is given.
     Generate(cli::generate::GenerateOptions),
-    /// Write a decoder's logits over a prompt (one forward pass) as raw little-endian f32
-    /// [tokens, vocabulary], for comparisons with another implementation.
+    /// Write a causal LM's logits over a prompt (one forward pass) as raw little-endian f32
+    /// [tokens, vocabulary], for comparisons with another implementation; a NaN or infinity
+    /// is an error and nothing is written.
     Logits {
         /// The checkpoint folder or .gguf file, or a hub name, as for `rlx generate`.
         #[arg(long)]
@@ -137,11 +148,8 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result: Result<(), Box<dyn std::error::Error>> = match cli.command {
-        Command::Devices { calibrate } => {
-            cli::devices::run(calibrate);
-            Ok(())
-        }
-        Command::Demo { device, dump } => cli::demo::run(device, dump).map_err(Into::into),
+        Command::Devices { calibrate } => cli::devices::run(calibrate).map_err(Into::into),
+        Command::Demo { device, dump } => cli::demo::run(device, dump),
         Command::Bench(args) => args.run(),
         Command::Fetch { model, revision, verify } => cli::fetch::run(&model, revision.as_deref(), verify),
         Command::Models { remove } => cli::models::run(remove.as_deref()),
@@ -177,6 +185,10 @@ fn main() -> ExitCode {
         }
         Command::Serve(options) => cli::serve::run(&options),
     };
+    // What a command left in stdout's buffer is written now, so that a failure is reported.
+    let result = result.and_then(|()| {
+        std::io::Write::flush(&mut std::io::stdout()).map_err(|e| cli::stdout::context(e).into())
+    });
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

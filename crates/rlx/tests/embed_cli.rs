@@ -65,3 +65,25 @@ fn embed_errors_are_clear() {
     let (_, stderr, ok) = rlx(&["fetch", "no-such-model"]);
     assert!(!ok && stderr.contains("all-minilm-l6-v2"), "{stderr}");
 }
+
+/// `rlx embed` and `rlx similarity` with stdout on a full device: exit 1 with one line naming
+/// stdout, never a panic.
+#[test]
+fn embed_and_similarity_report_a_full_stdout() {
+    if !model_available() || !std::path::Path::new("/dev/full").exists() {
+        return;
+    }
+    for args in [&["embed", "--device", "cpu", "a", "b"][..], &["similarity", "--device", "cpu", "a", "b"]] {
+        let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_rlx"))
+            .args(args)
+            .env("XDG_RUNTIME_DIR", "/tmp")
+            .stdout(full)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.contains("error: writing to stdout: no space left"), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}

@@ -4,9 +4,17 @@
 //! they share the weights and the cache states: a prefill graph of `chunk` rows and a decode
 //! graph of one row, both over a cache of `capacity` positions. A prompt goes through the
 //! prefill graph chunk by chunk; then every new token is one decode run that uploads its id,
-//! its position and the offset, and reads back one token. Nothing recompiles as the sequence
-//! grows; the decoder keeps the generator of the last capacity and compiles a larger one only
-//! when a generation needs more room.
+//! its position and the offset, and reads back one token. The decoder keeps the generator of
+//! the last capacity and compiles a larger one only when a generation needs more room.
+//!
+//! Memory is reserved for what a generation uses, not for what it may ask: the first generator
+//! holds the prompt and up to [`MIN_CAPACITY`] new tokens (capped by the request and the
+//! model's context); when the sequence reaches its capacity, a generator of twice the room is
+//! compiled and the tokens so far go through its prefill again (rebuilding the cache), so a
+//! request for 10⁸ tokens that stops after ten never reserves 10⁸ positions. Before a generator
+//! is built, its KV cache and rope tables are checked against the device's largest tensor and
+//! (on the CPU) the host's memory: an error saying how many positions fit, never an
+//! allocation abort.
 
 use super::cached::{cached_decoder_graph, StepOutput, LOGIT_ROW, OFFSET, POSITIONS, PREV_TOKENS, RNG_KEY};
 use super::graph::INPUT_IDS;
@@ -68,6 +76,18 @@ fn step(exe: &mut Executable, ids: &[i32], offset: usize, row: usize, draw: &Dra
     })
 }
 
+/// Runs `ids` (at positions 0..) through the prefill graph chunk by chunk, filling the cache;
+/// the token the last row gives.
+fn prefill(g: &mut Generator, ids: &[i32], draw: &Draw<'_>) -> Result<i32> {
+    let mut token = 0;
+    for (i, part) in ids.chunks(g.chunk).enumerate() {
+        let mut padded = part.to_vec();
+        padded.resize(g.chunk, 0);
+        token = step(&mut g.prefill, &padded, i * g.chunk, part.len() - 1, draw)?;
+    }
+    Ok(token)
+}
+
 impl Decoder {
     /// The cache capacity a generation of `total` positions compiles: a power of two of at
     /// least [`MIN_CAPACITY`], at most `max_position_embeddings`, at least `total`.
@@ -86,13 +106,50 @@ impl Decoder {
         self.generator.as_ref().map(|g| g.capacity)
     }
 
+    /// Refuses a cache of `capacity` positions whose buffers the device cannot hold: each
+    /// layer's key (and value) state and each rope table must fit the device's largest tensor,
+    /// and on the CPU all of them together the host's memory. Checked before anything is
+    /// allocated; the error names the sizes and how many positions would fit.
+    pub fn check_cache_room(&self, capacity: usize) -> Result<()> {
+        let c = &self.config;
+        let caps = self.session.capabilities();
+        let per_position = |cols: usize| (cols as u64).saturating_mul(4);
+        let state = per_position(c.num_key_value_heads.saturating_mul(c.head_dim));
+        let rope = per_position(c.head_dim / 2);
+        // Keys and values of every layer, the cos and sin tables.
+        let all = state.saturating_mul(2).saturating_mul(c.num_hidden_layers as u64).saturating_add(rope * 2);
+        let n = capacity as u64;
+        let (largest, total) = (state.max(rope).saturating_mul(n), all.saturating_mul(n));
+        let limit = caps.max_tensor_bytes;
+        let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+        let too_big = |what: &str, need: u64, have: u64, per: u64| {
+            invalid(format!(
+                "a KV cache of {capacity} positions needs {:.2} GiB for {what}, more than the {:.2} GiB \
+                 {} can hold: at most {} positions fit; ask for fewer tokens (--max-tokens) or a \
+                 shorter prompt",
+                gib(need),
+                gib(have),
+                self.session.device(),
+                have / per.max(1)
+            ))
+        };
+        if largest > limit {
+            return Err(too_big("one layer's keys", largest, limit, state.max(rope)));
+        }
+        if self.session.device() == rlx_runtime::Device::Cpu && total > limit {
+            return Err(too_big("every layer's keys and values", total, limit, all));
+        }
+        Ok(())
+    }
+
     /// The generator for at least `total` positions and this output: the current one when it
     /// fits, else a new one (the old one is dropped first, so two never hold the weights at
     /// once).
     fn generator_for(&mut self, total: usize, output: StepOutput) -> Result<&mut Generator> {
         if self.generator.as_ref().is_none_or(|g| g.capacity < total || g.output != output) {
-            self.generator = None;
             let capacity = self.capacity_for(total);
+            self.check_cache_room(capacity)?;
+            self.generator = None;
             let chunk = self.opts.prefill_chunk.min(capacity);
             let p = self.opts.precision;
             let q = &self.quant;
@@ -147,25 +204,25 @@ impl Decoder {
         } else {
             StepOutput::Sample(*spec)
         };
-        let g = self.generator_for(used, output)?;
         let sampled = matches!(output, StepOutput::Sample(_));
         let penalised = output.penalised();
-        // The tokens so far, −1 past them: what the repetition penalty looks at.
+        // Room for the prompt and the first tokens; doubled as the generation reaches it.
+        let mut room = used.min(prompt.len().saturating_add(MIN_CAPACITY));
+        let g = self.generator_for(room, output)?;
+        // The tokens so far (prompt and generated), −1 past them: what the repetition penalty
+        // looks at, one entry per cache position.
         let mut history = vec![-1i32; if penalised { g.capacity } else { 0 }];
         for (h, &t) in history.iter_mut().zip(prompt) {
             *h = t;
         }
-        let mut token = 0;
-        for (i, part) in prompt.chunks(g.chunk).enumerate() {
-            let mut ids = part.to_vec();
-            ids.resize(g.chunk, 0);
-            let d = Draw { key: sampled.then_some([seed, 0]), prev: penalised.then_some(&history[..]) };
-            token = step(&mut g.prefill, &ids, i * g.chunk, part.len() - 1, &d)?;
-        }
-        let mut out = Vec::with_capacity(n);
-        let mut pos = prompt.len();
+        let draw0 = Draw { key: sampled.then_some([seed, 0]), prev: penalised.then_some(&history[..]) };
+        let mut token = prefill(g, prompt, &draw0)?;
+        let mut seq = prompt.to_vec();
+        let mut out = Vec::new();
         loop {
             out.push(token);
+            seq.push(token);
+            let pos = seq.len() - 1;
             if let Some(h) = history.get_mut(pos) {
                 *h = token;
             }
@@ -173,12 +230,26 @@ impl Decoder {
             if out.len() == n || !go_on {
                 return Ok(out);
             }
+            let capacity = self.generator.as_ref().map_or(0, |g| g.capacity);
+            if pos >= capacity {
+                // Full: a generator of twice the room, its cache rebuilt from the tokens so far.
+                room = used.min(capacity.saturating_mul(2)).max(pos + 1);
+                let g = self.generator_for(room, output)?;
+                if penalised {
+                    history.resize(g.capacity, -1);
+                }
+                let d = Draw { key: sampled.then_some([seed, 0]), prev: penalised.then_some(&history[..]) };
+                prefill(g, &seq[..pos], &d)?;
+            }
+            let g = self
+                .generator
+                .as_mut()
+                .ok_or_else(|| invalid("internal: no generator after compiling one".into()))?;
             let d = Draw {
                 key: sampled.then_some([seed, out.len() as u32]),
                 prev: penalised.then_some(&history[..]),
             };
             token = step(&mut g.decode, &[token], pos, 0, &d)?;
-            pos += 1;
         }
     }
 }

@@ -302,7 +302,7 @@ impl Decoder {
     pub fn generate_greedy_recompute(&mut self, prompt: &[i32], n: usize) -> Result<Vec<i32>> {
         self.check_room(prompt, n)?;
         let mut ids = prompt.to_vec();
-        let mut out = Vec::with_capacity(n);
+        let mut out = Vec::new();
         for _ in 0..n {
             let logits = self.last_logits(&ids)?;
             let token = argmax(&logits);

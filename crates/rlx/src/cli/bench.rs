@@ -80,6 +80,27 @@ pub(super) fn progress(msg: &str) {
     let _ = writeln!(std::io::stderr(), "bench: {msg}");
 }
 
+/// Refuses a workload whose host-side buffers (its inputs, weights and outputs, each made on
+/// the host at least once) need more than this machine's memory, before any is allocated: an
+/// error naming the graph, the size and the flag to lower, never an allocation abort.
+pub(super) fn check_host_room(g: &Graph, flag: &str) -> Result<(), String> {
+    let inputs = g.inputs().into_iter().chain(g.params()).map(|(_, _, t)| t.storage_bytes());
+    let outputs = g.outputs().iter().map(|&id| g.ty(id).map_or(u64::MAX, |t| t.storage_bytes()));
+    let need = inputs.chain(outputs).fold(0u64, u64::saturating_add);
+    let have = rlx_cpu::host_memory_bytes();
+    if need > have {
+        let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+        return Err(format!(
+            "the {} workload's inputs, weights and outputs need {:.1} GiB, more than this machine's \
+             {:.1} GiB of memory: lower {flag}",
+            g.name(),
+            gib(need),
+            gib(have)
+        ));
+    }
+    Ok(())
+}
+
 fn prepare(w: Workload, o: &BenchOptions<'_>) -> Result<Prepared, Box<dyn std::error::Error>> {
     match w {
         Workload::Ops => Err("the ops workload is prepared per case (bench_ops)".into()),
@@ -107,6 +128,7 @@ fn prepare(w: Workload, o: &BenchOptions<'_>) -> Result<Prepared, Box<dyn std::e
             let b = g.param("b", &b_dims, DType::F32)?;
             let c = g.matmul_t(a, b, false, o.graph.matmul_transpose_b)?;
             g.set_outputs(&[c])?;
+            check_host_room(&g, "--matmul-size or --matmul-shape")?;
             let inputs = vec![("a".to_string(), uniform(m * k, 7, 1.0))];
             let flops = 2.0 * m as f64 * k as f64 * n as f64;
             let dims = if m == k && k == n { format!("{n}³") } else { format!("{m}×{k}×{n}") };
@@ -125,6 +147,7 @@ fn prepare(w: Workload, o: &BenchOptions<'_>) -> Result<Prepared, Box<dyn std::e
             let spec = AttentionSpec::new(AttnLayout::Bshd, mask);
             let y = g.attention(q, k, v, None, spec)?;
             g.set_outputs(&[y])?;
+            check_host_room(&g, "--attn-shape")?;
             let n = b * s * h * d;
             let inputs = ["q", "k", "v"]
                 .iter()
@@ -142,6 +165,7 @@ fn prepare(w: Workload, o: &BenchOptions<'_>) -> Result<Prepared, Box<dyn std::e
             let cfg = BertConfig { num_hidden_layers: o.graph.bert_layers, ..BertConfig::base() };
             let (batch, seq) = (o.graph.bert_batch, BERT_SEQ);
             let graph = rlx_models::encoder_graph(&cfg, batch, seq)?;
+            check_host_room(&graph, "--bert-layers or --bert-batch")?;
             let x = uniform(batch * seq * cfg.hidden_size, 11, 1.0);
             let label = format!(
                 "bert {}L b{batch}×s{seq} {}{}",
@@ -358,18 +382,17 @@ pub fn run(o: &BenchOptions<'_>) -> Result<(), Box<dyn std::error::Error>> {
             }
         }
     }
-    print_table(&rows, &failures);
+    print_table(&rows, &failures)?;
     if let Some(path) = &o.common.json {
-        std::fs::write(path, to_json(&rows, &failures, o))
+        std::fs::write(path, to_json(&rows, &failures, o)?)
             .map_err(|e| format!("writing the JSON report {}: {e}", path.display()))?;
         progress(&format!("wrote {}", path.display()));
     }
     Ok(())
 }
 
-fn print_table(rows: &[Row], failures: &[(String, String, String)]) {
-    println!(
-        "{:<34} {:<8} {:>12} {:>12} {:>10} {:>10} {:>10} {:>10} {:>10}",
+fn print_table(rows: &[Row], failures: &[(String, String, String)]) -> std::io::Result<()> {
+    let header = [
         "workload",
         "device",
         "compute ms",
@@ -378,8 +401,9 @@ fn print_table(rows: &[Row], failures: &[(String, String, String)]) {
         "weight GB/s",
         "vs cpu",
         "rel err",
-        "compile ms"
-    );
+        "compile ms",
+    ];
+    let mut table = super::table::plain(&header, &[2, 3, 4, 5, 6, 7, 8]);
     for r in rows {
         let tflops = if r.flops > 1e6 {
             format!("{:.4}", r.flops / r.compute.as_secs_f64() / 1e12)
@@ -390,24 +414,25 @@ fn print_table(rows: &[Row], failures: &[(String, String, String)]) {
         let err = r.rel_err.map_or("-".to_string(), |e| format!("{e:.1e}"));
         let gbs = weight_gbps(r).map_or("-".to_string(), |g| format!("{g:.1}"));
         let compute = format!("{:.3}{}", ms(r.compute), if r.compute_profiled { "" } else { "*" });
-        println!(
-            "{:<34} {:<8} {:>12} {:>12.3} {:>10} {:>10} {:>10} {:>10} {:>10.1}",
-            r.workload,
-            r.device,
+        table.add_row(vec![
+            r.workload.clone(),
+            r.device.clone(),
             compute,
-            ms(r.e2e),
+            format!("{:.3}", ms(r.e2e)),
             tflops,
             gbs,
             vs,
             err,
-            ms(r.compile)
-        );
+            format!("{:.1}", ms(r.compile)),
+        ]);
     }
-    println!();
-    println!("medians; * = no separate device time (the CPU): compute is the end-to-end time");
-    println!("vs cpu = cpu compute time / this compute time (the JSON also has the end-to-end ratio)");
-    println!("rel err = ‖out − first device's out‖ / ‖first device's out‖");
-    println!("weight GB/s = bytes of the quantized weight / compute time (quantized matmul only)");
+    let mut out = super::stdout::stdout();
+    out.write_all(super::table::render(&table).as_bytes())?;
+    writeln!(out)?;
+    writeln!(out, "medians; * = no separate device time (the CPU): compute is the end-to-end time")?;
+    writeln!(out, "vs cpu = cpu compute time / this compute time (the JSON also has the end-to-end ratio)")?;
+    writeln!(out, "rel err = ‖out − first device's out‖ / ‖first device's out‖")?;
+    writeln!(out, "weight GB/s = bytes of the quantized weight / compute time (quantized matmul only)")?;
     let mut adapters: Vec<(&str, &str)> = Vec::new();
     for r in rows {
         if !adapters.contains(&(r.device.as_str(), r.adapter.as_str())) {
@@ -415,11 +440,12 @@ fn print_table(rows: &[Row], failures: &[(String, String, String)]) {
         }
     }
     for (device, adapter) in adapters {
-        println!("{device}: {adapter}");
+        writeln!(out, "{device}: {adapter}")?;
     }
     for (w, d, e) in failures {
-        println!("skipped {w} on {d}: {e}");
+        writeln!(out, "skipped {w} on {d}: {e}")?;
     }
+    out.flush()
 }
 
 /// Weight bytes streamed per second of compute, in GB/s (the quantized matmul's rows only).
@@ -427,65 +453,54 @@ fn weight_gbps(r: &Row) -> Option<f64> {
     (r.weight_bytes > 0.0).then(|| r.weight_bytes / r.compute.as_secs_f64().max(1e-12) / 1e9)
 }
 
-/// A JSON string literal (the one escaping rule rlx's JSON writers share).
-fn js(s: &str) -> String {
-    rlx_parity::json_str(s)
-}
-
 /// A JSON number, `null` when not finite or absent.
-fn jn(v: Option<f64>) -> String {
-    match v {
-        Some(x) if x.is_finite() => format!("{x}"),
-        _ => "null".into(),
-    }
+fn jn(v: Option<f64>) -> serde_json::Value {
+    v.filter(|x| x.is_finite()).map_or(serde_json::Value::Null, Into::into)
 }
 
-fn to_json(rows: &[Row], failures: &[(String, String, String)], o: &BenchOptions<'_>) -> String {
-    let rows: Vec<String> = rows
+fn to_json(
+    rows: &[Row],
+    failures: &[(String, String, String)],
+    o: &BenchOptions<'_>,
+) -> Result<String, serde_json::Error> {
+    use serde_json::json;
+    let rows: Vec<serde_json::Value> = rows
         .iter()
         .map(|r| {
             let tflops = (r.flops > 1e6).then(|| r.flops / r.compute.as_secs_f64() / 1e12);
-            format!(
-                "    {{\"workload\": {}, \"device\": {}, \"adapter\": {}, \"iters\": {}, \"flops\": {}, \
-                 \"compile_ms\": {}, \"compute_ms\": {}, \"compute_profiled\": {}, \"e2e_ms\": {}, \
-                 \"upload_ms\": {}, \"readback_ms\": {}, \"tflops\": {}, \"vs_cpu_compute\": {}, \
-                 \"vs_cpu_e2e\": {}, \"rel_err\": {}, \"weight_gbps\": {}}}",
-                js(&r.workload),
-                js(&r.device),
-                js(&r.adapter),
-                r.iters,
-                jn(Some(r.flops)),
-                jn(Some(ms(r.compile))),
-                jn(Some(ms(r.compute))),
-                r.compute_profiled,
-                jn(Some(ms(r.e2e))),
-                jn(r.upload.map(ms)),
-                jn(r.readback.map(ms)),
-                jn(tflops),
-                jn(r.vs_cpu),
-                jn(r.vs_cpu_e2e),
-                jn(r.rel_err),
-                jn(weight_gbps(r))
-            )
+            json!({
+                "workload": r.workload,
+                "device": r.device,
+                "adapter": r.adapter,
+                "iters": r.iters,
+                "flops": jn(Some(r.flops)),
+                "compile_ms": jn(Some(ms(r.compile))),
+                "compute_ms": jn(Some(ms(r.compute))),
+                "compute_profiled": r.compute_profiled,
+                "e2e_ms": jn(Some(ms(r.e2e))),
+                "upload_ms": jn(r.upload.map(ms)),
+                "readback_ms": jn(r.readback.map(ms)),
+                "tflops": jn(tflops),
+                "vs_cpu_compute": jn(r.vs_cpu),
+                "vs_cpu_e2e": jn(r.vs_cpu_e2e),
+                "rel_err": jn(r.rel_err),
+                "weight_gbps": jn(weight_gbps(r)),
+            })
         })
         .collect();
-    let skipped: Vec<String> = failures
-        .iter()
-        .map(|(w, d, e)| {
-            format!("    {{\"workload\": {}, \"device\": {}, \"error\": {}}}", js(w), js(d), js(e))
-        })
-        .collect();
+    let skipped: Vec<serde_json::Value> =
+        failures.iter().map(|(w, d, e)| json!({"workload": w, "device": d, "error": e})).collect();
     let when = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    format!(
-        "{{\n  \"unix_time\": {when},\n  \"warmup\": {},\n  \"bert_layers\": {},\n  \"bert_batch\": {},\n  \
-         \"matmul_size\": {},\n  \"rows\": [\n{}\n  ],\n  \"skipped\": [\n{}\n  ]\n}}\n",
-        o.common.warmup,
-        o.graph.bert_layers,
-        o.graph.bert_batch,
-        o.graph.matmul_size,
-        rows.join(",\n"),
-        skipped.join(",\n")
-    )
+    let report = json!({
+        "unix_time": when,
+        "warmup": o.common.warmup,
+        "bert_layers": o.graph.bert_layers,
+        "bert_batch": o.graph.bert_batch,
+        "matmul_size": o.graph.matmul_size,
+        "rows": rows,
+        "skipped": skipped,
+    });
+    serde_json::to_string_pretty(&report).map(|text| text + "\n")
 }
 
 #[cfg(test)]
@@ -493,11 +508,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn json_strings_are_escaped() {
-        assert_eq!(js("a\"b\\c\nd\u{1}"), "\"a\\\"b\\\\c\\nd\\u0001\"");
-        assert_eq!(jn(Some(1.5)), "1.5");
-        assert_eq!(jn(Some(f64::NAN)), "null");
-        assert_eq!(jn(None), "null");
+    fn json_numbers_are_null_when_not_finite() {
+        assert_eq!(jn(Some(1.5)).to_string(), "1.5");
+        assert_eq!(jn(Some(f64::NAN)).to_string(), "null");
+        assert_eq!(jn(None).to_string(), "null");
     }
 
     #[test]

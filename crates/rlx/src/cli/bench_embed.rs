@@ -9,6 +9,7 @@ use super::bench_args::CommonArgs;
 use super::fetch::resolve_model_dir;
 use rlx::prelude::Precision;
 use rlx_models::{Embedder, EmbedderOptions, TokenBatch};
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -124,17 +125,18 @@ pub fn run(o: &BenchEmbedOptions<'_>) -> Result<(), Box<dyn std::error::Error>> 
             cosines.push((device.to_string(), worst));
         }
     }
-    println!("precision {}", o.common.precision);
-    println!("{:<8} {:>6} {:>12} {:>14}", "device", "batch", "ms/batch", "sentences/s");
+    let mut out = super::stdout::stdout();
+    writeln!(out, "precision {}", o.common.precision)?;
+    writeln!(out, "{:<8} {:>6} {:>12} {:>14}", "device", "batch", "ms/batch", "sentences/s")?;
     for (device, batch, t, per_s) in rows {
-        println!("{device:<8} {batch:>6} {:>12.3} {per_s:>14.1}", t.as_secs_f64() * 1e3);
+        writeln!(out, "{device:<8} {batch:>6} {:>12.3} {per_s:>14.1}", t.as_secs_f64() * 1e3)?;
     }
-    println!("{:<8} {:>6} {:>12} {:>14}", "device", "tokens", "ms/sequence", "tokens/s");
+    writeln!(out, "{:<8} {:>6} {:>12} {:>14}", "device", "tokens", "ms/sequence", "tokens/s")?;
     for (device, n, t, per_s) in sequences {
-        println!("{device:<8} {n:>6} {:>12.3} {per_s:>14.1}", t.as_secs_f64() * 1e3);
+        writeln!(out, "{device:<8} {n:>6} {:>12.3} {per_s:>14.1}", t.as_secs_f64() * 1e3)?;
     }
     for (device, worst) in cosines {
-        println!("{device:<8} smallest cosine to f32: {worst:.6}");
+        writeln!(out, "{device:<8} smallest cosine to f32: {worst:.6}")?;
     }
     Ok(())
 }

@@ -10,6 +10,7 @@ use super::bench::{median, progress};
 use super::bench_args::{CommonArgs, DecoderArgs};
 use rlx::prelude::{Device, Session};
 use rlx_models::decoder::{Decoder, DecoderOptions};
+use std::io::Write as _;
 use std::time::{Duration, Instant};
 
 /// Options of the generate workload.
@@ -116,10 +117,12 @@ pub fn run(o: &BenchGenerateOptions<'_>) -> Result<(), Box<dyn std::error::Error
             Err(e) => progress(&format!("generate on {d}: skipped: {e}")),
         }
     }
-    println!(
+    let mut out = super::stdout::stdout();
+    writeln!(
+        out,
         "{:<34} {:<8} {:>9} {:>11} {:>14} {:>12} {:>13}  same tokens",
         "workload", "device", "load s", "prefill ms", "prefill tok/s", "decode ms", "decode tok/s"
-    );
+    )?;
     let reference = rows.first().map(|r| r.tokens.clone());
     for r in &rows {
         let quant = o.quant.map_or(String::new(), |q| format!(" {q}"));
@@ -139,7 +142,8 @@ pub fn run(o: &BenchGenerateOptions<'_>) -> Result<(), Box<dyn std::error::Error
             }
             None => "-".into(),
         };
-        println!(
+        writeln!(
+            out,
             "{label:<34} {:<8} {:>9.1} {:>11.2} {:>14.0} {:>12.3} {:>13.1}  {same}",
             r.device,
             r.load.as_secs_f64() + r.first.as_secs_f64(),
@@ -147,7 +151,7 @@ pub fn run(o: &BenchGenerateOptions<'_>) -> Result<(), Box<dyn std::error::Error
             o.decoder.prefill_tokens as f64 / r.prefill.as_secs_f64().max(1e-12),
             ms(r.decode_step),
             1.0 / r.decode_step.as_secs_f64().max(1e-12),
-        );
+        )?;
     }
     Ok(())
 }

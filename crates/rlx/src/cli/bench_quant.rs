@@ -18,6 +18,7 @@ pub(super) fn quant_matmul(o: &BenchOptions<'_>) -> Result<Prepared, Box<dyn std
     let w = g.param("b", &[n, row_bytes], DType::U8)?;
     let c = g.quant_matmul(a, w, q)?;
     g.set_outputs(&[c])?;
+    super::bench::check_host_room(&g, "--matmul-size or --matmul-shape")?;
     let inputs = vec![("a".to_string(), uniform(m * k, 7, 1.0))];
     let blocks = quant_blocks(q, n * row_bytes, 17);
     let label = format!("matmul {m}×{k}×{n} {q}{}", kernel_tag(o));

@@ -21,6 +21,7 @@ use rlx::prelude::Device;
 use rlx_models::{BertConfig, Embedder, EmbedderOptions};
 use rlx_parity::{Built, CaseCtx};
 use rlx_runtime::{Executable, LiveObjects, Session};
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Instant;
@@ -349,7 +350,9 @@ pub fn run(o: &SoakOptions) -> Result<(), Box<dyn std::error::Error>> {
             }
         }
     }
-    println!(
+    let mut out = super::stdout::stdout();
+    writeln!(
+        out,
         "{:<7} {:<10} {:>6} {:>8}  {:>23} {:>8}  {:>26} {:>8}  {:>14}  status",
         "device",
         "workload",
@@ -360,7 +363,7 @@ pub fn run(o: &SoakOptions) -> Result<(), Box<dyn std::error::Error>> {
         "device MiB first/mid/last",
         "growth",
         "objects f/m/l"
-    );
+    )?;
     let mut failed = !errors.is_empty();
     for r in &rows {
         let [a, b, c] = &r.readings;
@@ -368,7 +371,8 @@ pub fn run(o: &SoakOptions) -> Result<(), Box<dyn std::error::Error>> {
         let obj = |x: &Reading| x.live.map_or("n/a".into(), |l| l.objects().to_string());
         let problems = r.problems();
         failed |= !problems.is_empty();
-        println!(
+        writeln!(
+            out,
             "{:<7} {:<10} {:>6} {:>8.3}  {:>23} {:>8}  {:>26} {:>8}  {:>14}  {}",
             r.device,
             r.workload,
@@ -380,25 +384,27 @@ pub fn run(o: &SoakOptions) -> Result<(), Box<dyn std::error::Error>> {
             pct(r.device_growth()),
             format!("{}/{}/{}", obj(a), obj(b), obj(c)),
             if problems.is_empty() { "ok".to_string() } else { problems.join("; ") }
-        );
+        )?;
     }
     if !trows.is_empty() {
-        println!(
+        writeln!(
+            out,
             "{:<7} {:<10} {:<27} {:>7} {:>6} {:>9}  status",
             "device", "workload", "threads", "N", "runs", "differing"
-        );
+        )?;
         for t in &trows {
             let ok = t.error.is_none() && t.differing == 0 && t.runs == t.threads * o.args.thread_runs.max(1);
             failed |= !ok;
             let status = t.error.clone().unwrap_or_else(|| if ok { "ok".into() } else { "DIFFERS".into() });
-            println!(
+            writeln!(
+                out,
                 "{:<7} {:<10} {:<27} {:>7} {:>6} {:>9}  {status}",
                 t.device, t.workload, t.mode, t.threads, t.runs, t.differing
-            );
+            )?;
         }
     }
     for e in &errors {
-        println!("error: {e}");
+        writeln!(out, "error: {e}")?;
     }
     if failed {
         Err("soak: some checks failed (see the status column)".into())

@@ -3,6 +3,7 @@
 //! optional pass off.
 
 use rlx::prelude::*;
+use std::io::Write as _;
 
 const IN: usize = 4;
 const HIDDEN: usize = 8;
@@ -46,7 +47,7 @@ fn compile_and_run(
     Ok((exe, probs))
 }
 
-pub fn run(device: Device, show_graph: bool) -> Result<(), Error> {
+pub fn run(device: Device, show_graph: bool) -> Result<(), Box<dyn std::error::Error>> {
     let session = Session::new(device)?;
     let g = build()?;
     let (exe, probs) = compile_and_run(&session, &g, &CompileOptions::default())?;
@@ -54,24 +55,32 @@ pub fn run(device: Device, show_graph: bool) -> Result<(), Error> {
     let none = CompileOptions { passes: PassOptions::none(), ..Default::default() };
     let (_, reference) = compile_and_run(&reference_session, &g, &none)?;
 
-    println!(
+    let mut out = super::stdout::stdout();
+    writeln!(
+        out,
         "rlx demo: x[{BATCH}, {IN}] -> linear({HIDDEN}) -> gelu -> linear({CLASSES}) -> softmax, on {}",
         session.device()
-    );
-    println!("graph '{}': {} nodes as built, {} after optimization", g.name(), g.len(), exe.graph().len());
-    println!();
-    print!("{:<5}", "row");
+    )?;
+    writeln!(
+        out,
+        "graph '{}': {} nodes as built, {} after optimization",
+        g.name(),
+        g.len(),
+        exe.graph().len()
+    )?;
+    writeln!(out)?;
+    write!(out, "{:<5}", "row")?;
     for c in 0..CLASSES {
-        print!(" {:>10}", format!("class {c}"));
+        write!(out, " {:>10}", format!("class {c}"))?;
     }
-    println!(" {:>10}", "sum");
+    writeln!(out, " {:>10}", "sum")?;
     let values = probs.to_f32_vec();
     for (r, row) in values.chunks(CLASSES).enumerate() {
-        print!("{r:<5}");
+        write!(out, "{r:<5}")?;
         for p in row {
-            print!(" {p:>10.6}");
+            write!(out, " {p:>10.6}")?;
         }
-        println!(" {:>10.6}", row.iter().sum::<f32>());
+        writeln!(out, " {:>10.6}", row.iter().sum::<f32>())?;
     }
     // NaN on either side counts as an infinite difference (f32::max alone would hide it).
     let diff = values
@@ -79,12 +88,13 @@ pub fn run(device: Device, show_graph: bool) -> Result<(), Error> {
         .zip(reference.to_f32_vec())
         .map(|(a, b)| if a.is_nan() || b.is_nan() { f32::INFINITY } else { (a - b).abs() })
         .fold(0.0f32, f32::max);
-    println!();
-    println!("check: max |optimized - unoptimized cpu reference| = {diff:.3e}");
+    writeln!(out)?;
+    writeln!(out, "check: max |optimized - unoptimized cpu reference| = {diff:.3e}")?;
     if show_graph {
-        println!();
-        println!("optimized graph:");
-        print!("{}", dump(exe.graph()));
+        writeln!(out)?;
+        writeln!(out, "optimized graph:")?;
+        write!(out, "{}", dump(exe.graph()))?;
     }
+    out.flush()?;
     Ok(())
 }

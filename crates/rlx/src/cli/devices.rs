@@ -5,23 +5,25 @@ use rlx::prelude::{devices, Device, Session};
 use rlx::runtime::{cached_ranking, calibrate_device, calibration_path, Calibration, GraphStats};
 use std::io::Write as _;
 
-pub fn run(calibrate: bool) {
+pub fn run(calibrate: bool) -> std::io::Result<()> {
     if calibrate {
         calibrate_all();
     }
     let all = devices();
-    println!("{:<14} {:<10} reason", "device", "available");
+    let mut out = super::stdout::stdout();
+    let mut table = super::table::plain(&["device", "available", "reason"], &[]);
     for s in &all {
         let label = match s.device {
             Device::Gpu => format!("{} ({})", s.device, s.backend),
             d => d.to_string(),
         };
         let available = if s.available { "yes" } else { "no" };
-        println!("{:<14} {:<10} {}", label, available, s.reason.as_deref().unwrap_or("-"));
+        table.add_row(vec![label.as_str(), available, s.reason.as_deref().unwrap_or("-")]);
     }
+    out.write_all(super::table::render(&table).as_bytes())?;
     for s in all.iter().filter(|s| s.available) {
-        println!();
-        println!("{}:", s.device);
+        writeln!(out)?;
+        writeln!(out, "{}:", s.device)?;
         let mut rows = s.details.clone();
         rows.push(("calibration".to_string(), calibration_text(s.calibration.as_ref())));
         if s.software {
@@ -29,24 +31,25 @@ pub fn run(calibrate: bool) {
         }
         let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
         for (k, v) in &rows {
-            println!("  {k:<width$}  {v}");
+            writeln!(out, "  {k:<width$}  {v}")?;
         }
     }
-    println!();
+    writeln!(out)?;
     let cache =
         calibration_path().map_or_else(|| "none ($HOME unset)".to_string(), |p| p.display().to_string());
-    println!("calibration cache: {cache}");
+    writeln!(out, "calibration cache: {cache}")?;
     let ranking = cached_ranking(&GraphStats::representative());
     if !ranking.is_empty() {
         let listed: Vec<String> =
             ranking.iter().map(|(d, secs)| format!("{d} {:.2} ms", secs * 1e3)).collect();
-        println!("estimated time of one BERT-base layer (b1 s128): {}", listed.join(", "));
+        writeln!(out, "estimated time of one BERT-base layer (b1 s128): {}", listed.join(", "))?;
     }
     // What `Device::Auto` picks here, RLX_DEVICE included.
     match Session::new(Device::Auto) {
-        Ok(s) => println!("auto selects: {}", s.device()),
-        Err(e) => println!("auto selects nothing: {e}"),
+        Ok(s) => writeln!(out, "auto selects: {}", s.device())?,
+        Err(e) => writeln!(out, "auto selects nothing: {e}")?,
     }
+    out.flush()
 }
 
 fn calibration_text(c: Option<&Calibration>) -> String {

@@ -63,46 +63,21 @@ pub fn load(
     Ok(emb)
 }
 
-/// Writes `v` as JSON numbers (shortest round-trip form; a non-finite value, which a correct
-/// model never gives, becomes null so the output stays valid JSON).
-fn json_row(out: &mut String, v: &[f32]) {
-    out.push('[');
-    for (i, x) in v.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        if x.is_finite() {
-            out.push_str(&format!("{x}"));
-        } else {
-            out.push_str("null");
-        }
-    }
-    out.push(']');
-}
-
-/// Formats the embeddings for stdout.
-pub fn render(embeddings: &[Vec<f32>], format: Format) -> String {
-    let mut out = String::new();
-    match format {
-        Format::Json => {
-            out.push('[');
-            for (i, e) in embeddings.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                json_row(&mut out, e);
-            }
-            out.push_str("]\n");
-        }
+/// Formats the embeddings for stdout. JSON is serde_json's: shortest round-trip numbers, and
+/// a non-finite value (which the finite check refuses before printing) would be null.
+pub fn render(embeddings: &[Vec<f32>], format: Format) -> Result<String, serde_json::Error> {
+    Ok(match format {
+        Format::Json => serde_json::to_string(embeddings)? + "\n",
         Format::Text => {
+            let mut out = String::new();
             for e in embeddings {
                 let line: Vec<String> = e.iter().map(|x| format!("{x}")).collect();
                 out.push_str(&line.join(" "));
                 out.push('\n');
             }
+            out
         }
-    }
-    out
+    })
 }
 
 /// `rlx embed`.
@@ -134,8 +109,8 @@ pub fn run(o: EmbedOptions) -> Result<(), Box<dyn std::error::Error>> {
     let embeddings = emb.embed(&refs)?;
     super::finite::check_rows(embeddings.iter().map(Vec::as_slice), "the embedding of sentence")?;
     eprintln!("embedded {} sentences in {:.3} s", refs.len(), start.elapsed().as_secs_f64());
-    let mut stdout = std::io::stdout().lock();
-    stdout.write_all(render(&embeddings, o.format).as_bytes())?;
+    let mut stdout = super::stdout::stdout();
+    stdout.write_all(render(&embeddings, o.format)?.as_bytes())?;
     stdout.flush()?;
     Ok(())
 }
@@ -146,8 +121,9 @@ mod tests {
 
     #[test]
     fn json_is_one_array_of_arrays() {
-        let s = render(&[vec![0.5, -1.0], vec![0.25, f32::NAN]], Format::Json);
-        assert_eq!(s, "[[0.5,-1],[0.25,null]]\n");
+        // serde_json writes a whole float with ".0".
+        let s = render(&[vec![0.5, -1.0], vec![0.25, f32::NAN]], Format::Json).unwrap();
+        assert_eq!(s, "[[0.5,-1.0],[0.25,null]]\n");
     }
 
     #[test]
@@ -158,7 +134,7 @@ mod tests {
 
     #[test]
     fn text_is_one_line_per_sentence() {
-        let s = render(&[vec![0.5, -1.0], vec![2.0, 3.5]], Format::Text);
+        let s = render(&[vec![0.5, -1.0], vec![2.0, 3.5]], Format::Text).unwrap();
         assert_eq!(s, "0.5 -1\n2 3.5\n");
     }
 }

@@ -9,6 +9,7 @@ use super::progress;
 use indicatif::ProgressBar;
 use rlx_models::fetch::known_model;
 use rlx_models::{hub_cache, missing_files, resolve_model, Fetched, HubName, ModelError, ModelFiles};
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 /// Fetches the built-in `model` into the cache with a progress bar, saying what happened on
@@ -84,7 +85,7 @@ pub fn run(model: &str, revision: Option<&str>, verify: bool) -> Result<(), Box<
         (Err(unknown), _) if HubName::parse(model).is_none() => return Err(unknown.into()),
         (Err(_), _) => resolve_with_progress(model, revision, ModelFiles::Decoder)?,
     };
-    println!("{}", path.display());
+    writeln!(super::stdout::stdout(), "{}", path.display())?;
     Ok(())
 }
 
@@ -93,7 +94,12 @@ fn run_verify(model: &str, revision: Option<&str>) -> Result<(), Box<dyn std::er
     let model = known_model(model).map(|m| m.name.to_string()).unwrap_or_else(|_| model.to_string());
     let report = hub_cache::verify_cached(&model, revision.unwrap_or("main"))?;
     if report.problems.is_empty() {
-        println!("{model}: {} files verified in {}", report.files, report.path.display());
+        writeln!(
+            super::stdout::stdout(),
+            "{model}: {} files verified in {}",
+            report.files,
+            report.path.display()
+        )?;
         return Ok(());
     }
     for p in &report.problems {

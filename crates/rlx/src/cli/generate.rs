@@ -1,14 +1,17 @@
-//! `rlx generate`: greedy continuation of a prompt with a causal LM (Llama, Qwen2, Qwen3,
+//! `rlx generate`: continuation of a prompt with a causal LM (Llama, Qwen2, Qwen3, Qwen3-MoE,
 //! Mistral checkpoints from safetensors, GGUF files, Mamba-1 checkpoints), streamed to stdout
-//! token by token; load time, prompt length and tokens/s go to stderr.
+//! token by token; load time, prompt length, the sampling in effect and tokens/s go to stderr.
 //!
-//! The model is a Hugging Face checkpoint directory or a `.gguf` file (F32/F16/BF16 tensors),
-//! loaded by `rlx_models::load_causal_lm` and run through the `rlx_models::CausalLm` trait.
-//! The prompt is text (tokenized with the checkpoint's tokenizer.json, or a GGUF file's own
-//! tokenizer) or token ids
-//! (`--prompt-ids`, for checkpoints without a tokenizer). A decoder decodes over the
-//! device-resident KV cache: the prompt goes through in chunks, then each token is one decode
-//! step that reads back only that token (see `rlx_models::Decoder::generate`).
+//! The model is a Hugging Face checkpoint directory or a GGUF file (recognised by its magic
+//! number; F32/F16/BF16 and block-quantized tensors), loaded by `rlx_models::load_causal_lm`
+//! and run through the `rlx_models::CausalLm` trait. Each token is the argmax or a draw as
+//! [`super::sampling`] resolves the flags over generation_config.json. The prompt is text
+//! (tokenized with the checkpoint's tokenizer.json, or a GGUF file's own tokenizer) or token
+//! ids (`--prompt-ids`, for checkpoints without a tokenizer). Text is streamed with
+//! `tokenizers::DecodeStream`, so a character split across tokens prints whole. A decoder
+//! decodes over the device-resident KV cache: the prompt goes through in chunks, then each
+//! token is one decode step that reads back only that token (see
+//! `rlx_models::Decoder::generate`).
 //!
 //! With `--chat` the text is first rendered through the model's chat template as one user
 //! message (after an optional `--system` message), with the assistant's turn opened, and the
@@ -17,6 +20,7 @@
 //! (`rlx_models::decoder::stop_tokens`) and, with `--chat`, at the template's eos token,
 //! unless `--ignore-eos`.
 
+use super::sampling::{self, Sampling};
 use rlx_models::{causal_tokenizer, load_causal_lm, stop_tokens, ChatTemplate, DecoderOptions, Message};
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -26,9 +30,10 @@ use tokenizers::Tokenizer;
 /// Options of `rlx generate`, as the command line gives them.
 #[derive(clap::Args)]
 pub struct GenerateOptions {
-    /// The checkpoint folder (config.json, model.safetensors or a sharded index, and for a
-    /// text prompt tokenizer.json), a .gguf file, or a Hugging Face hub name: owner/name, or
-    /// owner/name-GGUF:Q4_K_M for one GGUF file (fetched into the hub cache when missing).
+    /// The model: a checkpoint folder (config.json, model.safetensors or a sharded index and,
+    /// for a text prompt, tokenizer.json; dense or Qwen3-MoE), a GGUF file, or a Hugging Face
+    /// hub name: owner/name, or owner/name-GGUF:Q4_K_M for one GGUF file (fetched into the hub
+    /// cache when missing).
     #[arg(long)]
     pub model: PathBuf,
     /// A hub model's branch, tag or commit (default main).
@@ -36,22 +41,25 @@ pub struct GenerateOptions {
     pub revision: Option<String>,
     #[command(flatten)]
     pub target: crate::Target,
-    /// Tokens to generate.
+    /// Tokens to generate at most (generation also stops at an end-of-sequence token); the
+    /// prompt and these must fit the model's context.
     #[arg(long, default_value_t = 32)]
     pub max_tokens: usize,
-    /// Sampling temperature; 0 is greedy (the argmax).
-    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
-    pub temperature: f32,
-    /// Sample among the k most likely tokens (default 50 when sampling).
+    /// Sampling temperature: 0 is greedy (the argmax), T > 0 samples. Default: the model's
+    /// generation_config.json (do_sample, temperature), else greedy.
+    #[arg(long, allow_negative_numbers = true)]
+    pub temperature: Option<f32>,
+    /// Sample among the k most likely tokens. Default: generation_config.json's top_k, else 50.
     #[arg(long)]
     pub top_k: Option<usize>,
-    /// Nucleus sampling: the smallest set of likeliest tokens whose probability reaches p
-    /// (default 1, off).
+    /// Nucleus sampling: the smallest set of likeliest tokens whose probability reaches p.
+    /// Default: generation_config.json's top_p, else 1 (off).
     #[arg(long, allow_negative_numbers = true)]
     pub top_p: Option<f32>,
-    /// transformers' repetition penalty over the prompt and the tokens so far (1 is off).
-    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
-    pub repetition_penalty: f32,
+    /// transformers' repetition penalty over the prompt and the tokens so far, greedy or
+    /// sampled. Default: generation_config.json's, else 1 (off).
+    #[arg(long, allow_negative_numbers = true)]
+    pub repetition_penalty: Option<f32>,
     /// Seed of the random draws: one seed gives the same tokens on every device.
     #[arg(long, default_value_t = 0)]
     pub seed: u32,
@@ -73,32 +81,16 @@ pub struct GenerateOptions {
 }
 
 impl GenerateOptions {
-    /// How each token is picked (greedy by default).
-    fn sampling(&self) -> rlx::prelude::SamplingSpec {
-        rlx::prelude::SamplingSpec {
+    /// How each token is picked: the flags over the model's generation_config.json.
+    fn sampling(&self) -> Result<Sampling, String> {
+        let flags = sampling::Flags {
             temperature: self.temperature,
             top_k: self.top_k,
-            top_p: self.top_p.unwrap_or(1.0),
+            top_p: self.top_p,
             repetition_penalty: self.repetition_penalty,
-        }
-    }
-
-    /// Refuses the sampling flags when sampling is off: `--top-k` and `--top-p` choose among
-    /// the tokens a sampler draws from, and at temperature 0 nothing is drawn (the argmax is
-    /// taken), so they would be silently ignored.
-    fn check_sampling_flags(&self) -> Result<(), String> {
-        let given: Vec<&str> = [("--top-k", self.top_k.is_some()), ("--top-p", self.top_p.is_some())]
-            .into_iter()
-            .filter_map(|(flag, on)| on.then_some(flag))
-            .collect();
-        if self.temperature == 0.0 && !given.is_empty() {
-            return Err(format!(
-                "{} only apply when sampling, and sampling is off (temperature 0 picks the likeliest \
-                 token): turn it on with --temperature T, e.g. --temperature 0.7",
-                given.join(" and ")
-            ));
-        }
-        Ok(())
+        };
+        let (origin, defaults) = sampling::defaults_of(&self.model)?;
+        sampling::resolve(&flags, origin, &defaults)
     }
 }
 
@@ -152,7 +144,7 @@ fn prompt(o: &GenerateOptions) -> Result<Prompt, Box<dyn std::error::Error>> {
 }
 
 pub fn run(o: &GenerateOptions) -> Result<(), Box<dyn std::error::Error>> {
-    o.check_sampling_flags()?;
+    let sampling = o.sampling()?;
     // The prompt first: a missing tokenizer or chat template is told before the model loads.
     let (tok, mut ids, stops) = prompt(o)?;
     let t = Instant::now();
@@ -169,9 +161,11 @@ pub fn run(o: &GenerateOptions) -> Result<(), Box<dyn std::error::Error>> {
         model.device(),
         t.elapsed().as_secs_f64()
     );
+    let spec = sampling.spec(model.vocab_size());
+    eprintln!("generate: {}", sampling.describe());
     let prompt_len = ids.len();
     let prompt = ids.clone();
-    let mut out = std::io::stdout().lock();
+    let mut out = super::stdout::stdout();
     // Each token's text is printed once it is whole: the stream holds back a token that
     // ends inside a character until the token completing it comes.
     let mut stream = tok.as_ref().map(|tok| tok.decode_stream(true));
@@ -194,7 +188,7 @@ pub fn run(o: &GenerateOptions) -> Result<(), Box<dyn std::error::Error>> {
         out.flush()?;
         Ok(())
     };
-    let generated = model.generate(&prompt, o.max_tokens, &o.sampling(), o.seed, &mut |next| {
+    let generated = model.generate(&prompt, o.max_tokens, &spec, o.seed, &mut |next| {
         first_token.get_or_insert_with(|| start.elapsed());
         match emit(next) {
             Ok(()) if stops.contains(&next) => {
@@ -229,7 +223,7 @@ pub fn run(o: &GenerateOptions) -> Result<(), Box<dyn std::error::Error>> {
         "generate: prompt {prompt_len} tokens, {n} generated in {secs:.2} s (first after {:.1} ms, then \
          {decode_rate:.1} tokens/s; {} {}){}",
         first * 1e3,
-        if o.sampling().is_greedy() { "greedy".to_string() } else { format!("sampled, seed {}", o.seed) },
+        if !sampling.samples() { "greedy".to_string() } else { format!("sampled, seed {}", o.seed) },
         model.generation_method(),
         stopped.map(|id| format!("; stopped at end-of-sequence token {id}")).unwrap_or_default()
     );

@@ -17,5 +17,8 @@ pub mod generate;
 pub mod logits;
 pub mod models;
 pub mod progress;
+pub mod sampling;
 pub mod serve;
 pub mod similarity;
+pub mod stdout;
+pub mod table;

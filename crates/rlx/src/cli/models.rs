@@ -1,14 +1,16 @@
 //! `rlx models`: what the caches hold (rlx's own model folders and the Hugging Face hub cache)
 //! as a table of name, revision, size and path; `rlx models --remove NAME` deletes one entry.
 
-use comfy_table::{presets, CellAlignment, Table};
+use super::stdout::stdout;
+use super::table;
 use rlx_models::hub_cache;
+use std::io::Write as _;
 
 /// `rlx models [--remove NAME]`.
 pub fn run(remove: Option<&str>) -> Result<(), Box<dyn std::error::Error>> {
     if let Some(name) = remove {
         let dir = hub_cache::remove_cached(name)?;
-        println!("removed {name} ({})", dir.display());
+        writeln!(stdout(), "removed {name} ({})", dir.display())?;
         return Ok(());
     }
     let models = hub_cache::list_cached()?;
@@ -17,18 +19,14 @@ pub fn run(remove: Option<&str>) -> Result<(), Box<dyn std::error::Error>> {
             .map(|d| d.display().to_string())
             .unwrap_or_else(|e| e.to_string());
         let hub = rlx_models::HubOptions::from_env()?.cache;
-        println!("no models cached (looked in {rlx} and {})", hub.display());
+        writeln!(stdout(), "no models cached (looked in {rlx} and {})", hub.display())?;
         return Ok(());
     }
-    let mut table = Table::new();
-    table.load_preset(presets::ASCII_MARKDOWN).set_header(["name", "revision", "size", "path"]);
+    let mut t = table::plain(&["name", "revision", "size", "path"], &[2]);
     for m in &models {
-        table.add_row([m.name.clone(), m.revision.clone(), size(m.bytes), m.path.display().to_string()]);
+        t.add_row(vec![m.name.clone(), m.revision.clone(), size(m.bytes), m.path.display().to_string()]);
     }
-    if let Some(col) = table.column_mut(2) {
-        col.set_cell_alignment(CellAlignment::Right);
-    }
-    println!("{table}");
+    stdout().write_all(table::render(&t).as_bytes())?;
     Ok(())
 }
 

@@ -4,6 +4,7 @@ use super::embed::load;
 use super::finite::{check_rows, check_value};
 use rlx::prelude::Device;
 use rlx_models::cosine;
+use std::io::Write as _;
 use std::path::PathBuf;
 
 /// `rlx similarity A B`: prints the cosine of the two sentences' embeddings.
@@ -21,7 +22,9 @@ pub fn run(
             check_rows([x.as_slice(), y.as_slice()], "the embedding of sentence")?;
             let similarity = cosine(x, y);
             check_value(similarity, "the similarity")?;
-            println!("{similarity:.6}");
+            let mut out = super::stdout::stdout();
+            writeln!(out, "{similarity:.6}")?;
+            out.flush()?;
             Ok(())
         }
         _ => Err("the model returned fewer than two embeddings".into()),

@@ -227,86 +227,58 @@ fn strftime_now(format: String) -> std::result::Result<String, JinjaError> {
     strftime(now, &format).map_err(|e| JinjaError::new(ErrorKind::InvalidOperation, e))
 }
 
-const MONTHS: [&str; 12] = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-];
-const WEEKDAYS: [&str; 7] = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
+/// The `time` format-description (version 2) component of each strftime directive a chat
+/// template may use.
+fn directive(c: char) -> Option<&'static str> {
+    Some(match c {
+        'Y' => "[year]",
+        'y' => "[year repr:last_two]",
+        'm' => "[month]",
+        'd' => "[day]",
+        'j' => "[ordinal]",
+        'B' => "[month repr:long]",
+        'b' => "[month repr:short]",
+        'A' => "[weekday repr:long]",
+        'a' => "[weekday repr:short]",
+        'H' => "[hour]",
+        'I' => "[hour repr:12]",
+        'M' => "[minute]",
+        'S' => "[second]",
+        'p' => "[period]",
+        _ => return None,
+    })
+}
 
 /// `secs` after the Unix epoch (UTC) through Python's `strftime` directives %Y %y %m %d %j
-/// %B %b %A %a %H %I %M %S %p %%; another directive is an error naming it.
+/// %B %b %A %a %H %I %M %S %p %%, formatted by minijinja-contrib's `datetimeformat` (the
+/// directives are translated to its format description); another directive is an error
+/// naming it.
 pub fn strftime(secs: u64, format: &str) -> std::result::Result<String, String> {
-    let days = secs / 86_400;
-    let (year, month, day) = civil_from_days(days);
-    let (hour, minute, second) = (secs % 86_400 / 3600, secs % 3600 / 60, secs % 60);
-    let month_name = MONTHS.get(month as usize - 1).copied().unwrap_or("");
-    // 1970-01-01 was a Thursday.
-    let weekday = WEEKDAYS[((days + 4) % 7) as usize];
-    let day_of_year = days - days_from_civil(year, 1, 1) + 1;
-    let mut out = String::new();
+    let mut description = String::new();
     let mut chars = format.chars();
     while let Some(c) = chars.next() {
-        if c != '%' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('Y') => out.push_str(&year.to_string()),
-            Some('y') => out.push_str(&format!("{:02}", year % 100)),
-            Some('m') => out.push_str(&format!("{month:02}")),
-            Some('d') => out.push_str(&format!("{day:02}")),
-            Some('j') => out.push_str(&format!("{day_of_year:03}")),
-            Some('B') => out.push_str(month_name),
-            Some('b') => out.push_str(month_name.get(..3).unwrap_or(month_name)),
-            Some('A') => out.push_str(weekday),
-            Some('a') => out.push_str(weekday.get(..3).unwrap_or(weekday)),
-            Some('H') => out.push_str(&format!("{hour:02}")),
-            Some('I') => out.push_str(&format!("{:02}", (hour + 11) % 12 + 1)),
-            Some('M') => out.push_str(&format!("{minute:02}")),
-            Some('S') => out.push_str(&format!("{second:02}")),
-            Some('p') => out.push_str(if hour < 12 { "AM" } else { "PM" }),
-            Some('%') => out.push('%'),
-            Some(other) => return Err(format!("strftime_now: the directive %{other} is not supported")),
-            None => return Err("strftime_now: the format ends with a lone %".to_string()),
+        match c {
+            '%' => match chars.next() {
+                Some('%') => description.push('%'),
+                Some(d) => match directive(d) {
+                    Some(component) => description.push_str(component),
+                    None => return Err(format!("strftime_now: the directive %{d} is not supported")),
+                },
+                None => return Err("strftime_now: the format ends with a lone %".to_string()),
+            },
+            // Literal text: brackets and backslashes are escaped in a version 2 description.
+            '[' | ']' | '\\' => {
+                description.push('\\');
+                description.push(c);
+            }
+            _ => description.push(c),
         }
     }
-    Ok(out)
-}
-
-/// (year, month 1–12, day 1–31) of `days` after 1970-01-01 (the proleptic Gregorian calendar).
-fn civil_from_days(days: u64) -> (u64, u64, u64) {
-    // Shifted to start on 0000-03-01, in 400-year eras of 146097 days.
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + u64::from(month <= 2);
-    (year, month, day)
-}
-
-/// Days from 1970-01-01 to `year-month-day` (year ≥ 1970).
-fn days_from_civil(year: u64, month: u64, day: u64) -> u64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y / 400;
-    let yoe = y - era * 400;
-    let mp = if month > 2 { month - 3 } else { month + 9 };
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+    let mut env = Environment::new();
+    env.add_filter("datetimeformat", minijinja_contrib::filters::datetimeformat);
+    let ctx = minijinja::context! { t => secs, f => description };
+    env.render_str("{{ t | datetimeformat(format=f) }}", ctx)
+        .map_err(|e| format!("strftime_now({format:?}): {e}"))
 }
 
 /// `tokenizer_config.json`'s `chat_template`: a string, or the `default` of a named list.

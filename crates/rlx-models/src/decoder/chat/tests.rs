@@ -169,6 +169,8 @@ fn strftime_directives() {
     );
     assert_eq!(strftime(946_684_799, "%d %b %Y %j %I%p %A").unwrap(), "31 Dec 1999 365 11PM Friday");
     assert!(strftime(0, "%Q").unwrap_err().contains("%Q"));
+    // Literal text, brackets and backslashes included, passes through the format description.
+    assert_eq!(strftime(0, r"[%Y] \ 100%%").unwrap(), r"[1970] \ 100%");
     let msg =
         template("{{ strftime_now('%e') }}", None, None).render(&user("x"), true).unwrap_err().to_string();
     assert!(msg.contains("%e is not supported"), "{msg}");
