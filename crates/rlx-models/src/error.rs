@@ -92,6 +92,10 @@ pub enum ModelError {
     ZeroBatch,
     #[error("invalid model input: {reason}")]
     InvalidInput { reason: String },
+    /// A NaN or an infinity where the model's output must be numbers (the logits a token is
+    /// picked from): corrupt weights, or a computation that overflowed.
+    #[error("the model produced NaN or infinite logits at position {position}; the weights may be corrupt (check the file, or `rlx fetch --verify` a cached model)")]
+    NonFinite { position: usize },
     #[error("the model produced {got} values for a batch of {batch} × {dim}")]
     OutputSize { batch: usize, dim: usize, got: usize },
     #[error(transparent)]

@@ -537,6 +537,39 @@ fn logits_refuses_non_finite_output() {
     assert!(!out_path.exists());
 }
 
+/// Generation from weights that are all NaN stops with an error naming the position, greedy
+/// and sampled, on the CPU and on Vulkan, instead of printing the argmax's pick of a NaN (token
+/// 0) forever.
+#[test]
+fn generate_refuses_non_finite_logits() {
+    let dir = llama_copy("nan-weights-generate", &[]);
+    let weights = dir.join("model.safetensors");
+    let mut bytes = std::fs::read(&weights).unwrap();
+    let header = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+    bytes[8 + header..].fill(0xff);
+    std::fs::write(&weights, bytes).unwrap();
+    let m = dir.to_str().unwrap();
+    for device in ["cpu", "vulkan"] {
+        for sampling in [&[][..], &["--temperature", "0.8", "--seed", "3"][..]] {
+            let mut args = vec!["generate", "--model", m, "--device", device, "--max-tokens", "4"];
+            args.extend_from_slice(sampling);
+            args.extend_from_slice(&["--prompt-ids", "1,2,3"]);
+            let out = rlx(&args, &[]);
+            let stderr = text(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{device} {sampling:?}: {stderr}");
+            assert!(
+                stderr.contains("NaN or infinite logits at position 2"),
+                "{device} {sampling:?}: {stderr}"
+            );
+            assert!(
+                text(&out.stdout).trim().is_empty(),
+                "{device} {sampling:?}: printed {:?}",
+                text(&out.stdout)
+            );
+        }
+    }
+}
+
 /// A GGUF file is recognised by its magic number: the fixture under a name without `.gguf`
 /// still generates.
 #[test]

@@ -19,7 +19,7 @@ use super::graph::{DecoderBuilder, KvHook, RopeInputs, INPUT_IDS};
 use super::params::QuantizedWeights;
 use super::rope::rope_tables;
 use crate::common::safetensors::Precision;
-use rlx_ir::{DType, Graph, IrError, NodeId, Tensor};
+use rlx_ir::{BinaryOp, CompareOp, DType, Graph, IrError, NodeId, Tensor};
 use rlx_nn::prelude::*;
 
 /// I32 [steps]: the position of each row (offset, offset + 1, …).
@@ -34,6 +34,10 @@ pub const RNG_KEY: &str = "rng_key";
 /// I32 [1, capacity] of a sampling graph with a repetition penalty: the tokens so far (prompt
 /// and generated), −1 past them.
 pub const PREV_TOKENS: &str = "prev_tokens";
+
+/// The token a [`StepOutput::Token`] or [`StepOutput::Sample`] step returns when the logits it
+/// chose from hold a NaN or an infinity.
+pub const NON_FINITE_TOKEN: i32 = -1;
 
 /// What a cached step returns.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -146,8 +150,25 @@ pub fn cached_decoder_graph(
             b.g.sample_tokens(logits, key, &spec, prev)?
         }
     };
+    let out = match output {
+        StepOutput::Logits => out,
+        StepOutput::Token | StepOutput::Sample(_) => finite_or_minus_one(&mut g, logits, out)?,
+    };
     g.set_outputs(&[out])?;
     Ok(g)
+}
+
+/// `token` (I32 [1]) where every logit of the row is finite, [`NON_FINITE_TOKEN`] otherwise: the
+/// sum of the logits minus itself is 0 exactly when no logit is NaN or infinite. Without it a
+/// model whose weights give NaN would emit the argmax's pick of a NaN (token 0 when all are)
+/// forever; one reduction over the row costs far less than a step.
+fn finite_or_minus_one(g: &mut Graph, logits: NodeId, token: NodeId) -> Result<NodeId, IrError> {
+    let total = g.sum(logits, &[1], false)?;
+    let probe = g.binary(BinaryOp::Sub, total, total)?;
+    let zero = g.constant(Tensor::from_f64([1], DType::F32, &[0.0])?)?;
+    let finite = g.compare(CompareOp::Eq, probe, zero)?;
+    let flag = g.constant(Tensor::from_f64([1], DType::I32, &[f64::from(NON_FINITE_TOKEN)])?)?;
+    g.where_(finite, token, flag)
 }
 
 #[cfg(test)]

@@ -16,7 +16,9 @@
 //! (on the CPU) the host's memory: an error saying how many positions fit, never an
 //! allocation abort.
 
-use super::cached::{cached_decoder_graph, StepOutput, LOGIT_ROW, OFFSET, POSITIONS, PREV_TOKENS, RNG_KEY};
+use super::cached::{
+    cached_decoder_graph, StepOutput, LOGIT_ROW, NON_FINITE_TOKEN, OFFSET, POSITIONS, PREV_TOKENS, RNG_KEY,
+};
 use super::graph::INPUT_IDS;
 use super::model::Decoder;
 use crate::common::weights::set_weights;
@@ -69,11 +71,15 @@ fn step(exe: &mut Executable, ids: &[i32], offset: usize, row: usize, draw: &Dra
     }
     let out = exe.run(&inputs)?;
     let token = out.first().and_then(|t| t.to_f64_vec().first().copied());
-    token.map(|t| t as i32).ok_or_else(|| ModelError::OutputSize {
+    let token = token.map(|t| t as i32).ok_or_else(|| ModelError::OutputSize {
         batch: 1,
         dim: 1,
         got: out.first().map_or(0, |t| t.numel()),
-    })
+    })?;
+    if token == NON_FINITE_TOKEN {
+        return Err(ModelError::NonFinite { position: offset + row.first().map_or(0, |&r| r as usize) });
+    }
+    Ok(token)
 }
 
 /// Runs `ids` (at positions 0..) through the prefill graph chunk by chunk, filling the cache;

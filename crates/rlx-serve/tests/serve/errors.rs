@@ -175,3 +175,32 @@ async fn nan_from_the_model_is_500_and_the_server_stays_up() {
     }
     assert!(server.running.shutdown().await);
 }
+
+/// A language model whose weights are all NaN: chat and completions (whole and streamed) are a
+/// 500 naming the NaN, never tokens picked from NaN logits, and the server keeps serving.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nan_logits_are_500_and_the_server_stays_up() {
+    let dir = llama("nan-logits");
+    let weights = dir.join("model.safetensors");
+    let mut bytes = std::fs::read(&weights).unwrap();
+    let header = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+    bytes[8 + header..].fill(0xff);
+    std::fs::write(&weights, bytes).unwrap();
+    let server = start(config(Some(dir), None)).await;
+    let chat = format!("{}/v1/chat/completions", server.url);
+    let completions = format!("{}/v1/completions", server.url);
+    for _ in 0..2 {
+        let e = refused(post(&chat, json!({"messages": user("hello"), "max_tokens": 4})).await, 500).await;
+        assert!(e["message"].as_str().unwrap().contains("NaN"), "{e}");
+        let e = refused(post(&completions, json!({"prompt": "hello", "max_tokens": 4})).await, 500).await;
+        assert!(e["message"].as_str().unwrap().contains("NaN"), "{e}");
+        // Streamed: the error comes before any token, so it is still a plain 500.
+        let r = post(&chat, json!({"messages": user("hello"), "max_tokens": 4, "stream": true})).await;
+        let status = r.status().as_u16();
+        let body = r.text().await.unwrap();
+        assert!(body.contains("NaN"), "{status}: {body}");
+        assert!(!body.contains("[DONE]") || status == 500, "{status}: {body}");
+        assert_eq!(client().get(format!("{}/health", server.url)).send().await.unwrap().status(), 200);
+    }
+    assert!(server.running.shutdown().await);
+}
