@@ -95,6 +95,9 @@ pub(crate) fn compute(op: &Op, inputs: &[&Tensor], out: &TensorType) -> Result<T
         Op::QuantMatMul { quant: q } => quant::quant_matmul(*q, arg(0)?, arg(1)?, out),
         Op::QuantGather { quant: q } => quant::quant_gather(*q, arg(0)?, arg(1)?, out),
         Op::GroupedMatMul => grouped::grouped_matmul(arg(0)?, arg(1)?, arg(2)?, out),
+        Op::QuantGroupedMatMul { quant: q } => {
+            grouped::quant_grouped_matmul(*q, arg(0)?, arg(1)?, arg(2)?, out)
+        }
         Op::SelectiveScan { delta_softplus, output } => {
             ssm::selective_scan(*delta_softplus, *output, [arg(0)?, arg(1)?, arg(2)?, arg(3)?, arg(4)?], out)
         }

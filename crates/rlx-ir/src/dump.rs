@@ -93,7 +93,9 @@ fn attrs(op: &Op) -> String {
         Op::Pad { pads, value } => a.push(format!("pads={pads:?} value={value:?}")),
         Op::Reverse { axes } => a.push(format!("axes={axes:?}")),
         Op::MatMul { transpose_a, transpose_b } => transposes(&mut a, *transpose_a, *transpose_b),
-        Op::QuantMatMul { quant } | Op::QuantGather { quant } => a.push(format!("quant={quant}")),
+        Op::QuantMatMul { quant } | Op::QuantGather { quant } | Op::QuantGroupedMatMul { quant } => {
+            a.push(format!("quant={quant}"))
+        }
         Op::FusedMatMul { transpose_a, transpose_b, bias, activation } => {
             transposes(&mut a, *transpose_a, *transpose_b);
             if *bias {

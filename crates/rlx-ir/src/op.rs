@@ -405,6 +405,13 @@ pub enum Op {
     /// `Gather` does), never a read out of bounds.
     #[strum_discriminants(strum(serialize = "grouped_matmul"))]
     GroupedMatMul,
+    /// inputs: x ([T, S, K], S = 1 or k; F32, F16 or BF16), w (U8 [E, N, K / block_elems ·
+    /// block_bytes]: each expert's N rows of K elements of `quant` blocks, GGUF's layout of an
+    /// expert stack), ids (I32 [T, k]). Output F32 [T, k, N] = [`Op::GroupedMatMul`] on
+    /// dequant(w). The stack stays packed: backends decode only the chosen experts' rows, where
+    /// they compute. An id outside [0, E) gives a row of zeros.
+    #[strum_discriminants(strum(serialize = "quant_grouped_matmul"))]
+    QuantGroupedMatMul { quant: QuantType },
     /// inputs: u [B, D, L], delta [B, D, L], a [D, N], b and c [B, G, N, L] (F32, G divides D).
     /// Mamba-1's selective scan ([`crate::ssm`] has the formula); output y [B, D, L] or the
     /// last state [B, D, N] ([`ScanOutput`]).

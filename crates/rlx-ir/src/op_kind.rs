@@ -54,7 +54,7 @@ impl Op {
     /// dtype legalization must leave that operand's bytes as they are instead of widening them.
     pub fn packed_operand(&self) -> Option<usize> {
         match self {
-            Op::QuantMatMul { .. } => Some(1),
+            Op::QuantMatMul { .. } | Op::QuantGroupedMatMul { .. } => Some(1),
             Op::QuantGather { .. } => Some(0),
             _ => None,
         }
@@ -107,7 +107,7 @@ impl OpKind {
             OpKind::Rope => F::Rope,
             OpKind::Conv2d | OpKind::Pool2d | OpKind::Upsample2x => F::Conv,
             OpKind::QuantMatMul | OpKind::QuantGather => F::Quant,
-            OpKind::GroupedMatMul => F::Grouped,
+            OpKind::GroupedMatMul | OpKind::QuantGroupedMatMul => F::Grouped,
             OpKind::SelectiveScan | OpKind::GatedDeltaRule => F::Ssm,
             OpKind::Fft => F::Fft,
             OpKind::Random => F::Random,
@@ -199,6 +199,7 @@ mod tests {
                 "quant_matmul",
                 "quant_gather",
                 "grouped_matmul",
+                "quant_grouped_matmul",
                 "selective_scan",
                 "gated_delta_rule",
                 "fft",
@@ -238,7 +239,7 @@ mod tests {
             ("rope", vec!["rope"]),
             ("conv", vec!["conv2d", "pool2d", "upsample2x"]),
             ("quant", vec!["quant_matmul", "quant_gather"]),
-            ("grouped", vec!["grouped_matmul"]),
+            ("grouped", vec!["grouped_matmul", "quant_grouped_matmul"]),
             ("ssm", vec!["selective_scan", "gated_delta_rule"]),
             ("fft", vec!["fft"]),
             ("random", vec!["random"]),

@@ -16,7 +16,7 @@
 //! | [`contract`] | `dot_general`, `einsum` | `MatMul`, `Permute`, `Reshape`, `Reduce` |
 //! | [`interpolate`] | `interpolate` (nearest, bilinear) | `Gather`, elementwise |
 //! | [`lora`] | `lora_matmul` | three `MatMul`s and an add |
-//! | [`moe`] | `moe_swiglu` | `GroupedMatMul`, `TopK`, softmax |
+//! | [`moe`] | `moe_swiglu`, `moe_swiglu_stacks` | `GroupedMatMul`, `QuantGroupedMatMul`, `TopK`, softmax |
 //! | [`recurrent`] | `lstm`, `gru`, `rnn` | matmuls and gates unrolled over time |
 //! | [`sample`] | `sample_tokens` | `TopK`, `Cumsum`, `Random`, `Gather`, ... |
 //! | [`spectral`] | `rfft`, `irfft`, `complex_abs2`, `stft`, `istft`, `whisper_log_mel`, `welch`; host windows and mel banks ([`spectral::audio`]) | `Fft`, `Gather`, pads |
@@ -64,7 +64,7 @@ pub use conv_transpose::ConvTransposeExt;
 pub use interpolate::{InterpolateExt, InterpolateMode, InterpolateSize};
 pub use layers::LayerExt;
 pub use lora::LoraExt;
-pub use moe::MoeExt;
+pub use moe::{ExpertStack, MoeExt};
 pub use recurrent::{RecurrentExt, RnnActivation, RnnConfig, RnnOutput, RnnWeights};
 pub use sample::{SampleExt, SamplingSpec, DEFAULT_TOP_K};
 pub use spectral::audio::{hann_window, mel_filter_bank, MelScale, MelSpec};
@@ -78,7 +78,7 @@ pub use ssm::{GatedDeltaOpts, SelectiveScanOpts, SsmExt};
 /// composite method.
 pub mod prelude {
     pub use crate::{
-        ContractExt, ConvExt, ConvTransposeExt, GatedDeltaOpts, InterpolateExt, InterpolateMode,
+        ContractExt, ConvExt, ConvTransposeExt, ExpertStack, GatedDeltaOpts, InterpolateExt, InterpolateMode,
         InterpolateSize, LayerExt, LoraExt, MoeExt, PadMode, RecurrentExt, RnnActivation, RnnConfig,
         RnnOutput, RnnWeights, SampleExt, SamplingSpec, SelectiveScanOpts, SpectralExt, SpectrogramExt,
         SsdExt, SsdOpts, SsmExt, StftExt, StftOptions, WelchOptions, WelchScaling,

@@ -1,8 +1,45 @@
 //! Mixture-of-experts blocks built on the grouped matmul: the router, top-k and the experts'
-//! SwiGLU as primitive ops.
+//! SwiGLU as primitive ops, on float expert stacks or block-quantized ones ([`ExpertStack`]).
 
 use crate::LayerExt;
-use rlx_ir::{Graph, IrError, NodeId, Shape};
+use rlx_ir::{Graph, IrError, NodeId, QuantType, Shape};
+
+/// One stack of expert matrices, as a grouped matmul reads it: float [E, N, K]
+/// ([`Graph::grouped_matmul`]) or packed U8 [E, N, row_bytes] of `quant` blocks
+/// ([`Graph::quant_grouped_matmul`], which decodes only the chosen experts' rows).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExpertStack {
+    pub w: NodeId,
+    /// The block format of a packed stack; `None` for a float one.
+    pub quant: Option<QuantType>,
+}
+
+impl ExpertStack {
+    /// A float stack [E, N, K] in x's dtype.
+    pub fn float(w: NodeId) -> Self {
+        ExpertStack { w, quant: None }
+    }
+
+    /// A packed stack U8 [E, N, row_bytes] of `quant` blocks.
+    pub fn quantized(w: NodeId, quant: QuantType) -> Self {
+        ExpertStack { w, quant: Some(quant) }
+    }
+
+    /// `out[t, j, :] = w[ids[t, j]] · x[t, j or 0, :]` in x's dtype (a packed stack's F32 result
+    /// is cast to it when x is narrower).
+    fn apply(self, g: &mut Graph, x: NodeId, ids: NodeId) -> Result<NodeId, IrError> {
+        let Some(q) = self.quant else {
+            return g.grouped_matmul(x, self.w, ids);
+        };
+        let y = g.quant_grouped_matmul(x, self.w, ids, q)?;
+        let dtype = g.ty(x)?.dtype;
+        if g.ty(y)?.dtype == dtype {
+            Ok(y)
+        } else {
+            g.cast(y, dtype)
+        }
+    }
+}
 
 /// Mixture-of-experts blocks on the grouped matmul.
 pub trait MoeExt: AsMut<Graph> {
@@ -28,6 +65,23 @@ pub trait MoeExt: AsMut<Graph> {
         top_k: usize,
         renormalize: bool,
     ) -> Result<NodeId, IrError> {
+        let (gate_up, down) = (ExpertStack::float(gate_up), ExpertStack::float(down));
+        self.moe_swiglu_stacks(x, router, gate_up, down, top_k, renormalize)
+    }
+
+    /// [`MoeExt::moe_swiglu`] on expert stacks that may be block-quantized (a GGUF file's
+    /// experts): a packed stack runs as a [`Graph::quant_grouped_matmul`], which reads only the
+    /// chosen experts' blocks and never decodes the stack whole. gate_up is [E, 2I, H] (float)
+    /// or U8 [E, 2I, row_bytes of H], down [E, H, I] or U8 [E, H, row_bytes of I].
+    fn moe_swiglu_stacks(
+        &mut self,
+        x: NodeId,
+        router: NodeId,
+        gate_up: ExpertStack,
+        down: ExpertStack,
+        top_k: usize,
+        renormalize: bool,
+    ) -> Result<NodeId, IrError> {
         self.as_mut().atomically(|g| {
             let (t, h) = match g.shape_of("moe_swiglu", x)?.dims() {
                 &[t, h] => (t, h),
@@ -40,7 +94,7 @@ pub trait MoeExt: AsMut<Graph> {
                     })
                 }
             };
-            let gu_shape = g.shape_of("moe_swiglu", gate_up)?;
+            let gu_shape = g.shape_of("moe_swiglu", gate_up.w)?;
             let inter2 = gu_shape.dims().get(1).copied().unwrap_or(0);
             if inter2 % 2 != 0 {
                 return Err(IrError::Attribute {
@@ -61,13 +115,13 @@ pub trait MoeExt: AsMut<Graph> {
                 weights = g.div(weights, total)?;
             }
             let x3 = g.reshape(x, &[t, 1, h])?;
-            let gu = g.grouped_matmul(x3, gate_up, ids)?;
+            let gu = gate_up.apply(g, x3, ids)?;
             let inter = inter2 / 2;
             let gate = g.slice(gu, -1, 0, inter, 1)?;
             let up = g.slice(gu, -1, inter, 2 * inter, 1)?;
             let gate = g.silu(gate)?;
             let act = g.mul(gate, up)?;
-            let y = g.grouped_matmul(act, down, ids)?;
+            let y = down.apply(g, act, ids)?;
             let weights = g.reshape(weights, &[t, top_k, 1])?;
             let y = g.mul(y, weights)?;
             g.sum(y, &[1], false)

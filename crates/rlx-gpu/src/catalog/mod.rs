@@ -43,6 +43,52 @@ macro_rules! flat_kernel {
     };
 }
 
+/// The source of a kernel on block-quantized weights (the quant family's, the grouped family's
+/// quantized ones) with the shared helpers and `decoder` appended (each keeps its own
+/// line numbers up to its end; WGSL allows module-scope declarations in any order), then
+/// `tail` (the gather's entry point, flat_main.wgsl, which the matmul kernels do not take).
+macro_rules! quant_src {
+    ($kernel:literal, $decoder:literal, $tail:expr) => {
+        concat!(
+            kernel_src!(
+                $kernel,
+                "include/quant_common.wgsl",
+                "include/quant_k_scales.wgsl",
+                "include/quant_minifloat.wgsl",
+                $decoder
+            ),
+            $tail
+        )
+    };
+}
+
+/// One source per [`QuantType::ALL`] entry, for `kernel` (then `tail`).
+macro_rules! per_type {
+    ($kernel:literal) => {
+        per_type!($kernel, "")
+    };
+    ($kernel:literal, $tail:expr) => {
+        [
+            quant_src!($kernel, "include/quant_q8_0.wgsl", $tail),
+            quant_src!($kernel, "include/quant_q4_0.wgsl", $tail),
+            quant_src!($kernel, "include/quant_q4_k.wgsl", $tail),
+            quant_src!($kernel, "include/quant_q5_k.wgsl", $tail),
+            quant_src!($kernel, "include/quant_q6_k.wgsl", $tail),
+            quant_src!($kernel, "include/quant_q4_1.wgsl", $tail),
+            quant_src!($kernel, "include/quant_q8_asym.wgsl", $tail),
+            quant_src!($kernel, "include/quant_fp8_e4m3.wgsl", $tail),
+            quant_src!($kernel, "include/quant_fp8_e5m2.wgsl", $tail),
+            quant_src!($kernel, "include/quant_nvfp4.wgsl", $tail),
+            quant_src!($kernel, "include/quant_q5_0.wgsl", $tail),
+            quant_src!($kernel, "include/quant_q5_1.wgsl", $tail),
+            quant_src!($kernel, "include/quant_q2_k.wgsl", $tail),
+            quant_src!($kernel, "include/quant_q3_k.wgsl", $tail),
+            quant_src!($kernel, "include/quant_iq4_nl.wgsl", $tail),
+            quant_src!($kernel, "include/quant_iq4_xs.wgsl", $tail),
+        ]
+    };
+}
+
 /// A key enum whose variants carry no data, with `ALL`: every variant in declaration order,
 /// generated from the one list so that it cannot miss one. Keys are small values that hash.
 macro_rules! unit_keys {

@@ -213,7 +213,7 @@ mod structs {
     wgsl_struct!(UnaryParams { numel: u32, _pad: [u32; 3] });
     wgsl_struct!(WhereParams { numel: u32, rank: u32, _pad: [u32; 2], dims: [[u32; 4]; WHERE_MAX_RANK] });
     wgsl_struct!(FftParams { n: u32, log2n: u32, rows: u32, per_group: u32, inverse: u32, pad: [u32; 3] });
-    wgsl_struct!(GroupedParams { t: u32, s: u32, top: u32, n: u32, k: u32, e: u32, pad: [u32; 2] });
+    wgsl_struct!(GroupedParams { t: u32, s: u32, top: u32, n: u32, k: u32, e: u32, row_bytes: u32, last_word: u32 });
     wgsl_struct!(CoopSplitParams { mm: MatmulParams, n1: u32, n2: u32, tiles0: u32, tiles1: u32 });
     wgsl_struct!(MatmulParams { m: u32, n: u32, k: u32, batch: u32, batch_inner: u32, a_stride_m: u32, a_stride_k: u32, b_stride_k: u32, b_stride_n: u32, a_batch_outer: u32, a_batch_inner: u32, b_batch_outer: u32, b_batch_inner: u32, a_offset: u32, b_offset: u32, c_offset: u32 });
     wgsl_struct!(SplitKParams { mn: u32, n: u32, splits: u32, c_offset: u32 });

@@ -283,6 +283,20 @@ fn the_rest(seen: &mut HashSet<KernelKey>) {
             seen,
         );
     }
+    for q in QuantType::ALL {
+        for t in [2, 70] {
+            lowered(
+                &graph("grouped_quant", |g| {
+                    let k = q.block_elems();
+                    let x = g.input("x", &[t, 1, k], DType::F32).unwrap();
+                    let w = g.param("w", &[5, 12, q.block_bytes()], DType::U8).unwrap();
+                    let ids = g.input("ids", &[t, 2], DType::I32).unwrap();
+                    vec![g.quant_grouped_matmul(x, w, ids, q).unwrap()]
+                }),
+                seen,
+            );
+        }
+    }
     for output in [ScanOutput::Y, ScanOutput::LastState] {
         lowered(
             &graph("ssm", |g| {

@@ -253,7 +253,7 @@ fn lower_node(cx: &mut LowerCtx, id: NodeId, node: &Node, out: &mut Vec<Dispatch
         OpKind::Reduce | OpKind::ArgReduce | OpKind::Cumsum | OpKind::TopK => reduce::lower(cx, &at, out),
         OpKind::MatMul | OpKind::FusedMatMul => matmul::lower(cx, &at, out),
         OpKind::QuantMatMul | OpKind::QuantGather => quant::lower(cx, &at, out),
-        OpKind::GroupedMatMul => grouped::lower(cx, &at, out),
+        OpKind::GroupedMatMul | OpKind::QuantGroupedMatMul => grouped::lower(cx, &at, out),
         OpKind::SelectiveScan | OpKind::GatedDeltaRule => ssm::lower(cx, &at, out),
         OpKind::Fft => fft::lower(cx, &at, out),
         OpKind::LayerNorm | OpKind::RmsNorm | OpKind::AddNorm | OpKind::Softmax | OpKind::LogSoftmax => {

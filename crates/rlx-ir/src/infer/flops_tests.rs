@@ -41,7 +41,11 @@ fn compute_bound_families_count_their_multiply_adds() {
     assert_eq!(count(delta, &[qk.clone(), qk, t(&[1, 5, 2, 3]), g.clone(), g]), 6.0 * 40.0 * 3.0);
     // x [3, 1, 8], 4 experts of [5, 8], 2 picked per token: out [3, 2, 5], each a dot of 8.
     let ids = TensorType::new(vec![3, 2], DType::I32);
-    assert_eq!(count(Op::GroupedMatMul, &[t(&[3, 1, 8]), t(&[4, 5, 8]), ids]), 2.0 * 30.0 * 8.0);
+    assert_eq!(count(Op::GroupedMatMul, &[t(&[3, 1, 8]), t(&[4, 5, 8]), ids.clone()]), 2.0 * 30.0 * 8.0);
+    // The same on 4 experts of 5 rows of one Q8_0 block: K = 32.
+    let stack = TensorType::new(vec![4, 5, 34], DType::U8);
+    let quant = Op::QuantGroupedMatMul { quant: QuantType::Q8_0 };
+    assert_eq!(count(quant, &[t(&[3, 1, 32]), stack, ids]), 2.0 * 30.0 * 32.0);
     // x [2, 32] times 3 rows of one Q8_0 block (34 bytes): out [2, 3], each a dot of 32.
     let w = TensorType::new(vec![3, 34], DType::U8);
     assert_eq!(count(Op::QuantMatMul { quant: QuantType::Q8_0 }, &[t(&[2, 32]), w]), 2.0 * 6.0 * 32.0);

@@ -2,7 +2,8 @@
 //!
 //! A GGUF file may store linear weights and the embedding table as blocks of a [`QuantType`];
 //! they are kept as those bytes (U8 params [rows, row_bytes]) and decoded by the device inside
-//! `QuantMatMul` / `QuantGather`, never widened on the host.
+//! `QuantMatMul` / `QuantGather` (a mixture-of-experts layer's expert stacks inside
+//! `QuantGroupedMatMul`), never widened on the host.
 
 use crate::common::safetensors::WeightData;
 use rlx_ir::QuantType;

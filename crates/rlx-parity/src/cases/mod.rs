@@ -17,6 +17,7 @@ mod elementwise_edges;
 mod fft;
 mod grid;
 mod grouped;
+mod grouped_quant;
 mod matmul;
 mod matmul_edges;
 mod matmul_groups;
@@ -59,6 +60,7 @@ pub fn cases() -> Vec<Case> {
         quant::cases,
         quant_formats::cases,
         grouped::cases,
+        grouped_quant::cases,
         ssm::cases,
         ssd::cases,
         fft::cases,

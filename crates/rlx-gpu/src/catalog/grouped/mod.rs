@@ -1,5 +1,6 @@
-//! Kernel family "grouped": the experts of a mixture-of-experts layer (`GroupedMatMul`), each
-//! slot's expert read from the ids on the device.
+//! Kernel family "grouped": the experts of a mixture-of-experts layer (`GroupedMatMul`, and
+//! `QuantGroupedMatMul` on block-quantized stacks), each slot's expert read from the ids on the
+//! device.
 //!
 //! - [`GroupedKernel::Vec`]: `matmul_grouped_vec.wgsl`, one workgroup per (slot, block of
 //!   [`GROUPED_COLS`] output rows): the decode path.
@@ -10,13 +11,22 @@
 //!
 //! Both read f32 weights or f16 weights as stored (`f16_w`).
 //!
+//! - [`GroupedKernel::QuantVec`], [`GroupedKernel::QuantTiled`]: the same two on a packed U8
+//!   stack of one [`QuantType`] (`matmul_grouped_quant_vec.wgsl`,
+//!   `matmul_grouped_quant_tiled.wgsl`), one variant per format: the kernel file,
+//!   `quant_common.wgsl`, `quant_k_scales.wgsl`, `quant_minifloat.wgsl` and the format's decoder
+//!   are concatenated at build time, as the quant family's are. Only the chosen experts' rows
+//!   are read, decoded in registers.
+//!
 //! All take [`GroupedParams`]; bindings x, w, ids (read), out (read_write).
 
 use super::matmul::{B_F16, B_F32};
+use super::quant::{index, Sources};
 use super::{defines, name, params_of, Access, Defines, Spec};
 use crate::grid;
 use crate::GpuError;
 use bytemuck::{Pod, Zeroable};
+use rlx_ir::QuantType;
 
 /// A kernel of the grouped family.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -25,15 +35,22 @@ pub enum GroupedKernel {
     Vec { f16_w: bool },
     /// The expert-major tiled kernel.
     Tiled { f16_w: bool },
+    /// The matrix-vector kernel on a stack of packed blocks.
+    QuantVec(QuantType),
+    /// The expert-major tiled kernel on a stack of packed blocks.
+    QuantTiled(QuantType),
 }
 
 impl GroupedKernel {
     /// Every key of this family, in a fixed order.
     pub fn all() -> Vec<GroupedKernel> {
-        [false, true]
+        let float = [false, true]
             .into_iter()
-            .flat_map(|f16_w| [GroupedKernel::Vec { f16_w }, GroupedKernel::Tiled { f16_w }])
-            .collect()
+            .flat_map(|f16_w| [GroupedKernel::Vec { f16_w }, GroupedKernel::Tiled { f16_w }]);
+        let quant = QuantType::ALL
+            .into_iter()
+            .flat_map(|q| [GroupedKernel::QuantVec(q), GroupedKernel::QuantTiled(q)]);
+        float.chain(quant).collect()
     }
 
     /// The kernel for `slots` (tokens × choices): matrix-vector for few, expert-major tiles for
@@ -43,6 +60,15 @@ impl GroupedKernel {
             GroupedKernel::Tiled { f16_w }
         } else {
             GroupedKernel::Vec { f16_w }
+        }
+    }
+
+    /// [`GroupedKernel::choose`] for a stack of `quant` blocks.
+    pub fn choose_quant(slots: usize, quant: QuantType) -> GroupedKernel {
+        if slots >= GROUPED_TILED_MIN_SLOTS {
+            GroupedKernel::QuantTiled(quant)
+        } else {
+            GroupedKernel::QuantVec(quant)
         }
     }
 }
@@ -71,7 +97,11 @@ pub struct GroupedParams {
     pub k: u32,
     /// Experts E.
     pub e: u32,
-    pub pad: [u32; 2],
+    /// Bytes per weight row of a packed stack; 0 for float weights.
+    pub row_bytes: u32,
+    /// The last u32 word holding bytes of a packed stack (`quant_common.wgsl`'s bound on its
+    /// reads); 0 for float weights.
+    pub last_word: u32,
 }
 
 impl GroupedParams {
@@ -82,6 +112,18 @@ impl GroupedParams {
         x: [usize; 3],
         w: [usize; 3],
         top: usize,
+    ) -> Result<GroupedParams, GpuError> {
+        GroupedParams::checked(kernel, x, w, top, true)
+    }
+
+    /// [`GroupedParams::new`]; the weight's element count is bounded only when the kernels
+    /// index it by element (`by_element`: float weights; packed stacks go by byte).
+    fn checked(
+        kernel: &'static str,
+        x: [usize; 3],
+        w: [usize; 3],
+        top: usize,
+        by_element: bool,
     ) -> Result<GroupedParams, GpuError> {
         let [t, s, k] = x;
         let [e, n, wk] = w;
@@ -94,7 +136,9 @@ impl GroupedParams {
         }
         let u = |what: &'static str, v: u64| grid::fits_u32(kernel, what, v);
         let (t64, k64, n64) = (t as u64, k as u64, n as u64);
-        u("weight elements", (e as u64).saturating_mul(n64).saturating_mul(k64))?;
+        if by_element {
+            u("weight elements", (e as u64).saturating_mul(n64).saturating_mul(k64))?;
+        }
         u("x elements", t64.saturating_mul(s as u64).saturating_mul(k64))?;
         u("output elements", t64.saturating_mul(top as u64).saturating_mul(n64))?;
         Ok(GroupedParams {
@@ -104,8 +148,47 @@ impl GroupedParams {
             n: u("output rows", n64)?,
             k: u("K", k64)?,
             e: u("experts", e as u64)?,
-            pad: [0; 2],
+            row_bytes: 0,
+            last_word: 0,
         })
+    }
+
+    /// Params for x [t, s, k] against a packed stack w U8 [e, n, row_bytes] of `quant` blocks,
+    /// ids [t, top]. Errors when k is not whole blocks of `row_bytes`, the stack is empty (the
+    /// lowering fills the output instead) or an index the kernels compute would pass u32.
+    pub fn quant(
+        kernel: &'static str,
+        quant: QuantType,
+        x: [usize; 3],
+        w: [usize; 3],
+        top: usize,
+    ) -> Result<GroupedParams, GpuError> {
+        let [t, _, k] = x;
+        let [e, n, row_bytes] = w;
+        let shape_err = |reason: String| GpuError::Shape {
+            kernel,
+            shapes: grid::shapes_text(&[&x, &w, &[t, top]]),
+            reason,
+        };
+        match quant.byte_len(k) {
+            Ok(need) if need == row_bytes => {}
+            Ok(need) => {
+                return Err(shape_err(format!(
+                    "K = {k} of {quant} takes {need} bytes a row, not {row_bytes}"
+                )))
+            }
+            Err(err) => return Err(shape_err(err.to_string())),
+        }
+        let bytes = (e as u64).saturating_mul(n as u64).saturating_mul(row_bytes as u64);
+        if bytes == 0 {
+            return Err(shape_err("the quantized stack is empty; there is nothing to decode".into()));
+        }
+        // The stack is indexed by byte offset, x and out by element.
+        grid::fits_u32(kernel, "weight bytes", bytes)?;
+        let mut p = GroupedParams::checked(kernel, x, [e, n, k], top, false)?;
+        p.row_bytes = row_bytes as u32;
+        p.last_word = ((bytes - 1) / 4) as u32;
+        Ok(p)
     }
 
     /// Workgroups of the expert-major kernel: x over the experts, y over ⌈N / 64⌉ row blocks.
@@ -127,8 +210,8 @@ impl GroupedParams {
     /// The grid of `kernel`.
     pub fn grid(&self, kernel: GroupedKernel) -> Result<[u32; 3], GpuError> {
         match kernel {
-            GroupedKernel::Vec { .. } => self.vec_grid(),
-            GroupedKernel::Tiled { .. } => self.tiled_grid(),
+            GroupedKernel::Vec { .. } | GroupedKernel::QuantVec(_) => self.vec_grid(),
+            GroupedKernel::Tiled { .. } | GroupedKernel::QuantTiled(_) => self.tiled_grid(),
         }
     }
 
@@ -173,6 +256,9 @@ fn weight_defines(f16_w: bool) -> Defines {
 /// x, w, ids (read), out (read_write).
 const BINDINGS: &[Access] = &[Access::Read, Access::Read, Access::Read, Access::ReadWrite];
 
+const QUANT_VEC: Sources = per_type!("grouped/matmul_grouped_quant_vec.wgsl");
+const QUANT_TILED: Sources = per_type!("grouped/matmul_grouped_quant_tiled.wgsl");
+
 pub(crate) fn spec(k: GroupedKernel) -> Spec {
     let (kernel, file, source, f16_w) = match k {
         GroupedKernel::Vec { f16_w } => (
@@ -187,9 +273,21 @@ pub(crate) fn spec(k: GroupedKernel) -> Spec {
             kernel_src!("grouped/matmul_grouped_tiled.wgsl", "include/grouped_common.wgsl"),
             f16_w,
         ),
+        GroupedKernel::QuantVec(q) => return quant_spec(q, "vec", QUANT_VEC[index(q)]),
+        GroupedKernel::QuantTiled(q) => return quant_spec(q, "tiled", QUANT_TILED[index(q)]),
     };
     let name = name(&[kernel, if f16_w { "f16w" } else { "" }, "f32"]);
     Spec::wg256((name, weight_defines(f16_w)), file, source, BINDINGS, params_of::<GroupedParams>())
+}
+
+/// The variant of the quantized grouped kernel `shape` ("vec" or "tiled") for `q`.
+fn quant_spec(q: QuantType, shape: &str, source: &'static str) -> Spec {
+    let file = match shape {
+        "vec" => "kernels/grouped/matmul_grouped_quant_vec.wgsl",
+        _ => "kernels/grouped/matmul_grouped_quant_tiled.wgsl",
+    };
+    let name = name(&["matmul_grouped_quant", shape, &q.name().to_ascii_lowercase(), "f32"]);
+    Spec::wg256((name, Vec::new()), file, source, BINDINGS, params_of::<GroupedParams>())
 }
 
 #[cfg(test)]
@@ -215,10 +313,48 @@ mod tests {
         assert_eq!(spec(GroupedKernel::Vec { f16_w: true }).name, "matmul_grouped_vec_f16w_f32");
         assert!(spec(GroupedKernel::Vec { f16_w: false }).define("W_ELEM") == Some("vec4<f32>"));
         assert_eq!(spec(GroupedKernel::Tiled { f16_w: false }).name, "matmul_grouped_tiled_f32");
-        assert_eq!(GroupedKernel::all().len(), 4);
+        assert_eq!(GroupedKernel::all().len(), 4 + 2 * QuantType::ALL.len());
         assert_eq!(GroupedKernel::choose(2, true), GroupedKernel::Vec { f16_w: true });
         assert_eq!(GroupedKernel::choose(66, false), GroupedKernel::Tiled { f16_w: false });
         let p = GroupedParams::new("k", [33, 1, 24], [5, 130, 24], 2).unwrap();
         assert_eq!(p.tiled_grid().unwrap(), [5, 3, 1]);
+    }
+
+    #[test]
+    fn quantized_variants_append_their_decoder() {
+        for q in QuantType::ALL {
+            let stem = q.name().to_lowercase();
+            let vec = spec(GroupedKernel::QuantVec(q));
+            assert_eq!(vec.name, format!("matmul_grouped_quant_vec_{stem}_f32"));
+            let tiled = spec(GroupedKernel::QuantTiled(q));
+            assert_eq!(tiled.name, format!("matmul_grouped_quant_tiled_{stem}_f32"));
+            for s in [vec, tiled] {
+                assert!(s.source.contains(&format!("\n// {} decoder", q.name())), "{}", s.name);
+                assert!(s.source.contains(&format!("const BLOCK_BYTES: u32 = {}u;", q.block_bytes())));
+                assert!(s.source.contains("fn decode8("), "{}", s.name);
+            }
+        }
+        assert_eq!(GroupedKernel::choose_quant(31, QuantType::Q4K), GroupedKernel::QuantVec(QuantType::Q4K));
+        assert_eq!(
+            GroupedKernel::choose_quant(32, QuantType::Q6K),
+            GroupedKernel::QuantTiled(QuantType::Q6K)
+        );
+    }
+
+    #[test]
+    fn quant_params_bound_the_stack() {
+        // 5 experts of 9 rows of K = 64 in Q8_0 (68 bytes a row).
+        let p = GroupedParams::quant("k", QuantType::Q8_0, [3, 1, 64], [5, 9, 68], 2).unwrap();
+        assert_eq!((p.t, p.top, p.n, p.k, p.e, p.row_bytes), (3, 2, 9, 64, 5, 68));
+        assert_eq!(p.last_word, (5 * 9 * 68 - 1) / 4);
+        let e = GroupedParams::quant("k", QuantType::Q8_0, [3, 1, 64], [5, 9, 64], 2).unwrap_err();
+        assert!(matches!(e, GpuError::Shape { .. }) && e.to_string().contains("68 bytes"), "{e}");
+        let e = GroupedParams::quant("k", QuantType::Q4K, [3, 1, 100], [5, 9, 68], 2).unwrap_err();
+        assert!(matches!(e, GpuError::Shape { .. }), "{e}");
+        let e = GroupedParams::quant("k", QuantType::Q8_0, [3, 1, 64], [0, 9, 68], 2).unwrap_err();
+        assert!(matches!(e, GpuError::Shape { .. }), "{e}");
+        let e = GroupedParams::quant("k", QuantType::Q8_0, [1, 1, 1 << 15], [1 << 10, 1 << 8, 34 << 10], 1)
+            .unwrap_err();
+        assert!(matches!(e, GpuError::TooLarge { what: "weight bytes", .. }), "{e}");
     }
 }

@@ -174,52 +174,8 @@ impl QuantParams {
     }
 }
 
-/// The source of `kernel` with the shared helpers and `decoder` appended (each keeps its own
-/// line numbers up to its end; WGSL allows module-scope declarations in any order), then
-/// `tail` (the gather's entry point, flat_main.wgsl, which the matmul kernels do not take).
-macro_rules! quant_src {
-    ($kernel:literal, $decoder:literal, $tail:expr) => {
-        concat!(
-            kernel_src!(
-                $kernel,
-                "include/quant_common.wgsl",
-                "include/quant_k_scales.wgsl",
-                "include/quant_minifloat.wgsl",
-                $decoder
-            ),
-            $tail
-        )
-    };
-}
-
-/// One source per [`QuantType::ALL`] entry, for `kernel` (then `tail`).
-macro_rules! per_type {
-    ($kernel:literal) => {
-        per_type!($kernel, "")
-    };
-    ($kernel:literal, $tail:expr) => {
-        [
-            quant_src!($kernel, "include/quant_q8_0.wgsl", $tail),
-            quant_src!($kernel, "include/quant_q4_0.wgsl", $tail),
-            quant_src!($kernel, "include/quant_q4_k.wgsl", $tail),
-            quant_src!($kernel, "include/quant_q5_k.wgsl", $tail),
-            quant_src!($kernel, "include/quant_q6_k.wgsl", $tail),
-            quant_src!($kernel, "include/quant_q4_1.wgsl", $tail),
-            quant_src!($kernel, "include/quant_q8_asym.wgsl", $tail),
-            quant_src!($kernel, "include/quant_fp8_e4m3.wgsl", $tail),
-            quant_src!($kernel, "include/quant_fp8_e5m2.wgsl", $tail),
-            quant_src!($kernel, "include/quant_nvfp4.wgsl", $tail),
-            quant_src!($kernel, "include/quant_q5_0.wgsl", $tail),
-            quant_src!($kernel, "include/quant_q5_1.wgsl", $tail),
-            quant_src!($kernel, "include/quant_q2_k.wgsl", $tail),
-            quant_src!($kernel, "include/quant_q3_k.wgsl", $tail),
-            quant_src!($kernel, "include/quant_iq4_nl.wgsl", $tail),
-            quant_src!($kernel, "include/quant_iq4_xs.wgsl", $tail),
-        ]
-    };
-}
-
-type Sources = [&'static str; QuantType::ALL.len()];
+/// One source per [`QuantType::ALL`] entry (built by `per_type!`, in `catalog/mod.rs`).
+pub(super) type Sources = [&'static str; QuantType::ALL.len()];
 
 const VEC: Sources = per_type!("quant/matmul_quant_vec.wgsl");
 const TILED: Sources = per_type!("quant/matmul_quant_tiled.wgsl");
@@ -231,7 +187,7 @@ const GATHER: Sources =
 pub const QUANT_COOP_THREADS: u32 = 128;
 
 /// Position of `q` in [`QuantType::ALL`], which holds every format (the 0 is never taken).
-fn index(q: QuantType) -> usize {
+pub(super) fn index(q: QuantType) -> usize {
     QuantType::ALL.iter().position(|&t| t == q).unwrap_or(0)
 }
 

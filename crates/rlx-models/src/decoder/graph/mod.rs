@@ -299,7 +299,8 @@ pub fn decoder_graph(cfg: &DecoderConfig, batch: usize, seq: usize) -> Result<Gr
 
 /// [`decoder_graph`] with the weights' storage chosen by `precision` (f16 for
 /// [`Precision::F16`]) and the logits rows chosen by `rows`; the params named in `quant` are
-/// block-quantized U8 params run by `QuantMatMul` / `QuantGather`.
+/// block-quantized U8 params run by `QuantMatMul` / `QuantGather` (expert stacks by
+/// `QuantGroupedMatMul`).
 pub fn decoder_graph_with(
     cfg: &DecoderConfig,
     batch: usize,
