@@ -18,7 +18,7 @@ use crate::common::tokens::{argmax, check_token_ids};
 use crate::error::{ModelError, Result};
 use crate::mamba::is_mamba_config;
 use crate::{Decoder, DecoderOptions, Mamba, Precision, SamplingSpec};
-use rlx_runtime::Device;
+use rlx_runtime::{Device, LiveObjects};
 use std::path::Path;
 
 pub use crate::common::stop::stop_tokens;
@@ -99,6 +99,11 @@ pub trait CausalLm {
     fn generation_method(&self) -> &'static str {
         self.info().generation_method
     }
+
+    /// The device objects the model's session holds now (`Session::live_objects`: buffers and
+    /// their bytes, pipelines, ...), for leak checks of long runs; `None` on the CPU, which
+    /// counts nothing.
+    fn live_objects(&self) -> Option<LiveObjects>;
 }
 
 /// Opens `device` and loads the causal LM at `path`: a directory whose config.json is a
@@ -134,6 +139,10 @@ impl CausalLm for Decoder {
         Decoder::logits(self, ids)
     }
 
+    fn live_objects(&self) -> Option<LiveObjects> {
+        self.session().live_objects()
+    }
+
     fn generate(
         &mut self,
         prompt: &[i32],
@@ -160,6 +169,10 @@ impl CausalLm for Mamba {
 
     fn logits(&mut self, ids: &[i32]) -> Result<Vec<f32>> {
         Mamba::logits(self, ids)
+    }
+
+    fn live_objects(&self) -> Option<LiveObjects> {
+        self.session().live_objects()
     }
 
     /// Greedy only, one full forward over the sequence per token (Mamba has no recurrent

@@ -83,4 +83,4 @@ pub use error::{ModelError, Result};
 pub use mamba::{Mamba, MambaConfig};
 /// How [`CausalLm::generate`] draws each token.
 pub use rlx_nn::SamplingSpec;
-pub use rlx_runtime::Device;
+pub use rlx_runtime::{Device, LiveObjects};

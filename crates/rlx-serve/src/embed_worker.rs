@@ -63,6 +63,7 @@ pub fn spawn(
                 return;
             }
         };
+        metrics.record_live("embed", emb.session().live_objects());
         let _ = ready.send(Ok(EmbedInfo { dim: emb.dim() }));
         run(&mut emb, &metrics, hook.as_ref(), &rx, spec.max_batch_inputs.max(1));
     })?;
@@ -98,6 +99,8 @@ fn run(
         let refs: Vec<&str> = batch.iter().flat_map(|j| j.inputs.iter().map(String::as_str)).collect();
         metrics.embedding_inputs.inc_by(refs.len() as u64);
         let outcome = catch_unwind(AssertUnwindSafe(|| encode(emb, &refs)));
+        // Before the replies: a client that has its answer reads the objects held after it.
+        metrics.record_live("embed", emb.session().live_objects());
         let result = match outcome {
             Ok(r) => r,
             Err(_) => {

@@ -128,6 +128,7 @@ pub fn spawn(
                 return;
             }
         };
+        metrics.record_live("generate", model.live_objects());
         let _ = ready.send(Ok(model.info()));
         run(model.as_mut(), &text, &metrics, hook.as_ref(), &rx);
     })?;
@@ -150,6 +151,8 @@ fn run(
             continue;
         }
         let outcome = catch_unwind(AssertUnwindSafe(|| run_job(model, text, metrics, hook, &job)));
+        // Before the answer ends: a client that saw [DONE] reads the objects held after it.
+        metrics.record_live("generate", model.live_objects());
         let event = match outcome {
             Ok(Ok(Some(finish))) => GenEvent::Done(finish),
             Ok(Ok(None)) => {

@@ -223,6 +223,11 @@ impl Decoder {
         self.session.device()
     }
 
+    /// The session the model runs on (its device's live objects, for soak runs).
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
     pub fn options(&self) -> &DecoderOptions {
         &self.opts
     }

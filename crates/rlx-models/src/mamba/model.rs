@@ -56,6 +56,11 @@ impl Mamba {
         self.session.device()
     }
 
+    /// The session the model runs on (its device's live objects, for soak runs).
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
     /// Logits of every position of `ids`: row-major [ids.len(), vocab], row i predicting the
     /// token after `ids[..=i]`, as transformers' `MambaForCausalLM(ids).logits[0]`. An empty
     /// sequence or an id outside the vocabulary is [`ModelError::InvalidInput`].
