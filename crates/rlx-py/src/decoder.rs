@@ -17,9 +17,6 @@ use std::path::PathBuf;
 use std::sync::{mpsc, Arc, Mutex};
 use tokenizers::Tokenizer;
 
-/// Pieces the streaming worker may run ahead of the reader.
-const STREAM_AHEAD: usize = 16;
-
 /// A causal language model on one device.
 #[pyclass(module = "rlx", name = "Decoder")]
 pub struct Decoder {
@@ -124,7 +121,10 @@ impl Decoder {
     fn text(&self, py: Python<'_>, req: Request, stream: bool) -> PyResult<Py<PyAny>> {
         let tok = Arc::clone(self.tokenizer()?);
         if stream {
-            let (tx, rx) = mpsc::sync_channel::<Event>(STREAM_AHEAD);
+            // Unbounded: the worker never waits for the reader, so it always finishes (within
+            // max_tokens) and lets go of the model, even while an unread stream is kept and the
+            // same thread calls the model again. Dropping the stream stops it at the next token.
+            let (tx, rx) = mpsc::channel::<Event>();
             let model = Arc::clone(&self.inner);
             std::thread::Builder::new()
                 .name("rlx-generate".into())

@@ -217,3 +217,11 @@ def test_threads_share_one_decoder(fixtures, gguf_qwen2):
     for t in threads:
         t.join()
     assert results == [ref["greedy"]] * 4
+
+
+def test_an_unread_stream_does_not_block_the_model(fixtures, gguf_qwen2):
+    ref = reference(fixtures, "qwen2")
+    stream = gguf_qwen2.generate("hello world", max_tokens=40, ignore_eos=True, stream=True)
+    # The same thread uses the model while the stream is unread: no deadlock.
+    assert gguf_qwen2.generate_ids(ref["prompt"], max_tokens=8, ignore_eos=True) == ref["greedy"]
+    assert "".join(stream) == gguf_qwen2.generate("hello world", max_tokens=40, ignore_eos=True)
