@@ -402,7 +402,8 @@ def soak(server, total, warmup, label):
     The embedding clients are few and the text one, so that the embedder's batches take few
     shapes: it compiles (and caches, up to 8) an executable per batch shape, each holding its
     own copy of the weights (~90 MiB for MiniLM), so a first-seen batch size after the warm-up
-    would step RSS up by that much without any leak."""
+    would step RSS up by that much without any leak. Each possible shape is compiled before the
+    warm-up."""
     counter = {"next": 0, "end": 0, "embeds": 0}
     errors = []
     lock = threading.Lock()
@@ -440,6 +441,15 @@ def soak(server, total, warmup, label):
             t.join(timeout=600)
             assert not t.is_alive(), "a soak client is stuck"
 
+    # Every batch the embedder can see here holds 1..SOAK_EMBEDDERS copies of the one text (each
+    # embedding client has one request out at a time): compile each of those shapes first, so
+    # which ones the timing of the warm-up happens to produce cannot matter. CI once saw the
+    # two-text shape first appear after a Vulkan warm-up, and RSS and the live objects step up
+    # by one copy of the weights.
+    conn = server.conn()
+    for n in range(1, SOAK_EMBEDDERS + 1):
+        embed(conn, ["a short text"] * n)
+    conn.close()
     t0 = time.monotonic()
     run_to(warmup)
     rss0, live0 = server.rss_mib(), server.live_objects()

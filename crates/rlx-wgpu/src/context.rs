@@ -8,7 +8,9 @@ use crate::probe::{self, unavailable, ShaderChecks, WgpuInfo, WgpuOptions};
 use rlx_backend::BackendError;
 use rlx_gpu::driver::PipelineTable;
 use rlx_gpu::{GpuLimits, KernelKey};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+#[cfg(not(target_arch = "wasm32"))]
+use std::sync::Mutex;
 
 pub(crate) struct Context {
     /// Kept on disk between processes; first, so it is saved while the device is still open.
