@@ -362,6 +362,17 @@ fn llama_copy(test: &str, files: &[(&str, &str)]) -> std::path::PathBuf {
     dir
 }
 
+/// [`llama_copy`] with every byte of every tensor 0xff: a NaN in f32, f16 and bf16 alike.
+fn nan_llama_copy(test: &str) -> std::path::PathBuf {
+    let dir = llama_copy(test, &[]);
+    let weights = dir.join("model.safetensors");
+    let mut bytes = std::fs::read(&weights).unwrap();
+    let header = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+    bytes[8 + header..].fill(0xff);
+    std::fs::write(&weights, bytes).unwrap();
+    dir
+}
+
 /// Every id generation_config.json lists ends the generation, after it is printed;
 /// `--ignore-eos` goes on to --max-tokens.
 #[test]
@@ -508,13 +519,7 @@ fn embed_skips_blank_lines_of_its_file_and_says_how_many() {
 /// written as if it were data.
 #[test]
 fn logits_refuses_non_finite_output() {
-    let dir = llama_copy("nan-weights", &[]);
-    let weights = dir.join("model.safetensors");
-    let mut bytes = std::fs::read(&weights).unwrap();
-    let header = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
-    // Every byte of every tensor 0xff: a NaN in f32, f16 and bf16 alike.
-    bytes[8 + header..].fill(0xff);
-    std::fs::write(&weights, bytes).unwrap();
+    let dir = nan_llama_copy("nan-weights");
     let out_path = dir.join("logits.f32");
     let out = rlx(
         &[
@@ -542,12 +547,7 @@ fn logits_refuses_non_finite_output() {
 /// 0) forever.
 #[test]
 fn generate_refuses_non_finite_logits() {
-    let dir = llama_copy("nan-weights-generate", &[]);
-    let weights = dir.join("model.safetensors");
-    let mut bytes = std::fs::read(&weights).unwrap();
-    let header = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
-    bytes[8 + header..].fill(0xff);
-    std::fs::write(&weights, bytes).unwrap();
+    let dir = nan_llama_copy("nan-weights-generate");
     let m = dir.to_str().unwrap();
     for device in ["cpu", "vulkan"] {
         for sampling in [&[][..], &["--temperature", "0.8", "--seed", "3"][..]] {
