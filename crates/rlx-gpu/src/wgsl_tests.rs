@@ -116,3 +116,25 @@ fn the_prelude_has_no_placeholders_or_directives() {
         assert!(!PRELUDE.lines().any(|l| l.starts_with(directive)), "{directive}");
     }
 }
+
+/// Every workgroup variable of a cooperative-matrix kernel is a multiple of 16 bytes. On the
+/// H100 (driver 580) a 4-byte flag beside the tensor-core code of the coop attention kernel
+/// (`attention_coop.wgsl`) made its products wrong, and the same flag as a 16-byte array was
+/// exact (parity on the GPU, 2026-11-27). Nothing on lavapipe can see this, so the rule is
+/// held here.
+#[test]
+fn cooperative_matrix_kernels_keep_workgroup_variables_in_16_byte_units() {
+    let mut checked = 0;
+    for v in variants().into_iter().filter(|v| v.key.needs_cooperative_matrix()) {
+        let module = compile(&v, ParamsBinding::Immediate);
+        for (_, var) in module.global_variables.iter() {
+            if var.space == naga::AddressSpace::WorkGroup {
+                let size = module.types[var.ty].inner.size(module.to_ctx());
+                let name = var.name.as_deref().unwrap_or("?");
+                assert_eq!(size % 16, 0, "{}: workgroup variable {name} is {size} bytes", v.name);
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 10, "only {checked} workgroup variables checked");
+}

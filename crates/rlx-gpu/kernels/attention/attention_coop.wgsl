@@ -1,26 +1,45 @@
 enable f16;
 enable wgpu_cooperative_matrix;
 
-// Scaled dot-product attention on cooperative matrices (tensor cores): Q·Kᵀ and P·V are f16
-// 16×16×16 products with f32 accumulation; the softmax statistics stay f32. The attention rung
-// of Precision::Mixed and Precision::F16. Same params, bindings, masks, layouts, grouped-query
-// heads and soft-cap as attention.wgsl (attention_common.wgsl is appended).
+// Flash attention on cooperative matrices (tensor cores), in one pass over the keys: Q·Kᵀ and
+// P·V are f16 16×16×16 products with f32 accumulation; the softmax statistics stay f32. The
+// attention rung of Precision::Mixed and Precision::F16. Same params, bindings, masks, layouts,
+// grouped-query heads and soft-cap as attention.wgsl (attention_common.wgsl is appended).
 //
 // Variant defines: DH (64 or 128): the head dim the tiles hold, d and dv anything up to it (the
-// tiles are zero-filled past them); BKV (32 or 64): keys per tile. Needs f16 16×16×16
-// cooperative matrices with f32 accumulation and subgroups of 32 (checked before a device is
-// given this kernel).
+// tiles are zero-filled past them); BKV (32): keys per tile; LW (1 or 4) and QKV (f32 or
+// vec4<f32>, the element type of the q, k, v bindings): each invocation loads LW consecutive
+// values at a time. LW = 4 needs d, dv and every q, k, v stride divisible by 4 (the host checks;
+// bindings start on 16-byte boundaries); on the H100 it halved the kernel's time. Needs f16
+// 16×16×16 cooperative matrices with f32 accumulation and subgroups of 32 (checked before a
+// device is given this kernel).
+//
+// Every workgroup variable is a multiple of 16 bytes. On the H100 (driver 580) a 4-byte one
+// (the flag, or a 33-word array) beside the cooperative-matrix code made the results wrong:
+// writing it corrupted the products, and a 16-byte array in its place was exact. A test in
+// rlx-gpu (wgsl_tests.rs) holds every cooperative-matrix kernel to this rule.
 //
 // Workgroup (x: block of BQ = 64 query rows, y: b·Hq + h), 4 subgroups; subgroup g owns rows
-// 16g .. 16g + 15 of the block. Two passes over the visible keys, in tiles of BKV keys:
-// 1. the row maxima: S = Q·Kᵀ per tile into shared memory, then each pair of invocations folds
-//    the visible scores of one row (scaled, soft-capped, biased) into its running max;
-// 2. with the max m final, P = exp(S − m) (0 for hidden keys) is written to shared memory as
-//    f16 and O += P·V accumulates in cooperative matrices, while the pair sums the row's l.
-// Two passes compute Q·Kᵀ twice, but the output accumulators never leave the tensor cores:
-// a one-pass online softmax rescales O by exp(m − m') whenever a row's max moves, and
-// cooperative matrices cannot be scaled row by row, so O would make a round trip through
-// shared memory on every tile.
+// 16g .. 16g + 15 of the block and keeps them as DH/16 f16 A fragments for the whole run. Each
+// tile of BKV keys that some row can see (causal and sliding-window masks skip the rest):
+// 1. K and V are staged as f16 in shared memory (zero past Sk and the head dims);
+// 2. S = Q·Kᵀ on the tensor cores, stored to shared memory;
+// 3. each pair of invocations owns one row: both fold the whole tile row into the running max
+//    (so they agree on it without talking), then each writes P = exp(S − m) for its half as f16
+//    and sums its share of l;
+// 4. O += P·V on the tensor cores.
+// Lazy rescaling: a row's max m moves only when the tile max passes it by more than TAU (in
+// log2 units), so P stays below 2^TAU (256, exact enough in f16) and the output accumulators,
+// which cannot be scaled row by row inside a cooperative matrix, make their round trip through
+// shared memory only on the rare tile where some row's max moves (almost only where the scores
+// jump, never on the first visible tile, where O is still zero). The result divides by the
+// running l, computed against the same m, so it is the same softmax.
+//
+// Tiles: a tile is "plain" when every key in it is valid and visible to every row of the block
+// (no padding or bias mask; causal and sliding-window tiles away from the diagonal): no
+// per-element checks. Without a bias or a soft-cap, visibility is a shared per-key flag (valid
+// length and padding mask, computed while V loads) and the position test; with them, the full
+// rule of attention_common.wgsl (`visible`, `scored`).
 //
 // Numerics: l sums the f16-rounded probabilities that P·V uses, so the normalisation divides by
 // the sum of the weights actually applied. A row with no visible key (or only −∞ scores) is
@@ -30,12 +49,12 @@ enable wgpu_cooperative_matrix;
 // others do not is multiplied by 0 in the rows that do not: a non-finite v there reaches them as
 // NaN (as in PyTorch's masked attention), where the f32 kernel skips the key.
 //
-// Loop bounds and barriers depend only on the workgroup id and params (uniform control flow):
-// cooperative operations need it.
+// Loop bounds, barriers and the rescale branch depend only on the workgroup id, params and a
+// workgroupUniformLoad (uniform control flow): cooperative operations need it.
 
 const BQ: u32 = 64u;
 const BKV: u32 = {{BKV}}u;
-// Keys of a tile each invocation of a row's pair handles.
+// Keys of a tile each invocation of a row's pair turns into probabilities.
 const KPL: u32 = BKV / 2u;
 const DH: u32 = {{DH}}u;
 // Output fragments of 16 columns per subgroup.
@@ -45,15 +64,38 @@ const NF: u32 = DH / 16u;
 const QP: u32 = DH + 8u;
 const SP: u32 = BKV + 4u;
 const PP: u32 = BKV + 8u;
+// Where the V tile starts in kv_sh (the K tile comes first). The Q block staged at the start
+// takes the whole of kv_sh: BQ = 2·BKV rows.
+const V_AT: u32 = BKV * QP;
+// Values per load, and loads per row of DH.
+const LW: u32 = {{LW}}u;
+const LPR: u32 = DH / LW;
+const LOG2E: f32 = 1.4426950408889634;
+// How far (log2 units) a tile's max may pass the running max before the max moves.
+const TAU: f32 = 8.0;
 
-var<workgroup> q_sh: array<f16, BQ * QP>; // [BQ][QP]
-var<workgroup> kv_sh: array<f16, BKV * QP>; // K or V tile [BKV][QP]
-var<workgroup> s_sh: array<f32, BQ * SP>; // scores, then output staging [BQ][SP]
+var<workgroup> kv_sh: array<f16, 2u * BKV * QP>; // the Q block, then K [BKV][QP] and V [BKV][QP]
+var<workgroup> s_sh: array<f32, BQ * SP>; // scores; rescale and output staging [BQ][SP]
 var<workgroup> p_sh: array<f16, BQ * PP>; // probabilities [BQ][PP]
 var<workgroup> red_sh: array<f32, 128>; // one value per invocation, for its pair
+var<workgroup> kvis_sh: array<u32, BKV>; // 1 where the tile's key is valid and not padding
+// [0]: the number of the last tile on which some row's max moved (16 bytes: see the top).
+var<workgroup> flag_sh: array<atomic<u32>, 4>;
 
-// The output accumulators of one subgroup: fragments of columns 16f .. 16f + 15 (o4..o7 only
-// when DH is 128).
+// The subgroup's 16 query rows as A fragments of dims 16f .. 16f + 15 (f4..f7 only when DH is
+// 128).
+struct QRows {
+    f0: coop_mat16x16<f16, A>,
+    f1: coop_mat16x16<f16, A>,
+    f2: coop_mat16x16<f16, A>,
+    f3: coop_mat16x16<f16, A>,
+    f4: coop_mat16x16<f16, A>,
+    f5: coop_mat16x16<f16, A>,
+    f6: coop_mat16x16<f16, A>,
+    f7: coop_mat16x16<f16, A>,
+}
+
+// The output accumulators of one subgroup: fragments of columns 16f .. 16f + 15.
 struct Out {
     o0: coop_mat16x16<f32, C>,
     o1: coop_mat16x16<f32, C>,
@@ -85,86 +127,90 @@ fn main(
     let q_base = b * p.q_sb + h * p.q_sh;
     let k_base = b * p.k_sb + kh * p.k_sh;
     let v_base = b * p.v_sb + kh * p.v_sh;
+    let len = kv_len(b);
     let range = key_range(b, q0, BQ);
     let lo = range.x;
     let hi = range.y;
+    // Without a bias or a soft-cap a score is q·k · scale (here in log2 units).
+    let fast = p.softcap <= 0.0 && p.mask_kind != MASK_BIAS;
+    let c2 = p.scale * LOG2E;
 
-    // The Q block, rounded to f16 (zero past Sq and d).
-    for (var e = t; e < BQ * DH; e += 128u) {
-        let rr = e / DH;
-        let dd = e % DH;
+    // The Q block, rounded to f16 (zero past Sq and d), staged in kv_sh; each subgroup then
+    // keeps its rows in registers.
+    for (var e = t; e < BQ * LPR; e += 128u) {
+        let rr = e / LPR;
+        let dd = (e % LPR) * LW;
         let qi = q0 + rr;
-        var qv = 0.0;
+        var qv = vec4<f32>(0.0);
         if (qi < p.sq && dd < p.d) {
-            qv = q[q_base + qi * p.q_ss + dd];
+            qv = vec4<f32>(q[(q_base + qi * p.q_ss + dd) / LW]);
         }
-        q_sh[rr * QP + dd] = f16(qv);
+        stage4(rr * QP + dd, qv);
     }
+    if (sg == 0u) {
+        atomicStore(&flag_sh[0], 0u);
+    }
+    workgroupBarrier();
+    var qr = QRows();
+    let qa = sg * 16u * QP;
+    qr.f0 = q_frag(qa);
+    qr.f1 = q_frag(qa + 16u);
+    qr.f2 = q_frag(qa + 32u);
+    qr.f3 = q_frag(qa + 48u);
+    if (NF == 8u) {
+        qr.f4 = q_frag(qa + 64u);
+        qr.f5 = q_frag(qa + 80u);
+        qr.f6 = q_frag(qa + 96u);
+        qr.f7 = q_frag(qa + 112u);
+    }
+    // The first tile's K and V overwrite the Q block.
+    workgroupBarrier();
 
-    // Pass 1: the row maxima over the visible scores.
     var m = f32_bits(NEG_INF_BITS);
-    for (var j0 = lo; j0 < hi; j0 += BKV) {
-        load_k(k_base, j0, t);
-        workgroupBarrier();
-        scores(sg);
-        workgroupBarrier();
-        for (var c = 0u; c < KPL; c++) {
-            let kk = half * KPL + c;
-            let j = j0 + kk;
-            let vis = row_live && visible(b, i, j);
-            if (vis) {
-                m = max_nan(m, scored(s_sh[lr * SP + kk], b, h, i, j, vis));
-            }
-        }
-        // No barrier: the next tile's K load writes kv_sh, which every subgroup is done with
-        // (the barrier after scores), and its scores come after the barrier that follows the
-        // load, when every invocation is done reading its row of s_sh.
-    }
-    red_sh[t] = m;
-    workgroupBarrier();
-    m = max_nan(m, red_sh[t ^ 1u]);
-    let none = is_neg_inf(m);
-    workgroupBarrier();
-
-    // Pass 2: P = exp(S − m) and O += P·V.
     var l = 0.0;
     var o = Out();
+    var tile = 0u;
     for (var j0 = lo; j0 < hi; j0 += BKV) {
-        load_k(k_base, j0, t);
+        tile += 1u;
+        let plain = tile_plain(q0, j0, len);
+        load_kv(b, k_base, v_base, j0, len, plain, t);
         workgroupBarrier();
-        scores(sg);
+        scores(sg, &qr);
         workgroupBarrier();
+
+        // The tile's row max, then where the running max goes.
+        var mt = f32_bits(NEG_INF_BITS);
+        for (var c = 0u; c < BKV; c++) {
+            mt = max_nan(mt, score_at(lr, c, b, h, i, j0, len, row_live, plain, fast, c2));
+        }
+        // Branch-free from here to the products: a store under a branch that splits a
+        // subgroup made the cooperative products after it give wrong results on the H100.
+        let moved = mt > m + TAU || (is_neg_inf(m) && !is_neg_inf(mt));
+        let alpha = select(1.0, exp2(m - mt), moved);
+        // O holds something to rescale only once m is finite.
+        atomicMax(&flag_sh[0], select(0u, tile, moved && !is_neg_inf(m)));
+        m = select(m, mt, moved);
+        l *= alpha;
+        let none = is_neg_inf(m);
         for (var c = 0u; c < KPL; c++) {
             let kk = half * KPL + c;
-            let j = j0 + kk;
-            let vis = row_live && visible(b, i, j);
-            var pv = f16(0.0);
-            if (vis && !none) {
-                pv = f16(exp(scored(s_sh[lr * SP + kk], b, h, i, j, vis) - m));
-            }
+            let e = exp2(score_at(lr, kk, b, h, i, j0, len, row_live, plain, fast, c2) - m);
+            let pv = select(f16(e), f16(0.0), none);
             l += f32(pv);
             p_sh[lr * PP + kk] = pv;
         }
-        // Everyone is done with K before V takes its place.
-        workgroupBarrier();
-        for (var e = t; e < BKV * DH; e += 128u) {
-            let kk = e / DH;
-            let cc = e % DH;
-            let kj = j0 + kk;
-            var vv = 0.0;
-            if (kj < p.sk && cc < p.dv && !hidden_to_all(b, kj)) {
-                vv = v[v_base + kj * p.v_ss + cc];
-            }
-            kv_sh[kk * QP + cc] = f16(vv);
+        // A barrier too: P and the flag are everyone's from here.
+        if (workgroupUniformLoad(&flag_sh[0]) == tile) {
+            rescale(sg, lr, half, alpha, &o);
         }
-        workgroupBarrier();
         accumulate(sg, &o);
-        // The next tile overwrites kv_sh and p_sh.
+        // The next tile overwrites kv_sh, s_sh and p_sh.
         workgroupBarrier();
     }
     red_sh[t] = l;
     workgroupBarrier();
     l += red_sh[t ^ 1u];
+    let none = is_neg_inf(m);
 
     let o_base = b * p.o_sb + i * p.o_ss + h * p.o_sh;
     write_fragment(o.o0, 0u, sg, lr, half, row_live, none, l, o_base);
@@ -179,53 +225,154 @@ fn main(
     }
 }
 
-// Whether no query row can see key j whatever its position: a key past the valid length, or a
-// zero in the padding mask. Its v row is never read (a NaN there would reach rows as p·v).
-fn hidden_to_all(b: u32, j: u32) -> bool {
-    return j >= kv_len(b) || (p.mask_kind == MASK_PADDING && !visible(b, 0u, j));
+// A Q fragment of the staged block: rows and dims starting at element i of kv_sh.
+fn q_frag(i: u32) -> coop_mat16x16<f16, A> {
+    let stride = QP;
+    return coopLoadT<coop_mat16x16<f16, A>>(&kv_sh[i], stride);
 }
 
-// The K tile of keys j0 .. j0 + BKV - 1 as f16 rows [key][d] (zero past Sk and d).
-fn load_k(k_base: u32, j0: u32, t: u32) {
-    for (var e = t; e < BKV * DH; e += 128u) {
-        let kk = e / DH;
-        let dd = e % DH;
-        let kj = j0 + kk;
-        var kv = 0.0;
-        if (kj < p.sk && dd < p.d) {
-            kv = k[k_base + kj * p.k_ss + dd];
+// Whether every key of the tile j0 .. j0 + BKV − 1 is valid and visible to every row of the
+// block q0 .. q0 + BQ − 1 (rows past Sq included: their results are never written).
+fn tile_plain(q0: u32, j0: u32, len: u32) -> bool {
+    if (p.mask_kind == MASK_PADDING || p.mask_kind == MASK_BIAS || j0 + BKV > len) {
+        return false;
+    }
+    if (p.mask_kind == MASK_CAUSAL || p.mask_kind == MASK_SLIDING) {
+        // The last key visible to the first row: (j0 + BKV − 1) + sq <= q0 + len.
+        if (j0 + BKV - 1u + p.sq > q0 + len) {
+            return false;
         }
-        kv_sh[kk * QP + dd] = f16(kv);
+    }
+    if (p.mask_kind == MASK_SLIDING) {
+        // The first key within the window of the last row.
+        if (q0 + BQ - 1u + len - (j0 + p.sq) >= p.window) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// Whether row i's position admits key j under a causal or sliding-window mask (other kinds:
+// always). Key validity and padding are kvis_sh's.
+fn position_ok(i: u32, j: u32, len: u32) -> bool {
+    let pos_sq = i + len;
+    let j_sq = j + p.sq;
+    if (p.mask_kind == MASK_CAUSAL) {
+        return j_sq <= pos_sq;
+    }
+    if (p.mask_kind == MASK_SLIDING) {
+        return j_sq <= pos_sq && pos_sq - j_sq < p.window;
+    }
+    return true;
+}
+
+// The score of row i (local row lr) and tile key kk as the softmax sees it, in log2 units:
+// −∞ for a hidden key.
+fn score_at(
+    lr: u32,
+    kk: u32,
+    b: u32,
+    h: u32,
+    i: u32,
+    j0: u32,
+    len: u32,
+    row_live: bool,
+    plain: bool,
+    fast: bool,
+    c2: f32,
+) -> f32 {
+    let j = j0 + kk;
+    if (fast) {
+        if (plain || (kvis_sh[kk] != 0u && position_ok(i, j, len))) {
+            return s_sh[lr * SP + kk] * c2;
+        }
+        return f32_bits(NEG_INF_BITS);
+    }
+    let vis = row_live && visible(b, i, j);
+    if (!vis) {
+        return f32_bits(NEG_INF_BITS);
+    }
+    return scored(s_sh[lr * SP + kk], b, h, i, j, vis) * LOG2E;
+}
+
+// Whether key j is valid and not hidden by the padding mask (some row may see it).
+fn key_ok(b: u32, j: u32, len: u32) -> bool {
+    return j < len && (p.mask_kind != MASK_PADDING || visible(b, 0u, j));
+}
+
+// The K and V tiles of keys j0 .. j0 + BKV − 1 as f16 rows [key][d] (zero past Sk and the head
+// dims; a V row no row of the block may see is zero too), and the tile's key flags.
+fn load_kv(b: u32, k_base: u32, v_base: u32, j0: u32, len: u32, plain: bool, t: u32) {
+    for (var e = t; e < BKV * LPR; e += 128u) {
+        let kk = e / LPR;
+        let dd = (e % LPR) * LW;
+        let kj = j0 + kk;
+        var kx = vec4<f32>(0.0);
+        var vx = vec4<f32>(0.0);
+        if (plain) {
+            if (dd < p.d) {
+                kx = vec4<f32>(k[(k_base + kj * p.k_ss + dd) / LW]);
+            }
+            if (dd < p.dv) {
+                vx = vec4<f32>(v[(v_base + kj * p.v_ss + dd) / LW]);
+            }
+        } else if (kj < p.sk) {
+            if (dd < p.d) {
+                kx = vec4<f32>(k[(k_base + kj * p.k_ss + dd) / LW]);
+            }
+            if (dd < p.dv && key_ok(b, kj, len)) {
+                vx = vec4<f32>(v[(v_base + kj * p.v_ss + dd) / LW]);
+            }
+        }
+        stage4(kk * QP + dd, kx);
+        stage4(V_AT + kk * QP + dd, vx);
+    }
+    if (t < BKV) {
+        kvis_sh[t] = select(u32(key_ok(b, j0 + t, len)), 1u, plain);
     }
 }
 
-// S = Q·Kᵀ for the subgroup's 16 rows and the tile's BKV keys, stored row-major into s_sh.
+// The first LW values of x as f16 at element i of kv_sh onwards (a scalar load is splatted
+// into x; only its first lane is kept).
+fn stage4(i: u32, x: vec4<f32>) {
+    kv_sh[i] = f16(x.x);
+    if (LW == 4u) {
+        kv_sh[i + 1u] = f16(x.y);
+        kv_sh[i + 2u] = f16(x.z);
+        kv_sh[i + 3u] = f16(x.w);
+    }
+}
+
+// S = Q·Kᵀ for the subgroup's 16 rows and the tile's 32 keys, stored row-major into s_sh.
 // Kᵀ as the B operand ([d][key]) is K's rows read column-major.
-fn scores(sg: u32) {
+fn scores(sg: u32, qr: ptr<function, QRows>) {
     let r0 = sg * 16u;
+    let k2 = 16u * QP;
     var s0 = coop_mat16x16<f32, C>();
     var s1 = coop_mat16x16<f32, C>();
-    var s2 = coop_mat16x16<f32, C>();
-    var s3 = coop_mat16x16<f32, C>();
-    for (var d0 = 0u; d0 < DH; d0 += 16u) {
-        let qi = r0 * QP + d0;
-        let a = coopLoadT<coop_mat16x16<f16, A>>(&q_sh[qi], QP);
-        s0 = coopMultiplyAdd(a, k_frag(d0), s0);
-        s1 = coopMultiplyAdd(a, k_frag(16u * QP + d0), s1);
-        if (BKV == 64u) {
-            s2 = coopMultiplyAdd(a, k_frag(32u * QP + d0), s2);
-            s3 = coopMultiplyAdd(a, k_frag(48u * QP + d0), s3);
-        }
+    s0 = coopMultiplyAdd((*qr).f0, k_frag(0u), s0);
+    s1 = coopMultiplyAdd((*qr).f0, k_frag(k2), s1);
+    s0 = coopMultiplyAdd((*qr).f1, k_frag(16u), s0);
+    s1 = coopMultiplyAdd((*qr).f1, k_frag(k2 + 16u), s1);
+    s0 = coopMultiplyAdd((*qr).f2, k_frag(32u), s0);
+    s1 = coopMultiplyAdd((*qr).f2, k_frag(k2 + 32u), s1);
+    s0 = coopMultiplyAdd((*qr).f3, k_frag(48u), s0);
+    s1 = coopMultiplyAdd((*qr).f3, k_frag(k2 + 48u), s1);
+    if (NF == 8u) {
+        s0 = coopMultiplyAdd((*qr).f4, k_frag(64u), s0);
+        s1 = coopMultiplyAdd((*qr).f4, k_frag(k2 + 64u), s1);
+        s0 = coopMultiplyAdd((*qr).f5, k_frag(80u), s0);
+        s1 = coopMultiplyAdd((*qr).f5, k_frag(k2 + 80u), s1);
+        s0 = coopMultiplyAdd((*qr).f6, k_frag(96u), s0);
+        s1 = coopMultiplyAdd((*qr).f6, k_frag(k2 + 96u), s1);
+        s0 = coopMultiplyAdd((*qr).f7, k_frag(112u), s0);
+        s1 = coopMultiplyAdd((*qr).f7, k_frag(k2 + 112u), s1);
     }
     store_scores(s0, r0 * SP);
     store_scores(s1, r0 * SP + 16u);
-    if (BKV == 64u) {
-        store_scores(s2, r0 * SP + 32u);
-        store_scores(s3, r0 * SP + 48u);
-    }
 }
 
-// The Kᵀ fragment of dims and keys starting at element i of kv_sh.
+// The Kᵀ fragment of dims and keys starting at element i of the K tile.
 fn k_frag(i: u32) -> coop_mat16x16<f16, B> {
     let stride = QP;
     return coopLoad<coop_mat16x16<f16, B>>(&kv_sh[i], stride);
@@ -245,7 +392,7 @@ fn accumulate(sg: u32, o: ptr<function, Out>) {
         let pi = r0 * PP + k0;
         let stride = PP;
         let a = coopLoadT<coop_mat16x16<f16, A>>(&p_sh[pi], stride);
-        let vi = k0 * QP;
+        let vi = V_AT + k0 * QP;
         (*o).o0 = coopMultiplyAdd(a, v_frag(vi), (*o).o0);
         (*o).o1 = coopMultiplyAdd(a, v_frag(vi + 16u), (*o).o1);
         (*o).o2 = coopMultiplyAdd(a, v_frag(vi + 32u), (*o).o2);
@@ -263,6 +410,43 @@ fn accumulate(sg: u32, o: ptr<function, Out>) {
 fn v_frag(i: u32) -> coop_mat16x16<f16, B> {
     let stride = QP;
     return coopLoadT<coop_mat16x16<f16, B>>(&kv_sh[i], stride);
+}
+
+// Every output fragment of the subgroup with each row multiplied by its alpha (1 where the
+// row's max did not move), through the subgroup's rows of s_sh.
+fn rescale(sg: u32, lr: u32, half: u32, alpha: f32, o: ptr<function, Out>) {
+    (*o).o0 = scaled((*o).o0, 0u, sg, lr, half, alpha);
+    (*o).o1 = scaled((*o).o1, 1u, sg, lr, half, alpha);
+    (*o).o2 = scaled((*o).o2, 0u, sg, lr, half, alpha);
+    (*o).o3 = scaled((*o).o3, 1u, sg, lr, half, alpha);
+    if (NF == 8u) {
+        (*o).o4 = scaled((*o).o4, 0u, sg, lr, half, alpha);
+        (*o).o5 = scaled((*o).o5, 1u, sg, lr, half, alpha);
+        (*o).o6 = scaled((*o).o6, 0u, sg, lr, half, alpha);
+        (*o).o7 = scaled((*o).o7, 1u, sg, lr, half, alpha);
+    }
+}
+
+// One fragment, rows scaled, through columns 16·slot .. 16·slot + 15 of the subgroup's rows
+// of s_sh. Consecutive fragments alternate slots, so a store never meets the load before it.
+fn scaled(
+    frag: coop_mat16x16<f32, C>,
+    slot: u32,
+    sg: u32,
+    lr: u32,
+    half: u32,
+    alpha: f32,
+) -> coop_mat16x16<f32, C> {
+    let at = sg * 16u * SP + slot * 16u;
+    let stride = SP;
+    coopStoreT(frag, &s_sh[at], stride);
+    workgroupBarrier();
+    for (var c = 0u; c < 8u; c++) {
+        let si = lr * SP + slot * 16u + half * 8u + c;
+        s_sh[si] *= alpha;
+    }
+    workgroupBarrier();
+    return coopLoadT<coop_mat16x16<f32, C>>(&s_sh[at], stride);
 }
 
 // Output columns 16f .. 16f + 15 of the subgroup's rows: the fragment goes through the

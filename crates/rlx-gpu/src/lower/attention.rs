@@ -11,7 +11,7 @@ use super::matmul::operand_or_dummy;
 use super::{LowerCtx, Site};
 use crate::catalog::attention::{
     attention_launches, combine_launches, partial_bytes, split_chunks, split_fits, AttentionKernel,
-    AttentionParams, AttnCombineParams, CoopHead,
+    AttentionParams, AttnCombineParams, CoopHead, CoopLoads,
 };
 use crate::schedule::Dispatch;
 use crate::schedule::Operand;
@@ -68,7 +68,9 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
         return split(cx, id, params, grid[1], [q_op, k_op, v_op, m_op, result, len_op], out);
     }
     let (key, grid) = match coop {
-        Some(head) => (AttentionKernel::Coop(head), CoopHead::grid(params.sq, grid)),
+        Some(head) => {
+            (AttentionKernel::Coop(head, CoopLoads::for_params(&params)), CoopHead::grid(params.sq, grid))
+        }
         None => (AttentionKernel::Rows(block), grid),
     };
     for (params, grid) in attention_launches(params, grid) {

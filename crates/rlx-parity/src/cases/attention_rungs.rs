@@ -57,6 +57,14 @@ fn multi_tile(out: &mut Vec<Case>) {
         let m = c.input_tensor("mask", padding_mask(DType::Bool, x.sk, &[37, 0])?)?;
         Ok(vec![c.attention(q, k, v, Some(m), AttentionSpec::new(Bshd, MaskKind::Padding))?])
     }));
+    // Scores that rise along the keys by far more than the tensor-core kernel's lazy-rescale
+    // threshold per tile, so its output accumulators are rescaled on every tile.
+    for (tag, mask, d) in [("none_d64", MaskKind::None, 64), ("causal_d128", Causal, 128)] {
+        // Scores up to about 160: f32 rounds each to about 1e-5 absolute, which the softmax
+        // carries into the weights.
+        let case = Case::new(format!("attention_tiles_rising_{tag}"), move |c| rising(c, mask, d));
+        out.push(case.with_tol(1e-4));
+    }
     out.push(Case::new("attention_tiles_bias_softcap_d128", move |c| {
         let x = dims(1, 70, 90, 2, 2, 128);
         let [q, k, v] = qkv(c, Bhsd, x, 4.0)?;
@@ -64,4 +72,19 @@ fn multi_tile(out: &mut Vec<Case>) {
         let s = AttentionSpec::new(Bhsd, MaskKind::Bias).softcap(8.0);
         Ok(vec![c.attention(q, k, v, Some(m), s)?])
     }));
+}
+
+/// Attention over 200 keys whose scores grow with the key index (q and k positive, k row j
+/// scaled by 1 + j/8): each 32-key tile's max passes the last by about 25 in log2 units.
+fn rising(c: &mut crate::CaseCtx, mask: MaskKind, d: usize) -> Result<Vec<rlx_ir::NodeId>, rlx_ir::IrError> {
+    let x = dims(1, 70, 200, 2, 2, d);
+    let layout = AttnLayout::Bshd;
+    let q = c.input_f32("q", &super::attention::shape(layout, x.b, x.sq, x.hq, x.d), 0.5, 1.0)?;
+    let k_shape = super::attention::shape(layout, x.b, x.sk, x.hkv, x.d);
+    let raw = c.uniform(k_shape.iter().product(), 0.5, 1.0);
+    let row = x.hkv * x.d;
+    let k_vals = raw.iter().enumerate().map(|(e, u)| u * (1.0 + ((e / row) % x.sk) as f32 / 8.0)).collect();
+    let k = c.input_tensor("k", rlx_ir::Tensor::from_f32(k_shape.as_slice(), k_vals)?)?;
+    let v = c.input_f32("v", &super::attention::shape(layout, x.b, x.sk, x.hkv, x.dv), -1.0, 1.0)?;
+    Ok(vec![c.attention(q, k, v, None, AttentionSpec::new(layout, mask))?])
 }

@@ -19,6 +19,39 @@ pub const COOP_ATTN_ROWS: usize = 64;
 const COOP_ATTN_THREADS: u32 = 128;
 
 unit_keys! {
+    /// How the coop attention kernel loads q, k and v (the `LW` and `QKV` defines): one f32 at
+    /// a time, or four (vec4<f32> bindings), which needs every row start divisible by 4.
+    pub enum CoopLoads {
+        Scalar,
+        Vec4,
+    }
+}
+
+impl CoopLoads {
+    /// The widest loads `params` allow: [`CoopLoads::Vec4`] when the head dims and every q, k
+    /// and v stride are multiples of 4 (bindings start on 16-byte boundaries), so that each
+    /// row of q, k and v starts on a vec4.
+    pub fn for_params(params: &AttentionParams) -> Self {
+        let p = params;
+        let strides = [p.q_strides, p.k_strides, p.v_strides];
+        let dims = [p.d, p.dv];
+        if strides.iter().flatten().chain(&dims).all(|s| s % 4 == 0) {
+            CoopLoads::Vec4
+        } else {
+            CoopLoads::Scalar
+        }
+    }
+
+    /// Values per load (`LW`) and the binding element type (`QKV`).
+    const fn defines(self) -> (&'static str, &'static str) {
+        match self {
+            CoopLoads::Scalar => ("1", "f32"),
+            CoopLoads::Vec4 => ("4", "vec4<f32>"),
+        }
+    }
+}
+
+unit_keys! {
     /// The head-dim block of the coop attention kernel (the `DH` define): q·k and the output
     /// columns both fit in it.
     pub enum CoopHead {
@@ -42,11 +75,12 @@ impl CoopHead {
         32
     }
 
-    /// Workgroup memory in bytes: q_sh [64][DH+8] and kv_sh [BKV][DH+8] halves, s_sh
-    /// [64][BKV+4] floats, p_sh [64][BKV+8] halves and red_sh [128] floats.
+    /// Workgroup memory in bytes: kv_sh [2·BKV][DH+8] halves (the Q block at the start, then
+    /// the K and V tiles), s_sh [64][BKV+4] floats, p_sh [64][BKV+8] halves, red_sh [128]
+    /// floats, kvis_sh [BKV] words and one flag word.
     pub const fn shared_bytes(self) -> u32 {
         let (pitch, bkv) = (self.dim() + 8, self.keys());
-        64 * pitch * 2 + bkv * pitch * 2 + 64 * (bkv + 4) * 4 + 64 * (bkv + 8) * 2 + 128 * 4
+        2 * bkv * pitch * 2 + 64 * (bkv + 4) * 4 + 64 * (bkv + 8) * 2 + 128 * 4 + bkv * 4 + 4
     }
 
     /// The smallest block that holds head dims `d` (q·k) and `dv` (values), if one does.
@@ -131,11 +165,21 @@ impl CoopHead {
     }
 }
 
-pub(super) fn spec(head: CoopHead) -> Spec {
+pub(super) fn spec(head: CoopHead, loads: CoopLoads) -> Spec {
     let dim = head.dim().to_string();
-    let defines = vec![("DH", Cow::Owned(dim.clone())), ("BKV", Cow::Owned(head.keys().to_string()))];
+    let (lw, qkv) = loads.defines();
+    let defines = vec![
+        ("DH", Cow::Owned(dim.clone())),
+        ("BKV", Cow::Owned(head.keys().to_string())),
+        ("LW", Cow::Borrowed(lw)),
+        ("QKV", Cow::Borrowed(qkv)),
+    ];
+    let width = match loads {
+        CoopLoads::Scalar => "",
+        CoopLoads::Vec4 => "_v4",
+    };
     Spec {
-        name: name(&["attention_coop", &format!("d{dim}"), "f32"]),
+        name: name(&["attention_coop", &format!("d{dim}{width}"), "f32"]),
         file: "kernels/attention/attention_coop.wgsl",
         source: COOP_SRC,
         defines,
@@ -154,16 +198,22 @@ mod tests {
         let src = kernel_src!("attention/attention_coop.wgsl");
         assert!(src.contains("const BQ: u32 = 64u;") && src.contains("const BKV: u32 = {{BKV}}u;"));
         for head in CoopHead::ALL {
-            let s = spec(head);
+            let s = spec(head, CoopLoads::Scalar);
             assert_eq!(s.define("DH"), Some(&*head.dim().to_string()), "{head:?}");
             assert_eq!(s.define("BKV"), Some(&*head.keys().to_string()), "{head:?}");
         }
         assert!(src.contains("@workgroup_size(128, 1, 1)"));
         assert_eq!(COOP_ATTN_ROWS, 64);
         // Both blocks fit the H200's 48 KiB; the wide one does not fit Vulkan's minimum 16 KiB.
-        assert_eq!(CoopHead::D128.shared_bytes(), 40_960);
-        assert_eq!(CoopHead::D64.shared_bytes(), 28_672);
-        assert_eq!(spec(CoopHead::D128).name, "attention_coop_d128_f32");
+        assert_eq!(CoopHead::D128.shared_bytes(), 32_388);
+        assert_eq!(CoopHead::D64.shared_bytes(), 24_196);
+        // The Q block is staged where the K and V tiles go: BQ = 2·BKV rows.
+        for head in CoopHead::ALL {
+            assert_eq!(2 * head.keys() as usize, COOP_ATTN_ROWS, "{head:?}");
+        }
+        assert_eq!(spec(CoopHead::D128, CoopLoads::Scalar).name, "attention_coop_d128_f32");
+        assert_eq!(spec(CoopHead::D64, CoopLoads::Vec4).name, "attention_coop_d64_v4_f32");
+        assert_eq!(spec(CoopHead::D64, CoopLoads::Vec4).define("QKV"), Some("vec4<f32>"));
     }
 
     #[test]
@@ -192,9 +242,9 @@ mod tests {
         // Batch 1: 2 × 12 workgroups.
         let err = choose(64, 64, (128, [8, 12, 1]), &h200, Precision::Mixed).unwrap_err();
         assert!(err.contains("24 workgroups"), "{err}");
-        let small = GpuLimits { shared_memory_bytes: 32 * 1024, ..h200 };
+        let small = GpuLimits { shared_memory_bytes: 24 * 1024, ..h200 };
         let err = choose(128, 128, bert, &small, Precision::Mixed).unwrap_err();
-        assert!(err.contains("40960"), "{err}");
+        assert!(err.contains("32388"), "{err}");
     }
 
     #[test]

@@ -9,7 +9,7 @@ mod params_tests;
 pub mod split;
 
 use super::{name, params_of, Spec, ATTENTION_BINDINGS};
-pub use coop::{CoopHead, COOP_ATTN_ROWS};
+pub use coop::{CoopHead, CoopLoads, COOP_ATTN_ROWS};
 pub use params::{attention_launches, AttentionParams};
 pub use split::{combine_launches, partial_bytes, split_chunks, split_fits, AttnCombineParams, SPLIT_CHUNK};
 use std::borrow::Cow;
@@ -62,9 +62,9 @@ pub enum AttentionKernel {
     /// columns ([`AttentionParams`]). Bindings q, k, v, mask, out, kv lengths.
     Rows(AttnBlock),
     /// Flash attention on cooperative matrices (`attention_coop.wgsl`): f16 operands, f32
-    /// accumulation and statistics ([`AttentionParams`]). Bindings q, k, v, mask, out, kv
-    /// lengths.
-    Coop(CoopHead),
+    /// accumulation and statistics ([`AttentionParams`]), with q, k, v loaded one value or
+    /// four at a time ([`CoopLoads`]). Bindings q, k, v, mask, out, kv lengths.
+    Coop(CoopHead, CoopLoads),
     /// Split-key attention for few query rows, first launch: per-chunk partials
     /// ([`AttentionParams`]). Bindings q, k, v, mask, out, kv lengths, partials.
     Split,
@@ -80,12 +80,12 @@ pub(crate) fn spec(k: AttentionKernel) -> Spec {
             let cols = block.columns();
             let parts = (
                 name(&["attention", &format!("d{cols}"), "f32"]),
-                vec![("DMAX", Cow::Owned(format!("{cols}u")))],
+                vec![("DMAX", Cow::Owned(format!("{cols}u"))), ("QKV", Cow::Borrowed("f32"))],
             );
             let params = params_of::<AttentionParams>();
             Spec::wg256(parts, "kernels/attention/attention.wgsl", ATTENTION_SRC, ATTENTION_BINDINGS, params)
         }
-        AttentionKernel::Coop(head) => coop::spec(head),
+        AttentionKernel::Coop(head, loads) => coop::spec(head, loads),
         AttentionKernel::Split => split::split_spec(),
         AttentionKernel::Combine => split::combine_spec(),
     }
@@ -94,7 +94,9 @@ pub(crate) fn spec(k: AttentionKernel) -> Spec {
 /// Every key of this family, in a fixed order.
 pub(crate) fn keys() -> Vec<AttentionKernel> {
     let mut keys: Vec<AttentionKernel> = AttnBlock::ALL.map(AttentionKernel::Rows).to_vec();
-    keys.extend(CoopHead::ALL.map(AttentionKernel::Coop));
+    for head in CoopHead::ALL {
+        keys.extend(CoopLoads::ALL.map(|loads| AttentionKernel::Coop(head, loads)));
+    }
     keys.extend([AttentionKernel::Split, AttentionKernel::Combine]);
     keys
 }

@@ -13,6 +13,7 @@ use crate::catalog::{name, params_of, Spec, IN_OUT};
 use crate::grid::MAX_GROUPS_PER_DIM;
 use crate::Access;
 use bytemuck::{Pod, Zeroable};
+use std::borrow::Cow;
 
 /// Keys per workgroup of the split kernel (its CH; one per invocation).
 pub const SPLIT_CHUNK: usize = 64;
@@ -82,7 +83,7 @@ pub(super) fn split_spec() -> Spec {
         name: name(&["attention_split", "f32"]),
         file: "kernels/attention/attention_split.wgsl",
         source: SPLIT_SRC,
-        defines: Vec::new(),
+        defines: vec![("QKV", Cow::Borrowed("f32"))],
         workgroup_size: [SPLIT_CHUNK as u32, 1, 1],
         bindings: SPLIT_BINDINGS,
         params,
