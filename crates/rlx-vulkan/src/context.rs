@@ -233,11 +233,17 @@ fn create_device(
     let mut float16 = vk::PhysicalDeviceShaderFloat16Int8Features::default().shader_float16(true);
     let mut storage16 = vk::PhysicalDevice16BitStorageFeatures::default().storage_buffer16_bit_access(true);
     let mut coop = vk::PhysicalDeviceCooperativeMatrixFeaturesKHR::default().cooperative_matrix(true);
+    // RLX_VULKAN_ROBUST=1: robustBufferAccess on, as wgpu always enables it, so that the cost of
+    // the driver's bounds checks can be measured on the native backend (a diagnostic; rlx's own
+    // schedules are bounds-checked before they run). Every Vulkan device supports the feature.
+    let robust = std::env::var_os("RLX_VULKAN_ROBUST").is_some_and(|v| v == "1");
+    let core = vk::PhysicalDeviceFeatures::default().robust_buffer_access(robust);
     let priorities = [1.0f32];
     let queues =
         [vk::DeviceQueueCreateInfo::default().queue_family_index(family).queue_priorities(&priorities)];
     let mut create =
         vk::DeviceCreateInfo::default().queue_create_infos(&queues).enabled_extension_names(&enabled);
+    create = create.enabled_features(&core);
     if f16_arith {
         create = create.push_next(&mut float16);
     }
