@@ -24,16 +24,16 @@ enable wgpu_cooperative_matrix;
 // tile of BKV keys that some row can see (causal and sliding-window masks skip the rest):
 // 1. K and V are staged as f16 in shared memory (zero past Sk and the head dims);
 // 2. S = Q·Kᵀ on the tensor cores, stored to shared memory;
-// 3. each pair of invocations owns one row: both fold the whole tile row into the running max
-//    (so they agree on it without talking), then each writes P = exp(S − m) for its half as f16
-//    and sums its share of l;
+// 3. each pair of invocations owns one row and writes P = exp(S − m) for its half as f16,
+//    summing its share of l (see the lazy rescaling below for m);
 // 4. O += P·V on the tensor cores.
-// Lazy rescaling: a row's max m moves only when the tile max passes it by more than TAU (in
-// log2 units), so P stays below 2^TAU (256, exact enough in f16) and the output accumulators,
-// which cannot be scaled row by row inside a cooperative matrix, make their round trip through
-// shared memory only on the rare tile where some row's max moves (almost only where the scores
-// jump, never on the first visible tile, where O is still zero). The result divides by the
-// running l, computed against the same m, so it is the same softmax.
+// Lazy rescaling: a row's max m moves only when a score passes it by more than TAU (in log2
+// units), so P stays below 2^TAU (256, exact enough in f16), and most tiles make no max pass:
+// P is computed against the m in hand, and only a tile where some score passes m + TAU (each
+// row's first visible one, then rarely) is redone with its exact row max. The output
+// accumulators, which cannot be scaled row by row inside a cooperative matrix, make their
+// round trip through shared memory only on those tiles. The result divides by the running l,
+// computed against the same m, so it is the same softmax.
 //
 // Tiles: a tile is "plain" when every key in it is valid and visible to every row of the block
 // (no padding or bias mask; causal and sliding-window tiles away from the diagonal): no
@@ -79,7 +79,8 @@ var<workgroup> s_sh: array<f32, BQ * SP>; // scores; rescale and output staging 
 var<workgroup> p_sh: array<f16, BQ * PP>; // probabilities [BQ][PP]
 var<workgroup> red_sh: array<f32, 128>; // one value per invocation, for its pair
 var<workgroup> kvis_sh: array<u32, BKV>; // 1 where the tile's key is valid and not padding
-// [0]: the number of the last tile on which some row's max moved (16 bytes: see the top).
+// The number of the last tile on which some row passed its max ([0]) and on which such a row
+// had accumulators to rescale ([1]). 16 bytes: see the top.
 var<workgroup> flag_sh: array<atomic<u32>, 4>;
 
 // The subgroup's 16 query rows as A fragments of dims 16f .. 16f + 15 (f4..f7 only when DH is
@@ -149,6 +150,7 @@ fn main(
     }
     if (sg == 0u) {
         atomicStore(&flag_sh[0], 0u);
+        atomicStore(&flag_sh[1], 0u);
     }
     workgroupBarrier();
     var qr = QRows();
@@ -178,31 +180,50 @@ fn main(
         scores(sg, &qr);
         workgroupBarrier();
 
-        // The tile's row max, then where the running max goes.
-        var mt = f32_bits(NEG_INF_BITS);
-        for (var c = 0u; c < BKV; c++) {
-            mt = max_nan(mt, score_at(lr, c, b, h, i, j0, len, row_live, plain, fast, c2));
-        }
-        // Branch-free from here to the products: a store under a branch that splits a
-        // subgroup made the cooperative products after it give wrong results on the H100.
-        let moved = mt > m + TAU || (is_neg_inf(m) && !is_neg_inf(mt));
-        let alpha = select(1.0, exp2(m - mt), moved);
-        // O holds something to rescale only once m is finite.
-        atomicMax(&flag_sh[0], select(0u, tile, moved && !is_neg_inf(m)));
-        m = select(m, mt, moved);
-        l *= alpha;
-        let none = is_neg_inf(m);
+        // P against the running max m, as long as no score passes m by more than TAU (or is
+        // NaN, or m is still −∞ while the row sees a key). Where one does, the whole workgroup
+        // redoes the tile: the exact row max of the tile, the accumulators rescaled, P again.
+        // After each row's first visible tile that is rare, so most tiles make no max pass.
+        var lt = 0.0;
+        var over = false;
         for (var c = 0u; c < KPL; c++) {
             let kk = half * KPL + c;
-            let e = exp2(score_at(lr, kk, b, h, i, j0, len, row_live, plain, fast, c2) - m);
-            let pv = select(f16(e), f16(0.0), none);
-            l += f32(pv);
+            let x = score_at(lr, kk, b, h, i, j0, len, row_live, plain, fast, c2);
+            over = over || x - m > TAU || is_nan(x);
+            let pv = select(f16(exp2(x - m)), f16(0.0), is_neg_inf(x));
+            lt += f32(pv);
             p_sh[lr * PP + kk] = pv;
         }
+        atomicMax(&flag_sh[0], select(0u, tile, over));
+        // [1]: some row that passed its max already had accumulators to rescale.
+        atomicMax(&flag_sh[1], select(0u, tile, over && !is_neg_inf(m)));
         // A barrier too: P and the flag are everyone's from here.
         if (workgroupUniformLoad(&flag_sh[0]) == tile) {
-            rescale(sg, lr, half, alpha, &o);
+            var mt = f32_bits(NEG_INF_BITS);
+            for (var c = 0u; c < BKV; c++) {
+                mt = max_nan(mt, score_at(lr, c, b, h, i, j0, len, row_live, plain, fast, c2));
+            }
+            let moved = mt > m + TAU || (is_neg_inf(m) && !is_neg_inf(mt));
+            let alpha = select(1.0, exp2(m - mt), moved);
+            m = select(m, mt, moved);
+            l *= alpha;
+            lt = 0.0;
+            for (var c = 0u; c < KPL; c++) {
+                let kk = half * KPL + c;
+                let x = score_at(lr, kk, b, h, i, j0, len, row_live, plain, fast, c2);
+                let pv = select(f16(exp2(x - m)), f16(0.0), is_neg_inf(x));
+                lt += f32(pv);
+                p_sh[lr * PP + kk] = pv;
+            }
+            // Rows whose max did not move have alpha 1; rows that saw nothing before have
+            // zero accumulators, so a tile where only those moved needs no rescale. The
+            // rescale stages through s_sh: after every score is read.
+            if (workgroupUniformLoad(&flag_sh[1]) == tile) {
+                rescale(sg, lr, half, alpha, &o);
+            }
+            workgroupBarrier();
         }
+        l += lt;
         accumulate(sg, &o);
         // The next tile overwrites kv_sh, s_sh and p_sh.
         workgroupBarrier();
@@ -213,15 +234,11 @@ fn main(
     let none = is_neg_inf(m);
 
     let o_base = b * p.o_sb + i * p.o_ss + h * p.o_sh;
-    write_fragment(o.o0, 0u, sg, lr, half, row_live, none, l, o_base);
-    write_fragment(o.o1, 1u, sg, lr, half, row_live, none, l, o_base);
-    write_fragment(o.o2, 2u, sg, lr, half, row_live, none, l, o_base);
-    write_fragment(o.o3, 3u, sg, lr, half, row_live, none, l, o_base);
+    write_pair(o.o0, o.o1, 0u, sg, lr, half, row_live, none, l, o_base);
+    write_pair(o.o2, o.o3, 2u, sg, lr, half, row_live, none, l, o_base);
     if (NF == 8u) {
-        write_fragment(o.o4, 4u, sg, lr, half, row_live, none, l, o_base);
-        write_fragment(o.o5, 5u, sg, lr, half, row_live, none, l, o_base);
-        write_fragment(o.o6, 6u, sg, lr, half, row_live, none, l, o_base);
-        write_fragment(o.o7, 7u, sg, lr, half, row_live, none, l, o_base);
+        write_pair(o.o4, o.o5, 4u, sg, lr, half, row_live, none, l, o_base);
+        write_pair(o.o6, o.o7, 6u, sg, lr, half, row_live, none, l, o_base);
     }
 }
 
@@ -449,10 +466,12 @@ fn scaled(
     return coopLoadT<coop_mat16x16<f32, C>>(&s_sh[at], stride);
 }
 
-// Output columns 16f .. 16f + 15 of the subgroup's rows: the fragment goes through the
-// subgroup's rows of s_sh, then each invocation writes 8 values of its row divided by l.
-fn write_fragment(
-    frag: coop_mat16x16<f32, C>,
+// Output columns 16f .. 16f + 31 of the subgroup's rows: fragments f and f + 1 go through the
+// subgroup's rows of s_sh side by side, then each invocation writes 16 values of its row
+// divided by l.
+fn write_pair(
+    fa: coop_mat16x16<f32, C>,
+    fb: coop_mat16x16<f32, C>,
     f: u32,
     sg: u32,
     lr: u32,
@@ -463,12 +482,15 @@ fn write_fragment(
     o_base: u32,
 ) {
     let si = sg * 16u * SP;
+    let sj = si + 16u;
     let stride = SP;
-    coopStoreT(frag, &s_sh[si], stride);
+    coopStoreT(fa, &s_sh[si], stride);
+    coopStoreT(fb, &s_sh[sj], stride);
     workgroupBarrier();
     if (row_live) {
-        for (var c = 0u; c < 8u; c++) {
-            let cc = half * 8u + c;
+        for (var c = 0u; c < 16u; c++) {
+            // Columns 0..7 and 16..23 for the first of the pair, 8..15 and 24..31 for the second.
+            let cc = (c / 8u) * 16u + half * 8u + c % 8u;
             let col = f * 16u + cc;
             if (col < p.dv) {
                 out[o_base + col] = select(s_sh[lr * SP + cc] / l, 0.0, none);
