@@ -1,7 +1,7 @@
 //! Short soak and concurrency checks (issue 12 §3; `rlx bench soak` runs the long ones):
 //! live device objects stay flat over repeated compile/run/drop cycles, and runs from several
-//! threads equal the single-threaded run bit for bit. A GPU device that cannot be opened fails
-//! under `RLX_REQUIRE_GPU=1` and is skipped loudly otherwise.
+//! threads equal the single-threaded run bit for bit, also while sessions open and close. A GPU
+//! device that cannot be opened fails under `RLX_REQUIRE_GPU=1` and is skipped loudly otherwise.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -112,4 +112,39 @@ fn threads_give_the_single_threaded_results_bit_for_bit() {
             }
         });
     }
+}
+
+/// Compiles racing on one session of each GPU backend while fresh sessions of both open and
+/// close in other threads, so one backend's instance and device creation and destruction run
+/// beside the other's. The threads test above once aborted in glibc about one time in twelve on
+/// lavapipe: compiles on one session renamed its shared pipelines at once (see
+/// rlx-vulkan's `executables_built_from_several_threads_share_the_pipelines_safely`, which
+/// catches that race nearly every run); here many compiles per thread make such races likely.
+#[test]
+fn compiles_racing_on_shared_sessions_while_others_open_and_close() {
+    const THREADS: usize = 4;
+    const COMPILES: usize = 100;
+    let b = graph();
+    let sessions = gpu_sessions();
+    let references: Vec<_> = sessions.iter().map(|(_, s)| run(&mut compile(s, &b), &b)).collect();
+    let b = &b;
+    std::thread::scope(|scope| {
+        for ((device, s), reference) in sessions.iter().zip(&references) {
+            for _ in 0..THREADS {
+                scope.spawn(move || {
+                    for _ in 0..COMPILES {
+                        drop(compile(s, b));
+                    }
+                    assert_eq!(run(&mut compile(s, b), b), *reference, "{device}: shared session");
+                });
+            }
+            // Both backends open and close devices meanwhile.
+            scope.spawn(move || {
+                for _ in 0..2 {
+                    let opened = Session::new(*device).unwrap();
+                    assert_eq!(run(&mut compile(&opened, b), b), *reference, "{device}: fresh session");
+                }
+            });
+        }
+    });
 }

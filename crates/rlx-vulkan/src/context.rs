@@ -83,6 +83,14 @@ impl Shared {
     }
 
     /// Names a Vulkan object for debuggers and validation messages, when debug utils are on.
+    ///
+    /// Only for an object no other thread can reach yet: name it where it is created, before
+    /// it is shared, and never again. vkSetDebugUtilsObjectNameEXT requires host access to
+    /// `pNameInfo->objectHandle` to be externally synchronised (vk.xml: `externsync`), and
+    /// drivers replace the old name without a lock (Mesa frees it, then stores a copy of the new
+    /// one). Recordings once renamed the context's shared pipelines on every compile; two
+    /// threads compiling on one session then freed a pipeline's old name twice, and glibc
+    /// aborted ("double free or corruption (fasttop)", "unaligned tcache chunk detected").
     pub(crate) fn label<H: vk::Handle>(&self, handle: H, label: &str) {
         let Some(debug) = &self.debug else { return };
         let Ok(name) = CString::new(label.replace('\0', " ")) else { return };

@@ -143,7 +143,9 @@ fn submit_and_wait(
     }
     // SAFETY: a wait on our own fence (returns at once when it is signalled).
     if let Err(r) = unsafe { dev.wait_for_fences(&[fence], true, u64::MAX) } {
-        // Make sure nothing is left in flight before the caller may drop the objects.
+        // Make sure nothing is left in flight before the caller may drop the objects. Like
+        // vkQueueSubmit, vkDeviceWaitIdle needs the device's queues externally synchronised.
+        let _queue = lock(&shared.queue);
         let _ = unsafe { dev.device_wait_idle() };
         return Err(shared.err(scope, 0, r));
     }
@@ -259,6 +261,12 @@ impl Recording {
                 })
                 .collect();
             dev.update_descriptor_sets(&writes, &[]);
+            // Names go on this recording's own objects, which no other thread can reach yet;
+            // never on the pipelines, which the context shares (see `Shared::label`).
+            shared.label(rec.commands.cmd, &format!("graph '{}'", schedule.name));
+            for ((&set, p), s) in sets.iter().zip(&pipelines).zip(steps) {
+                shared.label(set, &format!("{} ({})", p.variant().name, s.label));
+            }
 
             if let Some(period) = shared.timestamp_period {
                 let names =
@@ -347,9 +355,6 @@ impl Recording {
                 memory_barrier(dev, cmd, (S::TRANSFER, S::HOST), (A::TRANSFER_WRITE, A::HOST_READ));
             }
             dev.end_command_buffer(cmd).map_err(err("ending the command buffer"))?;
-        }
-        for (p, s) in pipelines.iter().zip(steps) {
-            shared.label(p.pipeline, &format!("{} ({})", p.variant().name, s.label));
         }
         Ok(rec)
     }
