@@ -143,7 +143,15 @@ fn layer_norm(x: &mut [Vec<f64>], g: &[f32], b: &[f32]) {
     }
 }
 
+/// The reference's L2-normalised embedding.
 fn reference(t: &BTreeMap<String, (Vec<usize>, Vec<f32>)>, ids: &[usize]) -> Vec<f64> {
+    let mean = pooled_reference(t, ids);
+    let norm = mean.iter().map(|v| v * v).sum::<f64>().sqrt().max(1e-12);
+    mean.iter().map(|v| v / norm).collect()
+}
+
+/// The reference's mean-pooled vector, before the normalisation.
+fn pooled_reference(t: &BTreeMap<String, (Vec<usize>, Vec<f32>)>, ids: &[usize]) -> Vec<f64> {
     let s = ids.len();
     let (we, pe, te) = (
         w(t, "embeddings.word_embeddings.weight"),
@@ -197,9 +205,7 @@ fn reference(t: &BTreeMap<String, (Vec<usize>, Vec<f32>)>, ids: &[usize]) -> Vec
         x = down.iter().zip(&x1).map(|(o, x)| o.iter().zip(x).map(|(a, b)| a + b).collect()).collect();
         layer_norm(&mut x, w(t, &p("output.LayerNorm.weight")), w(t, &p("output.LayerNorm.bias")));
     }
-    let mean: Vec<f64> = (0..H).map(|d| x.iter().map(|r| r[d]).sum::<f64>() / s as f64).collect();
-    let norm = mean.iter().map(|v| v * v).sum::<f64>().sqrt().max(1e-12);
-    mean.iter().map(|v| v / norm).collect()
+    (0..H).map(|d| x.iter().map(|r| r[d]).sum::<f64>() / s as f64).collect()
 }
 
 /// Token ids the word-level tokenizer gives, with [CLS]/[SEP] and truncation at 6.
@@ -236,6 +242,25 @@ fn padded_batches_match_the_reference_forward_pass() {
     }
     // One batch padded to 6 tokens and batches of 2 at their own lengths were compiled.
     assert!(emb.compiled_shapes().contains(&(5, 6)), "{:?}", emb.compiled_shapes());
+}
+
+#[test]
+fn unnormalized_embeddings_are_the_pooled_vectors() {
+    let t = tensors();
+    let dir = model_dir("raw", &t, "F32", "");
+    let mut emb = Embedder::load(&dir, Device::Cpu, EmbedderOptions::default()).unwrap();
+    let raw = emb.embed_batch_with(&SENTENCES, false).unwrap();
+    let unit = emb.embed_batch_with(&SENTENCES, true).unwrap();
+    assert_eq!(unit, emb.embed_batch(&SENTENCES).unwrap());
+    for (i, s) in SENTENCES.iter().enumerate() {
+        let r = pooled_reference(&t, &ids_of(s));
+        assert_close(&raw[i], &r, 2e-5, &format!("unnormalised, sentence {i}"));
+        let norm = raw[i].iter().map(|v| (*v as f64).powi(2)).sum::<f64>().sqrt();
+        assert!((norm - 1.0).abs() > 1e-3, "sentence {i}: the pooled vector already has norm {norm}");
+        let scaled: Vec<f64> = raw[i].iter().map(|v| *v as f64 / norm).collect();
+        assert_close(&unit[i], &scaled, 2e-5, &format!("normalised by hand, sentence {i}"));
+    }
+    assert!(emb.embed_batch_with(&[], false).unwrap().is_empty());
 }
 
 #[test]

@@ -50,8 +50,9 @@ impl Embedder {
     }
 
     /// Embeds `sentences` (a list of str, or one str): a float32 array [len(sentences), dim]
-    /// (or [dim] for one str), row i the L2-normalised embedding of sentence i. Sentences run
-    /// longest first in batches of `batch_size`; Ctrl-C stops between batches.
+    /// (or [dim] for one str), row i the embedding of sentence i: L2-normalised, or with
+    /// `normalize=False` the pooled vector before the normalisation. Sentences run longest
+    /// first in batches of `batch_size`; Ctrl-C stops between batches.
     #[pyo3(signature = (sentences, batch_size = 32, normalize = true))]
     fn encode<'py>(
         &self,
@@ -74,16 +75,10 @@ impl Embedder {
         if batch_size == 0 {
             return Err(InvalidInput::new_err("batch_size must be at least 1"));
         }
-        if !normalize {
-            return Err(InvalidInput::new_err(
-                "normalize=False is not available: rlx's BERT graph ends in the L2 normalisation \
-                 (as sentence-transformers' Normalize module does); use normalize=True",
-            ));
-        }
         let rows = py.detach(|| -> PyResult<Vec<Vec<f32>>> {
             let mut guard = lock(&self.inner);
             let emb = guard.as_mut().ok_or_else(|| errors::closed("Embedder"))?;
-            embed_in_batches(emb, &list, batch_size)
+            embed_in_batches(emb, &list, batch_size, normalize)
         })?;
         let out = convert::rows_to_numpy(py, rows, self.dim)?;
         if single {
@@ -137,6 +132,7 @@ fn embed_in_batches(
     emb: &mut rlx_models::Embedder,
     sentences: &[String],
     batch_size: usize,
+    normalize: bool,
 ) -> PyResult<Vec<Vec<f32>>> {
     let refs: Vec<&str> = sentences.iter().map(String::as_str).collect();
     let lengths = emb.tokenizer().lengths(&refs).map_err(errors::from_model)?;
@@ -146,7 +142,7 @@ fn embed_in_batches(
     for chunk in order.chunks(batch_size) {
         Python::attach(|py| py.check_signals())?;
         let batch: Vec<&str> = chunk.iter().filter_map(|&i| refs.get(i).copied()).collect();
-        let rows = emb.embed_batch(&batch).map_err(errors::from_model)?;
+        let rows = emb.embed_batch_with(&batch, normalize).map_err(errors::from_model)?;
         for (&i, row) in chunk.iter().zip(rows) {
             if let Some(slot) = out.get_mut(i) {
                 *slot = row;

@@ -71,6 +71,18 @@ def test_sentence_transformers_shapes(embedder):
     assert embedder.encode([]).shape == (0, 384)
 
 
+def test_unnormalized_embeddings(embedder):
+    sentences = ["A man is eating food.", "It is raining.", ""]
+    raw = embedder.encode(sentences, normalize=False)
+    unit = embedder.encode(sentences)
+    norms = np.linalg.norm(raw, axis=1)
+    assert raw.shape == unit.shape and raw.dtype == np.float32
+    assert (np.abs(norms - 1.0) > 1e-3).all(), norms
+    np.testing.assert_allclose(raw / norms[:, None], unit, atol=1e-5)
+    one = embedder.encode("It is raining.", normalize=False)
+    np.testing.assert_allclose(one, raw[1], atol=1e-6)
+
+
 def test_bad_inputs(embedder, tmp_path):
     with pytest.raises(TypeError, match="sentences must be a str or a list of str"):
         embedder.encode(None)
@@ -78,8 +90,6 @@ def test_bad_inputs(embedder, tmp_path):
         embedder.encode([1, 2])
     with pytest.raises(rlx.InvalidInput, match="batch_size must be at least 1"):
         embedder.encode(["a"], batch_size=0)
-    with pytest.raises(rlx.InvalidInput, match="normalize=False"):
-        embedder.encode(["a"], normalize=False)
     with pytest.raises(rlx.ModelError, match="no model here.*tokenizer.json"):
         (tmp_path / "config.json").write_text("{}")
         rlx.Embedder(str(tmp_path), device="cpu")

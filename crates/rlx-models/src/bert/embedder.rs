@@ -146,6 +146,18 @@ impl Embedder {
         pollster::block_on(self.embed_batch_async(sentences))
     }
 
+    /// [`Embedder::embed_batch`] with `normalize` chosen: `false` gives the pooled vectors
+    /// before the L2 normalisation (sentence-transformers' `normalize_embeddings=False` on a
+    /// model whose pipeline has no Normalize module).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn embed_batch_with(&mut self, sentences: &[&str], normalize: bool) -> Result<Vec<Vec<f32>>> {
+        if sentences.is_empty() {
+            return Ok(Vec::new());
+        }
+        let tokens = self.tokenizer.batch(sentences)?;
+        pollster::block_on(self.run_output_async(&tokens, usize::from(!normalize)))
+    }
+
     /// Runs an already tokenized batch.
     #[cfg(not(target_arch = "wasm32"))]
     pub fn run_tokens(&mut self, tokens: &TokenBatch) -> Result<Vec<Vec<f32>>> {
@@ -180,6 +192,12 @@ impl Embedder {
 
     /// [`Embedder::run_tokens`] without blocking (the web).
     pub async fn run_tokens_async(&mut self, tokens: &TokenBatch) -> Result<Vec<Vec<f32>>> {
+        self.run_output_async(tokens, 0).await
+    }
+
+    /// Runs a tokenized batch and returns output `index` of the graph ([`build_graph`]: 0 the
+    /// normalised embeddings, 1 the pooled vectors), one row per sentence.
+    async fn run_output_async(&mut self, tokens: &TokenBatch, index: usize) -> Result<Vec<Vec<f32>>> {
         let vocab = self.config.bert.vocab_size;
         if let Some(&bad) = tokens.input_ids.iter().find(|&&id| id < 0 || id as usize >= vocab) {
             return Err(ModelError::Tokenize {
@@ -208,7 +226,7 @@ impl Embedder {
             (ATTENTION_MASK, &tokens.attention_mask),
         ];
         let out = exe.run_async(&inputs).await?;
-        let values = out.first().map(|t| t.to_f32_vec()).unwrap_or_default();
+        let values = out.get(index).map(|t| t.to_f32_vec()).unwrap_or_default();
         if values.len() != tokens.batch * dim {
             return Err(ModelError::OutputSize { batch: tokens.batch, dim, got: values.len() });
         }

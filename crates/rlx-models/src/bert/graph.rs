@@ -2,7 +2,8 @@
 //!
 //! - [`build_graph`]: the sentence-embedding graph for one (batch, seq) shape. Inputs:
 //!   `input_ids`, `token_type_ids` and `attention_mask`, each I32 [batch, seq] (mask 1 for a
-//!   real token, 0 for padding). Output: f32 [batch, hidden], L2-normalised embeddings.
+//!   real token, 0 for padding). Outputs: f32 [batch, hidden], the L2-normalised embeddings,
+//!   then the pooled vectors before that normalisation.
 //! - [`encoder_layers`]: the post-norm encoder stack (self-attention in [B, S, H, D], output
 //!   projection, residual add + LayerNorm, FFN, residual add + LayerNorm) on x [batch·seq,
 //!   hidden], added to any graph: the `rlx bench` BERT workload ([`encoder_graph`]), the parity
@@ -96,7 +97,9 @@ impl Builder<'_> {
     }
 }
 
-/// Builds the embedding graph for `batch` sentences padded to `seq` tokens.
+/// Builds the embedding graph for `batch` sentences padded to `seq` tokens. Outputs: the
+/// L2-normalised embeddings [batch, hidden], then the pooled vectors before that normalisation
+/// (for callers that ask for `normalize = false`).
 pub fn build_graph(
     cfg: &BertConfig,
     pooling: Pooling,
@@ -150,7 +153,7 @@ pub fn build_graph(
     let floor = b.g.scalar(MIN_NORM)?;
     let norm = b.g.maximum(norm, floor)?;
     let out = b.g.div(pooled, norm)?;
-    g.set_outputs(&[out])?;
+    g.set_outputs(&[out, pooled])?;
     Ok(g)
 }
 
