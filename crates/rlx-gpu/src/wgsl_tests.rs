@@ -138,3 +138,24 @@ fn cooperative_matrix_kernels_keep_workgroup_variables_in_16_byte_units() {
     }
     assert!(checked > 10, "only {checked} workgroup variables checked");
 }
+
+/// `CoopHead::shared_bytes` (what the host checks against the device's limit) is the sum of the
+/// coop attention kernel's own workgroup variables (the prelude's, unused there, left out).
+#[test]
+fn coop_attention_shared_bytes_match_the_kernel() {
+    use crate::catalog::attention::{AttentionKernel, CoopHead, CoopLoads};
+    for head in CoopHead::ALL {
+        for loads in CoopLoads::ALL {
+            let v = crate::variant(crate::KernelKey::Attention(AttentionKernel::Coop(head, loads)));
+            let module = compile(&v, ParamsBinding::Immediate);
+            let bytes: u32 = module
+                .global_variables
+                .iter()
+                .filter(|(_, g)| g.space == naga::AddressSpace::WorkGroup)
+                .filter(|(_, g)| !g.name.as_deref().is_some_and(|n| n.starts_with("prelude_")))
+                .map(|(_, g)| module.types[g.ty].inner.size(module.to_ctx()))
+                .sum();
+            assert_eq!(bytes, head.shared_bytes(), "{}", v.name);
+        }
+    }
+}

@@ -77,10 +77,11 @@ impl CoopHead {
 
     /// Workgroup memory in bytes: kv_sh [2·BKV][DH+8] halves (the Q block at the start, then
     /// the K and V tiles), s_sh [64][BKV+4] floats, p_sh [64][BKV+8] halves, red_sh [128]
-    /// floats, kvis_sh [BKV] words and one flag word.
+    /// floats, kvis_sh [BKV] words and the flags (4 words: the kernel keeps every workgroup
+    /// variable in 16-byte units).
     pub const fn shared_bytes(self) -> u32 {
         let (pitch, bkv) = (self.dim() + 8, self.keys());
-        2 * bkv * pitch * 2 + 64 * (bkv + 4) * 4 + 64 * (bkv + 8) * 2 + 128 * 4 + bkv * 4 + 4
+        2 * bkv * pitch * 2 + 64 * (bkv + 4) * 4 + 64 * (bkv + 8) * 2 + 128 * 4 + bkv * 4 + 16
     }
 
     /// The smallest block that holds head dims `d` (q·k) and `dv` (values), if one does.
@@ -205,8 +206,8 @@ mod tests {
         assert!(src.contains("@workgroup_size(128, 1, 1)"));
         assert_eq!(COOP_ATTN_ROWS, 64);
         // Both blocks fit the H200's 48 KiB; the wide one does not fit Vulkan's minimum 16 KiB.
-        assert_eq!(CoopHead::D128.shared_bytes(), 32_388);
-        assert_eq!(CoopHead::D64.shared_bytes(), 24_196);
+        assert_eq!(CoopHead::D128.shared_bytes(), 32_400);
+        assert_eq!(CoopHead::D64.shared_bytes(), 24_208);
         // The Q block is staged where the K and V tiles go: BQ = 2·BKV rows.
         for head in CoopHead::ALL {
             assert_eq!(2 * head.keys() as usize, COOP_ATTN_ROWS, "{head:?}");
@@ -244,7 +245,7 @@ mod tests {
         assert!(err.contains("24 workgroups"), "{err}");
         let small = GpuLimits { shared_memory_bytes: 24 * 1024, ..h200 };
         let err = choose(128, 128, bert, &small, Precision::Mixed).unwrap_err();
-        assert!(err.contains("32388"), "{err}");
+        assert!(err.contains("32400"), "{err}");
     }
 
     #[test]
