@@ -14,18 +14,6 @@ import statistics
 import sys
 import time
 
-SENTENCES = [
-    "A man is eating food.",
-    "A man is riding a white horse on an enclosed ground.",
-    "The new movie is awesome, everybody in the theatre loved it and wants to see it again.",
-    "Two dogs are running through a field of tall green grass on a sunny afternoon.",
-    "How do I compile a neural network graph once and run it many times?",
-    "Sentence embeddings map text to vectors whose cosine similarity reflects meaning.",
-    "It is raining.",
-    "The quarterly report shows revenue grew by twelve percent while costs stayed flat.",
-]
-
-
 def median_s(fn, sync=lambda: None, iters=30, warmup=5):
     for _ in range(warmup):
         fn()
@@ -46,6 +34,9 @@ def main():
     targets = sys.argv[2:] or ["vulkan:mixed", "gpu:mixed"]
     import numpy as np
     import rlx
+
+    # The sentences `rlx bench embed` and the sentence-transformers reference share.
+    from bench_sentence_transformers import SENTENCES
 
     print(f"rlx {rlx.__version__}, devices {rlx.devices()}")
     rows = []

@@ -7,25 +7,13 @@ Usage: python3 scripts/bench_torch_attention.py BxHxSxD[:causal] ...
 For each shape, f16 and f32 inputs in [B, H, S, D] (CUDA), the median of 50 timed calls after
 warm-up, and TFLOP/s counted as `rlx bench` counts them: 4·B·H·S²·D, halved when causal.
 """
-import statistics
 import sys
-import time
 
 import torch
 import torch.nn.functional as F
 
-
-def median_ms(fn, iters=50, warmup=5):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(iters):
-        t = time.perf_counter()
-        fn()
-        torch.cuda.synchronize()
-        times.append((time.perf_counter() - t) * 1e3)
-    return statistics.median(times)
+# The same timing as the other torch references (this folder is on sys.path when run as a file).
+from bench_torch import median_ms
 
 
 def main():
@@ -40,7 +28,7 @@ def main():
         flops = 4.0 * b * h * s * s * d / (2.0 if causal else 1.0)
         for dtype in (torch.float16, torch.float32):
             q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=dtype) for _ in range(3))
-            ms = median_ms(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal))
+            ms = median_ms(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal), 50, warmup=5)
             name = str(dtype).replace("torch.", "")
             print(f"sdpa {arg} {name}: {ms:.4f} ms, {flops / ms / 1e9:.1f} TFLOP/s")
 

@@ -41,16 +41,12 @@ fn run(args: &[String]) -> Result<(), String> {
             Ok(())
         }
         [cmd, path] if cmd == "check" => {
-            let text = std::fs::read_to_string(path).map_err(|e| format!("reading {path}: {e}"))?;
-            let (module, info) = rlx_gpu::spirv::parse(&text, path)?;
-            let words = rlx_gpu::spirv::write(&module, &info, path)?;
+            let words = spirv_of(path)?;
             println!("{path}: {} SPIR-V words", words.len());
             Ok(())
         }
         [cmd, path, out] if cmd == "spirv" => {
-            let text = std::fs::read_to_string(path).map_err(|e| format!("reading {path}: {e}"))?;
-            let (module, info) = rlx_gpu::spirv::parse(&text, path)?;
-            let words = rlx_gpu::spirv::write(&module, &info, path)?;
+            let words = spirv_of(path)?;
             let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
             std::fs::write(out, bytes).map_err(|e| format!("writing {out}: {e}"))
         }
@@ -58,4 +54,11 @@ fn run(args: &[String]) -> Result<(), String> {
             Err("usage: kernel_text list | show NAME | check FILE.wgsl | spirv FILE.wgsl OUT.spv".to_string())
         }
     }
+}
+
+/// The SPIR-V of the WGSL file at `path`, through the same parse and write the build uses.
+fn spirv_of(path: &str) -> Result<Vec<u32>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("reading {path}: {e}"))?;
+    let (module, info) = rlx_gpu::spirv::parse(&text, path)?;
+    rlx_gpu::spirv::write(&module, &info, path)
 }
