@@ -269,22 +269,9 @@ fn tile_plain(q0: u32, j0: u32, len: u32) -> bool {
     return true;
 }
 
-// Whether row i's position admits key j under a causal or sliding-window mask (other kinds:
-// always). Key validity and padding are kvis_sh's.
-fn position_ok(i: u32, j: u32, len: u32) -> bool {
-    let pos_sq = i + len;
-    let j_sq = j + p.sq;
-    if (p.mask_kind == MASK_CAUSAL) {
-        return j_sq <= pos_sq;
-    }
-    if (p.mask_kind == MASK_SLIDING) {
-        return j_sq <= pos_sq && pos_sq - j_sq < p.window;
-    }
-    return true;
-}
-
 // The score of row i (local row lr) and tile key kk as the softmax sees it, in log2 units:
-// −∞ for a hidden key.
+// −∞ for a hidden key (valid length and padding from kvis_sh, the position test from
+// attention_common's position_ok).
 fn score_at(
     lr: u32,
     kk: u32,

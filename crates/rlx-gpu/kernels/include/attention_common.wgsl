@@ -40,9 +40,21 @@ fn kv_len(b: u32) -> u32 {
 // Whether query row i (a live row) of batch b may see key j.
 fn visible(b: u32, i: u32, j: u32) -> bool {
     let len = kv_len(b);
-    if (j >= len) {
+    if (j >= len || !position_ok(i, j, len)) {
         return false;
     }
+    if (p.mask_kind == MASK_PADDING) {
+        let w = mask[b * p.m_sb + j * p.m_sj];
+        // A float word is nonzero unless it is ±0; NaN counts as nonzero, as in the reference.
+        let bits = select(w, w & 0x7fffffffu, p.mask_float != 0u);
+        return bits != 0u;
+    }
+    return true;
+}
+
+// Whether row i's position admits key j (of `len` valid keys) under a causal or sliding-window
+// mask; any other mask kind admits every key.
+fn position_ok(i: u32, j: u32, len: u32) -> bool {
     // (position of row i) + sq, and j + sq: no negative numbers.
     let pos_sq = i + len;
     let j_sq = j + p.sq;
@@ -52,12 +64,6 @@ fn visible(b: u32, i: u32, j: u32) -> bool {
     if (p.mask_kind == MASK_SLIDING) {
         // pos − j < window, written so that nothing wraps for a huge window.
         return j_sq <= pos_sq && pos_sq - j_sq < p.window;
-    }
-    if (p.mask_kind == MASK_PADDING) {
-        let w = mask[b * p.m_sb + j * p.m_sj];
-        // A float word is nonzero unless it is ±0; NaN counts as nonzero, as in the reference.
-        let bits = select(w, w & 0x7fffffffu, p.mask_float != 0u);
-        return bits != 0u;
     }
     return true;
 }
