@@ -97,9 +97,13 @@ fn rlx_depends_on_no_dev_only_or_cli_crate() {
     }
 }
 
-/// The published members of the workspace (no `publish = false`), with the manifest's
-/// dependencies of each: (name, kind, path dependency).
-fn published_members() -> (Vec<(String, Vec<(String, Option<String>, bool)>)>, BTreeSet<String>) {
+/// One dependency in a manifest: its name, its kind (`None` for normal, "dev", "build") and
+/// whether it is a path dependency.
+type ManifestDep = (String, Option<String>, bool);
+
+/// The published members of the workspace (no `publish = false`) with the manifest's
+/// dependencies of each, and the names of the unpublished members.
+fn published_members() -> (Vec<(String, Vec<ManifestDep>)>, BTreeSet<String>) {
     let m: Value = serde_json::from_str(&cargo(&["metadata", "--format-version", "1", "--no-deps"])).unwrap();
     let mut published = Vec::new();
     let mut unpublished = BTreeSet::new();
