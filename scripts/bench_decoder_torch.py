@@ -4,7 +4,7 @@
 Usage: python3 scripts/bench_decoder_torch.py [TOKENS]
 
 Builds random-init models with the configs of Qwen2.5-0.5B and Llama-3.2-1B (the same values as
-crates/rlx/src/cli/bench_decoder.rs), eager attention, on CUDA in f32 and bf16, and prints the
+crates/rlx-cli/src/cli/bench_decoder.rs), eager attention, on CUDA in f32 and bf16, and prints the
 median time of one forward over a prompt of TOKENS (default 512) with logits for the last
 position only, and of one decode step (one token against a KV cache of TOKENS positions).
 """

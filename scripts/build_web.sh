@@ -29,7 +29,7 @@ if [ -z "$model" ] && [ -f "$cache/.rlx-complete" ]; then
 fi
 if [ -z "$model" ]; then
   # The test profile: the binary `cargo test --workspace` already built, not a second build.
-  model="$(cargo run -q --profile test -p rlx -- fetch all-minilm-l6-v2)"
+  model="$(cargo run -q --profile test -p rlx-cli -- fetch all-minilm-l6-v2)"
 fi
 for f in config.json tokenizer.json model.safetensors sentence_bert_config.json 1_Pooling/config.json; do
   ln -s "$(cd "$model" && pwd)/$f" "$site/model/$f"

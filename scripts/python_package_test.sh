@@ -35,7 +35,7 @@ echo "python_package_test: built $(basename "$wheel")"
 # `rlx embed`, for the test that the binding's embeddings equal the CLI's: RLX_BIN when given
 # (CI passes the binary `cargo test` built), else built here.
 if [ -z "${RLX_BIN:-}" ]; then
-  cargo build -q --profile "$profile" --bin rlx
+  cargo build -q --profile "$profile" -p rlx-cli --bin rlx
   export RLX_BIN="$target/$outdir/rlx"
 fi
 

@@ -1,5 +1,5 @@
 //! User-defined kernels ([`rlx_ir::CustomOp`]): validated with naga, compiled to SPIR-V once,
-//! and entered in a process-wide table so that a [`KernelKey::Custom`] names them like any
+//! and entered in a process-wide table so that a [`KernelKey::Custom`](crate::KernelKey::Custom) names them like any
 //! built-in variant.
 //!
 //! Why a process-wide table (the rest of rlx keeps state per device): a `KernelKey` is `Copy`

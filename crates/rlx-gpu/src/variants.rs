@@ -214,7 +214,7 @@ impl KernelVariant {
     /// compiles. It is the kernel file with its placeholders filled, then the prelude
     /// ([`PRELUDE`]), then the params struct generated from Rust and the declaration of `p`
     /// ([`crate::catalog::params_wgsl`]), then the op-code constants generated from Rust
-    /// ([`crate::catalog::consts_wgsl`]), so line numbers up to the kernel's last line are
+    /// (`crate::catalog::consts_wgsl`), so line numbers up to the kernel's last line are
     /// those of [`Self::file`].
     pub fn wgsl(&self, params: ParamsBinding) -> Result<String, GpuError> {
         let decl = params.declaration();

@@ -5,14 +5,19 @@ use std::fmt;
 /// Element type of a tensor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DType {
+    /// IEEE 754 binary32.
     F32,
+    /// IEEE 754 binary16 (`half::f16`).
     F16,
     /// bfloat16: f32's sign and exponent with a 7-bit mantissa (the top half of an f32).
     BF16,
+    /// Signed 32-bit integers.
     I32,
+    /// Unsigned 32-bit integers.
     U32,
     /// Unsigned bytes: image data and packed quantized weights.
     U8,
+    /// Booleans: one byte on the host, one 32-bit word on GPUs.
     Bool,
 }
 
@@ -41,14 +46,17 @@ impl DType {
     pub const ALL: [DType; 7] =
         [DType::F32, DType::F16, DType::BF16, DType::I32, DType::U32, DType::U8, DType::Bool];
 
+    /// F32, F16 or BF16.
     pub fn is_float(self) -> bool {
         matches!(self, DType::F32 | DType::F16 | DType::BF16)
     }
 
+    /// I32, U32 or U8.
     pub fn is_int(self) -> bool {
         matches!(self, DType::I32 | DType::U32 | DType::U8)
     }
 
+    /// The lower-case name ("f32", "bf16", "bool", ...), as dumps and messages print it.
     pub fn name(self) -> &'static str {
         match self {
             DType::F32 => "f32",

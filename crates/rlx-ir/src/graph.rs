@@ -8,6 +8,7 @@ use std::fmt;
 pub struct NodeId(pub u32);
 
 impl NodeId {
+    /// The position of the node in [`Graph::nodes`].
     pub fn index(self) -> usize {
         self.0 as usize
     }
@@ -22,8 +23,11 @@ impl fmt::Display for NodeId {
 /// One node: what it computes, what it reads, and what it produces.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Node {
+    /// What the node computes.
     pub op: Op,
+    /// Its operands, in the order the op defines.
     pub inputs: Vec<NodeId>,
+    /// The type of its result.
     pub ty: TensorType,
 }
 
@@ -38,26 +42,32 @@ pub struct Graph {
 }
 
 impl Graph {
+    /// An empty graph; `name` appears in dumps and error messages.
     pub fn new(name: impl Into<String>) -> Self {
         Graph { name: name.into(), nodes: Vec::new(), outputs: Vec::new() }
     }
 
+    /// The name given to [`Graph::new`].
     pub fn name(&self) -> &str {
         &self.name
     }
 
+    /// Every node, in topological order.
     pub fn nodes(&self) -> &[Node] {
         &self.nodes
     }
 
+    /// The number of nodes.
     pub fn len(&self) -> usize {
         self.nodes.len()
     }
 
+    /// Whether the graph has no node.
     pub fn is_empty(&self) -> bool {
         self.nodes.is_empty()
     }
 
+    /// The nodes [`Graph::set_outputs`] named, in order: what a run returns.
     pub fn outputs(&self) -> &[NodeId] {
         &self.outputs
     }
@@ -72,6 +82,7 @@ impl Graph {
         self.nodes.get(id.index()).map(|n| &n.ty).ok_or_else(|| self.unknown(op, id))
     }
 
+    /// The output type of `id`, or `UnknownNode`.
     pub fn ty(&self, id: NodeId) -> Result<&TensorType, IrError> {
         self.ty_for("node", id)
     }

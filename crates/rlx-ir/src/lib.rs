@@ -11,6 +11,8 @@
 //! its own op needs). Composites made of several ops (linear, recurrent layers, sampling, the
 //! STFT, SSD, MoE blocks, ...) live in the rlx-nn crate, built on [`Graph::atomically`].
 
+#![warn(missing_docs)]
+
 mod builder;
 mod custom;
 mod dtype;
@@ -20,6 +22,7 @@ mod graph;
 pub mod infer;
 pub mod minifloat;
 mod op;
+mod op_attrs;
 mod op_kind;
 pub mod quant;
 mod quantize;
@@ -37,6 +40,7 @@ pub use dump::dump;
 pub use error::{IrError, ShapeList};
 pub use graph::{Graph, Node, NodeId};
 pub use op::*;
+pub use op_attrs::*;
 pub use op_kind::OpFamily;
 pub use quant::{QuantError, QuantType, IQ4NL_VALUES};
 pub use quantize::{quantize, quantize_nvfp4};

@@ -2,308 +2,10 @@
 //! backend's business. Attribute checks happen in the builder (see `builder.rs`); a node that is
 //! in a graph has passed them.
 
-use crate::{DType, QuantType, ScanOutput, Shape, Tensor};
-
-/// Elementwise functions of one operand. Output dtype = input dtype (floats only, except `Neg`
-/// and `Abs`, which also take I32).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum UnaryOp {
-    /// GELU, erf form: x·Φ(x).
-    Gelu,
-    /// GELU, tanh approximation.
-    GeluTanh,
-    Silu,
-    Relu,
-    Sigmoid,
-    Tanh,
-    Exp,
-    Log,
-    Sqrt,
-    Rsqrt,
-    Neg,
-    Abs,
-    Sin,
-    Cos,
-    Recip,
-    Square,
-}
-
-impl UnaryOp {
-    pub const ALL: [UnaryOp; 16] = [
-        UnaryOp::Gelu,
-        UnaryOp::GeluTanh,
-        UnaryOp::Silu,
-        UnaryOp::Relu,
-        UnaryOp::Sigmoid,
-        UnaryOp::Tanh,
-        UnaryOp::Exp,
-        UnaryOp::Log,
-        UnaryOp::Sqrt,
-        UnaryOp::Rsqrt,
-        UnaryOp::Neg,
-        UnaryOp::Abs,
-        UnaryOp::Sin,
-        UnaryOp::Cos,
-        UnaryOp::Recip,
-        UnaryOp::Square,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            UnaryOp::Gelu => "gelu",
-            UnaryOp::GeluTanh => "gelu_tanh",
-            UnaryOp::Silu => "silu",
-            UnaryOp::Relu => "relu",
-            UnaryOp::Sigmoid => "sigmoid",
-            UnaryOp::Tanh => "tanh",
-            UnaryOp::Exp => "exp",
-            UnaryOp::Log => "log",
-            UnaryOp::Sqrt => "sqrt",
-            UnaryOp::Rsqrt => "rsqrt",
-            UnaryOp::Neg => "neg",
-            UnaryOp::Abs => "abs",
-            UnaryOp::Sin => "sin",
-            UnaryOp::Cos => "cos",
-            UnaryOp::Recip => "recip",
-            UnaryOp::Square => "square",
-        }
-    }
-}
-
-/// Elementwise functions of two operands with numpy broadcasting. Both operands share a dtype;
-/// output has it too.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum BinaryOp {
-    Add,
-    Sub,
-    Mul,
-    Div,
-    Pow,
-    Maximum,
-    Minimum,
-}
-
-impl BinaryOp {
-    pub const ALL: [BinaryOp; 7] = [
-        BinaryOp::Add,
-        BinaryOp::Sub,
-        BinaryOp::Mul,
-        BinaryOp::Div,
-        BinaryOp::Pow,
-        BinaryOp::Maximum,
-        BinaryOp::Minimum,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            BinaryOp::Add => "add",
-            BinaryOp::Sub => "sub",
-            BinaryOp::Mul => "mul",
-            BinaryOp::Div => "div",
-            BinaryOp::Pow => "pow",
-            BinaryOp::Maximum => "maximum",
-            BinaryOp::Minimum => "minimum",
-        }
-    }
-}
-
-/// Comparisons with numpy broadcasting; output is Bool.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum CompareOp {
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-}
-
-impl CompareOp {
-    pub const ALL: [CompareOp; 6] =
-        [CompareOp::Eq, CompareOp::Ne, CompareOp::Lt, CompareOp::Le, CompareOp::Gt, CompareOp::Ge];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            CompareOp::Eq => "eq",
-            CompareOp::Ne => "ne",
-            CompareOp::Lt => "lt",
-            CompareOp::Le => "le",
-            CompareOp::Gt => "gt",
-            CompareOp::Ge => "ge",
-        }
-    }
-}
-
-/// Reductions over a set of axes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ReduceOp {
-    Sum,
-    Mean,
-    Max,
-    Min,
-    Prod,
-}
-
-impl ReduceOp {
-    pub fn name(self) -> &'static str {
-        match self {
-            ReduceOp::Sum => "sum",
-            ReduceOp::Mean => "mean",
-            ReduceOp::Max => "max",
-            ReduceOp::Min => "min",
-            ReduceOp::Prod => "prod",
-        }
-    }
-}
-
-/// Index-of-extreme reductions over one axis; output is I32. Ties give the first index.
-/// NaN counts as the extreme (like PyTorch), so a row with NaN gives the first NaN's index.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ArgReduceOp {
-    ArgMax,
-    ArgMin,
-}
-
-/// Which output of a top-k a node is. A top-k is two nodes sharing attributes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum TopKOutput {
-    Values,
-    /// I32 indices along the axis.
-    Indices,
-}
-
-/// Distribution of an [`Op::Random`] draw. See [`Op::Random`] for the exact bit recipe.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum RandomDist {
-    /// Uniform on [0, 1): the top 24 bits of a Philox word times 2⁻²⁴ (exact in f32).
-    Uniform,
-    /// Standard normal (mean 0, variance 1) by the Box–Muller transform.
-    Normal,
-}
-
-impl RandomDist {
-    pub const ALL: [RandomDist; 2] = [RandomDist::Uniform, RandomDist::Normal];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            RandomDist::Uniform => "uniform",
-            RandomDist::Normal => "normal",
-        }
-    }
-}
-
-/// Memory layout of attention and RoPE operands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum AttnLayout {
-    /// [batch, seq, heads, head_dim]
-    Bshd,
-    /// [batch, heads, seq, head_dim]
-    Bhsd,
-}
-
-/// Masking of an attention op. With `Sk ≥ Sq` (a KV cache), query row `i` sits at absolute
-/// position `i + (Sk − Sq)`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum MaskKind {
-    None,
-    /// Key `j` is visible to query `i` iff `j ≤ i + (Sk − Sq)`.
-    Causal,
-    /// Causal and also `j > i + (Sk − Sq) − window`: at most `window` keys, the newest included.
-    SlidingWindow(usize),
-    /// A fourth input of shape [B, Sk] (Bool, I32 or F32); nonzero means "attend".
-    /// A row with no visible key gives zeros.
-    Padding,
-    /// A fourth input, F32, broadcastable to [B, H, Sq, Sk], added to the scaled scores.
-    Bias,
-}
-
-/// Attributes of scaled dot-product attention. Inputs: q, k, v (and the mask tensor for
-/// `Padding`/`Bias`). Q has Hq heads, K and V have Hkv heads with Hq % Hkv == 0 (grouped-query
-/// attention). Output has q's layout with v's head dim.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct AttentionSpec {
-    pub layout: AttnLayout,
-    pub mask: MaskKind,
-    /// Multiplies q·k; `None` means 1/sqrt(head_dim).
-    pub scale: Option<f32>,
-    /// Logit soft-cap: scores become `cap · tanh(scores / cap)` (after scale, before mask).
-    pub softcap: Option<f32>,
-    /// A last input, I32 [B], holds each sequence's number of valid keys `len` (read at run
-    /// time): keys `j ≥ len` are invisible and never read, and query row `i` sits at position
-    /// `i + (len − Sq)` for the causal masks (rows at negative positions see nothing and give
-    /// zeros). `len` is clamped to [0, Sk]. With a KV cache of capacity Sk this is what makes
-    /// attention work follow the valid length, not the capacity.
-    pub kv_lengths: bool,
-}
-
-impl AttentionSpec {
-    /// Attention of `layout` with `mask`: scale 1/sqrt(head_dim), no soft-cap, no kv lengths.
-    /// The setters below change one attribute each:
-    /// `AttentionSpec::new(AttnLayout::Bhsd, MaskKind::Causal).scale(0.125).softcap(30.0)`.
-    pub fn new(layout: AttnLayout, mask: MaskKind) -> Self {
-        AttentionSpec { layout, mask, scale: None, softcap: None, kv_lengths: false }
-    }
-
-    /// Multiply q·k by `scale` instead of 1/sqrt(head_dim).
-    pub fn scale(mut self, scale: f32) -> Self {
-        self.scale = Some(scale);
-        self
-    }
-
-    /// Soft-cap the scores at `cap` (`cap · tanh(scores / cap)`).
-    pub fn softcap(mut self, cap: f32) -> Self {
-        self.softcap = Some(cap);
-        self
-    }
-
-    /// Whether a last I32 [B] input holds each sequence's count of valid keys.
-    pub fn kv_lengths(mut self, on: bool) -> Self {
-        self.kv_lengths = on;
-        self
-    }
-}
-
-/// How RoPE pairs dimensions.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum RopeStyle {
-    /// Rotate halves: pairs (d, d + rot/2).
-    NeoX,
-    /// Interleaved: pairs (2d, 2d + 1).
-    GptJ,
-}
-
-/// Pooling kind for `Pool2d`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum PoolKind {
-    Max,
-    /// Average with padded positions counted (PyTorch's default `count_include_pad=True`).
-    Avg,
-}
-
-/// Norm fused after a residual add (`AddNorm`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum NormKind {
-    LayerNorm,
-    RmsNorm,
-}
-
-/// One step of a fused elementwise program. Registers are step indices; each step may read only
-/// earlier registers. The last step is the output.
-#[derive(Clone, Debug, PartialEq)]
-pub enum EwStep {
-    /// The n-th input of the fused node, broadcast to the output shape.
-    Input(usize),
-    /// An f32 constant.
-    Scalar(f32),
-    Unary(UnaryOp, usize),
-    Binary(BinaryOp, usize, usize),
-}
-
-/// A fused chain of f32 elementwise ops (created by rlx-opt's fusion, never by users).
-#[derive(Clone, Debug, PartialEq)]
-pub struct EwProgram {
-    pub steps: Vec<EwStep>,
-}
+use crate::{
+    ArgReduceOp, AttentionSpec, AttnLayout, BinaryOp, CompareOp, DType, EwProgram, NormKind, PoolKind,
+    QuantType, RandomDist, ReduceOp, RopeStyle, ScanOutput, Shape, Tensor, TopKOutput, UnaryOp,
+};
 
 /// Largest row length N that [`Op::Fft`] takes: a power of two whose N complex f32 values
 /// (8·N bytes) fit one workgroup's shared memory on every GPU rlx targets (16 KiB, half of
@@ -326,21 +28,33 @@ pub const FFT_NATIVE_MAX: usize = 2048;
 )]
 pub enum Op {
     /// A value fed on every `run`. inputs: none.
-    Input { name: String },
+    Input {
+        /// Its name, unique among inputs, params and states.
+        name: String,
+    },
     /// A weight set once with `set_param`. inputs: none.
-    Param { name: String },
+    Param {
+        /// Its name, unique among inputs, params and states.
+        name: String,
+    },
     /// Data baked into the graph (a scalar is rank 0). inputs: none.
     Constant(Tensor),
     /// Device-resident state that outlives a run (a KV cache, a recurrent state): zeros at
     /// compile time, settable with `set_state`, and updated in place by [`Op::WriteRows`]; a
     /// run sees what the previous run of any executable sharing it left there. inputs: none.
-    State { name: String },
+    State {
+        /// Its name, unique among inputs, params and states.
+        name: String,
+    },
     /// Writes `rows` into a [`Op::State`] at run-time offset `offset[0]` along `axis`, in
     /// place, and yields the updated state. inputs: state (a `State` node, read by nothing
     /// else), rows (the state's dtype and dims except `axis`, where it has at most as many),
-    /// offset (I32 [1]). Rows that land at or past the state's extent along `axis`, or at a
+    /// offset (I32 \[1\]). Rows that land at or past the state's extent along `axis`, or at a
     /// negative position, are dropped. The write persists after the run.
-    WriteRows { axis: usize },
+    WriteRows {
+        /// The axis the rows are written along.
+        axis: usize,
+    },
 
     /// inputs: x
     Unary(UnaryOp),
@@ -354,49 +68,109 @@ pub enum Op {
     Cast(DType),
 
     /// inputs: x. `axes` sorted, unique, in range. Output drops them (or keeps them as 1).
-    Reduce { op: ReduceOp, axes: Vec<usize>, keepdim: bool },
+    Reduce {
+        /// The reduction.
+        op: ReduceOp,
+        /// The axes reduced.
+        axes: Vec<usize>,
+        /// Keep the reduced axes as size 1.
+        keepdim: bool,
+    },
     /// inputs: x; output I32.
-    ArgReduce { op: ArgReduceOp, axis: usize, keepdim: bool },
+    ArgReduce {
+        /// Arg-max or arg-min.
+        op: ArgReduceOp,
+        /// The axis searched.
+        axis: usize,
+        /// Keep the axis as size 1.
+        keepdim: bool,
+    },
     /// inputs: x; inclusive prefix sum along `axis`.
-    Cumsum { axis: usize },
+    Cumsum {
+        /// The axis summed along.
+        axis: usize,
+    },
     /// inputs: x. Sorted: descending if `largest`, ascending otherwise; ties keep the lower index.
     #[strum_discriminants(strum(serialize = "topk"))]
-    TopK { k: usize, axis: usize, largest: bool, output: TopKOutput },
+    TopK {
+        /// How many values.
+        k: usize,
+        /// The axis searched.
+        axis: usize,
+        /// The largest (else the smallest) k.
+        largest: bool,
+        /// Which of the two outputs this node is.
+        output: TopKOutput,
+    },
 
     /// inputs: x. Same element count; a view, never a copy, where the backend allows.
     Reshape(Shape),
     /// inputs: x. `out.dims[i] = x.dims[perm[i]]`.
     Permute(Vec<usize>),
     /// inputs: x. Elements `start, start+step, …` below `end` along `axis` (step ≥ 1).
-    Slice { axis: usize, start: usize, end: usize, step: usize },
+    Slice {
+        /// The axis sliced.
+        axis: usize,
+        /// The first index taken.
+        start: usize,
+        /// One past the last index considered.
+        end: usize,
+        /// The stride between taken indices (≥ 1).
+        step: usize,
+    },
     /// inputs: 1 or more tensors equal in every dim but `axis`.
-    Concat { axis: usize },
+    Concat {
+        /// The axis joined along.
+        axis: usize,
+    },
     /// inputs: x; numpy broadcast to the target shape.
     Expand(Shape),
     /// inputs: data, indices (I32, any rank). Out = data.dims[..axis] ++ indices.dims ++
     /// data.dims[axis+1..] (numpy `take`; embedding lookup is axis 0). An out-of-range index
     /// gives zeros (a NaN-style "no value"), never a crash.
-    Gather { axis: usize },
+    Gather {
+        /// The axis of `data` the indices select along.
+        axis: usize,
+    },
     /// inputs: x. `pads[i] = (before, after)` for each dim, filled with `value`.
-    Pad { pads: Vec<(usize, usize)>, value: f64 },
+    Pad {
+        /// (before, after) per dim.
+        pads: Vec<(usize, usize)>,
+        /// The fill value.
+        value: f64,
+    },
     /// inputs: x; flips each listed axis.
-    Reverse { axes: Vec<usize> },
+    Reverse {
+        /// The axes flipped.
+        axes: Vec<usize>,
+    },
 
     /// inputs: a, b. a: [..., M, K] (or [..., K, M] when `transpose_a`), b: [..., K, N] (or
     /// [..., N, K] when `transpose_b`); batch dims broadcast; both rank ≥ 2.
     #[strum_discriminants(strum(serialize = "matmul"))]
-    MatMul { transpose_a: bool, transpose_b: bool },
+    MatMul {
+        /// `a` holds its last two dims swapped.
+        transpose_a: bool,
+        /// `b` holds its last two dims swapped.
+        transpose_b: bool,
+    },
 
     /// inputs: x (F32, F16 or BF16, [..., K]), w (U8 [N, K / block_elems · block_bytes]: each of
     /// the N rows is K elements of `quant` blocks back to back, GGUF's layout of a [N, K] linear
     /// weight). Output F32 [..., N] = x · dequant(w)ᵀ. The weight stays packed: backends decode
     /// its blocks where they compute.
     #[strum_discriminants(strum(serialize = "quant_matmul"))]
-    QuantMatMul { quant: QuantType },
+    QuantMatMul {
+        /// The block format of `w`.
+        quant: QuantType,
+    },
     /// inputs: table (U8 [V, K / block_elems · block_bytes], rows of `quant` blocks), ids (I32,
     /// any shape). Output F32 [ids.shape..., K]: the decoded rows (an embedding lookup). An id
     /// outside [0, V) gives a row of zeros, as `Gather` does.
-    QuantGather { quant: QuantType },
+    QuantGather {
+        /// The block format of `table`.
+        quant: QuantType,
+    },
     /// inputs: x ([T, S, K], S = 1 or k), w ([E, N, K]: E matrices laid out like `nn.Linear`
     /// weights, out × in, x's dtype), ids (I32 [T, k]). Output [T, k, N] in x's dtype:
     /// `out[t, j, :] = w[ids[t, j]] · x[t, j or 0, :]` (x's slot j when S = k, its one slot
@@ -411,15 +185,28 @@ pub enum Op {
     /// dequant(w). The stack stays packed: backends decode only the chosen experts' rows, where
     /// they compute. An id outside [0, E) gives a row of zeros.
     #[strum_discriminants(strum(serialize = "quant_grouped_matmul"))]
-    QuantGroupedMatMul { quant: QuantType },
+    QuantGroupedMatMul {
+        /// The block format of `w`.
+        quant: QuantType,
+    },
     /// inputs: u [B, D, L], delta [B, D, L], a [D, N], b and c [B, G, N, L] (F32, G divides D).
     /// Mamba-1's selective scan ([`crate::ssm`] has the formula); output y [B, D, L] or the
     /// last state [B, D, N] ([`ScanOutput`]).
-    SelectiveScan { delta_softplus: bool, output: ScanOutput },
+    SelectiveScan {
+        /// Apply softplus to delta first (Mamba's `delta_softplus`).
+        delta_softplus: bool,
+        /// The outputs or the last state.
+        output: ScanOutput,
+    },
     /// inputs: q [B, L, H, K], k [B, L, H, K], v [B, L, H, V], g and beta [B, L, H] (F32).
     /// The gated delta rule of GatedDeltaNet ([`crate::ssm`] has the formula); output o
     /// [B, L, H, V] or the last state [B, H, K, V] ([`ScanOutput`]).
-    GatedDeltaRule { scale: f32, output: ScanOutput },
+    GatedDeltaRule {
+        /// Multiplies q (usually 1/√K).
+        scale: f32,
+        /// The outputs or the last state.
+        output: ScanOutput,
+    },
 
     /// inputs: x (F32 `[..., N, 2]`): rows of N complex values, each stored as (real, imag)
     /// in a trailing axis of 2. Output F32 `[..., N, 2]`: the discrete Fourier transform of
@@ -430,12 +217,21 @@ pub enum Op {
     /// (Bluestein) from this op. Equals `torch.view_as_real(torch.fft.fft(view_as_complex(x),
     /// dim=-1))` (or `ifft`). A NaN in a row spreads to the outputs of that row that read it
     /// (in general all of them); other rows are untouched.
-    Fft { inverse: bool },
+    Fft {
+        /// The inverse transform (scaled by 1/N).
+        inverse: bool,
+    },
 
     /// inputs: x, gamma, beta (gamma and beta: [last dim]). Normalises over the last axis.
-    LayerNorm { eps: f32 },
+    LayerNorm {
+        /// Added to the variance.
+        eps: f32,
+    },
     /// inputs: x, gamma ([last dim]). Normalises over the last axis.
-    RmsNorm { eps: f32 },
+    RmsNorm {
+        /// Added to the mean square.
+        eps: f32,
+    },
     /// inputs: x; over the last axis.
     Softmax,
     /// inputs: x; over the last axis.
@@ -443,18 +239,43 @@ pub enum Op {
 
     /// inputs: q, k, v [, mask]. See [`AttentionSpec`].
     Attention(AttentionSpec),
-    /// inputs: x ([B,S,H,D] or [B,H,S,D] per `layout`), cos, sin (both [S, rotary_dims/2]).
+    /// inputs: x (\[B,S,H,D\] or \[B,H,S,D\] per `layout`), cos, sin (both [S, rotary_dims/2]).
     /// Rotates the first `rotary_dims` of D; the rest pass through.
-    Rope { style: RopeStyle, layout: AttnLayout, rotary_dims: usize },
+    Rope {
+        /// Which dims pair up.
+        style: RopeStyle,
+        /// The layout of x.
+        layout: AttnLayout,
+        /// How many of D rotate (even).
+        rotary_dims: usize,
+    },
 
-    /// inputs: x [N, C, H, W], w [O, C/groups, KH, KW] [, bias [O]].
-    Conv2d { stride: [usize; 2], padding: [usize; 2], dilation: [usize; 2], groups: usize },
+    /// inputs: x [N, C, H, W], w [O, C/groups, KH, KW] [, bias \[O\]].
+    Conv2d {
+        /// (H, W) strides.
+        stride: [usize; 2],
+        /// (H, W) zero padding on both sides.
+        padding: [usize; 2],
+        /// (H, W) dilations.
+        dilation: [usize; 2],
+        /// Channel groups (C and O divisible by it).
+        groups: usize,
+    },
     /// inputs: x [N, C, H, W].
-    Pool2d { kind: PoolKind, kernel: [usize; 2], stride: [usize; 2], padding: [usize; 2] },
+    Pool2d {
+        /// Max or average.
+        kind: PoolKind,
+        /// (H, W) window.
+        kernel: [usize; 2],
+        /// (H, W) strides.
+        stride: [usize; 2],
+        /// (H, W) padding on both sides.
+        padding: [usize; 2],
+    },
     /// inputs: x [N, C, H, W] → [N, C, 2H, 2W], nearest neighbour.
     Upsample2x,
 
-    /// inputs: key (U32 [2] = `[seed, offset]`, normally an `Input` so that every run, e.g. every
+    /// inputs: key (U32 \[2\] = `[seed, offset]`, normally an `Input` so that every run, e.g. every
     /// decode step, can pass a new offset without recompiling). Output: F32 of `shape`, counter-
     /// based random numbers that every backend computes bit for bit alike (uniform) or within
     /// f32 rounding of the math library (normal).
@@ -474,14 +295,33 @@ pub enum Op {
     ///   own (Vulkan bounds their error, it does not make them exact), so GPU and CPU normals may
     ///   differ in the last ulp or so; the parity table holds them to 1e-5 relative. Only
     ///   `Uniform` is promised bit for bit.
-    Random { dist: RandomDist, shape: Shape },
+    Random {
+        /// Uniform or normal.
+        dist: RandomDist,
+        /// The output's shape.
+        shape: Shape,
+    },
 
     // ---- fused forms, created by rlx-opt, never by users ----
-    /// inputs: a, b [, bias [N]] then `activation` on the result (if any).
+    /// inputs: a, b [, bias \[N\]] then `activation` on the result (if any).
     #[strum_discriminants(strum(serialize = "fused_matmul"))]
-    FusedMatMul { transpose_a: bool, transpose_b: bool, bias: bool, activation: Option<UnaryOp> },
+    FusedMatMul {
+        /// As [`Op::MatMul`].
+        transpose_a: bool,
+        /// As [`Op::MatMul`].
+        transpose_b: bool,
+        /// A third input, \[N\], is added.
+        bias: bool,
+        /// Applied last, if any.
+        activation: Option<UnaryOp>,
+    },
     /// inputs: x, residual, gamma [, beta for LayerNorm]: norm(x + residual) over the last axis.
-    AddNorm { norm: NormKind, eps: f32 },
+    AddNorm {
+        /// LayerNorm or RMSNorm.
+        norm: NormKind,
+        /// As the norm's own.
+        eps: f32,
+    },
     /// inputs: n f32 tensors broadcast to the output shape.
     FusedElementwise(EwProgram),
 

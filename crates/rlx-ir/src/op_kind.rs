@@ -126,21 +126,37 @@ impl OpKind {
 pub enum OpFamily {
     /// Graph leaves with no computation of their own: inputs, params and constants.
     Leaf,
+    /// Unary, binary and compare ops, `where`, and fused elementwise chains.
     Elementwise,
+    /// Conversions between dtypes.
     Cast,
+    /// Reshape, transpose, slice, concat, gather and the other data movements.
     Shape,
+    /// Reductions over axes, arg-reductions, top-k, cumulative sums.
     Reduce,
+    /// Matrix products and their fused and batched forms.
     Matmul,
+    /// LayerNorm, RMSNorm, softmax and their relatives.
     Norm,
+    /// Scaled dot-product attention.
     Attention,
+    /// Rotary position embeddings.
     Rope,
+    /// Convolutions, pooling, resizing.
     Conv,
+    /// Matmuls and gathers on packed quantized weights, low-rank (LoRA) matmuls.
     Quant,
+    /// Grouped (mixture-of-experts) matmuls.
     Grouped,
+    /// State-space and linear-recurrence scans (Mamba, gated delta rule).
     Ssm,
+    /// Fourier transforms.
     Fft,
+    /// Counter-based random numbers.
     Random,
+    /// Device-resident state that outlives a run (`write_rows`).
     State,
+    /// User-defined ops (a shape rule, a CPU reference and a WGSL kernel).
     Custom,
 }
 

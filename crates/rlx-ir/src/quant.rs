@@ -273,29 +273,67 @@ impl FromStr for QuantType {
 /// A size that does not fit a format's blocks, or a name that is no format.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
 pub enum QuantError {
+    /// An element count that is not whole blocks.
     #[error("{ty}: {elems} elements are not a whole number of {}-element blocks", ty.block_elems())]
-    PartialBlock { ty: QuantType, elems: usize },
+    PartialBlock {
+        /// The format.
+        ty: QuantType,
+        /// The element count given.
+        elems: usize,
+    },
+    /// A byte count that is not whole blocks.
     #[error("{ty}: {bytes} bytes are not a whole number of {}-byte blocks", ty.block_bytes())]
-    PartialBlockBytes { ty: QuantType, bytes: usize },
+    PartialBlockBytes {
+        /// The format.
+        ty: QuantType,
+        /// The byte count given.
+        bytes: usize,
+    },
+    /// An element count whose packed size does not fit in `usize`.
     #[error("{ty}: the byte size of {elems} elements overflows usize")]
-    Overflow { ty: QuantType, elems: usize },
+    Overflow {
+        /// The format.
+        ty: QuantType,
+        /// The element count given.
+        elems: usize,
+    },
+    /// A byte count that unpacks to more elements than `usize` counts.
     #[error("{ty}: {bytes} bytes hold more elements than usize counts")]
-    TooManyElems { ty: QuantType, bytes: usize },
+    TooManyElems {
+        /// The format.
+        ty: QuantType,
+        /// The byte count given.
+        bytes: usize,
+    },
     /// Packed bytes and an element count that disagree (a decoder's input and output).
     #[error("{ty}: {bytes} bytes of blocks do not hold {elems} elements (they need {} bytes)", need_bytes(*ty, *elems))]
-    LengthMismatch { ty: QuantType, bytes: usize, elems: usize },
+    LengthMismatch {
+        /// The format.
+        ty: QuantType,
+        /// The packed bytes given.
+        bytes: usize,
+        /// The element count asked for.
+        elems: usize,
+    },
+    /// A name that is no format rlx knows.
     #[error(
         "unknown quantization type '{name}'; rlx knows Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, Q4_1, \
          Q8_ASYM, FP8_E4M3, FP8_E5M2, NVFP4, Q5_0, Q5_1, Q2_K, Q3_K, IQ4_NL and IQ4_XS"
     )]
-    UnknownName { name: String },
+    UnknownName {
+        /// The name given.
+        name: String,
+    },
     /// A format rlx reads but does not write (the K-quants, Q5_0, Q5_1 and the IQ4 formats,
     /// which llama.cpp's tools make).
     #[error(
         "{ty}: rlx has no quantizer for this format (make it with llama.cpp's llama-quantize); \
          rlx::quantize writes Q8_0, Q4_0, Q4_1, Q8_ASYM, FP8_E4M3, FP8_E5M2 and NVFP4"
     )]
-    NoQuantizer { ty: QuantType },
+    NoQuantizer {
+        /// The format.
+        ty: QuantType,
+    },
 }
 
 /// The byte size of `elems` for a message, or why there is none.

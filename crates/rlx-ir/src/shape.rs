@@ -23,18 +23,22 @@ pub const MAX_TENSOR_BYTES: u64 = isize::MAX as u64;
 pub struct Shape(pub Vec<usize>);
 
 impl Shape {
+    /// The shape with these dims, outermost first.
     pub fn new(dims: &[usize]) -> Self {
         Shape(dims.to_vec())
     }
 
+    /// The shape of a scalar: rank 0, one element.
     pub fn scalar() -> Self {
         Shape(Vec::new())
     }
 
+    /// The dims, outermost first.
     pub fn dims(&self) -> &[usize] {
         &self.0
     }
 
+    /// The number of dims.
     pub fn rank(&self) -> usize {
         self.0.len()
     }
@@ -145,15 +149,19 @@ impl fmt::Display for Shape {
 /// A shape with its element type: what every node produces.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct TensorType {
+    /// The dims.
     pub shape: Shape,
+    /// The element type.
     pub dtype: DType,
 }
 
 impl TensorType {
+    /// A type of `shape` and `dtype`.
     pub fn new(shape: impl Into<Shape>, dtype: DType) -> Self {
         TensorType { shape: shape.into(), dtype }
     }
 
+    /// The element count of the shape.
     pub fn numel(&self) -> usize {
         self.shape.numel()
     }

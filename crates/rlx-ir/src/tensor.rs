@@ -8,16 +8,24 @@ use half::{bf16, f16};
 /// Typed host storage, row-major.
 #[derive(Clone, Debug, PartialEq)]
 pub enum TensorData {
+    /// [`DType::F32`] values.
     F32(Vec<f32>),
+    /// [`DType::F16`] values.
     F16(Vec<f16>),
+    /// [`DType::BF16`] values.
     BF16(Vec<bf16>),
+    /// [`DType::I32`] values.
     I32(Vec<i32>),
+    /// [`DType::U32`] values.
     U32(Vec<u32>),
+    /// [`DType::U8`] values (also packed quantized blocks).
     U8(Vec<u8>),
+    /// [`DType::Bool`] values.
     Bool(Vec<bool>),
 }
 
 impl TensorData {
+    /// The element type held.
     pub fn dtype(&self) -> DType {
         match self {
             TensorData::F32(_) => DType::F32,
@@ -30,6 +38,7 @@ impl TensorData {
         }
     }
 
+    /// The number of elements.
     pub fn len(&self) -> usize {
         match self {
             TensorData::F32(v) => v.len(),
@@ -42,6 +51,7 @@ impl TensorData {
         }
     }
 
+    /// Whether there is no element.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -134,26 +144,32 @@ impl Tensor {
         Tensor::new(shape, TensorData::from_f64(dtype, v))
     }
 
+    /// The shape.
     pub fn shape(&self) -> &Shape {
         &self.shape
     }
 
+    /// The dims, outermost first.
     pub fn dims(&self) -> &[usize] {
         self.shape.dims()
     }
 
+    /// The element type.
     pub fn dtype(&self) -> DType {
         self.data.dtype()
     }
 
+    /// The values, row-major.
     pub fn data(&self) -> &TensorData {
         &self.data
     }
 
+    /// The values, row-major, without the shape.
     pub fn into_data(self) -> TensorData {
         self.data
     }
 
+    /// The number of elements.
     pub fn numel(&self) -> usize {
         self.data.len()
     }
@@ -171,6 +187,7 @@ impl Tensor {
         }
     }
 
+    /// Every element as f64 (exact for every dtype rlx stores).
     pub fn to_f64_vec(&self) -> Vec<f64> {
         self.data.to_f64_vec()
     }
@@ -182,11 +199,13 @@ macro_rules! typed_access {
     (from: $($from:ident($ty:ty) => $variant:ident),+; as: $($as:ident($aty:ty) => $avariant:ident),+) => {
         impl Tensor {
             $(
+                #[doc = concat!("A tensor of `shape` holding `v` (", stringify!($variant), "); the length must match the shape.")]
                 pub fn $from(shape: impl Into<Shape>, v: Vec<$ty>) -> Result<Self, IrError> {
                     Tensor::new(shape, TensorData::$variant(v))
                 }
             )+
             $(
+                #[doc = concat!("The values as a slice when the tensor holds ", stringify!($avariant), ", else `None`.")]
                 pub fn $as(&self) -> Option<&[$aty]> {
                     match &self.data {
                         TensorData::$avariant(v) => Some(v),

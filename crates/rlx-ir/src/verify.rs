@@ -7,7 +7,7 @@ use std::collections::HashMap;
 /// Checks that `g` has outputs that exist, that every node reads only earlier nodes (no
 /// dangling ids, no cycles), that every recorded type equals the type inferred from the node's
 /// inputs, that input/param/state names are unique, and that every `WriteRows` writes a
-/// `State` that nothing else reads (see [`check_state_write`]).
+/// `State` that nothing else reads (see `check_state_write`).
 pub fn verify(g: &Graph) -> Result<(), IrError> {
     if g.outputs().is_empty() {
         return Err(IrError::NoOutputs { graph: g.name().to_string() });

@@ -51,6 +51,8 @@
 //!   transformers' `apply_chat_template` does ([`decoder::chat`]); [`stop_tokens`] lists the
 //!   end-of-sequence ids a generation stops at.
 
+#![warn(missing_docs)]
+
 pub mod bert;
 pub mod causal_lm;
 pub mod common;

@@ -51,7 +51,7 @@ pub(crate) fn on_height_one<const K: usize>(
 /// Convolutions and pooling over other ranks than the native 2-D ops, built on them: 1-D, 3-D, and `layer_norm2d`.
 pub trait ConvExt: AsMut<Graph> {
     /// 1-D convolution (cross-correlation, like PyTorch) of x [N, C, L] with w [O, C / groups, K]
-    /// and an optional bias [O]: [N, O, ⌊(L + 2·padding − dilation·(K − 1) − 1) / stride⌋ + 1].
+    /// and an optional bias \[O\]: [N, O, ⌊(L + 2·padding − dilation·(K − 1) − 1) / stride⌋ + 1].
     /// Errors name `conv1d` and the shapes (through `conv2d` for channel and group mismatches).
     #[allow(clippy::too_many_arguments)]
     fn conv1d(
@@ -108,7 +108,7 @@ pub trait ConvExt: AsMut<Graph> {
     }
 
     /// LayerNorm over the channels of x [N, C, H, W] at every position (ConvNeXt's and SAM's
-    /// `LayerNorm2d`): (x − mean_c) / sqrt(var_c + eps) · γ[c] + β[c], γ and β [C] (ones and
+    /// `LayerNorm2d`): (x − mean_c) / sqrt(var_c + eps) · γ\[c\] + β\[c\], γ and β \[C\] (ones and
     /// zeros when absent). The layer norm over axis 1: the channels move last and back.
     fn layer_norm2d(
         &mut self,
@@ -131,9 +131,9 @@ pub trait ConvExt: AsMut<Graph> {
     }
 
     /// 3-D convolution (cross-correlation, like PyTorch) of x [N, C, D, H, W] with
-    /// w [O, C / groups, KD, KH, KW] and an optional bias [O]; `stride`, `padding` and
+    /// w [O, C / groups, KD, KH, KW] and an optional bias \[O\]; `stride`, `padding` and
     /// `dilation` are per axis (D, H, W). Output [N, O, OD, OH, OW] with
-    /// OD = ⌊(D + 2·padding[0] − dilation[0]·(KD − 1) − 1) / stride[0]⌋ + 1 (H and W likewise).
+    /// OD = ⌊(D + 2·padding\[0\] − dilation\[0\]·(KD − 1) − 1) / stride\[0\]⌋ + 1 (H and W likewise).
     /// Errors name `conv3d` and both shapes.
     #[allow(clippy::too_many_arguments)]
     fn conv3d(

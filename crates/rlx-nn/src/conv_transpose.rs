@@ -98,7 +98,7 @@ impl Axis {
 pub trait ConvTransposeExt: AsMut<Graph> {
     /// Transposed 1-D convolution with PyTorch's `conv_transpose1d` semantics: x [N, C_in, L],
     /// w [C_in, C_out / groups, K] (the layout of `nn.ConvTranspose1d.weight`), an optional
-    /// bias [C_out]; output [N, C_out, (L − 1)·stride − 2·padding + dilation·(K − 1) +
+    /// bias \[C_out\]; output [N, C_out, (L − 1)·stride − 2·padding + dilation·(K − 1) +
     /// output_padding + 1]. `output_padding` must be below `stride` or `dilation`, as in
     /// PyTorch. The 2-D op on a height of one (views around it).
     #[allow(clippy::too_many_arguments)]
@@ -135,8 +135,8 @@ pub trait ConvTransposeExt: AsMut<Graph> {
 
     /// Transposed 2-D convolution with PyTorch's `conv_transpose2d` semantics: x [N, C_in, H,
     /// W], w [C_in, C_out / groups, KH, KW] (the layout of `nn.ConvTranspose2d.weight`), an
-    /// optional bias [C_out]; output [N, C_out, H_out, W_out] with H_out = (H − 1)·stride[0] −
-    /// 2·padding[0] + dilation[0]·(KH − 1) + output_padding[0] + 1 (W likewise). Each
+    /// optional bias \[C_out\]; output [N, C_out, H_out, W_out] with H_out = (H − 1)·stride\[0\] −
+    /// 2·padding\[0\] + dilation\[0\]·(KH − 1) + output_padding\[0\] + 1 (W likewise). Each
     /// `output_padding` must be below its axis's `stride` or `dilation`, as in PyTorch.
     /// Decomposed by output phase into stride-1 `Conv2d`s (see the module doc).
     #[allow(clippy::too_many_arguments)]

@@ -99,7 +99,7 @@ impl SamplingSpec {
 /// Token sampling (greedy, temperature, top-k, top-p, repetition penalty) from primitive ops.
 pub trait SampleExt: AsMut<Graph> {
     /// One token per row of `logits` (`[B, V]`, any float dtype, computed in f32), picked as
-    /// `spec` says, with randomness from `key` (U32 [2] = `[seed, offset]`, e.g. from
+    /// `spec` says, with randomness from `key` (U32 \[2\] = `[seed, offset]`, e.g. from
     /// [`Graph::rng_key`]; unused when greedy). `prev_tokens` (I32 `[B, P]`, `-1` = no token)
     /// are the tokens the repetition penalty applies to. Returns I32 `[B]`.
     ///
@@ -119,7 +119,7 @@ pub trait SampleExt: AsMut<Graph> {
     /// 5. One `u` ~ Uniform[0, 1) per row (element `b` of `random_uniform(key, [B, 1])`); the
     ///    token is the first kept candidate whose cumulative kept mass exceeds `u · total`.
     ///
-    /// Errors: logits not rank 2 with V ≥ 1 and B ≥ 1, key not U32 [2], `prev_tokens` not
+    /// Errors: logits not rank 2 with V ≥ 1 and B ≥ 1, key not U32 \[2\], `prev_tokens` not
     /// I32 `[B, P]`, or an invalid spec ([`SamplingSpec::validate`]). Atomic: on error the
     /// graph is unchanged.
     fn sample_tokens(

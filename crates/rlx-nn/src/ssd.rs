@@ -17,9 +17,9 @@ use rlx_ir::{DType, Graph, IrError, NodeId, Tensor};
 /// The optional parts of `mamba2_chunk_scan` around the scan.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct SsdOpts {
-    /// Skip weight D [H]: adds `D[h] · x` to y.
+    /// Skip weight D \[H\]: adds `D[h] · x` to y.
     pub d: Option<NodeId>,
-    /// Bias [H] added to dt before the softplus.
+    /// Bias \[H\] added to dt before the softplus.
     pub dt_bias: Option<NodeId>,
     /// dt = softplus(dt + bias) when true.
     pub dt_softplus: bool,
@@ -28,7 +28,7 @@ pub struct SsdOpts {
 /// Mamba-2's chunked SSD scan from matmuls and elementwise ops.
 pub trait SsdExt: AsMut<Graph> {
     /// Mamba-2's SSD scan, transformers' `mamba2_chunk_scan(x, dt, A, B, C, chunk, D, dt_bias,
-    /// dt_softplus)` from a zero state: x [B, L, H, P], dt [B, L, H], a [H] (negative decay
+    /// dt_softplus)` from a zero state: x [B, L, H, P], dt [B, L, H], a \[H\] (negative decay
     /// rates, `−exp(A_log)`), bm and cm [B, L, G, N] (G divides H; head h reads group
     /// h / (H / G)), chunk ≥ 1 steps. Per (b, h, p) and state n, with δ = softplus(dt + bias):
     /// `s_t = exp(δ_t a_h) s_{t−1} + δ_t x_t B_t`, `y_t = C_t · s_t (+ D_h x_t)`. Returns

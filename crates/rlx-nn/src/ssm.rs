@@ -8,11 +8,11 @@ use rlx_ir::{Graph, IrError, NodeId, ScanOutput};
 /// The optional parts of mamba_ssm's `selective_scan_fn` around the scan itself.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct SelectiveScanOpts {
-    /// Skip weight D [D]: adds `D[d] · u` to y.
+    /// Skip weight D \[D\]: adds `D[d] · u` to y.
     pub d: Option<NodeId>,
     /// Gate z [B, D, L]: y becomes `y · silu(z)` (after the skip term).
     pub z: Option<NodeId>,
-    /// Bias [D] added to delta before the softplus.
+    /// Bias \[D\] added to delta before the softplus.
     pub delta_bias: Option<NodeId>,
     /// δ = softplus(delta + bias) when true, delta + bias otherwise.
     pub delta_softplus: bool,

@@ -1,11 +1,11 @@
 //! rlx for Python: the native module `rlx._rlx`, which python/rlx/__init__.py re-exports as
 //! `rlx`.
 //!
-//! - [`devices`]: the backend registry as a list of dicts.
-//! - [`embedder::Embedder`]: sentence embeddings as a float32 numpy array.
-//! - [`decoder::Decoder`]: text generation (whole or streamed) and chat templates.
-//! - [`graph`]: `Graph`, `Session`, `Executable` for custom graphs, numpy in and out.
-//! - [`errors`]: the exception classes, all under `rlx.RlxError`.
+//! - `devices`: the backend registry as a list of dicts.
+//! - `embedder::Embedder`: sentence embeddings as a float32 numpy array.
+//! - `decoder::Decoder`: text generation (whole or streamed) and chat templates.
+//! - `graph`: `Graph`, `Session`, `Executable` for custom graphs, numpy in and out.
+//! - `errors`: the exception classes, all under `rlx.RlxError`.
 //!
 //! Contract: no panic crosses into Python (every rlx error is an exception naming the cause);
 //! compute, compile, load and generate run with the GIL released, and each object guards its

@@ -77,12 +77,20 @@ fn gpu_candidates() -> (Vec<Opened>, Vec<String>) {
 /// The fastest candidate for a graph with `stats` (`Session::resolve` calls this for `Auto`
 /// when `RLX_DEVICE` names nothing).
 pub(crate) fn fastest(stats: &GraphStats) -> Result<(Device, Box<dyn Backend>), Error> {
-    let (gpus, _) = gpu_candidates();
+    let (gpus, reasons) = gpu_candidates();
     if gpus.is_empty() {
-        return Ok((Device::Cpu, registry::open(Device::Cpu)?));
+        return registry::open(Device::Cpu).map(|b| (Device::Cpu, b)).map_err(|e| {
+            // A build without the `cpu` feature and no real GPU here: say why for each device.
+            let mut why = reasons;
+            why.push(format!("{}: {e}", Device::Cpu));
+            Error::DeviceUnavailable { device: Device::Auto, reason: why.join("; ") }
+        });
     }
     let mut candidates = gpus;
-    candidates.push(Opened::open(Device::Cpu)?);
+    // Absent only from a build without the `cpu` feature.
+    if let Ok(cpu) = Opened::open(Device::Cpu) {
+        candidates.push(cpu);
+    }
     let mut estimates = Vec::new();
     let mut backends = Vec::new();
     for o in candidates {
@@ -93,12 +101,13 @@ pub(crate) fn fastest(stats: &GraphStats) -> Result<(Device, Box<dyn Backend>), 
         }
         backends.push((device, backend));
     }
+    // With no calibration at all the CPU is the safe choice; without the `cpu` feature, the
+    // first GPU in the order of preference.
     let choice = rank::rank(&estimates, stats).first().map_or(Device::Cpu, |r| r.0);
-    // Every backend opened was kept so the winner is not opened twice.
-    match backends.into_iter().find(|(d, _)| *d == choice) {
-        Some(found) => Ok(found),
-        None => Ok((Device::Cpu, registry::open(Device::Cpu)?)),
-    }
+    // Every backend opened was kept so the winner is not opened twice; `backends` holds at
+    // least the GPUs.
+    let at = backends.iter().position(|(d, _)| *d == choice).unwrap_or(0);
+    Ok(backends.swap_remove(at))
 }
 
 /// The calibration of an opened device: known already, else measured now (one progress line on

@@ -36,7 +36,9 @@ impl DeviceKey {
 /// One cached measurement.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CacheEntry {
+    /// The device measured.
     pub device: DeviceKey,
+    /// What was measured.
     pub calibration: Calibration,
     /// When it was measured, seconds since the Unix epoch.
     pub measured_unix: u64,

@@ -28,6 +28,8 @@ impl Device {
     /// Valid spellings, for messages.
     pub const NAMES: [&'static str; 4] = ["cpu", "gpu", "vulkan", "auto"];
 
+    /// The device's name as `RLX_DEVICE` and `--device` spell it: "cpu", "gpu", "vulkan" or
+    /// "auto".
     pub fn name(self) -> &'static str {
         match self {
             Device::Cpu => "cpu",
@@ -68,6 +70,7 @@ impl fmt::Display for Device {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown device '{given}'; valid devices are: cpu, gpu, vulkan, auto")]
 pub struct ParseDeviceError {
+    /// The text that does not parse.
     pub given: String,
 }
 

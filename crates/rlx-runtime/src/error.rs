@@ -48,17 +48,28 @@ impl fmt::Display for NameList {
     }
 }
 
+/// Everything that can go wrong between opening a device and reading a run's outputs. Each
+/// message names what is wrong and what to do about it.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The device cannot be used on this machine or in this build.
     #[error("device {device} is unavailable: {reason}")]
-    DeviceUnavailable { device: Device, reason: String },
+    DeviceUnavailable {
+        /// The device asked for.
+        device: Device,
+        /// Why it cannot be used (the driver's or the probe's words, or the cargo feature
+        /// this build lacks).
+        reason: String,
+    },
 
     /// An environment variable holds a value rlx cannot use.
     #[error("environment variable {var}='{value}' is invalid: {source}; fix or unset it")]
     InvalidEnv {
+        /// The variable's name (`RLX_DEVICE`, ...).
         var: &'static str,
+        /// Its value.
         value: String,
+        /// Why the value does not parse.
         #[source]
         source: ParseDeviceError,
     },
@@ -69,49 +80,121 @@ pub enum Error {
 
     /// A name the compiled graph has no input or param for.
     #[error("unknown {kind} '{name}'; the graph's {kind}s are: {known}{hint}")]
-    UnknownName { kind: PortKind, name: String, known: NameList, hint: String },
+    UnknownName {
+        /// Input or param.
+        kind: PortKind,
+        /// The name given.
+        name: String,
+        /// The names the graph has of that kind.
+        known: NameList,
+        /// A suggestion (the closest name, or where the name is of the other kind), possibly
+        /// empty.
+        hint: String,
+    },
 
     /// `run` was called without a value for some inputs.
     #[error("missing input(s) {missing}: run needs a value for every input; expected {expected}")]
-    MissingInputs { missing: NameList, expected: String },
+    MissingInputs {
+        /// The inputs without a value.
+        missing: NameList,
+        /// Every input with its type.
+        expected: String,
+    },
 
     /// One input named twice in one `run` call.
     #[error("input '{name}' is given {count} times in one run call; pass each input once")]
-    DuplicateInput { name: String, count: usize },
+    DuplicateInput {
+        /// The input's name.
+        name: String,
+        /// How often it was given.
+        count: usize,
+    },
 
     /// Flat data whose element count does not match the declared shape.
     #[error(
         "{kind} '{name}' is declared {dtype}{shape} ({expected} elements) but got {got} elements; \
          pass exactly {expected} values in row-major order"
     )]
-    WrongLength { kind: PortKind, name: String, dtype: DType, shape: Shape, expected: usize, got: usize },
+    WrongLength {
+        /// Input or param.
+        kind: PortKind,
+        /// Its name.
+        name: String,
+        /// Its declared element type.
+        dtype: DType,
+        /// Its declared shape.
+        shape: Shape,
+        /// The element count of the declared shape.
+        expected: usize,
+        /// The element count given.
+        got: usize,
+    },
 
     /// Data of another element type than declared.
     #[error(
         "{kind} '{name}' is declared {expected}{shape} but got {got} data; convert the values to \
          {expected} (or declare the {kind} as {got} in the graph)"
     )]
-    WrongDType { kind: PortKind, name: String, shape: Shape, expected: DType, got: DType },
+    WrongDType {
+        /// Input or param.
+        kind: PortKind,
+        /// Its name.
+        name: String,
+        /// Its declared shape.
+        shape: Shape,
+        /// Its declared element type.
+        expected: DType,
+        /// The element type given.
+        got: DType,
+    },
 
     /// A `Tensor` whose shape differs from the declared one (tensors are checked exactly).
     #[error(
         "{kind} '{name}' is declared with shape {expected} but got a tensor of shape {got}; \
          reshape it with Tensor::reshape or pass its flat data (a Vec or slice) instead"
     )]
-    WrongShape { kind: PortKind, name: String, expected: Shape, got: Shape },
+    WrongShape {
+        /// Input or param.
+        kind: PortKind,
+        /// Its name.
+        name: String,
+        /// Its declared shape.
+        expected: Shape,
+        /// The shape of the tensor given.
+        got: Shape,
+    },
 
     /// `run` before every param was set.
     #[error("params not set: {unset}; call set_param for each of them before run")]
-    ParamsNotSet { unset: NameList },
+    ParamsNotSet {
+        /// The params without a value.
+        unset: NameList,
+    },
 
     /// The optimizer lost or retyped an input or param (a bug in rlx-opt, not in the caller's
     /// graph: every pass must keep leaves by name and type).
     #[error("the optimizer dropped or retyped {kind} '{name}' (declared {declared}); this is an rlx-opt bug, compile with CompileOptions {{ passes: PassOptions::none() }} to work around it")]
-    LostPort { kind: PortKind, name: String, declared: String },
+    LostPort {
+        /// Input or param.
+        kind: PortKind,
+        /// Its name.
+        name: String,
+        /// Its declared type.
+        declared: String,
+    },
 
     /// The backend returned something other than the graph's declared outputs (a backend bug).
     #[error("backend {backend} returned {got} for output {index}, but the graph declares {expected}")]
-    OutputMismatch { backend: &'static str, index: usize, expected: String, got: String },
+    OutputMismatch {
+        /// The backend's name.
+        backend: &'static str,
+        /// Which output (from 0).
+        index: usize,
+        /// The declared type.
+        expected: String,
+        /// What the backend returned.
+        got: String,
+    },
 
     /// Building or verifying the graph failed.
     #[error(transparent)]

@@ -15,7 +15,9 @@ pub(crate) type ParamsSet = Arc<Mutex<HashSet<String>>>;
 /// A named input or param of a compiled graph.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Port {
+    /// The input's or param's name in the graph.
     pub name: String,
+    /// Its element type and shape.
     pub ty: TensorType,
 }
 

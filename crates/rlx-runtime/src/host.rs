@@ -13,16 +13,24 @@ use std::borrow::Cow;
 /// Borrowed flat host data of one element type.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum FlatData<'a> {
+    /// `f32` values ([`DType::F32`]).
     F32(&'a [f32]),
+    /// `half::f16` values ([`DType::F16`]).
     F16(&'a [f16]),
+    /// `half::bf16` values ([`DType::BF16`]).
     BF16(&'a [bf16]),
+    /// `i32` values ([`DType::I32`]).
     I32(&'a [i32]),
+    /// `u32` values ([`DType::U32`]).
     U32(&'a [u32]),
+    /// Bytes ([`DType::U8`], also packed quantized blocks).
     U8(&'a [u8]),
+    /// Booleans ([`DType::Bool`]).
     Bool(&'a [bool]),
 }
 
 impl FlatData<'_> {
+    /// The element type of the values.
     pub fn dtype(&self) -> DType {
         match self {
             FlatData::F32(_) => DType::F32,
@@ -35,6 +43,7 @@ impl FlatData<'_> {
         }
     }
 
+    /// The number of values.
     pub fn len(&self) -> usize {
         match self {
             FlatData::F32(v) => v.len(),
@@ -47,6 +56,7 @@ impl FlatData<'_> {
         }
     }
 
+    /// Whether there are no values.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -88,6 +98,7 @@ pub enum HostView<'a> {
 /// and `[T; N]` with `T` in `f32`, `half::f16`, `half::bf16`, `i32`, `u32`, `u8`, `bool`, and for
 /// references to any of these, so `exe.run(&[("x", &x_vec)])` works with `x_vec: Vec<f32>`.
 pub trait HostData {
+    /// The value as the boundary checks it: a tensor with its shape, or flat values.
     fn host_view(&self) -> HostView<'_>;
 }
 

@@ -18,6 +18,13 @@
 //!   dtype, length or exact shape, duplicates, missing inputs, unset params) so a backend only
 //!   ever sees well-typed tensors. Every failure is an [`Error`] naming what is wrong and the fix;
 //!   no public function panics on bad input.
+//!
+//! Cargo features choose the backends, all three by default: `vulkan` (rlx-vulkan),
+//! `wgpu` (rlx-wgpu) and `cpu`. A device whose feature is off stays in [`devices`], unavailable,
+//! and [`Session::new`] gives [`Error::DeviceUnavailable`] naming the feature. rlx-cpu is linked
+//! whatever the features: constant folding evaluates with it.
+
+#![warn(missing_docs)]
 
 // Calibration (a micro-benchmark per device, cached on disk) and the native registry are not
 // part of the web build: there the registry opens the CPU and WebGPU only (`registry_web`).

@@ -3,24 +3,33 @@
 //! Each backend is probed here and nowhere else; `Session::new` and `devices()` share the probe,
 //! so what `rlx devices` prints is exactly what a session would get. The registry opens concrete
 //! devices (cpu, gpu, vulkan) only: `Session` alone resolves `Auto`, with `auto.rs`'s ranking.
+//!
+//! The cargo features `cpu`, `wgpu` and `vulkan` say which backends a build has. A device whose
+//! feature is off is listed like any other, unavailable, with the feature to enable as the
+//! reason. rlx-cpu is linked in every build (constant folding evaluates with it), so only the
+//! `Cpu` variant of [`Opened`] exists without its feature; it is never constructed then.
 
 use crate::auto;
 use crate::cache::DeviceKey;
 use crate::device::Device;
 use crate::error::Error;
 use crate::rank::Calibration;
-use rlx_backend::{Backend, BackendError, Capabilities};
+use rlx_backend::{Backend, Capabilities};
 use rlx_cpu::CpuBackend;
 use rlx_ir::OpKind;
+#[cfg(feature = "vulkan")]
 use rlx_vulkan::{AdapterInfo, AdapterType, VulkanBackend};
+#[cfg(feature = "wgpu")]
 use rlx_wgpu::WgpuBackend;
 
 /// One row of the registry.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DeviceStatus {
+    /// The device (for `Auto`, the one it resolved to when available).
     pub device: Device,
     /// Short backend name ("cpu", "wgpu", "vulkan").
     pub backend: &'static str,
+    /// Whether a session can open it here.
     pub available: bool,
     /// Why not, when unavailable.
     pub reason: Option<String>,
@@ -98,8 +107,8 @@ pub(crate) fn open(device: Device) -> Result<Box<dyn Backend>, Error> {
 /// [`open`] without blocking ([`crate::Session::open`]): the wgpu adapter and device are
 /// awaited, the other backends open as `open` opens them.
 pub(crate) async fn open_async(device: Device) -> Result<(Device, Box<dyn Backend>), Error> {
-    let backend: Box<dyn Backend> = match device {
-        Device::Gpu => Box::new(open_wgpu_async().await?),
+    let backend = match device {
+        Device::Gpu => open_wgpu_async().await?.into_backend(),
         d => open(d)?,
     };
     Ok((device, backend))
@@ -107,17 +116,20 @@ pub(crate) async fn open_async(device: Device) -> Result<(Device, Box<dyn Backen
 
 /// A backend opened as its concrete type, for the facts a `dyn Backend` does not expose.
 pub(crate) enum Opened {
+    #[cfg_attr(not(feature = "cpu"), allow(dead_code))]
     Cpu(CpuBackend),
+    #[cfg(feature = "wgpu")]
     Wgpu(WgpuBackend),
+    #[cfg(feature = "vulkan")]
     Vulkan(VulkanBackend),
 }
 
 impl Opened {
     pub(crate) fn open(device: Device) -> Result<Opened, Error> {
         match device {
-            Device::Cpu => Ok(Opened::Cpu(CpuBackend::new())),
-            Device::Gpu => open_wgpu().map(Opened::Wgpu),
-            Device::Vulkan => open_vulkan().map(Opened::Vulkan),
+            Device::Cpu => open_cpu(),
+            Device::Gpu => open_wgpu(),
+            Device::Vulkan => open_vulkan(),
             // Not a backend: callers resolve it through `Session` first.
             Device::Auto => Err(Error::DeviceUnavailable {
                 device,
@@ -130,7 +142,9 @@ impl Opened {
     pub(crate) fn device(&self) -> Device {
         match self {
             Opened::Cpu(_) => Device::Cpu,
+            #[cfg(feature = "wgpu")]
             Opened::Wgpu(_) => Device::Gpu,
+            #[cfg(feature = "vulkan")]
             Opened::Vulkan(_) => Device::Vulkan,
         }
     }
@@ -144,6 +158,7 @@ impl Opened {
         } else {
             concat!("rlx ", env!("CARGO_PKG_VERSION"))
         };
+        #[cfg_attr(not(any(feature = "wgpu", feature = "vulkan")), allow(unused_variables))]
         let join = |a: &str, b: &str| match (a.is_empty(), b.is_empty()) {
             (true, true) => rlx.to_string(),
             (false, true) => format!("{a}; {rlx}"),
@@ -156,6 +171,7 @@ impl Opened {
                 adapter: cpu_model().unwrap_or_else(|| "unknown CPU".into()),
                 driver: format!("{} threads; {rlx}", rlx_threads()),
             },
+            #[cfg(feature = "wgpu")]
             Opened::Wgpu(b) => {
                 let i = b.info();
                 DeviceKey {
@@ -164,6 +180,7 @@ impl Opened {
                     driver: join(&i.driver, &i.driver_info),
                 }
             }
+            #[cfg(feature = "vulkan")]
             Opened::Vulkan(b) => {
                 let i = b.info();
                 DeviceKey {
@@ -179,7 +196,9 @@ impl Opened {
     /// runs the same graphs slower, so `Auto` leaves it to an explicit request.
     pub(crate) fn is_software(&self) -> bool {
         match self {
+            #[cfg(feature = "wgpu")]
             Opened::Wgpu(b) => b.info().is_software(),
+            #[cfg(feature = "vulkan")]
             Opened::Vulkan(b) => !auto_takes(b.info().adapter_type),
             Opened::Cpu(_) => false,
         }
@@ -188,12 +207,14 @@ impl Opened {
     fn details(&self) -> Vec<(String, String)> {
         match self {
             Opened::Cpu(b) => details(Device::Cpu, b),
+            #[cfg(feature = "wgpu")]
             Opened::Wgpu(b) => {
                 let mut d = b.info().details();
                 d.push(("environment".to_string(), "WGPU_BACKEND, RLX_WGPU_ADAPTER".to_string()));
                 d.extend(details(Device::Gpu, b));
                 d
             }
+            #[cfg(feature = "vulkan")]
             Opened::Vulkan(b) => vulkan_details(b),
         }
     }
@@ -201,7 +222,9 @@ impl Opened {
     pub(crate) fn into_backend(self) -> Box<dyn Backend> {
         match self {
             Opened::Cpu(b) => Box::new(b),
+            #[cfg(feature = "wgpu")]
             Opened::Wgpu(b) => Box::new(b),
+            #[cfg(feature = "vulkan")]
             Opened::Vulkan(b) => Box::new(b),
         }
     }
@@ -212,9 +235,32 @@ fn rlx_threads() -> String {
     std::thread::available_parallelism().map_or_else(|_| "unknown".to_string(), |n| n.get().to_string())
 }
 
-fn unavailable(device: Device, e: BackendError) -> Error {
+/// Why a device whose cargo feature is off cannot open.
+#[cfg(not(all(feature = "cpu", feature = "wgpu", feature = "vulkan")))]
+fn not_built(device: Device, feature: &str) -> Error {
+    Error::DeviceUnavailable {
+        device,
+        reason: format!(
+            "this build has no {feature} backend: enable the `{feature}` feature of rlx (or rlx-runtime)"
+        ),
+    }
+}
+
+/// The CPU backend (nothing to probe).
+#[cfg(feature = "cpu")]
+fn open_cpu() -> Result<Opened, Error> {
+    Ok(Opened::Cpu(CpuBackend::new()))
+}
+
+#[cfg(not(feature = "cpu"))]
+fn open_cpu() -> Result<Opened, Error> {
+    Err(not_built(Device::Cpu, "cpu"))
+}
+
+#[cfg(any(feature = "wgpu", feature = "vulkan"))]
+fn unavailable(device: Device, e: rlx_backend::BackendError) -> Error {
     let reason = match e {
-        BackendError::DeviceUnavailable { reason, .. } => reason,
+        rlx_backend::BackendError::DeviceUnavailable { reason, .. } => reason,
         other => other.to_string(),
     };
     Error::DeviceUnavailable { device, reason }
@@ -222,34 +268,59 @@ fn unavailable(device: Device, e: BackendError) -> Error {
 
 /// The wgpu backend on the adapter `WGPU_BACKEND` / `RLX_WGPU_ADAPTER` select; unavailable with
 /// the reason when there is no adapter (or the variables are invalid).
-fn open_wgpu() -> Result<WgpuBackend, Error> {
-    WgpuBackend::new().map_err(|e| unavailable(Device::Gpu, e))
+#[cfg(feature = "wgpu")]
+fn open_wgpu() -> Result<Opened, Error> {
+    WgpuBackend::new().map(Opened::Wgpu).map_err(|e| unavailable(Device::Gpu, e))
+}
+
+#[cfg(not(feature = "wgpu"))]
+fn open_wgpu() -> Result<Opened, Error> {
+    Err(not_built(Device::Gpu, "wgpu"))
 }
 
 /// [`open_wgpu`] without blocking.
-async fn open_wgpu_async() -> Result<WgpuBackend, Error> {
+#[cfg(feature = "wgpu")]
+async fn open_wgpu_async() -> Result<Opened, Error> {
     let opts = rlx_wgpu::WgpuOptions::from_env().map_err(|e| unavailable(Device::Gpu, e))?;
-    WgpuBackend::open(opts).await.map_err(|e| unavailable(Device::Gpu, e))
+    WgpuBackend::open(opts).await.map(Opened::Wgpu).map_err(|e| unavailable(Device::Gpu, e))
+}
+
+#[cfg(not(feature = "wgpu"))]
+async fn open_wgpu_async() -> Result<Opened, Error> {
+    open_wgpu()
 }
 
 /// The Vulkan backend on the device `rlx_vulkan::pick` chooses; unavailable with the probe's
 /// reason (no loader, no device, a driver that refuses to open it).
-fn open_vulkan() -> Result<VulkanBackend, Error> {
-    VulkanBackend::new().map_err(|e| unavailable(Device::Vulkan, e))
+#[cfg(feature = "vulkan")]
+fn open_vulkan() -> Result<Opened, Error> {
+    VulkanBackend::new().map(Opened::Vulkan).map_err(|e| unavailable(Device::Vulkan, e))
+}
+
+#[cfg(not(feature = "vulkan"))]
+fn open_vulkan() -> Result<Opened, Error> {
+    Err(not_built(Device::Vulkan, "vulkan"))
 }
 
 /// Whether a Vulkan adapter of this type is a real GPU (one `Auto` may take).
+#[cfg(feature = "vulkan")]
 pub(crate) fn auto_takes(adapter: AdapterType) -> bool {
     matches!(adapter, AdapterType::Discrete | AdapterType::Integrated)
 }
 
 /// Whether the native Vulkan backend would open a real GPU, decided from the probe before
 /// opening anything (`Ok(false)` for lavapipe).
+#[cfg(feature = "vulkan")]
 pub(crate) fn vulkan_is_real_gpu() -> Result<bool, Error> {
     let fail = |reason: String| Error::DeviceUnavailable { device: Device::Vulkan, reason };
     let adapters = rlx_vulkan::probe().map_err(|e| fail(e.to_string()))?;
     let chosen = rlx_vulkan::pick(&adapters).map_err(|e| fail(e.to_string()))?;
     Ok(auto_takes(chosen.adapter_type))
+}
+
+#[cfg(not(feature = "vulkan"))]
+pub(crate) fn vulkan_is_real_gpu() -> Result<bool, Error> {
+    Err(not_built(Device::Vulkan, "vulkan"))
 }
 
 fn details(device: Device, backend: &dyn Backend) -> Vec<(String, String)> {
@@ -289,11 +360,13 @@ fn details(device: Device, backend: &dyn Backend) -> Vec<(String, String)> {
     d
 }
 
+#[cfg(feature = "vulkan")]
 fn yes_no(b: bool) -> String {
     if b { "yes" } else { "no" }.to_string()
 }
 
 /// Bytes with a binary unit: "128 MiB (134217728 bytes)".
+#[cfg_attr(not(feature = "vulkan"), allow(dead_code))]
 fn bytes(n: u64) -> String {
     let units = [(1u64 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
     match units.iter().find(|(u, _)| n >= *u) {
@@ -303,6 +376,7 @@ fn bytes(n: u64) -> String {
 }
 
 /// The adapter facts `rlx devices` shows for the native Vulkan backend, then the generic ones.
+#[cfg(feature = "vulkan")]
 fn vulkan_details(b: &VulkanBackend) -> Vec<(String, String)> {
     let info: &AdapterInfo = b.info();
     let (l, f) = (&info.limits, &info.features);
@@ -355,152 +429,4 @@ fn parse_cpu_model(cpuinfo: &str) -> Option<String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::rank::GraphStats;
-
-    #[test]
-    fn cpu_model_parsing() {
-        let x86 =
-            "processor\t: 0\nvendor_id\t: GenuineIntel\nmodel\t\t: 85\nmodel name\t: Intel(R) Xeon(R) Gold\n";
-        assert_eq!(parse_cpu_model(x86).as_deref(), Some("Intel(R) Xeon(R) Gold"));
-        let arm = "processor\t: 0\nBogoMIPS\t: 48.00\n\nModel\t\t: Raspberry Pi 4 Model B\n";
-        assert_eq!(parse_cpu_model(arm).as_deref(), Some("Raspberry Pi 4 Model B"));
-        assert_eq!(parse_cpu_model("processor : 0\n"), None);
-    }
-
-    /// What this machine's wgpu says: `Some(is software)` when an adapter opens.
-    fn wgpu_here() -> Option<bool> {
-        WgpuBackend::new().ok().map(|b| b.info().is_software())
-    }
-
-    /// What this machine's Vulkan probe says: (usable adapter chosen, auto would take it).
-    fn vulkan_here() -> (bool, bool) {
-        match rlx_vulkan::probe() {
-            Ok(all) => match rlx_vulkan::pick(&all) {
-                Ok(a) => (true, auto_takes(a.adapter_type)),
-                Err(_) => (false, false),
-            },
-            Err(_) => (false, false),
-        }
-    }
-
-    #[test]
-    fn registry_lists_each_backend_once() {
-        let all = devices();
-        let names: Vec<Device> = all.iter().map(|s| s.device).collect();
-        assert_eq!(names, vec![Device::Cpu, Device::Gpu, Device::Vulkan]);
-        let cpu = all.iter().find(|s| s.device == Device::Cpu).unwrap();
-        assert!(cpu.available && cpu.reason.is_none());
-        let keys: Vec<&str> = cpu.details.iter().map(|(k, _)| k.as_str()).collect();
-        for k in ["model", "logical threads", "max tensor bytes", "buffer alignment", "native ops"] {
-            assert!(keys.contains(&k), "missing {k} in {keys:?}");
-        }
-        assert!(cpu.key.as_ref().is_some_and(|k| k.backend == "cpu") && !cpu.software);
-
-        // wgpu: available exactly when an adapter opens here (lavapipe counts), with its facts.
-        let gpu = all.iter().find(|s| s.device == Device::Gpu).unwrap();
-        assert_eq!(gpu.available, wgpu_here().is_some(), "{gpu:?}");
-        if let Some(software) = wgpu_here() {
-            assert_eq!(gpu.software, software);
-            let keys: Vec<&str> = gpu.details.iter().map(|(k, _)| k.as_str()).collect();
-            for k in ["adapter", "backend", "type", "driver", "features", "max binding", "max tensor bytes"] {
-                assert!(keys.contains(&k), "missing {k} in {keys:?}");
-            }
-            assert!(gpu.key.as_ref().is_some_and(|k| k.backend == "wgpu" && !k.adapter.is_empty()));
-        } else {
-            assert!(!gpu.reason.as_deref().unwrap_or("").is_empty(), "{gpu:?}");
-        }
-
-        let vulkan = all.iter().find(|s| s.device == Device::Vulkan).unwrap();
-        assert_eq!(vulkan.available, vulkan_here().0, "{vulkan:?}");
-        if vulkan.available {
-            let keys: Vec<&str> = vulkan.details.iter().map(|(k, _)| k.as_str()).collect();
-            for k in [
-                "adapter",
-                "type",
-                "driver",
-                "Vulkan API",
-                "maxStorageBufferRange",
-                "shared memory",
-                "subgroup size",
-                "max workgroup invocations",
-                "cooperative matrix",
-                "shader f16",
-                "max tensor bytes",
-            ] {
-                assert!(keys.contains(&k), "missing {k} in {keys:?}");
-            }
-        } else {
-            assert!(!vulkan.reason.as_deref().unwrap_or("").is_empty(), "{vulkan:?}");
-        }
-    }
-
-    #[test]
-    fn auto_takes_only_real_gpus() {
-        assert!(auto_takes(AdapterType::Discrete));
-        assert!(auto_takes(AdapterType::Integrated));
-        assert!(!auto_takes(AdapterType::Cpu));
-    }
-
-    #[test]
-    fn auto_prefers_env_then_best() {
-        let (vulkan, real_vulkan) = vulkan_here();
-        let real_gpu = real_vulkan || wgpu_here() == Some(false);
-        let stats = GraphStats::representative();
-        // As `Session::new(Auto)` with RLX_DEVICE set to `env`, without touching the environment.
-        let resolve = |env: Option<&str>| {
-            Device::from_env_value(env, Device::Auto)
-                .and_then(|d| crate::Session::resolve(d, &stats))
-                .map(|s| (s.device(), s.backend_name()))
-        };
-        let best = resolve(None).unwrap().0;
-        if real_gpu {
-            // A real GPU beats the CPU on a BERT layer by a wide margin.
-            assert_ne!(best, Device::Cpu);
-        } else {
-            assert_eq!(best, Device::Cpu);
-        }
-        assert_eq!(resolve(Some("")).unwrap().0, best);
-        assert_eq!(resolve(Some("auto")).unwrap().0, best);
-        assert_eq!(resolve(Some("CPU")).unwrap().0, Device::Cpu);
-        match resolve(Some("vulkan")) {
-            Ok((d, b)) => {
-                assert!(vulkan);
-                assert_eq!((d, b), (Device::Vulkan, "vulkan"));
-            }
-            Err(e) => {
-                assert!(!vulkan);
-                assert!(matches!(e, Error::DeviceUnavailable { device: Device::Vulkan, .. }), "{e}");
-            }
-        }
-        // An explicit gpu takes even a software adapter.
-        match resolve(Some("gpu")) {
-            Ok((d, b)) => {
-                assert!(wgpu_here().is_some());
-                assert_eq!((d, b), (Device::Gpu, "wgpu"));
-            }
-            Err(e) => {
-                assert!(wgpu_here().is_none());
-                assert!(matches!(e, Error::DeviceUnavailable { device: Device::Gpu, .. }), "{e}");
-            }
-        }
-        let e = resolve(Some("tpu")).err().unwrap();
-        assert!(matches!(e, Error::InvalidEnv { .. }), "{e}");
-        assert!(e.to_string().contains("RLX_DEVICE='tpu'"), "{e}");
-    }
-
-    #[test]
-    fn the_registry_opens_concrete_devices_only() {
-        let e = open(Device::Auto).err().unwrap();
-        assert!(matches!(e, Error::DeviceUnavailable { device: Device::Auto, .. }), "{e}");
-        assert!(e.to_string().contains("Session::new"), "{e}");
-    }
-
-    #[test]
-    fn byte_counts_read_well() {
-        assert_eq!(bytes(512), "512 bytes");
-        assert_eq!(bytes(32 << 10), "32.0 KiB (32768 bytes)");
-        assert_eq!(bytes(128 << 20), "128.0 MiB (134217728 bytes)");
-    }
-}
+mod tests;

@@ -8,7 +8,7 @@
 //! request's own channel; when that channel is closed (the client went away) the generation
 //! stops at the next token.
 //!
-//! Continuous batching (the batched-decode issue) replaces [`run`]: a scheduler that takes the
+//! Continuous batching (the batched-decode issue) replaces `run`: a scheduler that takes the
 //! same [`GenJob`]s from the same channel, admits up to `--max-streams` of them into one batched
 //! decode step, and sends the same events. Handlers, admission and metrics stay as they are.
 

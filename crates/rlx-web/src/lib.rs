@@ -1,4 +1,4 @@
-//! rlx-web: rlx in the browser. A wasm32 build (wasm-bindgen) exporting [`Embedder`] to
+//! rlx-web: rlx in the browser. A wasm32 build (wasm-bindgen) exporting `Embedder` to
 //! JavaScript: `await Embedder.load(baseUrl)` fetches config.json, model.safetensors and
 //! tokenizer.json (and, when served, sentence_bert_config.json and 1_Pooling/config.json) from
 //! `baseUrl`, opens WebGPU (the CPU backend, on the page's one thread, when the browser has no

@@ -2,8 +2,15 @@
 //!
 //! Contract: this crate adds no behaviour of its own. It re-exports the user-facing API of the
 //! rlx crates in [`prelude`] (graph building from rlx-ir, the composite layers of rlx-nn,
-//! devices, sessions and executables from rlx-runtime) and gathers every error into [`Error`]. The `rlx` binary (`rlx devices`,
-//! `rlx demo`) is built on exactly this API.
+//! devices, sessions and executables from rlx-runtime) and gathers every error into [`Error`].
+//! The `rlx` command-line tool (the rlx-cli crate) is built on exactly this API; models
+//! (sentence embedders, decoder LLMs, GGUF files, the hub) are the rlx-models crate.
+//!
+//! Cargo features choose the backends, all three by default: `vulkan` (the native Vulkan
+//! driver, [`Device::Vulkan`](prelude::Device::Vulkan)), `wgpu` (wgpu's adapter,
+//! [`Device::Gpu`](prelude::Device::Gpu)) and `cpu` ([`Device::Cpu`](prelude::Device::Cpu)).
+//! A device whose feature is off is still listed by [`devices`](prelude::devices), unavailable,
+//! and opening it gives [`Error::DeviceUnavailable`] naming the feature.
 //!
 //! ```
 //! use rlx::prelude::*;
@@ -20,7 +27,15 @@
 //! # }
 //! ```
 
+#![warn(missing_docs)]
+
 pub use rlx_runtime::Error;
+
+// The README's Rust examples, compiled and run as doctests (`cargo test -p rlx --doc`); its
+// outlines are marked `ignore`. Never part of the documentation itself.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
 
 /// The lower crates, for what the prelude leaves out (passes, memory planning, backend traits).
 pub use rlx_backend as backend;

@@ -3,7 +3,7 @@
 //! of their own. A variant's WGSL ends with the generated struct and the declaration of `p`
 //! (see [`crate::KernelVariant::wgsl`]).
 //!
-//! Each struct's field list below is complete and typed by construction: [`wgsl_struct!`]
+//! Each struct's field list below is complete and typed by construction: `wgsl_struct!`
 //! destructures the struct without `..` and reads each field as the type written, so a field
 //! added, removed or retyped in Rust fails to compile here. A test compares naga's offsets of
 //! every generated struct with Rust's `offset_of!` (`layout_tests.rs`).

@@ -90,7 +90,7 @@ pub fn host_io<B: Clone>(
 /// Plans and resolves the host I/O of `schedule` in one step. With `staged`, inputs and outputs
 /// are packed (offsets aligned to `align`, at most `max_buffer` bytes a buffer) into staging
 /// buffers that `alloc(label, bytes, upload)` creates, upload buffers first, labelled
-/// "<graph> upload staging <i>" and "<graph> readback staging <i>"; without, the host reads and
+/// `"<graph> upload staging <i>"` and `"<graph> readback staging <i>"`; without, the host reads and
 /// writes the device buffers in place. `device` names the device in errors.
 pub fn staged_host_io<B: Clone>(
     schedule: &Schedule,

@@ -9,7 +9,7 @@
 //! - the pipelines of a device by kernel key ([`pipelines`]) and the pipeline cache on disk
 //!   besides the driver's own cache object ([`pipeline_cache`]);
 //! - the host-written leaves of an executable and their checks ([`leaves`]), and the copies of
-//!   staged host I/O ([`host_io`]);
+//!   staged host I/O ([`host_io`](mod@host_io));
 //! - run times from timestamps and clocks ([`timing`]).
 //!
 //! Live-object counting lives in rlx-backend (`LiveCounters`), the cache file's envelope in

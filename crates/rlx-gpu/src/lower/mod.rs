@@ -55,7 +55,7 @@ pub struct LowerCtx<'a> {
     pool_of: Vec<Option<usize>>,
     /// Temporary buffers requested so far (bytes).
     scratch: Vec<u64>,
-    /// Casts whose readers read their f16 input directly ([`matmul::absorbed_casts`]): they
+    /// Casts whose readers read their f16 input directly (`matmul::absorbed_casts`): they
     /// launch nothing.
     pub absorbed: std::collections::HashSet<NodeId>,
     /// Matrix-vector matmuls that launch together ([`matmul_group`]).

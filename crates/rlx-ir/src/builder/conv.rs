@@ -20,6 +20,7 @@ impl Graph {
         self.push(Op::Conv2d { stride, padding, dilation, groups }, &ins)
     }
 
+    /// 2-D max pooling of x [N, C, H, W] over `kernel` windows (padding never wins the max).
     pub fn max_pool2d(
         &mut self,
         x: NodeId,

@@ -54,14 +54,17 @@ impl Graph {
         self.constant(Tensor::from_f64(dims, dtype, &vec![value; n])?)
     }
 
+    /// `a op b` elementwise, the operands broadcast together (NumPy rules).
     pub fn binary(&mut self, op: BinaryOp, a: NodeId, b: NodeId) -> Result<NodeId, IrError> {
         self.push(Op::Binary(op), &[a, b])
     }
 
+    /// `op(x)` elementwise.
     pub fn unary(&mut self, op: UnaryOp, x: NodeId) -> Result<NodeId, IrError> {
         self.push(Op::Unary(op), &[x])
     }
 
+    /// `a op b` elementwise, broadcast, giving Bool.
     pub fn compare(&mut self, op: CompareOp, a: NodeId, b: NodeId) -> Result<NodeId, IrError> {
         self.push(Op::Compare(op), &[a, b])
     }
@@ -71,6 +74,8 @@ impl Graph {
         self.push(Op::Where, &[cond, a, b])
     }
 
+    /// `x` converted to `dtype` (floats to integers round toward zero and saturate; Bool is 0
+    /// or 1).
     pub fn cast(&mut self, x: NodeId, dtype: DType) -> Result<NodeId, IrError> {
         self.push(Op::Cast(dtype), &[x])
     }
@@ -88,6 +93,7 @@ macro_rules! shorthands {
         impl Graph {
             $(
                 $(#[$doc])*
+                #[doc = concat!("[`Graph::", stringify!($general), "`] with [`", stringify!($Enum), "::", stringify!($variant), "`].")]
                 pub fn $name(&mut self, $a: NodeId, $b: NodeId) -> Result<NodeId, IrError> {
                     self.$general($Enum::$variant, $a, $b)
                 }
@@ -98,6 +104,7 @@ macro_rules! shorthands {
         impl Graph {
             $(
                 $(#[$doc])*
+                #[doc = concat!("[`Graph::", stringify!($general), "`] with [`", stringify!($Enum), "::", stringify!($variant), "`].")]
                 pub fn $name(&mut self, $x: NodeId) -> Result<NodeId, IrError> {
                     self.$general($Enum::$variant, $x)
                 }

@@ -42,10 +42,12 @@ impl Graph {
         })
     }
 
+    /// Softmax along `axis` (negative counts from the end), computed with the max subtracted.
     pub fn softmax(&mut self, x: NodeId, axis: isize) -> Result<NodeId, IrError> {
         self.atomically(|g| g.along_last("softmax", x, axis, |g, x| g.push(Op::Softmax, &[x])))
     }
 
+    /// Log-softmax along `axis` (negative counts from the end).
     pub fn log_softmax(&mut self, x: NodeId, axis: isize) -> Result<NodeId, IrError> {
         self.atomically(|g| g.along_last("log_softmax", x, axis, |g, x| g.push(Op::LogSoftmax, &[x])))
     }

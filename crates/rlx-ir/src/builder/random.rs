@@ -3,13 +3,13 @@
 use crate::{DType, Graph, IrError, NodeId, Op, RandomDist, Shape};
 
 impl Graph {
-    /// A run-time random key: an `Input` named `name` of type U32 [2] holding `[seed, offset]`.
+    /// A run-time random key: an `Input` named `name` of type U32 \[2\] holding `[seed, offset]`.
     /// Feed a new offset on each run (each decode step) for a fresh draw without recompiling.
     pub fn rng_key(&mut self, name: &str) -> Result<NodeId, IrError> {
         self.input(name, &[2], DType::U32)
     }
 
-    /// F32 random numbers of shape `dims` drawn from `dist`, keyed by `key` (U32 [2] =
+    /// F32 random numbers of shape `dims` drawn from `dist`, keyed by `key` (U32 \[2\] =
     /// `[seed, offset]`). Element `i` depends only on (seed, offset, i); see [`Op::Random`] for
     /// the exact recipe.
     pub fn random(&mut self, key: NodeId, dist: RandomDist, dims: &[usize]) -> Result<NodeId, IrError> {

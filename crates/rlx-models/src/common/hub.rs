@@ -40,14 +40,18 @@ pub const DEFAULT_ENDPOINT: &str = "https://huggingface.co";
 /// Which files a model needs: a causal LM's or a BERT sentence embedder's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ModelFiles {
+    /// A causal language model: config.json, weights, tokenizer.json (and generation_config.json when present).
     Decoder,
+    /// A BERT sentence embedder: config.json, weights, tokenizer.json and the sentence-transformers files.
     Embedder,
 }
 
 /// A hub model name: the repo id and, for a GGUF repo, the quant tag after `:`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HubName {
+    /// `owner/name`.
     pub repo: String,
+    /// The GGUF quant tag after `:` (`Q4_K_M`), if any.
     pub quant: Option<String>,
 }
 

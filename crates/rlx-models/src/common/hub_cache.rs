@@ -170,7 +170,9 @@ pub struct CachedModel {
     pub name: String,
     /// The built-in model's version, or the hub refs and commit of this snapshot.
     pub revision: String,
+    /// Bytes on disk.
     pub bytes: u64,
+    /// The model's folder (a hub snapshot or rlx's own folder).
     pub path: PathBuf,
 }
 
@@ -275,8 +277,11 @@ pub fn remove_cached(name: &str) -> Result<PathBuf> {
 /// What `rlx fetch --verify` found: the folder checked, the files read, and each problem.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Verified {
+    /// The folder checked.
     pub path: PathBuf,
+    /// How many files were read.
     pub files: usize,
+    /// What is wrong, one line each (empty when nothing is).
     pub problems: Vec<String>,
 }
 

@@ -23,7 +23,9 @@ pub fn f16_weights(precision: Precision) -> bool {
 /// Values of one weight tensor, in the precision asked for.
 #[derive(Clone, Debug, PartialEq)]
 pub enum WeightData {
+    /// f32 values.
     F32(Vec<f32>),
+    /// f16 values.
     F16(Vec<f16>),
 }
 
@@ -69,6 +71,7 @@ impl SafetensorsFile {
         Ok(SafetensorsFile { path: path.to_path_buf(), mmap, data_start: header_len + 8, metadata })
     }
 
+    /// The file's path.
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -1,6 +1,6 @@
 //! Loading tokenizer.json safely, and the tokenizer of a causal language model.
 //!
-//! [`parse_tokenizer`] refuses what the `tokenizers` crate would panic on; every model's
+//! `parse_tokenizer` refuses what the `tokenizers` crate would panic on; every model's
 //! tokenizer.json goes through it (the BERT [`crate::SentenceTokenizer`] and
 //! [`causal_tokenizer`]). A GGUF file carries its own tokenizer ([`crate::gguf_tokenizer`]).
 

@@ -8,6 +8,7 @@ use rlx_runtime::{Executable, HostData};
 
 /// A loaded weight's values, as an executable takes them.
 pub trait Weight {
+    /// The values, as `set_param` takes them.
     fn host_data(&self) -> &dyn HostData;
 }
 

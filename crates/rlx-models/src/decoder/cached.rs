@@ -9,8 +9,8 @@
 //! per chunk, the last chunk padded on the right (the padded rows land after every real
 //! position, where the causal mask hides them, and the next step overwrites them).
 //!
-//! Inputs, all I32: [`INPUT_IDS`] [1, steps], [`POSITIONS`] [steps] (the rotary tables are
-//! constants of the graph, gathered on the device), [`OFFSET`] [1] and [`LOGIT_ROW`] [1], the
+//! Inputs, all I32: [`INPUT_IDS`] [1, steps], [`POSITIONS`] \[steps\] (the rotary tables are
+//! constants of the graph, gathered on the device), [`OFFSET`] \[1\] and [`LOGIT_ROW`] \[1\], the
 //! row whose logits the step returns. A step moves these few words in and one token (or one
 //! row of logits) out.
 
@@ -22,13 +22,13 @@ use crate::common::safetensors::Precision;
 use rlx_ir::{BinaryOp, CompareOp, DType, Graph, IrError, NodeId, Tensor};
 use rlx_nn::prelude::*;
 
-/// I32 [steps]: the position of each row (offset, offset + 1, …).
+/// I32 \[steps\]: the position of each row (offset, offset + 1, …).
 pub const POSITIONS: &str = "positions";
-/// I32 [1]: where this run's rows go in the cache (the position of its first row).
+/// I32 \[1\]: where this run's rows go in the cache (the position of its first row).
 pub const OFFSET: &str = "offset";
-/// I32 [1]: the row (0..steps) whose logits the run returns.
+/// I32 \[1\]: the row (0..steps) whose logits the run returns.
 pub const LOGIT_ROW: &str = "logit_row";
-/// U32 [2] of a [`StepOutput::Sample`] graph: `[seed, offset]` of the random draw
+/// U32 \[2\] of a [`StepOutput::Sample`] graph: `[seed, offset]` of the random draw
 /// (`Graph::rng_key`); a generation passes its seed and the index of the token being drawn.
 pub const RNG_KEY: &str = "rng_key";
 /// I32 [1, capacity] of a sampling graph with a repetition penalty: the tokens so far (prompt
@@ -42,12 +42,12 @@ pub const NON_FINITE_TOKEN: i32 = -1;
 /// What a cached step returns.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum StepOutput {
-    /// The greedy token, I32 [1]: the argmax of the logits on the device (the first index on
+    /// The greedy token, I32 \[1\]: the argmax of the logits on the device (the first index on
     /// ties; NaN counts as the largest, as torch.argmax).
     Token,
     /// The f32 logits of the chosen row, [1, vocab].
     Logits,
-    /// A token drawn on the device by `Graph::sample_tokens` with this spec, I32 [1].
+    /// A token drawn on the device by `Graph::sample_tokens` with this spec, I32 \[1\].
     Sample(rlx_nn::SamplingSpec),
 }
 

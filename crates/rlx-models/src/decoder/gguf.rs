@@ -166,6 +166,7 @@ impl GgufWeights {
         GgufWeights { file, permuted, head_dim: config.head_dim }
     }
 
+    /// The GGUF file the weights are read from.
     pub fn file(&self) -> &GgufFile {
         &self.file
     }

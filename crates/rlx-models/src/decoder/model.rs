@@ -85,6 +85,7 @@ impl Decoder {
         Decoder::with_options(path, device, DecoderOptions { precision, ..Default::default() })
     }
 
+    /// [`Decoder::load`] with every option given.
     pub fn with_options(path: &Path, device: Device, opts: DecoderOptions) -> Result<Decoder> {
         Decoder::with_session(path, Session::new(device)?, opts)
     }
@@ -215,10 +216,12 @@ impl Decoder {
         Decoder::from_weights(session, config, weights, opts)
     }
 
+    /// The model's configuration.
     pub fn config(&self) -> &DecoderConfig {
         &self.config
     }
 
+    /// The device the model runs on.
     pub fn device(&self) -> Device {
         self.session.device()
     }
@@ -228,6 +231,7 @@ impl Decoder {
         &self.session
     }
 
+    /// The options the decoder was loaded with.
     pub fn options(&self) -> &DecoderOptions {
         &self.opts
     }

@@ -19,7 +19,12 @@ pub enum ParamData {
     /// f32 or f16 values.
     Dense(WeightData),
     /// Whole blocks of `quant`, row after row (Hugging Face row order), as the file holds them.
-    Quant { quant: QuantType, bytes: Vec<u8> },
+    Quant {
+        /// The block format.
+        quant: QuantType,
+        /// The packed blocks.
+        bytes: Vec<u8>,
+    },
 }
 
 impl crate::common::weights::Weight for ParamData {

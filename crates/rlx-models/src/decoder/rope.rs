@@ -11,7 +11,9 @@ use super::config::{DecoderConfig, RopeScaling};
 /// share column i).
 #[derive(Clone, Debug, PartialEq)]
 pub struct RopeTables {
+    /// cos of each angle.
     pub cos: Vec<f32>,
+    /// sin of each angle.
     pub sin: Vec<f32>,
     /// Columns: head_dim / 2.
     pub half: usize,

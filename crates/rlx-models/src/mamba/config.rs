@@ -11,6 +11,7 @@ use std::path::Path;
 /// A Mamba-1 language model's shape, as transformers' `MambaConfig` has it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MambaConfig {
+    /// Size of the token vocabulary.
     pub vocab_size: usize,
     /// Width of the residual stream H (`hidden_size`).
     pub hidden_size: usize,
@@ -18,6 +19,7 @@ pub struct MambaConfig {
     pub intermediate_size: usize,
     /// SSM state size N (`state_size`).
     pub state_size: usize,
+    /// Number of layers.
     pub num_hidden_layers: usize,
     /// Depthwise causal convolution width (`conv_kernel`).
     pub conv_kernel: usize,

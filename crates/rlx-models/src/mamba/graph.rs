@@ -19,7 +19,7 @@ use super::MambaConfig;
 use rlx_ir::{DType, Graph, IrError, NodeId};
 use rlx_nn::prelude::*;
 
-/// Name of the I32 [L] token-id input.
+/// Name of the I32 \[L\] token-id input.
 pub const INPUT_IDS: &str = "input_ids";
 /// The embedding table's param name (also the tied lm_head).
 pub const EMBEDDINGS: &str = "backbone.embeddings.weight";

@@ -48,10 +48,12 @@ impl Mamba {
         Ok(Mamba { session, config, weights, compiled: CompileCache::new(1) })
     }
 
+    /// The model's configuration.
     pub fn config(&self) -> &MambaConfig {
         &self.config
     }
 
+    /// The device the model runs on.
     pub fn device(&self) -> Device {
         self.session.device()
     }

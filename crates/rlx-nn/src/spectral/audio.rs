@@ -6,7 +6,7 @@ use rlx_ir::{IrError, Shape};
 /// The Hann window of `n` points: `0.5 − 0.5·cos(2πi / D)` with D = n when `periodic` (the
 /// window of spectral analysis: `torch.hann_window(n)`, `scipy.signal.get_window("hann", n)`,
 /// Whisper's) and D = n − 1 otherwise (`torch.hann_window(n, periodic=False)`,
-/// `np.hanning(n)`). n = 1 gives [1].
+/// `np.hanning(n)`). n = 1 gives \[1\].
 pub fn hann_window(n: usize, periodic: bool) -> Vec<f32> {
     let d = if periodic { n } else { n.saturating_sub(1) };
     if n == 1 || d == 0 {

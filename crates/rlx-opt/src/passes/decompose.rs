@@ -12,7 +12,7 @@ use crate::OptError;
 use rlx_ir::infer::broadcast_shapes;
 use rlx_ir::{BinaryOp, DType, EwProgram, EwStep, NodeId, NormKind, Op, OpKind, ReduceOp, Shape, UnaryOp};
 
-/// The op kinds [`decompose`] rewrites into other ops: a device that lacks one of these still
+/// The op kinds `decompose` rewrites into other ops: a device that lacks one of these still
 /// runs it, as the ops it decomposes into (so nothing ever falls back to the host). Any other
 /// kind a device lacks is an `Unsupported` error.
 pub const DECOMPOSABLE: [OpKind; 11] = [

@@ -9,7 +9,7 @@ use rlx_ir::{Graph, NodeId, Op, Tensor};
 pub const MAX_FOLD_ELEMENTS: usize = 1 << 20;
 
 /// Replaces every node whose inputs are all constants (after folding earlier nodes) and whose
-/// output has at most [`MAX_FOLD_ELEMENTS`] elements by a constant computed with `fold`.
+/// output has at most `MAX_FOLD_ELEMENTS` elements by a constant computed with `fold`.
 /// A node `fold` declines (returns `None`) or answers with a tensor of the wrong type stays as
 /// it is. Node ids are unchanged; constants that become unused are left for [`super::dce`].
 pub fn const_fold(g: &Graph, fold: FoldFn<'_>) -> Result<Graph, OptError> {

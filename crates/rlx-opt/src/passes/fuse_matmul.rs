@@ -20,11 +20,11 @@ struct Epilogue {
     activation: Option<UnaryOp>,
 }
 
-/// Fuses `MatMul` + `Add` of a bias of shape [N] (or [1, …, 1, N]) + optionally one activation
+/// Fuses `MatMul` + `Add` of a bias of shape \[N\] (or [1, …, 1, N]) + optionally one activation
 /// (gelu, gelu_tanh, relu, silu, sigmoid, tanh) into `FusedMatMul`; a matmul followed directly by
 /// one of those activations fuses too. Only when every intermediate value has no other reader and
 /// is not a graph output, and only if the device runs `FusedMatMul` (and `Reshape`, when a
-/// [1, …, 1, N] bias must become [N]).
+/// [1, …, 1, N] bias must become \[N\]).
 pub fn fuse_matmul_epilogue(g: &Graph, caps: &Capabilities) -> Result<Graph, OptError> {
     let mut rw = Rewriter::new(g, "fuse_matmul_epilogue");
     let (plans, absorbed) =

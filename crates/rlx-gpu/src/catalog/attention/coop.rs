@@ -20,7 +20,7 @@ const COOP_ATTN_THREADS: u32 = 128;
 
 unit_keys! {
     /// How the coop attention kernel loads q, k and v (the `LW` and `QKV` defines): one f32 at
-    /// a time, or four (vec4<f32> bindings), which needs every row start divisible by 4.
+    /// a time, or four (`vec4<f32>` bindings), which needs every row start divisible by 4.
     pub enum CoopLoads {
         Scalar,
         Vec4,
@@ -75,9 +75,9 @@ impl CoopHead {
         32
     }
 
-    /// Workgroup memory in bytes: kv_sh [2·BKV][DH+8] halves (the Q block at the start, then
-    /// the K and V tiles), s_sh [64][BKV+4] floats, p_sh [64][BKV+8] halves, red_sh [128]
-    /// floats, kvis_sh [BKV] words and the flags (4 words: the kernel keeps every workgroup
+    /// Workgroup memory in bytes: `kv_sh[2·BKV][DH+8]` halves (the Q block at the start, then
+    /// the K and V tiles), `s_sh[64][BKV+4]` floats, `p_sh[64][BKV+8]` halves, `red_sh[128]`
+    /// floats, `kvis_sh[BKV]` words and the flags (4 words: the kernel keeps every workgroup
     /// variable in 16-byte units).
     pub const fn shared_bytes(self) -> u32 {
         let (pitch, bkv) = (self.dim() + 8, self.keys());

@@ -9,7 +9,7 @@ use bytemuck::{Pod, Zeroable};
 use rlx_ir::{AttentionSpec, AttnLayout, DType, MaskKind};
 
 /// The `mask_kind` codes of [`AttentionParams`], which `attention_common.wgsl` knows as
-/// `MASK_*` (generated from these, [`crate::catalog::consts_wgsl::mask_kinds`]).
+/// `MASK_*` (generated from these, `crate::catalog::consts_wgsl::mask_kinds`).
 pub mod mask {
     pub const NONE: u32 = 0;
     pub const CAUSAL: u32 = 1;

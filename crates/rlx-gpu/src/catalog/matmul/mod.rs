@@ -87,21 +87,21 @@ impl Epilogue {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MatmulKernel {
     /// `matmul_tiled.wgsl` ([`MatmulRung::Tiled64`]), plain or with a bias `[N]` and then the
-    /// activation ([`MatmulParams`]). Bindings a, b, [bias,] c.
+    /// activation ([`MatmulParams`]). Bindings a, b, \[bias,\] c.
     Tiled { bias: bool, act: Option<Epilogue> },
     /// `matmul_reg.wgsl` ([`MatmulRung::Reg128`]), plain or with the same epilogues as the
-    /// tiled matmul ([`MatmulParams`]). Bindings a, b, [bias,] c.
+    /// tiled matmul ([`MatmulParams`]). Bindings a, b, \[bias,\] c.
     Reg { bias: bool, act: Option<Epilogue> },
     /// `matmul_coop.wgsl` ([`MatmulRung::Coop128`] when `wide`, else [`MatmulRung::Coop64`]):
     /// tensor cores, f16 operands, f32 accumulation, the same epilogues ([`MatmulParams`]).
-    /// Bindings a, b, [bias,] c.
+    /// Bindings a, b, \[bias,\] c.
     Coop { wide: bool, bias: bool, act: Option<Epilogue> },
     /// `matmul_coop.wgsl` with `matmul_coop_split.wgsl`: up to three matmuls of one A in one
     /// launch, each to its own output with its own bias (the split-QKV epilogue)
     /// ([`CoopSplitParams`]). Bindings a, b0, b1, b2, c0, c1, c2 [, bias0, bias1, bias2].
     CoopSplit { wide: bool, bias: bool },
     /// `matmul_vec.wgsl`: few rows times a transposed B, one weight row read once per output
-    /// column, the same epilogues ([`MatmulParams`]). Bindings a, b, [bias,] c.
+    /// column, the same epilogues ([`MatmulParams`]). Bindings a, b, \[bias,\] c.
     Vec { bias: bool, act: Option<Epilogue>, f16_b: bool },
     /// `matmul_vec_multi.wgsl`, split form: up to three weights times one A in one launch,
     /// each product to its own output with its own bias (q, k and v) ([`VecMultiParams`]).
@@ -114,7 +114,7 @@ pub enum MatmulKernel {
     VecGated { act: Option<Epilogue>, f16_b: bool, norm: bool },
     /// Split-K's second step (`matmul_splitk.wgsl`): the sum of a matmul's partial products
     /// over slices of K, then the bias and activation ([`SplitKParams`]). Bindings parts,
-    /// [bias,] c.
+    /// \[bias,\] c.
     SplitK { bias: bool, act: Option<Epilogue> },
 }
 

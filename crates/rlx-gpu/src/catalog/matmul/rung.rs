@@ -54,7 +54,7 @@ impl MatmulRung {
     }
 
     /// Halves in one stage of one cooperative-matrix tile: the larger of its k-contiguous
-    /// layout [tile][40] and its other layout [32][tile + 8] (see matmul_coop.wgsl).
+    /// layout `[tile][40]` and its other layout `[32][tile + 8]` (see matmul_coop.wgsl).
     pub const fn coop_stage(self) -> u32 {
         let t = self.tile();
         let rows = t * 40;

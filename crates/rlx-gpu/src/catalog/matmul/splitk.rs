@@ -45,7 +45,7 @@ impl SplitKParams {
 
 /// How many slices of K the single (unbatched) matmul `p` on `rung` is cut into, if any: the
 /// fewest (2, 4, 8 or 16) that give the launch [`MIN_WIDE_WORKGROUPS`] workgroups, each slice a
-/// whole number of [`SLICE_UNIT`]s and at least [`MIN_SLICE`] long. `None` when the launch is
+/// whole number of `SLICE_UNIT`s and at least `MIN_SLICE` long. `None` when the launch is
 /// already big enough or K too short to cut.
 pub fn split_count(p: &MatmulParams, rung: MatmulRung) -> Option<u32> {
     if p.batch != 1 || p.m == 0 || p.n == 0 {
@@ -73,7 +73,7 @@ pub fn split_count(p: &MatmulParams, rung: MatmulRung) -> Option<u32> {
 }
 
 /// The first step's params: `p` as a batch of `splits` products, batch s reading K slice s of
-/// A and B and writing partial product s (contiguous [splits][M][N] from offset 0).
+/// A and B and writing partial product s (contiguous `[splits][M][N]` from offset 0).
 pub fn partial_params(p: &MatmulParams, splits: u32) -> MatmulParams {
     let slice = p.k / splits;
     MatmulParams {

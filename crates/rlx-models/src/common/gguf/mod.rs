@@ -86,6 +86,7 @@ impl GgufFile {
         Ok(GgufFile { path: path.to_path_buf(), mmap, header })
     }
 
+    /// The file's path.
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -170,6 +171,7 @@ impl GgufFile {
         }
     }
 
+    /// The bool at `key`; an error naming the key when it is missing or of another type.
     pub fn get_bool(&self, key: &str) -> Result<bool> {
         match self.require(key)? {
             GgufValue::Bool(b) => Ok(*b),
@@ -177,16 +179,19 @@ impl GgufFile {
         }
     }
 
+    /// The string at `key`, as [`GgufFile::get_bool`].
     pub fn get_str(&self, key: &str) -> Result<&str> {
         let v = self.require(key)?;
         v.as_str().ok_or_else(|| self.wrong_type(key, "string", v))
     }
 
+    /// The array at `key`, as [`GgufFile::get_bool`].
     pub fn get_array(&self, key: &str) -> Result<&GgufArray> {
         let v = self.require(key)?;
         v.as_array().ok_or_else(|| self.wrong_type(key, "array", v))
     }
 
+    /// The array of strings at `key`, as [`GgufFile::get_bool`].
     pub fn get_str_array(&self, key: &str) -> Result<&[String]> {
         match self.require(key)? {
             GgufValue::Array(GgufArray::String(v)) => Ok(v),
@@ -194,6 +199,7 @@ impl GgufFile {
         }
     }
 
+    /// The array of f32 at `key`, as [`GgufFile::get_bool`].
     pub fn get_f32_array(&self, key: &str) -> Result<&[f32]> {
         match self.require(key)? {
             GgufValue::Array(GgufArray::F32(v)) => Ok(v),
@@ -201,6 +207,7 @@ impl GgufFile {
         }
     }
 
+    /// The array of i32 at `key`, as [`GgufFile::get_bool`].
     pub fn get_i32_array(&self, key: &str) -> Result<&[i32]> {
         match self.require(key)? {
             GgufValue::Array(GgufArray::I32(v)) => Ok(v),

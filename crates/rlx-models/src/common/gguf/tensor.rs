@@ -18,8 +18,11 @@ pub(super) const TENSOR_INFO_MIN_BYTES: usize = 8 + 4 + 4 + 8;
 /// A tensor's element type, among those rlx reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum GgmlType {
+    /// IEEE binary32.
     F32,
+    /// IEEE binary16.
     F16,
+    /// bfloat16.
     BF16,
     /// Blocks of a [`QuantType`], laid along each row (GGUF's first, fastest dimension).
     Quant(QuantType),
@@ -108,9 +111,11 @@ impl fmt::Display for GgmlType {
 /// fits, aligned data inside the file that overlaps no other tensor's.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TensorInfo {
+    /// The tensor's name in the file.
     pub name: String,
     /// rlx's row-major shape: GGUF's dims reversed (GGUF lists the fastest dimension first).
     pub shape: Vec<usize>,
+    /// Its element or block type.
     pub ty: GgmlType,
     /// Offset of the data from the start of the data section, as the file gives it.
     pub offset: u64,
@@ -208,9 +213,11 @@ pub(super) fn index_by_name(tensors: &[TensorInfo]) -> Result<HashMap<String, us
 /// A tensor's data as it lies in the mapped file.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TensorView<'a> {
+    /// The tensor's name in the file.
     pub name: &'a str,
     /// rlx's row-major shape (GGUF's dims reversed).
     pub shape: Vec<usize>,
+    /// Its element or block type.
     pub ty: GgmlType,
     /// The packed data: little-endian floats, or whole blocks of `ty`.
     pub bytes: &'a [u8],

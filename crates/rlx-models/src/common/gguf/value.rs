@@ -11,18 +11,31 @@ pub const MAX_ARRAY_DEPTH: usize = 16;
 /// The type of a metadata value, as GGUF numbers it (`U8` = 0 … `F64` = 12).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum GgufValueType {
+    /// GGUF's u8 value type.
     U8,
+    /// GGUF's i8 value type.
     I8,
+    /// GGUF's u16 value type.
     U16,
+    /// GGUF's i16 value type.
     I16,
+    /// GGUF's u32 value type.
     U32,
+    /// GGUF's i32 value type.
     I32,
+    /// GGUF's f32 value type.
     F32,
+    /// GGUF's bool value type.
     Bool,
+    /// GGUF's UTF-8 string value type.
     String,
+    /// GGUF's array value type.
     Array,
+    /// GGUF's u64 value type.
     U64,
+    /// GGUF's i64 value type.
     I64,
+    /// GGUF's f64 value type.
     F64,
 }
 
@@ -78,36 +91,62 @@ impl fmt::Display for GgufValueType {
 /// One metadata value.
 #[derive(Clone, Debug, PartialEq)]
 pub enum GgufValue {
+    /// A value of type u8.
     U8(u8),
+    /// A value of type i8.
     I8(i8),
+    /// A value of type u16.
     U16(u16),
+    /// A value of type i16.
     I16(i16),
+    /// A value of type u32.
     U32(u32),
+    /// A value of type i32.
     I32(i32),
+    /// A value of type u64.
     U64(u64),
+    /// A value of type i64.
     I64(i64),
+    /// A value of type f32.
     F32(f32),
+    /// A value of type f64.
     F64(f64),
+    /// A value of type bool.
     Bool(bool),
+    /// A UTF-8 string.
     String(String),
+    /// An array (of one element type).
     Array(GgufArray),
 }
 
 /// An array value: one vector of its element type.
 #[derive(Clone, Debug, PartialEq)]
 pub enum GgufArray {
+    /// u8 elements.
     U8(Vec<u8>),
+    /// i8 elements.
     I8(Vec<i8>),
+    /// u16 elements.
     U16(Vec<u16>),
+    /// i16 elements.
     I16(Vec<i16>),
+    /// u32 elements.
     U32(Vec<u32>),
+    /// i32 elements.
     I32(Vec<i32>),
+    /// u64 elements.
     U64(Vec<u64>),
+    /// i64 elements.
     I64(Vec<i64>),
+    /// f32 elements.
     F32(Vec<f32>),
+    /// f64 elements.
     F64(Vec<f64>),
+    /// bool elements.
     Bool(Vec<bool>),
+    /// UTF-8 string elements.
     String(Vec<String>),
+    /// Arrays of arrays.
     Array(Vec<GgufArray>),
 }
 
@@ -158,6 +197,7 @@ impl GgufValue {
         }
     }
 
+    /// The string, when the value is one.
     pub fn as_str(&self) -> Option<&str> {
         match self {
             GgufValue::String(s) => Some(s),
@@ -165,6 +205,7 @@ impl GgufValue {
         }
     }
 
+    /// The array, when the value is one.
     pub fn as_array(&self) -> Option<&GgufArray> {
         match self {
             GgufValue::Array(a) => Some(a),
@@ -210,6 +251,7 @@ impl GgufArray {
         }
     }
 
+    /// Whether the array has no element.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

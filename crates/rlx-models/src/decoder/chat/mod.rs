@@ -44,18 +44,22 @@ const NAME: &str = "chat_template";
 pub struct Message {
     /// `system`, `user` or `assistant` (templates may know others).
     pub role: String,
+    /// The message's text.
     pub content: String,
 }
 
 impl Message {
+    /// A message of any role.
     pub fn new(role: impl Into<String>, content: impl Into<String>) -> Message {
         Message { role: role.into(), content: content.into() }
     }
 
+    /// A `system` message.
     pub fn system(content: impl Into<String>) -> Message {
         Message::new("system", content)
     }
 
+    /// A `user` message.
     pub fn user(content: impl Into<String>) -> Message {
         Message::new("user", content)
     }

@@ -22,6 +22,7 @@ pub use moe::MoeConfig;
 /// q/k norms and sliding-window attention.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Architecture {
+    /// Llama (and the families that share its layout).
     Llama,
     /// Bias on the q, k and v projections (not on o).
     Qwen2,
@@ -34,6 +35,7 @@ pub enum Architecture {
 }
 
 impl Architecture {
+    /// Every architecture, in declaration order.
     pub const ALL: [Architecture; 5] = [
         Architecture::Llama,
         Architecture::Qwen2,
@@ -80,14 +82,21 @@ pub enum RopeScaling {
     /// Plain rope: frequency i is θ^(−2i/d).
     None,
     /// Position interpolation (`"linear"`): every frequency divided by `factor`.
-    Linear { factor: f64 },
+    Linear {
+        /// The divisor.
+        factor: f64,
+    },
     /// Llama 3.1's `"llama3"`: wavelengths longer than `original_max_position_embeddings /
     /// low_freq_factor` divided by `factor`, shorter than `... / high_freq_factor` kept, the band
     /// between interpolated smoothly. See [`super::rope::inverse_frequencies`].
     Llama3 {
+        /// The divisor of the long wavelengths.
         factor: f64,
+        /// Wavelengths past `original_max_position_embeddings / low_freq_factor` are divided.
         low_freq_factor: f64,
+        /// Wavelengths below `original_max_position_embeddings / high_freq_factor` are kept.
         high_freq_factor: f64,
+        /// The context length the model was first trained for.
         original_max_position_embeddings: usize,
     },
     /// llama.cpp's `rope_freqs.weight` (its converter's form of Llama 3.1's `"llama3"`
@@ -98,19 +107,29 @@ pub enum RopeScaling {
 /// Everything the decoder graph and the weight loader need from config.json.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DecoderConfig {
+    /// The model family.
     pub architecture: Architecture,
+    /// Size of the token vocabulary.
     pub vocab_size: usize,
+    /// Width of the residual stream.
     pub hidden_size: usize,
+    /// Width of the MLP.
     pub intermediate_size: usize,
+    /// Number of layers.
     pub num_hidden_layers: usize,
+    /// Query heads per layer.
     pub num_attention_heads: usize,
     /// K/V heads; `num_attention_heads` is a multiple of it (grouped-query attention).
     pub num_key_value_heads: usize,
     /// Per-head size; `hidden_size / num_attention_heads` unless config.json says otherwise.
     pub head_dim: usize,
+    /// Epsilon of every RMSNorm.
     pub rms_norm_eps: f32,
+    /// Rope base θ.
     pub rope_theta: f64,
+    /// How rope frequencies are scaled.
     pub rope_scaling: RopeScaling,
+    /// Longest context the checkpoint was trained for.
     pub max_position_embeddings: usize,
     /// The output projection is the token embedding table (no `lm_head.weight` needed).
     pub tie_word_embeddings: bool,

@@ -31,7 +31,9 @@ use rlx_nn::prelude::*;
 
 /// Names of the graph's inputs.
 pub const INPUT_IDS: &str = "input_ids";
+/// Name of the rope cos table input ([positions, head_dim / 2], F32).
 pub const ROPE_COS: &str = "rope_cos";
+/// Name of the rope sin table input ([positions, head_dim / 2], F32).
 pub const ROPE_SIN: &str = "rope_sin";
 /// Input of a [`LogitRows::Selected`] graph: I32 `[batch]`, the row of `[batch · seq]` (flat,
 /// `b · seq + position`) whose logits each sequence returns.

@@ -19,7 +19,7 @@ pub struct BenchGenerateOptions<'a> {
     pub common: &'a CommonArgs,
     pub decoder: &'a DecoderArgs,
     /// Store every matrix whose rows are whole blocks of this format quantized (`--quant`).
-    pub quant: Option<rlx_ir::QuantType>,
+    pub quant: Option<rlx::ir::QuantType>,
 }
 
 /// One device's figures.

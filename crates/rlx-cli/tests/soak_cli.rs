@@ -5,7 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use rlx_runtime::Device;
+use rlx::runtime::Device;
 use std::process::Command;
 
 #[test]

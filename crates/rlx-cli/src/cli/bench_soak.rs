@@ -18,9 +18,9 @@
 use super::bench_args::SoakArgs;
 use super::fetch::resolve_model_dir;
 use rlx::prelude::Device;
+use rlx::runtime::{Executable, LiveObjects, Session};
 use rlx_models::{BertConfig, Embedder, EmbedderOptions};
 use rlx_parity::{Built, CaseCtx};
-use rlx_runtime::{Executable, LiveObjects, Session};
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::sync::Mutex;

@@ -86,7 +86,7 @@ pub struct GraphArgs {
     /// weight bytes; M×K×N from --matmul-shape (default 1×n×n, a decode step). The generate
     /// workload stores its matrices in these blocks too.
     #[arg(long)]
-    pub quant: Option<rlx_ir::QuantType>,
+    pub quant: Option<rlx::ir::QuantType>,
     /// Only the `ops` workload's cases whose name contains this (see `parity --bench-cases
     /// --list`).
     #[arg(long = "case")]
