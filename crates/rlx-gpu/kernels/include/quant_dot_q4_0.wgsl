@@ -7,3 +7,6 @@ fn piece_dot(row: u32, pc: u32, xa: vec4<f32>, xb: vec4<f32>, sx: f32) -> f32 {
     let s = fma(xa, lanes_f(q.x, 0xfu, 8.0), xb * lanes_f(q.y, 0xfu, 8.0));
     return f16_at(bb) * lane_sum(s);
 }
+
+// Pieces per run of matmul_quant_vec1.wgsl: two, so the run's shared scales unpack once.
+const PER: u32 = 2u;

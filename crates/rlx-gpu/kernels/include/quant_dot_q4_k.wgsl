@@ -10,3 +10,6 @@ fn piece_dot(row: u32, pc: u32, xa: vec4<f32>, xb: vec4<f32>, sx: f32) -> f32 {
     let d = fma(xa, lanes_f(w[a] >> sh, 0xfu, 0.0), xb * lanes_f(w[a + 1u] >> sh, 0xfu, 0.0));
     return f.x * lane_sum(d) - f.y * sx;
 }
+
+// Pieces per run of matmul_quant_vec1.wgsl: two, so the run's shared scales unpack once.
+const PER: u32 = 2u;

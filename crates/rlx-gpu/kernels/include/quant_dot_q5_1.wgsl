@@ -13,3 +13,6 @@ fn piece_dot(row: u32, pc: u32, xa: vec4<f32>, xb: vec4<f32>, sx: f32) -> f32 {
     let dm = w[bb >> 2u];
     return f16_bits(dm & 0xffffu) * lane_sum(s) + f16_bits(dm >> 16u) * sx;
 }
+
+// Pieces per run of matmul_quant_vec1.wgsl: two, so the run's shared scales unpack once.
+const PER: u32 = 2u;

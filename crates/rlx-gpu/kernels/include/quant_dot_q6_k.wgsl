@@ -17,3 +17,6 @@ fn piece_dot(row: u32, pc: u32, xa: vec4<f32>, xb: vec4<f32>, sx: f32) -> f32 {
     let sc = u_f((byte_at(sc_byte) ^ 0x80u)) - 128.0;
     return f16_at(bb + 208u) * sc * lane_sum(s);
 }
+
+// Pieces per run of matmul_quant_vec1.wgsl: two, so the run's shared scales unpack once.
+const PER: u32 = 2u;

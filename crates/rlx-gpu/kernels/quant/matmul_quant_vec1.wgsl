@@ -14,15 +14,15 @@
 // through the exponent field (quant_dot_common.wgsl), never with int → float conversions.
 //
 // Workgroup: TPB invocations over COLS = 4 weight rows (output columns); invocation t takes
-// runs of PER pieces t, t + TPB, … of each. The COLS × TPB partial sums add up in shared memory in a fixed
+// runs t, t + TPB, … of PER consecutive pieces of each. The dot file sets PER (K is whole
+// blocks, so a multiple of 32 and of 8 · PER): 2 for the formats with their own dot, whose
+// run shares its block's scales, which the compiler then loads and unpacks once (Q4_K 59 →
+// 53 µs at 1×14336×4096 on an H100, the others within a microsecond), 1 over the generic
+// decoder (2 left half the invocations idle at K = 2048: NVFP4 31 → 40 µs). The COLS × TPB partial sums add up in shared memory in a fixed
 // order, so the result does not depend on timing. Grid: x, y over ⌈N / COLS⌉ (linear); z is 1.
 
 const COLS: u32 = 4u;
 const TPB: u32 = 256u;
-// Consecutive pieces an invocation takes per step (K is whole blocks, so of 32 weights, so a
-// multiple of 8 · PER): the pieces of one block share its scales, which the compiler then
-// loads and unpacks once.
-const PER: u32 = 2u;
 // Partial sums per column after the first fold (TPB / 4).
 const FOLD: u32 = 64u;
 

@@ -245,7 +245,11 @@ mod tests {
             // The one-row kernel's sub-block dot is this format's own or the generic one.
             let one = spec(QuantKernel::MatVecOne(q)).source;
             let own = format!("\n// {}'s sub-block dot", q.name());
-            assert!(one.contains(&own) || one.contains("\n// The sub-block dot of matmul_quant_vec1.wgsl for types without"), "{q}");
+            assert!(
+                one.contains(&own)
+                    || one.contains("\n// The sub-block dot of matmul_quant_vec1.wgsl for types without"),
+                "{q}"
+            );
             // The decoder appended is this format's (its header names it) with its geometry.
             let all = [
                 QuantKernel::MatVecOne(q),
