@@ -4,9 +4,9 @@
 //! `quant_common.wgsl`, `quant_k_scales.wgsl`, `quant_minifloat.wgsl` and the type's decoder
 //! (`quant_<type>.wgsl`, which defines `decode`) are concatenated at build time.
 //!
-//! - [`QuantKernel::MatVecOne`]: `matmul_quant_vec1.wgsl`, one row of x (a decode step): whole
-//!   32-weight sub-blocks per step through the type's sub-block dot (`quant_dot_<type>.wgsl`,
-//!   or `quant_dot_generic.wgsl` over the decoder).
+//! - [`QuantKernel::MatVecOne`]: `matmul_quant_vec1.wgsl`, one row of x (a decode step): each
+//!   invocation takes the same 8-weight pieces of four weight rows through the type's piece dot
+//!   (`quant_dot_<type>.wgsl`, or `quant_dot_generic.wgsl` over the decoder).
 //! - [`QuantKernel::MatVec`]: `matmul_quant_vec.wgsl`, a few rows (M ≤ [`QUANT_VEC_ROWS`] per
 //!   row chunk), each decoded weight used for every row.
 //! - [`QuantKernel::Tiled`]: `matmul_quant_tiled.wgsl`, 64×64 f32 tiles for prefill; every device.
@@ -242,14 +242,12 @@ mod tests {
             assert_eq!(index(q), i);
             let stem = q.name().to_lowercase();
             assert_eq!(spec(QuantKernel::MatVec(q)).name, format!("matmul_quant_vec_{stem}_f32"));
-            // The one-row kernel's sub-block dot is this format's own or the generic one.
+            // The one-row kernel's piece dot is this format's own or the generic one, once.
             let one = spec(QuantKernel::MatVecOne(q)).source;
-            let own = format!("\n// {}'s sub-block dot", q.name());
-            assert!(
-                one.contains(&own)
-                    || one.contains("\n// The sub-block dot of matmul_quant_vec1.wgsl for types without"),
-                "{q}"
-            );
+            let own = one.matches(&format!("\n// {}'s piece dot", q.name())).count();
+            let generic =
+                one.matches("\n// The piece dot of matmul_quant_vec1.wgsl for types without").count();
+            assert_eq!(own + generic, 1, "{q}");
             // The decoder appended is this format's (its header names it) with its geometry.
             let all = [
                 QuantKernel::MatVecOne(q),
