@@ -18,8 +18,9 @@
 // blocks, so a multiple of 32 and of 8 · PER): 2 for the formats with their own dot, whose
 // run shares its block's scales, which the compiler then loads and unpacks once (Q4_K 59 →
 // 53 µs at 1×14336×4096 on an H100, the others within a microsecond), 1 over the generic
-// decoder (2 left half the invocations idle at K = 2048: NVFP4 31 → 40 µs). The COLS × TPB partial sums add up in shared memory in a fixed
-// order, so the result does not depend on timing. Grid: x, y over ⌈N / COLS⌉ (linear); z is 1.
+// decoder (2 left half the invocations idle at K = 2048: NVFP4 31 → 40 µs). The COLS × TPB
+// partial sums add up in shared memory in a fixed order, so the result does not depend on
+// timing. Grid: x, y over ⌈N / COLS⌉ (linear); z is 1.
 
 const COLS: u32 = 4u;
 const TPB: u32 = 256u;
