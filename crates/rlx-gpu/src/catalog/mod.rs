@@ -89,6 +89,39 @@ macro_rules! per_type {
     };
 }
 
+/// `quant_dot_common.wgsl` and one sub-block dot file, as a tail of [`quant_src!`].
+macro_rules! dot_src {
+    ($dot:literal) => {
+        concat!("\n", kernel_src!("include/quant_dot_common.wgsl", $dot))
+    };
+}
+
+/// One source per [`QuantType::ALL`] entry of the one-row kernel `kernel`: [`per_type!`] with
+/// the type's sub-block dot appended (`quant_dot_<type>.wgsl`, or `quant_dot_generic.wgsl` over
+/// the decoder for types without their own), after `quant_dot_common.wgsl`.
+macro_rules! per_type_dot {
+    ($kernel:literal) => {
+        [
+            quant_src!($kernel, "include/quant_q8_0.wgsl", dot_src!("include/quant_dot_q8_0.wgsl")),
+            quant_src!($kernel, "include/quant_q4_0.wgsl", dot_src!("include/quant_dot_q4_0.wgsl")),
+            quant_src!($kernel, "include/quant_q4_k.wgsl", dot_src!("include/quant_dot_q4_k.wgsl")),
+            quant_src!($kernel, "include/quant_q5_k.wgsl", dot_src!("include/quant_dot_q5_k.wgsl")),
+            quant_src!($kernel, "include/quant_q6_k.wgsl", dot_src!("include/quant_dot_q6_k.wgsl")),
+            quant_src!($kernel, "include/quant_q4_1.wgsl", dot_src!("include/quant_dot_q4_1.wgsl")),
+            quant_src!($kernel, "include/quant_q8_asym.wgsl", dot_src!("include/quant_dot_q8_asym.wgsl")),
+            quant_src!($kernel, "include/quant_fp8_e4m3.wgsl", dot_src!("include/quant_dot_generic.wgsl")),
+            quant_src!($kernel, "include/quant_fp8_e5m2.wgsl", dot_src!("include/quant_dot_generic.wgsl")),
+            quant_src!($kernel, "include/quant_nvfp4.wgsl", dot_src!("include/quant_dot_generic.wgsl")),
+            quant_src!($kernel, "include/quant_q5_0.wgsl", dot_src!("include/quant_dot_q5_0.wgsl")),
+            quant_src!($kernel, "include/quant_q5_1.wgsl", dot_src!("include/quant_dot_q5_1.wgsl")),
+            quant_src!($kernel, "include/quant_q2_k.wgsl", dot_src!("include/quant_dot_generic.wgsl")),
+            quant_src!($kernel, "include/quant_q3_k.wgsl", dot_src!("include/quant_dot_generic.wgsl")),
+            quant_src!($kernel, "include/quant_iq4_nl.wgsl", dot_src!("include/quant_dot_generic.wgsl")),
+            quant_src!($kernel, "include/quant_iq4_xs.wgsl", dot_src!("include/quant_dot_generic.wgsl")),
+        ]
+    };
+}
+
 /// A key enum whose variants carry no data, with `ALL`: every variant in declaration order,
 /// generated from the one list so that it cannot miss one. Keys are small values that hash.
 macro_rules! unit_keys {

@@ -2,7 +2,8 @@
 //! (U8) is bound as it is stored, one byte per element; x has been widened to f32 by rlx-opt.
 //!
 //! - QuantMatMul: x [..., K] is M = Π leading dims rows; the path ([`QuantPath::choose`]) is the
-//!   matrix-vector kernel for M ≤ 8 unless a matmul kernel is forced, else the cooperative-matrix
+//!   one-row kernel for M = 1 and the matrix-vector kernel for M ≤ 8 unless a matmul kernel is
+//!   forced, else the cooperative-matrix
 //!   tile where the device and precision allow, else the f32 tile. K = 0 (an empty weight) with a
 //!   non-empty output is a fill with zeros.
 //! - QuantGather: one launch over the ids; an empty table (V = 0) makes every id out of range, so
@@ -38,7 +39,7 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
             let kernel = path.kernel(quant);
             let p = QuantParams::new(kernel_name(kernel), quant, m, n, k)?;
             let grid = match path {
-                QuantPath::MatVec => p.vec_grid()?,
+                QuantPath::MatVecOne | QuantPath::MatVec => p.vec_grid()?,
                 QuantPath::Tiled | QuantPath::Coop => p.tile_grid(kernel_name(kernel))?,
             };
             out.push(at.step(KernelKey::Quant(kernel), vec![x, w, dst], &p, grid));

@@ -22,13 +22,15 @@ fn rows_device_and_forcing_pick_the_kernel() {
     let q = QuantType::Q6K;
     let lava = GpuLimits::lavapipe();
     let s = schedule_with(&quant_graph(1, 9, 512, q), &lava, &KernelOptions::default());
-    assert_eq!(keys(&s), [KernelKey::Quant(QuantKernel::MatVec(q))]);
+    assert_eq!(keys(&s), [KernelKey::Quant(QuantKernel::MatVecOne(q))]);
     assert_eq!(s.steps[0].workgroups, [3, 1, 1]);
     // The weight is bound as its 9 · 420 bytes, not widened.
     let w = s.steps[0].operands[1];
     assert_eq!((w.buffer, w.size), (BufferId::Leaf(1), 9 * 420));
     let p: QuantParams = bytemuck::pod_read_unaligned(&s.steps[0].params);
     assert_eq!((p.m, p.n, p.k, p.row_bytes, p.last_word), (1, 9, 512, 420, (9 * 420 - 1) / 4));
+    let s = schedule_with(&quant_graph(2, 9, 512, q), &lava, &KernelOptions::default());
+    assert_eq!(keys(&s), [KernelKey::Quant(QuantKernel::MatVec(q))]);
     let s = schedule_with(&quant_graph(37, 70, 512, q), &lava, &KernelOptions::default());
     assert_eq!(keys(&s), [KernelKey::Quant(QuantKernel::Tiled(q))]);
     assert_eq!(s.steps[0].workgroups, [2, 1, 1]);
@@ -66,6 +68,8 @@ fn every_format_lowers_to_its_own_kernels() {
     for q in QuantType::ALL {
         let k = 2 * q.block_elems();
         let s = schedule_with(&quant_graph(1, 3, k, q), &lava, &KernelOptions::default());
+        assert_eq!(keys(&s), [KernelKey::Quant(QuantKernel::MatVecOne(q))]);
+        let s = schedule_with(&quant_graph(3, 3, k, q), &lava, &KernelOptions::default());
         assert_eq!(keys(&s), [KernelKey::Quant(QuantKernel::MatVec(q))]);
         let s = schedule_with(&quant_graph(9, 3, k, q), &lava, &KernelOptions::default());
         assert_eq!(keys(&s), [KernelKey::Quant(QuantKernel::Tiled(q))]);

@@ -1,6 +1,7 @@
 //! The ops on packed quantized weights: every GGUF block format the GPU kernels decode (`formats`;
-//! Q4_1 and rlx's own formats are in `quant_formats`) × the matrix-vector path (M = 1, 5, 8,
-//! batch dims), the tiled path (M = 9, 33, 37, 70 with batch dims) and QuantGather, on random
+//! Q4_1 and rlx's own formats are in `quant_formats`) × the one-row path (M = 1: K of 1 to
+//! 17 blocks or super-blocks, more pieces than a workgroup's invocations, batch dims), the
+//! matrix-vector path (M = 5, 8, batch dims), the tiled path (M = 9, 33, 37, 70 with batch dims) and QuantGather, on random
 //! valid blocks; K of 1 to 5 blocks, rows whose byte width is not a word multiple (Q8_0, Q4_0,
 //! Q5_0, Q3_K, Q6_K, IQ4_NL), column counts that are not multiples of 8 or of the kernels'
 //! tiles, an f16 x, K = 0, and NaN scales. Each shape runs
@@ -85,8 +86,14 @@ fn matmul_cases(out: &mut Vec<(String, Shape)>, q: QuantType) {
     let stem = q.name().to_lowercase();
     // Legacy formats: 3 blocks (rows of 102 / 54 bytes, not word multiples); K-quants: 1 and 2.
     let (k1, k2) = if q.block_elems() == 32 { (3, 5) } else { (1, 2) };
-    let shapes: [(&str, &'static [usize], usize, usize, usize); 8] = [
+    // The one-row kernel (M = 1): K of 7 blocks or 3 super-blocks (not a multiple of 256 for
+    // the legacy formats), and 4352 elements, more pieces than a workgroup has invocations.
+    let (k_odd, k_long) = if q.block_elems() == 32 { (7, 136) } else { (3, 17) };
+    let shapes: [(&str, &'static [usize], usize, usize, usize); 11] = [
         ("m1", &[], 1, 67, k2),
+        ("m1_k_odd", &[], 1, 7, k_odd),
+        ("m1_long", &[], 1, 5, k_long),
+        ("batch_1x1", &[1], 1, 9, k1),
         ("m9_k1", &[], 9, 13, 1),
         ("m33_k3", &[], 33, 21, 3),
         ("m5", &[], 5, 33, k1),

@@ -1,8 +1,8 @@
 //! rlx's own block formats (Q4_1, Q8_ASYM, FP8_E4M3, FP8_E5M2, NVFP4), LoRA, dot_general and
 //! einsum.
 //!
-//! - `dq_<format>_*`: per format, decode rows (M = 1, and M = 6 over batch dims) on the
-//!   matrix-vector kernel, prompt rows (M = 37) on the device's tile, M = 3 forced onto the f32
+//! - `dq_<format>_*`: per format, decode rows (M = 1 on the one-row kernel, K of a few blocks
+//!   and of 4352 elements, and M = 6 over batch dims on the matrix-vector kernel), prompt rows (M = 37) on the device's tile, M = 3 forced onto the f32
 //!   tile, M = 37 forced onto cooperative matrices at `Precision::Mixed` ([`F16_OPERANDS_TOL`]:
 //!   the operands are rounded to f16; lavapipe reports it unavailable), a QuantGather with ids
 //!   past both ends, weights made by the host quantizer (nvfp4 with its global scale), and a
@@ -54,6 +54,9 @@ fn format_cases(out: &mut Vec<Case>, q: QuantType) {
     for (tag, batch, m, n) in shapes {
         out.push(Case::new(format!("dq_{s}_{tag}"), move |c| matmul(c, q, batch, m, n, blocks)));
     }
+    // The one-row kernel over K = 4352: more pieces than a workgroup has invocations.
+    let long = 4352 / q.block_elems();
+    out.push(Case::new(format!("dq_{s}_m1_long"), move |c| matmul(c, q, &[], 1, 5, long)));
     let name = format!("dq_{s}_m3_tiled");
     let case = Case::new(name.clone(), move |c| matmul(c, q, &[], 3, 67, blocks));
     out.push(case.with_kernels(name, Precision::F32, Some(MatmulKernel::Tiled64)));

@@ -4,8 +4,11 @@
 //! `quant_common.wgsl`, `quant_k_scales.wgsl`, `quant_minifloat.wgsl` and the type's decoder
 //! (`quant_<type>.wgsl`, which defines `decode`) are concatenated at build time.
 //!
-//! - [`QuantKernel::MatVec`]: `matmul_quant_vec.wgsl`, the decode path (M ≤ [`QUANT_VEC_ROWS`]
-//!   per row chunk), memory bound.
+//! - [`QuantKernel::MatVecOne`]: `matmul_quant_vec1.wgsl`, one row of x (a decode step): each
+//!   invocation takes the same 8-weight pieces of four weight rows through the type's piece dot
+//!   (`quant_dot_<type>.wgsl`, or `quant_dot_generic.wgsl` over the decoder).
+//! - [`QuantKernel::MatVec`]: `matmul_quant_vec.wgsl`, a few rows (M ≤ [`QUANT_VEC_ROWS`] per
+//!   row chunk), each decoded weight used for every row.
 //! - [`QuantKernel::Tiled`]: `matmul_quant_tiled.wgsl`, 64×64 f32 tiles for prefill; every device.
 //! - [`QuantKernel::Coop`]: `matmul_quant_coop.wgsl`, the same tile on cooperative matrices (f16
 //!   operands, f32 accumulation); devices with [`crate::GpuLimits::cooperative_matrix`].
@@ -25,6 +28,7 @@ use rlx_ir::QuantType;
 /// A kernel of the quant family, for one block format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum QuantKernel {
+    MatVecOne(QuantType),
     MatVec(QuantType),
     Tiled(QuantType),
     Coop(QuantType),
@@ -34,8 +38,13 @@ pub enum QuantKernel {
 impl QuantKernel {
     /// Every key of this family, in a fixed order.
     pub fn all() -> Vec<QuantKernel> {
-        let kinds: [fn(QuantType) -> QuantKernel; 4] =
-            [QuantKernel::MatVec, QuantKernel::Tiled, QuantKernel::Coop, QuantKernel::Gather];
+        let kinds: [fn(QuantType) -> QuantKernel; 5] = [
+            QuantKernel::MatVecOne,
+            QuantKernel::MatVec,
+            QuantKernel::Tiled,
+            QuantKernel::Coop,
+            QuantKernel::Gather,
+        ];
         kinds.iter().flat_map(|k| QuantType::ALL.map(k)).collect()
     }
 }
@@ -43,6 +52,7 @@ impl QuantKernel {
 /// Which kernel a quantized matmul runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum QuantPath {
+    MatVecOne,
     MatVec,
     Tiled,
     Coop,
@@ -51,15 +61,16 @@ pub enum QuantPath {
 impl QuantPath {
     /// The path for `m` rows of x on a device with `limits`, as `options` allow: a forced
     /// `MatmulKernel::Coop` takes the cooperative-matrix kernel (or fails naming what is
-    /// missing), any other forced kernel the f32 tile; otherwise few rows take the
-    /// matrix-vector kernel and more the cooperative-matrix kernel where the device and the
-    /// precision allow it, else the f32 tile.
+    /// missing), any other forced kernel the f32 tile; otherwise one row takes the one-row
+    /// kernel, a few rows the matrix-vector kernel and more the cooperative-matrix kernel where
+    /// the device and the precision allow it, else the f32 tile.
     pub fn choose(m: usize, limits: &GpuLimits, options: &KernelOptions) -> Result<Self, String> {
         const WHAT: &str = "quantized matmul on cooperative matrices";
         let coop = || coop_available(WHAT, limits, options.precision);
         match options.matmul {
             Some(MatmulKernel::Coop) => coop().map(|()| QuantPath::Coop),
             Some(MatmulKernel::Tiled64 | MatmulKernel::Reg128) => Ok(QuantPath::Tiled),
+            None if m == 1 => Ok(QuantPath::MatVecOne),
             None if m <= QUANT_VEC_ROWS as usize => Ok(QuantPath::MatVec),
             None if coop().is_ok() => Ok(QuantPath::Coop),
             None => Ok(QuantPath::Tiled),
@@ -69,6 +80,7 @@ impl QuantPath {
     /// The kernel of this path for `quant`.
     pub fn kernel(self, quant: QuantType) -> QuantKernel {
         match self {
+            QuantPath::MatVecOne => QuantKernel::MatVecOne(quant),
             QuantPath::MatVec => QuantKernel::MatVec(quant),
             QuantPath::Tiled => QuantKernel::Tiled(quant),
             QuantPath::Coop => QuantKernel::Coop(quant),
@@ -135,7 +147,8 @@ impl QuantParams {
         })
     }
 
-    /// Workgroups of the matrix-vector kernel: ⌈N / 4⌉ over x and y, row chunks of 8 over z.
+    /// Workgroups of the matrix-vector kernels: ⌈N / 4⌉ over x and y, row chunks of 8 over z
+    /// (one for the one-row kernel).
     pub fn vec_grid(&self) -> Result<[u32; 3], GpuError> {
         let [x, y, _] = grid::linear("matmul_quant_vec", u64::from(self.n).div_ceil(VEC_COLS), 256)?;
         let z = self.m.div_ceil(QUANT_VEC_ROWS);
@@ -178,6 +191,7 @@ impl QuantParams {
 pub(super) type Sources = [&'static str; QuantType::ALL.len()];
 
 const VEC: Sources = per_type!("quant/matmul_quant_vec.wgsl");
+const VEC_ONE: Sources = per_type_dot!("quant/matmul_quant_vec1.wgsl");
 const TILED: Sources = per_type!("quant/matmul_quant_tiled.wgsl");
 const COOP: Sources = per_type!("quant/matmul_quant_coop.wgsl");
 const GATHER: Sources =
@@ -193,12 +207,14 @@ pub(super) fn index(q: QuantType) -> usize {
 
 pub(crate) fn spec(k: QuantKernel) -> Spec {
     let (table, kernel, q, threads) = match k {
+        QuantKernel::MatVecOne(q) => (&VEC_ONE, "matmul_quant_vec1", q, 256),
         QuantKernel::MatVec(q) => (&VEC, "matmul_quant_vec", q, 256),
         QuantKernel::Tiled(q) => (&TILED, "matmul_quant_tiled", q, 256),
         QuantKernel::Coop(q) => (&COOP, "matmul_quant_coop", q, QUANT_COOP_THREADS),
         QuantKernel::Gather(q) => (&GATHER, "quant_gather", q, 256),
     };
     let file = match k {
+        QuantKernel::MatVecOne(_) => "kernels/quant/matmul_quant_vec1.wgsl",
         QuantKernel::MatVec(_) => "kernels/quant/matmul_quant_vec.wgsl",
         QuantKernel::Tiled(_) => "kernels/quant/matmul_quant_tiled.wgsl",
         QuantKernel::Coop(_) => "kernels/quant/matmul_quant_coop.wgsl",
@@ -221,15 +237,26 @@ mod tests {
 
     #[test]
     fn every_kernel_has_a_variant_per_format_in_order() {
-        assert_eq!(QuantKernel::all().len(), 4 * QuantType::ALL.len());
+        assert_eq!(QuantKernel::all().len(), 5 * QuantType::ALL.len());
         for (i, q) in QuantType::ALL.into_iter().enumerate() {
             assert_eq!(index(q), i);
             let stem = q.name().to_lowercase();
             assert_eq!(spec(QuantKernel::MatVec(q)).name, format!("matmul_quant_vec_{stem}_f32"));
+            // The one-row kernel's piece dot is this format's own or the generic one, once.
+            let one = spec(QuantKernel::MatVecOne(q)).source;
+            let own = one.matches(&format!("\n// {}'s piece dot", q.name())).count();
+            let generic =
+                one.matches("\n// The piece dot of matmul_quant_vec1.wgsl for types without").count();
+            assert_eq!(own + generic, 1, "{q}");
             // The decoder appended is this format's (its header names it) with its geometry.
-            for k in
-                [QuantKernel::MatVec(q), QuantKernel::Tiled(q), QuantKernel::Coop(q), QuantKernel::Gather(q)]
-            {
+            let all = [
+                QuantKernel::MatVecOne(q),
+                QuantKernel::MatVec(q),
+                QuantKernel::Tiled(q),
+                QuantKernel::Coop(q),
+                QuantKernel::Gather(q),
+            ];
+            for k in all {
                 let src = spec(k).source;
                 assert!(src.contains(&format!("\n// {} decoder", q.name())), "{k:?}");
                 assert!(src.contains(&format!("const BLOCK_ELEMS: u32 = {}u;", q.block_elems())), "{k:?}");
@@ -244,7 +271,8 @@ mod tests {
         let (lava, hopper) = (GpuLimits::lavapipe(), GpuLimits::hopper());
         let f32_opts = KernelOptions::default();
         let mixed = KernelOptions { precision: Precision::Mixed, matmul: None };
-        assert_eq!(QuantPath::choose(1, &hopper, &mixed), Ok(QuantPath::MatVec));
+        assert_eq!(QuantPath::choose(1, &hopper, &mixed), Ok(QuantPath::MatVecOne));
+        assert_eq!(QuantPath::choose(2, &hopper, &mixed), Ok(QuantPath::MatVec));
         assert_eq!(QuantPath::choose(8, &lava, &f32_opts), Ok(QuantPath::MatVec));
         assert_eq!(QuantPath::choose(9, &lava, &mixed), Ok(QuantPath::Tiled));
         assert_eq!(QuantPath::choose(9, &hopper, &f32_opts), Ok(QuantPath::Tiled));
