@@ -8,7 +8,7 @@ Usage (from the repository root; llama.cpp's tools from ../shared/llama):
     python3 scripts/make_gguf_mix_fixtures.py [--llama-dir /tmp/llama]
 
 Made with gguf 0.19.0 and numpy 2.x (no torch), llama.cpp 3f545bec. Deterministic (seeded;
-llama-quantize is deterministic without an imatrix).
+llama-quantize is deterministic, with the uniform imatrix too).
 
 Two models, architecture llama, 2 layers, untied `output.weight` in one and tied in the other,
 a 256-token SentencePiece vocabulary of single characters (ids 0-2 `<unk>` `<s>` `</s>`, then
@@ -23,8 +23,9 @@ exactly one character and the printed text gives back the ids:
   (factor 8, low 1, high 4, original context 64, so most frequencies are scaled).
 
 The f32 model is written as llama.cpp's converter would (q/k rows permuted for ggml's rope),
-then `llama-quantize F32 OUT MIX` for MIX in MIXES. Each quantized file is dequantized by the
-gguf package into an F32 twin (the same weights), and `llama-simple -m TWIN -n 16 -ngl 0
+then `llama-quantize F32 OUT MIX` for MIX in MIXES (`--imatrix` with a uniform importance
+matrix for the IQ1/IQ2/IQ3 mixes, which llama-quantize refuses without one). Each quantized
+file is dequantized by the gguf package into an F32 twin (the same weights), and `llama-simple -m TWIN -n 16 -ngl 0
 PROMPT` runs each prompt on it. A numpy float64 forward on the twin checks llama-simple's
 tokens (same argmax at every step) and gives the top-1 / top-2 logit margin of every step;
 the smallest margin is recorded.
@@ -47,7 +48,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 OUT_DIR = ROOT / "crates/rlx-models/tests/fixtures/gguf_mixes"
 MIXES = ["Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q2_K", "Q3_K_M", "Q4_K_M", "Q5_K_M", "Q6_K",
-         "IQ4_NL", "IQ4_XS"]
+         "IQ4_NL", "IQ4_XS", "IQ3_XXS", "IQ3_M", "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ1_S", "IQ1_M"]
+# llama-quantize refuses these without an importance matrix (IQ3_XXS for its IQ2_S rows); they
+# get a uniform one (imatrix()).
+NEEDS_IMATRIX = {"IQ3_XXS", "IQ3_M", "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ1_S", "IQ1_M"}
 MODELS = {
     "h256": dict(hidden=256, heads=2, kv_heads=1, head_dim=32, ffn=64, tied=True, llama3=False,
                  seed=11),
@@ -218,7 +222,10 @@ def forward(m: dict, w: dict, ids) -> np.ndarray:
     return rms(x, w["output_norm.weight"]) @ out.T
 
 
-def llama_simple(tools: Path, model: Path, prompt_ids) -> list:
+def llama_simple(tools: Path, model: Path, prompt_ids):
+    """llama-simple's greedy ids for a prompt, or None when its text does not give them back
+    (fewer tokens without an end of sequence: a token it printed as nothing); such a prompt is
+    not used."""
     text = "".join(char(i) for i in prompt_ids)
     env = dict(os.environ, LD_LIBRARY_PATH=str(tools))
     run = subprocess.run([str(tools / "llama-simple"), "-m", str(model), "-n", str(N_PREDICT), "-ngl", "0", text],
@@ -231,7 +238,8 @@ def llama_simple(tools: Path, model: Path, prompt_ids) -> list:
     ids = [special[piece] if piece in special else ord(piece) - 0x4E00 for piece in re.findall(r"<unk>|<s>|</s>|.", gen)]
     # llama-simple stops early only at the end-of-sequence token.
     if not (len(ids) == N_PREDICT or (ids and ids[-1] == 2)) or not all(0 <= i < VOCAB for i in ids):
-        raise SystemExit(f"llama-simple gave {gen!r}: not {N_PREDICT} tokens")
+        print(f"{model.name}: llama-simple gave {gen!r}, not {N_PREDICT} tokens; prompt skipped")
+        return None
     return ids
 
 
@@ -265,6 +273,23 @@ def greedy(m, w, prompt):
     return ids[len(prompt):], gap
 
 
+def imatrix(f32: Path, out: Path) -> None:
+    """A uniform importance matrix (every column weighted 1) for every 2-D weight of `f32`, in
+    llama.cpp's legacy imatrix layout: i32 entry count, then per entry the i32 name length, the
+    name, i32 call count (1), i32 value count (the weight's columns) and that many f32; then the
+    i32 last call and the i32 length of the dataset name (empty)."""
+    reader = gguf.GGUFReader(f32)
+    entries = [(t.name, int(t.shape[0])) for t in reader.tensors
+               if len(t.shape) == 2 and t.name not in ("token_embd.weight",)]
+    parts = [np.int32(len(entries)).tobytes()]
+    for name, cols in entries:
+        raw = name.encode()
+        parts += [np.int32(len(raw)).tobytes(), raw, np.int32(1).tobytes(), np.int32(cols).tobytes(),
+                  np.ones(cols, dtype="<f4").tobytes()]
+    parts += [np.int32(1).tobytes(), np.int32(0).tobytes()]
+    out.write_bytes(b"".join(parts))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--llama-dir", default="/tmp/llama", type=Path)
@@ -282,10 +307,15 @@ def main() -> None:
             f32 = tmp / f"{name}.f32.gguf"
             write_f32(f32, m, random_model(m))
             pool = candidates(m)
+            imat = tmp / f"{name}.imatrix.dat"
+            imatrix(f32, imat)
             for mix in MIXES:
                 out = OUT_DIR / f"{name}.{mix.lower()}.gguf"
-                subprocess.run([str(tools / "llama-quantize"), str(f32), str(out), mix],
-                               capture_output=True, env=env, check=True)
+                extra = ["--imatrix", str(imat)] if mix in NEEDS_IMATRIX else []
+                run = subprocess.run([str(tools / "llama-quantize"), *extra, str(f32), str(out), mix],
+                                     capture_output=True, env=env)
+                if run.returncode != 0:
+                    raise SystemExit(f"llama-quantize {mix}: {run.stderr.decode()[-2000:]}")
                 w, types = read_dequantized(out)
                 twin = tmp / f"{name}.{mix}.twin.gguf"
                 write_f32(twin, m, w)
@@ -296,6 +326,8 @@ def main() -> None:
                     if gap < MIN_MARGIN:
                         continue
                     toks = llama_simple(tools, twin, p)
+                    if toks is None:
+                        continue
                     if toks != want:
                         raise SystemExit(f"{out.name}: llama-simple {toks} != numpy {want} (margin {gap:.3g})")
                     entry["prompts"].append({"prompt": p, "tokens": toks, "min_margin": gap})

@@ -9,10 +9,12 @@ Usage (from the repository root):
 Made with gguf 0.19.0 and numpy 2.4.6. The output is deterministic (a fixed seed); rerunning it
 rewrites the same bytes unless gguf-py changes.
 
-Writes crates/rlx-cpu/tests/fixtures/quant/{q4_1,q5_0,q5_1,q2_k,q3_k,iq4_nl,iq4_xs}.blocks
+Writes crates/rlx-cpu/tests/fixtures/quant/{q4_1,q5_0,q5_1,q2_k,q3_k,iq4_nl,iq4_xs,iq2_xxs,
+iq2_xs,iq2_s,iq3_xxs,iq3_s,iq1_s,iq1_m}.blocks
 (whole blocks, back to back) and .f32 beside each (gguf.quants.dequantize of those blocks, as
 little-endian f32). Each file leads with blocks whose first f16 scale is special (0, -0, the
-largest f16, the smallest subnormal, NaN, +inf, -inf), then random bytes with sane f16 scales
+largest f16, the smallest subnormal, NaN, +inf, -inf; IQ1_M, whose scale is split over four
+words, has random bytes only), then random bytes with sane f16 scales
 written over the scale fields, then (for the formats gguf-py can quantize: Q4_1, Q5_0, Q5_1)
 blocks that gguf.quants.quantize made from normal values, so the fixtures hold the blocks real
 files do as well as every bit pattern of the value fields.
@@ -41,6 +43,13 @@ SCALE_FIELDS = {
     T.Q3_K: [108],  # hmask, qs, scales, then d
     T.IQ4_NL: [0],
     T.IQ4_XS: [0],  # d, then scales_h (u16), scales_l, qs
+    T.IQ2_XXS: [0],
+    T.IQ2_XS: [0],
+    T.IQ2_S: [0],
+    T.IQ3_XXS: [0],
+    T.IQ3_S: [0],
+    T.IQ1_S: [0],
+    T.IQ1_M: [],  # its f16 d is the top nibbles of the four scale words (iq1_m_scales)
 }
 # (format, random blocks, quantized blocks).
 COUNTS = [
@@ -51,7 +60,31 @@ COUNTS = [
     (T.Q3_K, 9, 0),
     (T.IQ4_NL, 25, 0),
     (T.IQ4_XS, 9, 0),
+    (T.IQ2_XXS, 9, 0),
+    (T.IQ2_XS, 9, 0),
+    (T.IQ2_S, 9, 0),
+    (T.IQ3_XXS, 9, 0),
+    (T.IQ3_S, 9, 0),
+    (T.IQ1_S, 9, 0),
+    (T.IQ1_M, 16, 0),
 ]
+def iq1_m_scales(blocks: np.ndarray) -> None:
+    """IQ1_M keeps its f16 d in the top nibbles of its four u16 scale words (bytes 48..56):
+    write the special scales into the leading blocks and sane ones into the rest."""
+    rng = np.random.default_rng(291)
+    for i in range(blocks.shape[0]):
+        if i < len(base.SPECIAL_SCALES):
+            value = base.SPECIAL_SCALES[i]
+        else:
+            value = rng.uniform(0.001, 1.0) * rng.choice([-1.0, 1.0])
+        bits = int(np.frombuffer(np.float16(value).tobytes(), dtype=np.uint16)[0])
+        words = blocks[i, 48:56].copy().view(np.uint16)
+        for k in range(4):
+            nibble = (bits >> (4 * k)) & 0xF
+            words[k] = (int(words[k]) & 0x0FFF) | (nibble << 12)
+        blocks[i, 48:56] = words.view(np.uint8)
+
+
 def quantized_blocks(rng: np.random.Generator, qtype: T, n: int) -> np.ndarray:
     block_size, type_size = gguf.GGML_QUANT_SIZES[qtype]
     values = rng.standard_normal((n, block_size)).astype(np.float32)
@@ -72,6 +105,13 @@ def tiny_mixes(rng: np.random.Generator) -> None:
         (T.Q3_K, [1, 512]),
         (T.IQ4_NL, [2, 64]),
         (T.IQ4_XS, [2, 256]),
+        (T.IQ2_XXS, [1, 256]),
+        (T.IQ2_XS, [1, 256]),
+        (T.IQ2_S, [1, 256]),
+        (T.IQ3_XXS, [1, 256]),
+        (T.IQ3_S, [1, 256]),
+        (T.IQ1_S, [1, 256]),
+        (T.IQ1_M, [1, 256]),
     ]
     for qtype, shape in shapes:
         base.add_quant_tensor(w, rng, f"test.{qtype.name.lower()}", qtype, shape, tensors)
@@ -86,6 +126,8 @@ def main() -> None:
     total = 0
     for qtype, n_random, n_quantized in COUNTS:
         parts = [base.random_blocks(rng, qtype, n_random, special=True)]
+        if qtype == T.IQ1_M:
+            iq1_m_scales(parts[0])
         if n_quantized:
             parts.append(quantized_blocks(rng, qtype, n_quantized))
         blocks = np.concatenate(parts)

@@ -28,6 +28,7 @@ mod memory;
 mod ops;
 pub mod quant;
 mod quant_ggml;
+mod quant_iq;
 mod quant_rlx;
 mod widen;
 

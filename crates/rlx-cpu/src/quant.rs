@@ -1,6 +1,7 @@
 //! The reference decoders of packed weights: the block quantizations of [`QuantType`] (ggml's
 //! Q8_0, Q4_0 and Q4_K..Q6_K here, its Q5_0, Q5_1, Q2_K, Q3_K, IQ4_NL and IQ4_XS in
-//! `quant_ggml`, rlx's int, fp8 and nvfp4 formats and Q4_1 in `quant_rlx`) and little-endian
+//! `quant_ggml`, its codebook formats IQ2_XXS…IQ1_M in `quant_iq`, rlx's int, fp8 and nvfp4
+//! formats and Q4_1 in `quant_rlx`) and little-endian
 //! f16 / bf16, widened to f32.
 //!
 //! Contract:
@@ -13,7 +14,7 @@
 //!   infinite values (`inf · 0` is NaN) like it.
 //! - Hosts only: GPU paths keep the blocks packed and decode them in their kernels.
 
-use crate::{quant_ggml, quant_rlx};
+use crate::{quant_ggml, quant_iq, quant_rlx};
 use half::f16;
 use rayon::prelude::*;
 use rlx_ir::{QuantError, QuantType};
@@ -52,6 +53,13 @@ pub fn dequantize(ty: QuantType, bytes: &[u8], out: &mut [f32]) -> Result<(), De
         QuantType::Q3K => for_blocks(bytes, out, quant_ggml::q3_k),
         QuantType::IQ4NL => for_blocks(bytes, out, quant_ggml::iq4_nl),
         QuantType::IQ4XS => for_blocks(bytes, out, quant_ggml::iq4_xs),
+        QuantType::IQ2XXS => for_blocks(bytes, out, quant_iq::iq2_xxs),
+        QuantType::IQ2XS => for_blocks(bytes, out, quant_iq::iq2_xs),
+        QuantType::IQ2S => for_blocks(bytes, out, quant_iq::iq2_s),
+        QuantType::IQ3XXS => for_blocks(bytes, out, quant_iq::iq3_xxs),
+        QuantType::IQ3S => for_blocks(bytes, out, quant_iq::iq3_s),
+        QuantType::IQ1S => for_blocks(bytes, out, quant_iq::iq1_s),
+        QuantType::IQ1M => for_blocks(bytes, out, quant_iq::iq1_m),
     }
     Ok(())
 }

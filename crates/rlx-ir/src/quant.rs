@@ -98,6 +98,60 @@ pub enum QuantType {
     /// are bytes `8 + 16b ..`, laid out as [`QuantType::Q4_0`]'s; `x = (d·(s − 32)) ·
     /// IQ4NL_VALUES[q]`.
     IQ4XS,
+    /// ggml's IQ2_XXS (type id 16): 256 elements in 66 bytes: f16 `d`, then eight sub-blocks of
+    /// 32 in 8 bytes each (bytes `2 + 8b ..`): four grid indices (one byte each) and a u32 `aux`
+    /// whose top 4 bits are the scale `s` and whose bits `7l .. 7l + 7` pick the signs of the
+    /// `l`-th 8 elements (`ksigns`: 7 bits plus an eighth that makes the count of minus signs
+    /// even). `x = (d·(0.5 + s)·0.25)·grid[index][j]·sign`, grid
+    /// [`crate::quant_grids::IQ2XXS_GRID`] (values 8, 25, 43).
+    IQ2XXS,
+    /// ggml's IQ2_XS (type id 17): 256 elements in 74 bytes: f16 `d`, 32 u16 (bytes 2..66), each
+    /// a 9-bit grid index ([`crate::quant_grids::IQ2XS_GRID`]) and a 7-bit sign index
+    /// (`ksigns`, as [`QuantType::IQ2XXS`]) for 8 elements, then 8 bytes of 4-bit scales (one per
+    /// 16 elements, low nibble first). `x = (d·(0.5 + s)·0.25)·grid·sign`.
+    IQ2XS,
+    /// ggml's IQ2_S (type id 22): 256 elements in 82 bytes: f16 `d`, 32 bytes of low grid index
+    /// bits (2..34), 32 bytes of sign bits (34..66, one byte per 8 elements), 8 bytes `qh`
+    /// (66..74: two more index bits per 8 elements, at bits `2·(i mod 4)` of byte `i / 4`), 8
+    /// bytes of 4-bit scales (74..82, one per 16). `x = (d·(0.5 + s)·0.25)·grid·sign`, grid
+    /// [`crate::quant_grids::IQ2S_GRID`].
+    IQ2S,
+    /// ggml's IQ3_XXS (type id 18): 256 elements in 98 bytes: f16 `d`, 64 grid indices (bytes
+    /// 2..66, 4 elements each, [`crate::quant_grids::IQ3XXS_GRID`]), then eight u32 (66..98), one
+    /// per sub-block of 32: scale `s` in the top 4 bits, four 7-bit sign indices as
+    /// [`QuantType::IQ2XXS`]'s. `x = (d·(0.5 + s)·0.5)·grid·sign`.
+    IQ3XXS,
+    /// ggml's IQ3_S (type id 21): 256 elements in 110 bytes: f16 `d`, 64 low index bytes
+    /// (2..66), 8 bytes `qh` (66..74, the ninth index bit of entry `i` at bit `i mod 8` of byte
+    /// `i / 8`), 32 bytes of sign bits (74..106, one byte per 8 elements), 4 bytes of 4-bit
+    /// scales (106..110, one per 32). `x = (d·(1 + 2s))·grid·sign`, grid
+    /// [`crate::quant_grids::IQ3S_GRID`] (4 elements per entry).
+    IQ3S,
+    /// ggml's IQ1_S (type id 19): 256 elements in 50 bytes: f16 `d`, 32 low index bytes (2..34),
+    /// eight u16 `qh` (34..50), one per sub-block of 32: bits `3l .. 3l + 3` are the high index
+    /// bits of its `l`-th 8 elements, bits 12..15 the scale `s`, bit 15 the sign of the shift
+    /// (set: −).
+    /// `x = (d·(2s + 1))·(grid + δ)`, δ = ±0.125, grid [`crate::quant_grids::IQ1S_GRID`]
+    /// (values −1, 0, 1).
+    IQ1S,
+    /// ggml's IQ1_M (type id 29): 256 elements in 56 bytes: 32 low index bytes (0..32), 16 bytes
+    /// `qh` (32..48: per 8 elements a nibble, low first, 3 high index bits and the shift's sign
+    /// in bit 3), four u16 scales (48..56): 3-bit scales per 16 elements (`(sc[k / 4] >> 3·(k
+    /// mod 4)) & 7`), and the block's f16 `d` made of the four top nibbles. `x = (d·(2s + 1))·(grid
+    /// + δ)`, as [`QuantType::IQ1S`].
+    IQ1M,
+}
+
+/// Writes `bits` (an f16) as the `d` of an IQ1_M block: its four nibbles into the top nibbles
+/// of the block's four u16 scale words (bytes 48..56), low nibble first; the 3-bit scales
+/// below them stay. A block shorter than 56 bytes is left as it is.
+pub fn iq1m_write_d(block: &mut [u8], bits: u16) {
+    for k in 0..4 {
+        let Some(word) = block.get_mut(48 + 2 * k..50 + 2 * k) else { return };
+        let old = u16::from_le_bytes([word[0], word[1]]);
+        let new = (old & 0x0fff) | (((bits >> (4 * k)) & 0xf) << 12);
+        word.copy_from_slice(&new.to_le_bytes());
+    }
 }
 
 /// The 16 values an IQ4_NL / IQ4_XS index selects (ggml's `kvalues_iq4nl`).
@@ -105,7 +159,7 @@ pub const IQ4NL_VALUES: [i8; 16] = [-127, -104, -83, -65, -49, -35, -22, -10, 1,
 
 impl QuantType {
     /// Every format, in declaration order.
-    pub const ALL: [QuantType; 16] = [
+    pub const ALL: [QuantType; 23] = [
         QuantType::Q8_0,
         QuantType::Q4_0,
         QuantType::Q4K,
@@ -122,11 +176,18 @@ impl QuantType {
         QuantType::Q3K,
         QuantType::IQ4NL,
         QuantType::IQ4XS,
+        QuantType::IQ2XXS,
+        QuantType::IQ2XS,
+        QuantType::IQ2S,
+        QuantType::IQ3XXS,
+        QuantType::IQ3S,
+        QuantType::IQ1S,
+        QuantType::IQ1M,
     ];
 
     /// The ggml formats rlx reads from GGUF files (type ids 8, 2, 12, 13, 14, 3, 6, 7, 10, 11,
-    /// 20, 23): [`QuantType::is_ggml`], in declaration order.
-    pub const GGUF: [QuantType; 12] = QuantType::ggml_subset();
+    /// 20, 23, 16, 17, 22, 18, 21, 19, 29): [`QuantType::is_ggml`], in declaration order.
+    pub const GGUF: [QuantType; 19] = QuantType::ggml_subset();
 
     /// Whether ggml defines this format (so GGUF files may carry it); false for rlx's own.
     pub const fn is_ggml(self) -> bool {
@@ -150,7 +211,7 @@ impl QuantType {
     }
 
     /// Elements per block: 32 for the legacy, int8, fp8 and IQ4_NL formats, 64 for nvfp4 (four
-    /// micro-blocks of 16), 256 for the K-quants' and IQ4_XS's super-blocks.
+    /// micro-blocks of 16), 256 for the K-quants' and the other IQ formats' super-blocks.
     pub fn block_elems(self) -> usize {
         match self {
             QuantType::Q8_0
@@ -168,7 +229,14 @@ impl QuantType {
             | QuantType::Q6K
             | QuantType::Q2K
             | QuantType::Q3K
-            | QuantType::IQ4XS => 256,
+            | QuantType::IQ4XS
+            | QuantType::IQ2XXS
+            | QuantType::IQ2XS
+            | QuantType::IQ2S
+            | QuantType::IQ3XXS
+            | QuantType::IQ3S
+            | QuantType::IQ1S
+            | QuantType::IQ1M => 256,
         }
     }
 
@@ -186,28 +254,47 @@ impl QuantType {
             QuantType::Q2K => 84,
             QuantType::Q3K => 110,
             QuantType::IQ4XS => 136,
+            QuantType::IQ2XXS => 66,
+            QuantType::IQ2XS => 74,
+            QuantType::IQ2S => 82,
+            QuantType::IQ3XXS => 98,
+            QuantType::IQ3S => 110,
+            QuantType::IQ1S => 50,
+            QuantType::IQ1M => 56,
             QuantType::Q8Asym | QuantType::Fp8E4M3 | QuantType::Fp8E5M2 | QuantType::NvFp4 => 36,
         }
     }
 
     /// Byte offsets, within one block, of its f16 scales (`d`, and `dmin` or `m` where the
-    /// format has one); empty for the fp8 and nvfp4 formats, whose scales are f32 or e4m3. All
+    /// format has one); empty for the fp8 and nvfp4 formats, whose scales are f32 or e4m3, and
+    /// for IQ1_M, whose f16 is spread over the top nibbles of four scale words. All
     /// are even, so no scale straddles a 32-bit word of a row whose blocks start at even bytes.
     pub fn f16_offsets(self) -> &'static [usize] {
         match self {
-            QuantType::Q8_0 | QuantType::Q4_0 | QuantType::Q5_0 | QuantType::IQ4NL | QuantType::IQ4XS => &[0],
+            QuantType::Q8_0
+            | QuantType::Q4_0
+            | QuantType::Q5_0
+            | QuantType::IQ4NL
+            | QuantType::IQ4XS
+            | QuantType::IQ2XXS
+            | QuantType::IQ2XS
+            | QuantType::IQ2S
+            | QuantType::IQ3XXS
+            | QuantType::IQ3S
+            | QuantType::IQ1S => &[0],
             QuantType::Q4K | QuantType::Q5K | QuantType::Q4_1 | QuantType::Q5_1 | QuantType::Q8Asym => {
                 &[0, 2]
             }
             QuantType::Q6K => &[208],
             QuantType::Q2K => &[80, 82],
             QuantType::Q3K => &[108],
-            QuantType::Fp8E4M3 | QuantType::Fp8E5M2 | QuantType::NvFp4 => &[],
+            QuantType::Fp8E4M3 | QuantType::Fp8E5M2 | QuantType::NvFp4 | QuantType::IQ1M => &[],
         }
     }
 
     /// The name: ggml's (`Q8_0`, `Q4_0`, `Q4_K`, `Q5_K`, `Q6_K`, `Q4_1`, `Q5_0`, `Q5_1`, `Q2_K`,
-    /// `Q3_K`, `IQ4_NL`, `IQ4_XS`) or rlx's (`Q8_ASYM`, `FP8_E4M3`, `FP8_E5M2`, `NVFP4`).
+    /// `Q3_K`, `IQ4_NL`, `IQ4_XS`, `IQ2_XXS`, `IQ2_XS`, `IQ2_S`, `IQ3_XXS`, `IQ3_S`, `IQ1_S`,
+    /// `IQ1_M`) or rlx's (`Q8_ASYM`, `FP8_E4M3`, `FP8_E5M2`, `NVFP4`).
     pub fn name(self) -> &'static str {
         match self {
             QuantType::Q8_0 => "Q8_0",
@@ -226,6 +313,13 @@ impl QuantType {
             QuantType::Q3K => "Q3_K",
             QuantType::IQ4NL => "IQ4_NL",
             QuantType::IQ4XS => "IQ4_XS",
+            QuantType::IQ2XXS => "IQ2_XXS",
+            QuantType::IQ2XS => "IQ2_XS",
+            QuantType::IQ2S => "IQ2_S",
+            QuantType::IQ3XXS => "IQ3_XXS",
+            QuantType::IQ3S => "IQ3_S",
+            QuantType::IQ1S => "IQ1_S",
+            QuantType::IQ1M => "IQ1_M",
         }
     }
 
@@ -318,13 +412,14 @@ pub enum QuantError {
     /// A name that is no format rlx knows.
     #[error(
         "unknown quantization type '{name}'; rlx knows Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, Q4_1, \
-         Q8_ASYM, FP8_E4M3, FP8_E5M2, NVFP4, Q5_0, Q5_1, Q2_K, Q3_K, IQ4_NL and IQ4_XS"
+         Q8_ASYM, FP8_E4M3, FP8_E5M2, NVFP4, Q5_0, Q5_1, Q2_K, Q3_K, IQ4_NL, IQ4_XS, IQ2_XXS, \
+         IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S and IQ1_M"
     )]
     UnknownName {
         /// The name given.
         name: String,
     },
-    /// A format rlx reads but does not write (the K-quants, Q5_0, Q5_1 and the IQ4 formats,
+    /// A format rlx reads but does not write (the K-quants, Q5_0, Q5_1 and the IQ formats,
     /// which llama.cpp's tools make).
     #[error(
         "{ty}: rlx has no quantizer for this format (make it with llama.cpp's llama-quantize); \
@@ -365,6 +460,13 @@ mod tests {
             (256, 110),
             (32, 18),
             (256, 136),
+            (256, 66),
+            (256, 74),
+            (256, 82),
+            (256, 98),
+            (256, 110),
+            (256, 50),
+            (256, 56),
         ];
         for (ty, (elems, bytes)) in QuantType::GGUF.into_iter().zip(want) {
             assert_eq!((ty.block_elems(), ty.block_bytes()), (elems, bytes), "{ty}");
@@ -399,6 +501,15 @@ mod tests {
             }
         }
         assert_eq!(IQ4NL_VALUES.windows(2).filter(|w| w[0] < w[1]).count(), 15, "sorted");
+    }
+
+    #[test]
+    fn iq1m_d_goes_to_the_top_nibbles() {
+        let mut b = [0x5au8; 56];
+        iq1m_write_d(&mut b, 0x3c00);
+        let words: Vec<u16> = b[48..].chunks_exact(2).map(|w| u16::from_le_bytes([w[0], w[1]])).collect();
+        assert_eq!(words, [0x0a5a, 0x0a5a, 0xca5a, 0x3a5a]);
+        assert_eq!(b[..48], [0x5a; 48]);
     }
 
     #[test]

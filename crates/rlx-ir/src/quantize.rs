@@ -68,7 +68,14 @@ fn quantize_with(ty: QuantType, values: &[f32], global: f32) -> Result<Vec<u8>, 
             | QuantType::Q2K
             | QuantType::Q3K
             | QuantType::IQ4NL
-            | QuantType::IQ4XS => return Err(QuantError::NoQuantizer { ty }),
+            | QuantType::IQ4XS
+            | QuantType::IQ2XXS
+            | QuantType::IQ2XS
+            | QuantType::IQ2S
+            | QuantType::IQ3XXS
+            | QuantType::IQ3S
+            | QuantType::IQ1S
+            | QuantType::IQ1M => return Err(QuantError::NoQuantizer { ty }),
         }
     }
     Ok(out)

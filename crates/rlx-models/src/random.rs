@@ -74,6 +74,10 @@ pub fn quant_blocks(q: rlx_ir::QuantType, bytes: usize, seed: u64) -> Vec<u8> {
             let sign = if next() & 1 == 1 { 0x8000 } else { 0 };
             block[at..at + 2].copy_from_slice(&(d | sign).to_le_bytes());
         }
+        if q == Q::IQ1M {
+            let sign = if next() & 1 == 1 { 0x8000 } else { 0 };
+            rlx_ir::iq1m_write_d(block, d | sign);
+        }
     }
     out
 }

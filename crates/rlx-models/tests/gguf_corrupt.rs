@@ -195,15 +195,15 @@ fn tensor_info_damage() {
     let e = |b: Vec<u8>| open(&path, &b).unwrap_err();
     let (n_dims, dim0, ty, offset) = tensor_fields(&bytes, "test.q4_k", 2);
 
-    let e1 = e(with(&bytes, ty, &16u32.to_le_bytes()));
-    assert_eq!(e1, GgufError::TensorType { tensor: "test.q4_k".into(), id: 16 });
-    assert!(e1.to_string().contains("type 16 (ggml's IQ2_XXS)"), "{e1}");
+    let e1 = e(with(&bytes, ty, &15u32.to_le_bytes()));
+    assert_eq!(e1, GgufError::TensorType { tensor: "test.q4_k".into(), id: 15 });
+    assert!(e1.to_string().contains("type 15 (ggml's Q8_K)"), "{e1}");
     let msg = ModelError::Gguf { path: path.clone(), source: e(with(&bytes, ty, &99u32.to_le_bytes())) }
         .to_string();
     assert_eq!(
         msg,
         format!(
-            "{}: unknown GGUF tensor type 99 for tensor 'test.q4_k'; rlx reads F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL and IQ4_XS",
+            "{}: unknown GGUF tensor type 99 for tensor 'test.q4_k'; rlx reads F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M, IQ4_NL and IQ4_XS",
             path.display()
         )
     );

@@ -2,7 +2,8 @@
 //! tests/fixtures/gguf_mixes/ (written by scripts/make_gguf_mix_fixtures.py: two tiny random
 //! llama models, hidden 256 and hidden 96 with a Llama 3 `rope_freqs.weight`, each quantized
 //! by `llama-quantize` to Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K_M, Q4_K_M, Q5_K_M, Q6_K,
-//! IQ4_NL and IQ4_XS) load on every available device with every quantized tensor kept packed,
+//! IQ4_NL, IQ4_XS, and with a uniform importance matrix IQ3_XXS, IQ3_M, IQ2_XXS, IQ2_XS, IQ2_S,
+//! IQ1_S and IQ1_M) load on every available device with every quantized tensor kept packed,
 //! and their greedy tokens equal those `llama-simple` gave on each file's f32 twin (the same
 //! weights dequantized by the gguf package), recorded in tokens.json with the smallest
 //! top-1 / top-2 logit margin of each prompt (at least 0.05).
@@ -34,7 +35,7 @@ fn manifest() -> Value {
 fn check(device: Device) {
     let doc = manifest();
     let files = doc["files"].as_array().unwrap();
-    assert_eq!(files.len(), 24, "two models × twelve mixes");
+    assert_eq!(files.len(), 38, "two models × nineteen mixes");
     for f in files {
         let name = f["file"].as_str().unwrap();
         let dec = match Decoder::load(&dir().join(name), device, Precision::F32) {
@@ -71,7 +72,7 @@ fn fixtures_cover_the_mixes() {
     let files = doc["files"].as_array().unwrap();
     let mixes = [
         "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q2_K", "Q3_K_M", "Q4_K_M", "Q5_K_M", "Q6_K", "IQ4_NL",
-        "IQ4_XS",
+        "IQ4_XS", "IQ3_XXS", "IQ3_M", "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ1_S", "IQ1_M",
     ];
     for model in ["h256", "h96"] {
         for mix in mixes {
@@ -88,12 +89,12 @@ fn fixtures_cover_the_mixes() {
     types.sort_unstable();
     types.dedup();
     let all = [
-        "F32", "IQ4_NL", "IQ4_XS", "Q2_K", "Q3_K", "Q4_0", "Q4_1", "Q4_K", "Q5_0", "Q5_1", "Q5_K", "Q6_K",
-        "Q8_0",
+        "F32", "IQ1_M", "IQ1_S", "IQ2_S", "IQ2_XS", "IQ2_XXS", "IQ3_S", "IQ3_XXS", "IQ4_NL", "IQ4_XS",
+        "Q2_K", "Q3_K", "Q4_0", "Q4_1", "Q4_K", "Q5_0", "Q5_1", "Q5_K", "Q6_K", "Q8_0",
     ];
     assert_eq!(types, all);
     let rope = files.iter().filter(|f| f["types"].get("rope_freqs.weight").is_some()).count();
-    assert_eq!(rope, 12, "the hidden-96 files carry rope_freqs.weight");
+    assert_eq!(rope, mixes.len(), "the hidden-96 files carry rope_freqs.weight");
     let margin = files
         .iter()
         .flat_map(|f| f["prompts"].as_array().unwrap().iter().map(|p| p["min_margin"].as_f64().unwrap()))

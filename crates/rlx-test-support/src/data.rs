@@ -86,7 +86,7 @@ pub fn random_tensor(rng: &mut Rng, ty: &TensorType) -> Result<Tensor, IrError> 
 /// scales, which are finite, of either sign, with magnitudes in [scale / 4, scale) (so decoded
 /// values stay in a range f32 sums handle without overflow): the f16 scales
 /// ([`QuantType::f16_offsets`]), the fp8 formats' f32 scale and nvfp4's e4m3 micro-block scales
-/// (rounded to e4m3). The fp8 codes are drawn from the finite ones (NaN and inf codes are
+/// (rounded to e4m3), IQ1_M's d spread over its scale words. The fp8 codes are drawn from the finite ones (NaN and inf codes are
 /// redrawn as their neighbours), so a block decodes to finite values only.
 pub fn quant_blocks(rng: &mut Rng, ty: QuantType, blocks: usize, scale: f32) -> Vec<u8> {
     let mut bytes: Vec<u8> = (0..blocks * ty.block_bytes()).map(|_| rng.next_u64() as u8).collect();
@@ -115,6 +115,10 @@ pub fn quant_blocks(rng: &mut Rng, ty: QuantType, blocks: usize, scale: f32) -> 
                 for s in &mut block[..4] {
                     *s = rlx_ir::minifloat::f32_to_e4m3(draw(rng));
                 }
+            }
+            QuantType::IQ1M => {
+                let d = f16_from_f64(f64::from(draw(rng)));
+                rlx_ir::iq1m_write_d(block, d.to_bits());
             }
             _ => {}
         }

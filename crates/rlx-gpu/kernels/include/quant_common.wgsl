@@ -130,3 +130,57 @@ fn iq4_values(q: vec4<u32>) -> vec4<f32> {
     let byte = word >> ((q & vec4<u32>(3u)) * 8u);
     return vec4<f32>(bitcast<vec4<i32>>(byte << vec4<u32>(24u)) >> vec4<u32>(24u));
 }
+
+// The codebook formats (IQ2_XXS … IQ1_M; their grids are in quant_grid_*.wgsl, each entry 16
+// bits of codes, two entries per word, as rlx_ir::quant_grids describes).
+
+// Entry e of a grid word array, as its 16 bits.
+fn grid_entry(word: u32, e: u32) -> u32 {
+    return (word >> (16u * (e & 1u))) & 0xffffu;
+}
+
+// ggml's ksigns: the 7-bit sign index i and an eighth bit that makes the minus signs even.
+fn ksigns(i: u32) -> u32 {
+    let s = i & 0x7fu;
+    return s | ((countOneBits(s) & 1u) << 7u);
+}
+
+// ±1 for bits 0..4 (lo) and 4..8 (hi) of `signs`: −1 where the bit is set.
+fn sign_lo(signs: u32) -> vec4<f32> {
+    let bits = (vec4<u32>(signs) >> vec4<u32>(0u, 1u, 2u, 3u)) & vec4<u32>(1u);
+    return vec4<f32>(1.0) - 2.0 * vec4<f32>(bits);
+}
+
+fn sign_hi(signs: u32) -> vec4<f32> {
+    return sign_lo(signs >> 4u);
+}
+
+// The four 2-bit codes at bit `first` of a grid entry (values 0..4 of an IQ1/IQ2 entry at 0,
+// 4..8 at 8).
+fn codes2(entry: u32, first: u32) -> vec4<u32> {
+    return (vec4<u32>(entry >> first) >> vec4<u32>(0u, 2u, 4u, 6u)) & vec4<u32>(3u);
+}
+
+// The four 3-bit codes of an IQ3 entry.
+fn codes3(entry: u32) -> vec4<u32> {
+    return (vec4<u32>(entry) >> vec4<u32>(0u, 3u, 6u, 9u)) & vec4<u32>(7u);
+}
+
+// IQ2 values of 2-bit codes: 8, 25, 43.
+fn iq2_values(c: vec4<u32>) -> vec4<f32> {
+    return vec4<f32>(vec4<u32>(8u) + 17u * c + (c >> vec4<u32>(1u)));
+}
+
+// An IQ2 piece: the 8 values of `entry`, times db, signed by `signs`.
+fn iq2_piece(entry: u32, db: f32, signs: u32) -> Piece {
+    let lo = db * iq2_values(codes2(entry, 0u)) * sign_lo(signs);
+    let hi = db * iq2_values(codes2(entry, 8u)) * sign_hi(signs);
+    return Piece(lo, hi);
+}
+
+// An IQ1 piece: dl · (v + delta) for the 8 values v (−1, 0, 1) of `entry`.
+fn iq1_piece(entry: u32, dl: f32, delta: f32) -> Piece {
+    let lo = vec4<f32>(codes2(entry, 0u)) - vec4<f32>(1.0);
+    let hi = vec4<f32>(codes2(entry, 8u)) - vec4<f32>(1.0);
+    return Piece(dl * (lo + delta), dl * (hi + delta));
+}

@@ -44,18 +44,19 @@ macro_rules! flat_kernel {
 }
 
 /// The source of a kernel on block-quantized weights (the quant family's, the grouped family's
-/// quantized ones) with the shared helpers and `decoder` appended (each keeps its own
-/// line numbers up to its end; WGSL allows module-scope declarations in any order), then
-/// `tail` (the gather's entry point, flat_main.wgsl, which the matmul kernels do not take).
+/// quantized ones) with the shared helpers and the decoder files appended (the decoder, and for
+/// the codebook formats its grid; each keeps its own line numbers up to its end; WGSL allows
+/// module-scope declarations in any order), then `tail` (the gather's entry point,
+/// flat_main.wgsl, which the matmul kernels do not take).
 macro_rules! quant_src {
-    ($kernel:literal, $decoder:literal, $tail:expr) => {
+    ($kernel:literal, [$($decoder:literal),+], $tail:expr) => {
         concat!(
             kernel_src!(
                 $kernel,
                 "include/quant_common.wgsl",
                 "include/quant_k_scales.wgsl",
                 "include/quant_minifloat.wgsl",
-                $decoder
+                $($decoder),+
             ),
             $tail
         )
@@ -69,22 +70,29 @@ macro_rules! per_type {
     };
     ($kernel:literal, $tail:expr) => {
         [
-            quant_src!($kernel, "include/quant_q8_0.wgsl", $tail),
-            quant_src!($kernel, "include/quant_q4_0.wgsl", $tail),
-            quant_src!($kernel, "include/quant_q4_k.wgsl", $tail),
-            quant_src!($kernel, "include/quant_q5_k.wgsl", $tail),
-            quant_src!($kernel, "include/quant_q6_k.wgsl", $tail),
-            quant_src!($kernel, "include/quant_q4_1.wgsl", $tail),
-            quant_src!($kernel, "include/quant_q8_asym.wgsl", $tail),
-            quant_src!($kernel, "include/quant_fp8_e4m3.wgsl", $tail),
-            quant_src!($kernel, "include/quant_fp8_e5m2.wgsl", $tail),
-            quant_src!($kernel, "include/quant_nvfp4.wgsl", $tail),
-            quant_src!($kernel, "include/quant_q5_0.wgsl", $tail),
-            quant_src!($kernel, "include/quant_q5_1.wgsl", $tail),
-            quant_src!($kernel, "include/quant_q2_k.wgsl", $tail),
-            quant_src!($kernel, "include/quant_q3_k.wgsl", $tail),
-            quant_src!($kernel, "include/quant_iq4_nl.wgsl", $tail),
-            quant_src!($kernel, "include/quant_iq4_xs.wgsl", $tail),
+            quant_src!($kernel, ["include/quant_q8_0.wgsl"], $tail),
+            quant_src!($kernel, ["include/quant_q4_0.wgsl"], $tail),
+            quant_src!($kernel, ["include/quant_q4_k.wgsl"], $tail),
+            quant_src!($kernel, ["include/quant_q5_k.wgsl"], $tail),
+            quant_src!($kernel, ["include/quant_q6_k.wgsl"], $tail),
+            quant_src!($kernel, ["include/quant_q4_1.wgsl"], $tail),
+            quant_src!($kernel, ["include/quant_q8_asym.wgsl"], $tail),
+            quant_src!($kernel, ["include/quant_fp8_e4m3.wgsl"], $tail),
+            quant_src!($kernel, ["include/quant_fp8_e5m2.wgsl"], $tail),
+            quant_src!($kernel, ["include/quant_nvfp4.wgsl"], $tail),
+            quant_src!($kernel, ["include/quant_q5_0.wgsl"], $tail),
+            quant_src!($kernel, ["include/quant_q5_1.wgsl"], $tail),
+            quant_src!($kernel, ["include/quant_q2_k.wgsl"], $tail),
+            quant_src!($kernel, ["include/quant_q3_k.wgsl"], $tail),
+            quant_src!($kernel, ["include/quant_iq4_nl.wgsl"], $tail),
+            quant_src!($kernel, ["include/quant_iq4_xs.wgsl"], $tail),
+            quant_src!($kernel, ["include/quant_iq2_xxs.wgsl", "include/quant_grid_iq2xxs.wgsl"], $tail),
+            quant_src!($kernel, ["include/quant_iq2_xs.wgsl", "include/quant_grid_iq2xs.wgsl"], $tail),
+            quant_src!($kernel, ["include/quant_iq2_s.wgsl", "include/quant_grid_iq2s.wgsl"], $tail),
+            quant_src!($kernel, ["include/quant_iq3_xxs.wgsl", "include/quant_grid_iq3xxs.wgsl"], $tail),
+            quant_src!($kernel, ["include/quant_iq3_s.wgsl", "include/quant_grid_iq3s.wgsl"], $tail),
+            quant_src!($kernel, ["include/quant_iq1_s.wgsl", "include/quant_grid_iq1s.wgsl"], $tail),
+            quant_src!($kernel, ["include/quant_iq1_m.wgsl", "include/quant_grid_iq1s.wgsl"], $tail),
         ]
     };
 }

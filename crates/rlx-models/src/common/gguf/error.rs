@@ -108,7 +108,8 @@ pub enum GgufError {
     /// A tensor type rlx does not read.
     #[error(
         "unknown GGUF tensor type {id}{} for tensor '{tensor}'; rlx reads F32, F16, BF16, Q8_0, Q4_0, \
-         Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL and IQ4_XS", ggml_type_name(*id).map(|n| format!(" (ggml's {n})")).unwrap_or_default()
+         Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, \
+         IQ1_M, IQ4_NL and IQ4_XS", ggml_type_name(*id).map(|n| format!(" (ggml's {n})")).unwrap_or_default()
     )]
     TensorType {
         /// The tensor's name.

@@ -205,9 +205,9 @@ mod tests {
         w.str("q").u32(5).u64(1).u64(1).u64(1).u64(1).u64(1).u32(0).u64(0);
         assert!(matches!(e(&w, 0), GgufError::Rank { n_dims: 5, .. }));
         let mut w = W::header(3, 1, 0);
-        w.str("q").u32(1).u64(32).u32(19).u64(0);
+        w.str("q").u32(1).u64(32).u32(34).u64(0);
         let msg = e(&w, 0).to_string();
-        assert!(msg.starts_with("unknown GGUF tensor type 19 (ggml's IQ1_S) for tensor 'q'"), "{msg}");
+        assert!(msg.starts_with("unknown GGUF tensor type 34 (ggml's TQ1_0) for tensor 'q'"), "{msg}");
     }
 
     #[test]

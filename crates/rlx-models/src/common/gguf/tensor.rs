@@ -48,7 +48,8 @@ impl GgmlType {
     }
 
     /// ggml's id (`ggml_type`): F32 0, F16 1, Q4_0 2, Q4_1 3, Q5_0 6, Q5_1 7, Q8_0 8, Q2_K 10,
-    /// Q3_K 11, Q4_K 12, Q5_K 13, Q6_K 14, IQ4_NL 20, IQ4_XS 23, BF16 30. `None` for rlx's own
+    /// Q3_K 11, Q4_K 12, Q5_K 13, Q6_K 14, IQ2_XXS 16, IQ2_XS 17, IQ3_XXS 18, IQ1_S 19, IQ4_NL 20,
+    /// IQ3_S 21, IQ2_S 22, IQ4_XS 23, IQ1_M 29, BF16 30. `None` for rlx's own
     /// block formats, so no GGUF type id ever maps to them.
     pub fn id(self) -> Option<u32> {
         match self {
@@ -67,6 +68,13 @@ impl GgmlType {
             GgmlType::Quant(QuantType::Q6K) => Some(14),
             GgmlType::Quant(QuantType::IQ4NL) => Some(20),
             GgmlType::Quant(QuantType::IQ4XS) => Some(23),
+            GgmlType::Quant(QuantType::IQ2XXS) => Some(16),
+            GgmlType::Quant(QuantType::IQ2XS) => Some(17),
+            GgmlType::Quant(QuantType::IQ3XXS) => Some(18),
+            GgmlType::Quant(QuantType::IQ1S) => Some(19),
+            GgmlType::Quant(QuantType::IQ3S) => Some(21),
+            GgmlType::Quant(QuantType::IQ2S) => Some(22),
+            GgmlType::Quant(QuantType::IQ1M) => Some(29),
             GgmlType::Quant(
                 QuantType::Q8Asym | QuantType::Fp8E4M3 | QuantType::Fp8E5M2 | QuantType::NvFp4,
             ) => None,
