@@ -110,22 +110,57 @@ macro_rules! dot_src {
 macro_rules! per_type_dot {
     ($kernel:literal) => {
         [
-            quant_src!($kernel, "include/quant_q8_0.wgsl", dot_src!("include/quant_dot_q8_0.wgsl")),
-            quant_src!($kernel, "include/quant_q4_0.wgsl", dot_src!("include/quant_dot_q4_0.wgsl")),
-            quant_src!($kernel, "include/quant_q4_k.wgsl", dot_src!("include/quant_dot_q4_k.wgsl")),
-            quant_src!($kernel, "include/quant_q5_k.wgsl", dot_src!("include/quant_dot_q5_k.wgsl")),
-            quant_src!($kernel, "include/quant_q6_k.wgsl", dot_src!("include/quant_dot_q6_k.wgsl")),
-            quant_src!($kernel, "include/quant_q4_1.wgsl", dot_src!("include/quant_dot_q4_1.wgsl")),
-            quant_src!($kernel, "include/quant_q8_asym.wgsl", dot_src!("include/quant_dot_q8_asym.wgsl")),
-            quant_src!($kernel, "include/quant_fp8_e4m3.wgsl", dot_src!("include/quant_dot_generic.wgsl")),
-            quant_src!($kernel, "include/quant_fp8_e5m2.wgsl", dot_src!("include/quant_dot_generic.wgsl")),
-            quant_src!($kernel, "include/quant_nvfp4.wgsl", dot_src!("include/quant_dot_generic.wgsl")),
-            quant_src!($kernel, "include/quant_q5_0.wgsl", dot_src!("include/quant_dot_q5_0.wgsl")),
-            quant_src!($kernel, "include/quant_q5_1.wgsl", dot_src!("include/quant_dot_q5_1.wgsl")),
-            quant_src!($kernel, "include/quant_q2_k.wgsl", dot_src!("include/quant_dot_generic.wgsl")),
-            quant_src!($kernel, "include/quant_q3_k.wgsl", dot_src!("include/quant_dot_generic.wgsl")),
-            quant_src!($kernel, "include/quant_iq4_nl.wgsl", dot_src!("include/quant_dot_generic.wgsl")),
-            quant_src!($kernel, "include/quant_iq4_xs.wgsl", dot_src!("include/quant_dot_generic.wgsl")),
+            quant_src!($kernel, ["include/quant_q8_0.wgsl"], dot_src!("include/quant_dot_q8_0.wgsl")),
+            quant_src!($kernel, ["include/quant_q4_0.wgsl"], dot_src!("include/quant_dot_q4_0.wgsl")),
+            quant_src!($kernel, ["include/quant_q4_k.wgsl"], dot_src!("include/quant_dot_q4_k.wgsl")),
+            quant_src!($kernel, ["include/quant_q5_k.wgsl"], dot_src!("include/quant_dot_q5_k.wgsl")),
+            quant_src!($kernel, ["include/quant_q6_k.wgsl"], dot_src!("include/quant_dot_q6_k.wgsl")),
+            quant_src!($kernel, ["include/quant_q4_1.wgsl"], dot_src!("include/quant_dot_q4_1.wgsl")),
+            quant_src!($kernel, ["include/quant_q8_asym.wgsl"], dot_src!("include/quant_dot_q8_asym.wgsl")),
+            quant_src!($kernel, ["include/quant_fp8_e4m3.wgsl"], dot_src!("include/quant_dot_generic.wgsl")),
+            quant_src!($kernel, ["include/quant_fp8_e5m2.wgsl"], dot_src!("include/quant_dot_generic.wgsl")),
+            quant_src!($kernel, ["include/quant_nvfp4.wgsl"], dot_src!("include/quant_dot_generic.wgsl")),
+            quant_src!($kernel, ["include/quant_q5_0.wgsl"], dot_src!("include/quant_dot_q5_0.wgsl")),
+            quant_src!($kernel, ["include/quant_q5_1.wgsl"], dot_src!("include/quant_dot_q5_1.wgsl")),
+            quant_src!($kernel, ["include/quant_q2_k.wgsl"], dot_src!("include/quant_dot_generic.wgsl")),
+            quant_src!($kernel, ["include/quant_q3_k.wgsl"], dot_src!("include/quant_dot_generic.wgsl")),
+            quant_src!($kernel, ["include/quant_iq4_nl.wgsl"], dot_src!("include/quant_dot_generic.wgsl")),
+            quant_src!($kernel, ["include/quant_iq4_xs.wgsl"], dot_src!("include/quant_dot_generic.wgsl")),
+            quant_src!(
+                $kernel,
+                ["include/quant_iq2_xxs.wgsl", "include/quant_grid_iq2xxs.wgsl"],
+                dot_src!("include/quant_dot_generic.wgsl")
+            ),
+            quant_src!(
+                $kernel,
+                ["include/quant_iq2_xs.wgsl", "include/quant_grid_iq2xs.wgsl"],
+                dot_src!("include/quant_dot_generic.wgsl")
+            ),
+            quant_src!(
+                $kernel,
+                ["include/quant_iq2_s.wgsl", "include/quant_grid_iq2s.wgsl"],
+                dot_src!("include/quant_dot_generic.wgsl")
+            ),
+            quant_src!(
+                $kernel,
+                ["include/quant_iq3_xxs.wgsl", "include/quant_grid_iq3xxs.wgsl"],
+                dot_src!("include/quant_dot_generic.wgsl")
+            ),
+            quant_src!(
+                $kernel,
+                ["include/quant_iq3_s.wgsl", "include/quant_grid_iq3s.wgsl"],
+                dot_src!("include/quant_dot_generic.wgsl")
+            ),
+            quant_src!(
+                $kernel,
+                ["include/quant_iq1_s.wgsl", "include/quant_grid_iq1s.wgsl"],
+                dot_src!("include/quant_dot_generic.wgsl")
+            ),
+            quant_src!(
+                $kernel,
+                ["include/quant_iq1_m.wgsl", "include/quant_grid_iq1s.wgsl"],
+                dot_src!("include/quant_dot_generic.wgsl")
+            ),
         ]
     };
 }

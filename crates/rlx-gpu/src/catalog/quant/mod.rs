@@ -300,3 +300,36 @@ mod tests {
         assert!(matches!(e, GpuError::TooLarge { what: "weight bytes", .. }), "{e}");
     }
 }
+
+#[cfg(test)]
+mod grid_tests {
+    use rlx_ir::quant_grids::{IQ1S_GRID, IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, IQ3S_GRID, IQ3XXS_GRID};
+
+    /// The `0x…u` words of a WGSL grid file, in order (comments skipped).
+    fn words(src: &str) -> Vec<u32> {
+        src.lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .flat_map(|l| l.split([',', ' ', '(', ')']))
+            .filter_map(|t| t.strip_prefix("0x").and_then(|h| h.strip_suffix('u')))
+            .map(|h| u32::from_str_radix(h, 16).unwrap_or_else(|e| panic!("{h}: {e}")))
+            .collect()
+    }
+
+    #[test]
+    fn wgsl_grids_hold_the_reference_words() {
+        let kernels = concat!(env!("CARGO_MANIFEST_DIR"), "/kernels/include/");
+        let grids: [(&str, &[u32]); 6] = [
+            ("iq2xxs", &IQ2XXS_GRID),
+            ("iq2xs", &IQ2XS_GRID),
+            ("iq2s", &IQ2S_GRID),
+            ("iq3xxs", &IQ3XXS_GRID),
+            ("iq3s", &IQ3S_GRID),
+            ("iq1s", &IQ1S_GRID),
+        ];
+        for (name, want) in grids {
+            let path = format!("{kernels}quant_grid_{name}.wgsl");
+            let src = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+            assert_eq!(words(&src), want, "{path}");
+        }
+    }
+}
