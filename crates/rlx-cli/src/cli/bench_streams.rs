@@ -33,14 +33,25 @@ struct Row {
     tokens: Vec<i32>,
 }
 
-/// One round: the streams' tokens (all equal, checked), the mean time to first token, the
-/// median step and the round's wall time.
+/// What one round measured.
+struct Round {
+    /// The streams' tokens (all equal, checked).
+    tokens: Vec<i32>,
+    /// Mean time to first token.
+    ttft: Duration,
+    /// Median step.
+    step: Duration,
+    /// The round's wall time.
+    total: Duration,
+}
+
+/// One round: every stream added, then stepped to its end.
 fn round(
     b: &mut BatchDecoder,
     prompt: &[i32],
     streams: usize,
     n: usize,
-) -> Result<(Vec<i32>, Duration, Duration, Duration), Box<dyn std::error::Error>> {
+) -> Result<Round, Box<dyn std::error::Error>> {
     let start = Instant::now();
     let mut tokens = BTreeMap::new();
     let mut ttft = Duration::ZERO;
@@ -64,7 +75,7 @@ fn round(
     if all.any(|t| t != first) {
         return Err("streams of the same prompt gave different tokens".into());
     }
-    Ok((first, ttft / streams.max(1) as u32, median(steps), total))
+    Ok(Round { tokens: first, ttft: ttft / streams.max(1) as u32, step: median(steps), total })
 }
 
 fn measure(
@@ -92,7 +103,7 @@ fn measure(
     let mut b = BatchDecoder::new(&dec, streams, capacity)?;
     let load = t.elapsed();
     let t = Instant::now();
-    let (tokens, ..) = round(&mut b, &prompt, streams, n)?;
+    let tokens = round(&mut b, &prompt, streams, n)?.tokens;
     let first = t.elapsed();
     progress(&format!(
         "generate {} × {streams} streams on {device}: loaded and compiled in {:.1} s, first round {:.1} s",
@@ -102,13 +113,13 @@ fn measure(
     ));
     let (mut ttft, mut step, mut total) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..o.common.iters.max(1) {
-        let (again, t, s, r) = round(&mut b, &prompt, streams, n)?;
-        if again != tokens {
+        let r = round(&mut b, &prompt, streams, n)?;
+        if r.tokens != tokens {
             return Err(format!("{device}: a repeated round gave other tokens").into());
         }
-        ttft.push(t);
-        step.push(s);
-        total.push(r);
+        ttft.push(r.ttft);
+        step.push(r.step);
+        total.push(r.total);
     }
     Ok(Row {
         device: device.to_string(),
