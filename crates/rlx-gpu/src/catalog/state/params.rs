@@ -15,6 +15,7 @@ pub struct WriteRowsParams {
     pub cap: u32,
     pub inner: u32,
     pub offset_stride: u32,
+    pub _pad: [u32; 3],
 }
 
 impl WriteRowsParams {
@@ -35,6 +36,7 @@ impl WriteRowsParams {
             cap: cap as u32,
             inner: inner as u32,
             offset_stride: u32::from(per_block),
+            _pad: [0; 3],
         };
         Ok((p, per_element(K, numel)?))
     }
