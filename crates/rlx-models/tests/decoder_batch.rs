@@ -238,3 +238,44 @@ fn nan_logits_end_only_their_sequence() {
     }
     assert_eq!(good_got, good_want);
 }
+
+/// A slot's logits are bit for bit the same whatever its neighbours hold: the batched step on
+/// random weights, slot 1 at position 3 alone (the other slots free), then with neighbours at
+/// other positions and tokens, one of them on the cache's last row.
+fn rows_are_independent(device: Device) {
+    use rlx_models::decoder::{batched_decode_graph, BatchOutput, QuantizedWeights};
+    let cfg = DecoderConfig::from_file(&dir("qwen3").join("config.json")).unwrap();
+    let capacity = 8;
+    let q = QuantizedWeights::new();
+    let g =
+        batched_decode_graph(&cfg, 4, capacity, rlx_models::Precision::F32, BatchOutput::TokensAndLogits, &q)
+            .unwrap();
+    let session = match rlx_runtime::Session::new(device) {
+        Ok(s) => s,
+        Err(e) => {
+            rlx_test_support::unavailable(device, "batched step rows", &e);
+            return;
+        }
+    };
+    let mut exe = session.compile(&g).unwrap();
+    for (i, (name, _, ty)) in g.params().iter().enumerate() {
+        let v = rlx_models::random::param_value(name, ty, 5 + i as u64);
+        exe.set_param(name, &v).unwrap();
+    }
+    let vocab = cfg.vocab_size;
+    let mut run = |ids: [i32; 4], pos: [i32; 4]| {
+        exe.reset_states().unwrap();
+        let out = exe.run(&[("input_ids", &ids), ("positions", &pos), ("offsets", &pos)]).unwrap();
+        let logits = out[1].to_f32_vec();
+        (out[0].to_f64_vec()[1] as i32, logits[vocab..2 * vocab].to_vec())
+    };
+    let (alone_token, alone) = run([0, 42, 0, 0], [0, 3, 0, 0]);
+    let (token, with_neighbours) = run([17, 42, 200, 3], [5, 3, 7, 1]);
+    assert_eq!(token, alone_token, "{device}");
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&with_neighbours), bits(&alone), "{device}: slot 1's logits changed with its neighbours");
+    let (_, other) = run([17, 43, 200, 3], [5, 3, 7, 1]);
+    assert_ne!(bits(&other), bits(&alone), "{device}: another token gives other logits");
+}
+
+device_tests!(rows_are_independent => slot_rows_are_independent_on_cpu, slot_rows_are_independent_on_vulkan, slot_rows_are_independent_on_wgpu);
