@@ -158,8 +158,9 @@ pub fn cached_decoder_graph(
     Ok(g)
 }
 
-/// `token` (I32 [1]) where every logit of the row is finite, [`NON_FINITE_TOKEN`] otherwise: the
-/// sum of the logits minus itself is 0 exactly when no logit is NaN or infinite. Without it a
+/// `token` (I32 \[rows\], one per row of `logits` [rows, vocab]) where every logit of its row is
+/// finite, [`NON_FINITE_TOKEN`] otherwise (row by row: one row's NaN never touches another's
+/// token): the sum of the logits minus itself is 0 exactly when no logit is NaN or infinite. Without it a
 /// model whose weights give NaN would emit the argmax's pick of a NaN (token 0 when all are)
 /// forever; one reduction over the row costs far less than a step.
 pub(super) fn finite_or_minus_one(g: &mut Graph, logits: NodeId, token: NodeId) -> Result<NodeId, IrError> {
