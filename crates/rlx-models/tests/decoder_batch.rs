@@ -2,8 +2,9 @@
 //! decoders of tests/fixtures/decoders: each sequence's greedy tokens are those of
 //! `Decoder::generate_greedy` on its own prompt, and those of itself decoded alone in the
 //! batch, whatever joins, leaves or reuses a slot around it; prompts of different lengths go
-//! through a chunked prefill. Errors (full batch, unknown id, prompt past the capacity, a
-//! sampling spec, NaN logits of one sequence) are checked on the CPU.
+//! through a chunked prefill. Sampled sequences draw the tokens of `Decoder::sample` with their
+//! own seed, beside greedy and other sampled neighbours. Errors (full batch, unknown id, prompt
+//! past the capacity, an invalid spec, NaN logits of one sequence) are checked on the CPU.
 //!
 //! A GPU device that cannot be opened skips loudly, unless RLX_REQUIRE_GPU=1 makes it fail.
 
@@ -151,8 +152,9 @@ fn errors_and_stop_tokens() {
     assert!(err(b.add(&[1], SeqParams::greedy(0))).contains("max_new is 0"));
     let mut sampled = SeqParams::greedy(4);
     sampled.sampling.temperature = 0.7;
+    sampled.sampling.top_p = 0.0;
     let e = err(b.add(&[1], sampled));
-    assert!(e.contains("greedily only") && e.contains("Decoder::sample"), "{e}");
+    assert!(e.contains("top_p"), "{e}");
     assert_eq!(b.active(), 0, "nothing was admitted");
     let e = b.remove(SeqId(7)).unwrap_err().to_string();
     assert!(e.contains("sequence 7 is not in the batch"), "{e}");
@@ -279,3 +281,56 @@ fn rows_are_independent(device: Device) {
 }
 
 device_tests!(rows_are_independent => slot_rows_are_independent_on_cpu, slot_rows_are_independent_on_vulkan, slot_rows_are_independent_on_wgpu);
+
+/// Sampled sequences (two specs, one with a repetition penalty, two seeds) beside a greedy one
+/// and each other: each gets the tokens `Decoder::sample` draws for its prompt, spec and seed,
+/// the same as alone in the batch; the greedy one still gets `generate_greedy`'s.
+fn sampled_beside_neighbours(device: Device) {
+    use rlx_nn::SamplingSpec;
+    let Some(mut dec) = open("qwen2", device) else { return };
+    let warm = SamplingSpec { temperature: 0.8, top_k: Some(20), top_p: 0.9, repetition_penalty: 1.0 };
+    let penal = SamplingSpec { temperature: 1.1, top_k: None, top_p: 1.0, repetition_penalty: 1.3 };
+    let p = prompts();
+    let cases = [(&p[0], warm, 42u32, 10usize), (&p[2], penal, 7, 9), (&p[3], warm, 43, 8)];
+    let want: Vec<Vec<i32>> =
+        cases.iter().map(|(pr, spec, seed, n)| dec.sample(pr, *n, spec, *seed, |_| true).unwrap()).collect();
+    assert_ne!(want[0], dec.sample(&p[0], 10, &warm, 43, |_| true).unwrap(), "{device}: seeds 42, 43");
+    let greedy_want = dec.generate_greedy(&p[1], 10).unwrap();
+    let mut b = BatchDecoder::new(&dec, 4, 32).unwrap();
+    let params = |(_, spec, seed, n): &(&Vec<i32>, SamplingSpec, u32, usize)| SeqParams {
+        sampling: *spec,
+        seed: *seed,
+        ..SeqParams::greedy(*n)
+    };
+    // Alone.
+    for (i, c) in cases.iter().enumerate() {
+        let mut log = Log::default();
+        let t = b.add(c.0, params(c)).unwrap();
+        let id = t.id;
+        log.record(t);
+        while b.active() > 0 {
+            log.step(&mut b);
+        }
+        assert_eq!(log.tokens[&id], want[i], "{device}: sampled sequence {i} alone");
+    }
+    // Together, with a greedy neighbour joining after two steps.
+    let mut log = Log::default();
+    let mut ids = Vec::new();
+    for c in &cases {
+        let t = b.add(c.0, params(c)).unwrap();
+        ids.push(t.id);
+        log.record(t);
+    }
+    log.step(&mut b);
+    log.step(&mut b);
+    let g = log.add(&mut b, &p[1], 10);
+    while b.active() > 0 {
+        log.step(&mut b);
+    }
+    for (i, id) in ids.iter().enumerate() {
+        assert_eq!(log.tokens[id], want[i], "{device}: sampled sequence {i} in the batch");
+    }
+    assert_eq!(log.tokens[&g], greedy_want, "{device}: greedy beside sampled neighbours");
+}
+
+device_tests!(sampled_beside_neighbours => sampling_is_per_sequence_on_cpu, sampling_is_per_sequence_on_vulkan, sampling_is_per_sequence_on_wgpu);

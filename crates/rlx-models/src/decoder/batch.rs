@@ -1,9 +1,10 @@
 //! Many sequences decoded together: a [`BatchDecoder`] admits, steps and retires sequences over
 //! the batched decode graph of [`super::batched`] (continuous batching).
 //!
-//! Three executables compiled as one group share the weights and the caches: the
+//! Four executables compiled as one group share the weights and the caches: the
 //! single-sequence prefill graph of [`super::cached`] (chunk rows, its own [1, capacity, …]
-//! cache), the slot copy ([`super::batched::slot_copy_graph`]) and the batched step. A sequence
+//! cache, the last row's logits out), the slot copy ([`super::batched::slot_copy_graph`]) and
+//! the batched step, returning tokens, or tokens and logits. A sequence
 //! joins with [`BatchDecoder::add`]: its prompt goes through the prefill chunk by chunk (the
 //! first new token comes out of it: time to first token is one prefill, never a wait for the
 //! batch), then its cache is copied into a free slot. [`BatchDecoder::step`] then feeds every
@@ -17,16 +18,20 @@
 //! other rows' values never enter a row's arithmetic), and a free slot computes a harmless
 //! dummy row (token 0 at position 0) whose result is ignored.
 //!
-//! Sampling is greedy only. Per-sequence sampling would need one random key per row, and
-//! `Graph::rng_key` is one key per run today; a spec that is not greedy is refused with an
-//! error saying so, rather than drawn with keys shared between neighbours.
+//! Greedy tokens are picked on the device (the step reads back one token per slot). A sequence
+//! with a sampling spec (temperature, top-k, top-p, repetition penalty) and a seed draws on the
+//! host's side of the step instead (`batch_sample.rs`): while one is in the batch, the step
+//! also returns the logits (slots × vocab floats read back per step: the price of sampling),
+//! and its row goes through a one-row sampler graph keyed by that sequence's seed alone, as
+//! `Decoder::sample` keys it, so its tokens never depend on its neighbours and equal
+//! `Decoder::sample`'s for the same prompt, spec and seed.
 
+use super::batch_sample::Samplers;
 use super::batched::{batched_decode_graph, slot_copy_graph, BatchOutput, OFFSETS, SLOT};
-use super::cached::{cached_decoder_graph, StepOutput, NON_FINITE_TOKEN, POSITIONS};
-use super::generate::{run_step, Draw};
+use super::cached::{cached_decoder_graph, StepOutput, LOGIT_ROW, NON_FINITE_TOKEN, OFFSET, POSITIONS};
 use super::graph::INPUT_IDS;
 use super::model::Decoder;
-use crate::common::tokens::check_token_ids;
+use crate::common::tokens::{argmax, check_token_ids};
 use crate::common::weights::set_weights;
 use crate::error::{ModelError, Result};
 use rlx_nn::SamplingSpec;
@@ -49,14 +54,16 @@ pub struct SeqParams {
     pub max_new: usize,
     /// Tokens that end the sequence (the stop token is still returned).
     pub stop: Vec<i32>,
-    /// How tokens are chosen: greedy only (see the module doc).
+    /// How tokens are chosen (see the module doc).
     pub sampling: SamplingSpec,
+    /// The seed of a sampled sequence: its t-th token draws with the key `[seed, t]`.
+    pub seed: u32,
 }
 
 impl SeqParams {
     /// Greedy, `max_new` tokens, no stop token.
     pub fn greedy(max_new: usize) -> SeqParams {
-        SeqParams { max_new, stop: Vec::new(), sampling: SamplingSpec::greedy() }
+        SeqParams { max_new, stop: Vec::new(), sampling: SamplingSpec::greedy(), seed: 0 }
     }
 }
 
@@ -82,6 +89,8 @@ struct Seq {
     pos: usize,
     produced: usize,
     params: SeqParams,
+    /// Prompt and tokens so far, −1 past them, one per cache position (sampled sequences only).
+    history: Vec<i32>,
 }
 
 /// Sequences decoded together over one compiled batched step; see the module doc.
@@ -92,6 +101,9 @@ pub struct BatchDecoder {
     prefill: Executable,
     copy: Executable,
     step: Executable,
+    /// The same step returning the logits too: run while a sampled sequence is in the batch.
+    step_logits: Executable,
+    samplers: Samplers,
     slots: Vec<Option<Seq>>,
     next_id: u64,
 }
@@ -135,17 +147,24 @@ impl BatchDecoder {
         let p = dec.opts.precision;
         let q = &dec.quant;
         let chunk = dec.opts.prefill_chunk.clamp(1, capacity);
-        let prefill = cached_decoder_graph(cfg, chunk, capacity, p, StepOutput::Token, q)?;
+        // The prefill returns the last row's logits: picked on the host (argmax or a sampler),
+        // once per prompt.
+        let prefill = cached_decoder_graph(cfg, chunk, capacity, p, StepOutput::Logits, q)?;
         let copy = slot_copy_graph(cfg, max_streams, capacity)?;
         let step = batched_decode_graph(cfg, max_streams, capacity, p, BatchOutput::Tokens, q)?;
+        let step_logits =
+            batched_decode_graph(cfg, max_streams, capacity, p, BatchOutput::TokensAndLogits, q)?;
         let opts = CompileOptions { precision: p, ..Default::default() };
-        let mut exes = dec.session.compile_group(&[&prefill, &copy, &step], &opts)?.into_iter();
-        let (Some(mut prefill), Some(copy), Some(step)) = (exes.next(), exes.next(), exes.next()) else {
+        let graphs = [&prefill, &copy, &step, &step_logits];
+        let mut exes = dec.session.compile_group(&graphs, &opts)?.into_iter();
+        let (Some(mut prefill), Some(copy), Some(step), Some(step_logits)) =
+            (exes.next(), exes.next(), exes.next(), exes.next())
+        else {
             return Err(invalid(
-                "internal: compiling the batched decoder gave fewer than 3 executables".into(),
+                "internal: compiling the batched decoder gave fewer than 4 executables".into(),
             ));
         };
-        // The group shares params: setting them once sets them for all three.
+        // The group shares params: setting them once sets them for all four.
         set_weights(&mut prefill, &dec.weights)?;
         Ok(BatchDecoder {
             capacity,
@@ -154,6 +173,8 @@ impl BatchDecoder {
             prefill,
             copy,
             step,
+            step_logits,
+            samplers: Samplers::new(dec.session.device(), cfg.vocab_size, capacity),
             slots: vec![None; max_streams],
             next_id: 0,
         })
@@ -183,17 +204,13 @@ impl BatchDecoder {
     /// (as [`BatchDecoder::step`] reports tokens). A sequence whose first token already ends it
     /// (a budget of one, a stop token) never takes a slot. Errors, with nothing admitted: every
     /// slot taken, an empty prompt or one with ids outside the vocabulary, a prompt and budget
-    /// past the capacity, a sampling spec that is not greedy.
+    /// past the capacity, an invalid sampling spec (the error names the field).
     pub fn add(&mut self, prompt: &[i32], params: SeqParams) -> Result<SeqToken> {
-        if !params.sampling.is_greedy() || params.sampling.repetition_penalty != 1.0 {
-            return Err(invalid(format!(
-                "the batched decoder decodes greedily only; got {:?}. Per-sequence sampling needs \
-                 one random key per sequence, which the device sampler does not take yet: use \
-                 Decoder::sample for one sequence at a time",
-                params.sampling
-            )));
-        }
         check_token_ids(prompt, self.vocab)?;
+        let sampled = params.sampled();
+        if sampled {
+            self.samplers.prepare(&params.sampling)?;
+        }
         if params.max_new == 0 {
             return Err(invalid("max_new is 0: ask for at least one new token".into()));
         }
@@ -218,8 +235,24 @@ impl BatchDecoder {
         };
         let id = SeqId(self.next_id);
         self.next_id += 1;
-        let token = self.prefill_prompt(prompt)?;
-        let seq = Seq { id, last: token, pos: prompt.len(), produced: 1, params };
+        let logits = self.prefill_prompt(prompt)?;
+        let mut history = Vec::new();
+        if sampled {
+            history = vec![-1; self.capacity];
+            history[..prompt.len()].copy_from_slice(prompt);
+        }
+        let at = prompt.len() - 1;
+        let token = match sampled {
+            true => self.samplers.draw(&logits, &params.sampling, [params.seed, 0], &history, at)?,
+            false if logits.iter().any(|x| !x.is_finite()) => {
+                return Err(ModelError::NonFinite { position: at })
+            }
+            false => argmax(&logits),
+        };
+        if let Some(h) = history.get_mut(prompt.len()) {
+            *h = token;
+        }
+        let seq = Seq { id, last: token, pos: prompt.len(), produced: 1, params, history };
         let finished = seq.finished();
         if !finished {
             let at = [slot as i32];
@@ -230,16 +263,24 @@ impl BatchDecoder {
     }
 
     /// Runs `prompt` (at positions 0..) through the single-sequence prefill, chunk by chunk;
-    /// the token its last row gives.
-    fn prefill_prompt(&mut self, prompt: &[i32]) -> Result<i32> {
-        let mut token = 0;
-        let draw = Draw { key: None, prev: None };
+    /// the logits of its last row.
+    fn prefill_prompt(&mut self, prompt: &[i32]) -> Result<Vec<f32>> {
+        let mut logits = Vec::new();
         for (i, part) in prompt.chunks(self.chunk).enumerate() {
-            let mut padded = part.to_vec();
-            padded.resize(self.chunk, 0);
-            token = run_step(&mut self.prefill, &padded, i * self.chunk, part.len() - 1, &draw)?;
+            let mut ids = part.to_vec();
+            ids.resize(self.chunk, 0);
+            let offset = i * self.chunk;
+            let positions: Vec<i32> = (offset..offset + self.chunk).map(|p| p as i32).collect();
+            let (off, row) = ([offset as i32], [part.len() as i32 - 1]);
+            let inputs: [(&str, &dyn HostData); 4] =
+                [(INPUT_IDS, &ids), (POSITIONS, &positions), (OFFSET, &off), (LOGIT_ROW, &row)];
+            let out = self.prefill.run(&inputs)?;
+            logits = out.first().map(|t| t.to_f32_vec()).unwrap_or_default();
         }
-        Ok(token)
+        if logits.len() != self.vocab {
+            return Err(ModelError::OutputSize { batch: 1, dim: self.vocab, got: logits.len() });
+        }
+        Ok(logits)
     }
 
     /// Takes sequence `id` out of the batch; its slot is free for the next [`BatchDecoder::add`].
@@ -274,28 +315,53 @@ impl BatchDecoder {
             }
         }
         let inputs: [(&str, &dyn HostData); 3] = [(INPUT_IDS, &ids), (POSITIONS, &pos), (OFFSETS, &pos)];
-        let out = self.step.run(&inputs)?;
+        let any_sampled = self.slots.iter().flatten().any(|q| q.params.sampled());
+        let out = match any_sampled {
+            true => self.step_logits.run(&inputs)?,
+            false => self.step.run(&inputs)?,
+        };
+        let logits = match any_sampled {
+            true => out.get(1).map(|t| t.to_f32_vec()).unwrap_or_default(),
+            false => Vec::new(),
+        };
+        if any_sampled && logits.len() != n * self.vocab {
+            return Err(ModelError::OutputSize { batch: n, dim: self.vocab, got: logits.len() });
+        }
         let tokens: Vec<i32> =
             out.first().map(|t| t.to_f64_vec()).unwrap_or_default().iter().map(|&t| t as i32).collect();
         if tokens.len() != n {
             return Err(ModelError::OutputSize { batch: n, dim: 1, got: tokens.len() });
         }
         let mut events = Vec::new();
-        for (slot, token) in self.slots.iter_mut().zip(tokens) {
+        let samplers = &mut self.samplers;
+        let vocab = self.vocab;
+        for (s, (slot, device_token)) in self.slots.iter_mut().zip(tokens).enumerate() {
             let Some(seq) = slot else { continue };
             let id = seq.id;
-            if token == NON_FINITE_TOKEN {
-                events.push(SeqToken {
-                    id,
-                    token: Err(ModelError::NonFinite { position: seq.pos }),
-                    finished: true,
-                });
-                *slot = None;
-                continue;
-            }
+            let token = match seq.params.sampled() {
+                true => {
+                    let row = &logits[s * vocab..(s + 1) * vocab];
+                    let key = [seq.params.seed, seq.produced as u32];
+                    samplers.draw(row, &seq.params.sampling, key, &seq.history, seq.pos)
+                }
+                false if device_token == NON_FINITE_TOKEN => Err(ModelError::NonFinite { position: seq.pos }),
+                false => Ok(device_token),
+            };
+            let token = match token {
+                Ok(t) => t,
+                Err(e) => {
+                    // This sequence's failure only: it leaves, the others go on.
+                    events.push(SeqToken { id, token: Err(e), finished: true });
+                    *slot = None;
+                    continue;
+                }
+            };
             seq.last = token;
             seq.pos += 1;
             seq.produced += 1;
+            if let Some(h) = seq.history.get_mut(seq.pos) {
+                *h = token;
+            }
             let finished = seq.finished();
             events.push(SeqToken { id, token: Ok(token), finished });
             if finished {
@@ -303,6 +369,13 @@ impl BatchDecoder {
             }
         }
         Ok(events)
+    }
+}
+
+impl SeqParams {
+    /// Whether tokens are drawn by a sampler rather than picked by the device's argmax.
+    fn sampled(&self) -> bool {
+        !self.sampling.is_greedy() || self.sampling.repetition_penalty != 1.0
     }
 }
 

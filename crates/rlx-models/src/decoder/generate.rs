@@ -50,20 +50,14 @@ fn invalid(reason: String) -> ModelError {
 
 /// The inputs of a sampling step beyond the tokens: the random key and, with a repetition
 /// penalty, the tokens so far (padded with −1 to the capacity).
-pub(super) struct Draw<'a> {
-    pub key: Option<[u32; 2]>,
-    pub prev: Option<&'a [i32]>,
+struct Draw<'a> {
+    key: Option<[u32; 2]>,
+    prev: Option<&'a [i32]>,
 }
 
 /// One run of a cached step: `ids` (padded to the graph's rows) at positions `offset..`, the
 /// token of row `row` out.
-pub(super) fn run_step(
-    exe: &mut Executable,
-    ids: &[i32],
-    offset: usize,
-    row: usize,
-    draw: &Draw<'_>,
-) -> Result<i32> {
+fn step(exe: &mut Executable, ids: &[i32], offset: usize, row: usize, draw: &Draw<'_>) -> Result<i32> {
     let positions: Vec<i32> = (offset..offset + ids.len()).map(|p| p as i32).collect();
     let off = [offset as i32];
     let row = [row as i32];
@@ -95,7 +89,7 @@ fn prefill(g: &mut Generator, ids: &[i32], draw: &Draw<'_>) -> Result<i32> {
     for (i, part) in ids.chunks(g.chunk).enumerate() {
         let mut padded = part.to_vec();
         padded.resize(g.chunk, 0);
-        token = run_step(&mut g.prefill, &padded, i * g.chunk, part.len() - 1, draw)?;
+        token = step(&mut g.prefill, &padded, i * g.chunk, part.len() - 1, draw)?;
     }
     Ok(token)
 }
@@ -261,7 +255,7 @@ impl Decoder {
                 key: sampled.then_some([seed, out.len() as u32]),
                 prev: penalised.then_some(&history[..]),
             };
-            token = run_step(&mut g.decode, &[token], pos, 0, &d)?;
+            token = step(&mut g.decode, &[token], pos, 0, &d)?;
         }
     }
 }

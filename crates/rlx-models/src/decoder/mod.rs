@@ -24,6 +24,7 @@
 //! [`crate::common`], shared with the other model families.
 
 pub mod batch;
+mod batch_sample;
 pub mod batched;
 pub mod cached;
 pub mod chat;
