@@ -196,6 +196,17 @@ fn bench_reports_a_device_it_cannot_use_and_goes_on() {
     assert!(stdout.lines().any(|l| l.starts_with("tiny") && l.contains("cpu")), "{stdout}");
 }
 
+/// `--streams` takes 1 to 4096 sequences; anything else is refused before a model is built.
+#[test]
+fn bench_streams_out_of_range_is_refused() {
+    for bad in ["0", "4097", "two"] {
+        let out = rlx(&["bench", "--device", "cpu", "--streams", bad, "generate"], &[]);
+        assert_eq!(out.status.code(), Some(2), "--streams {bad}");
+        let stderr = text(&out.stderr);
+        assert!(stderr.contains("--streams") && stderr.contains(bad), "{stderr}");
+    }
+}
+
 /// The tiny random-init Llama fixture of rlx-models (llama3 rope scaling) and its reference.
 fn llama_fixture() -> (std::path::PathBuf, serde_json::Value) {
     let dir =

@@ -79,7 +79,8 @@ pub use common::stop::stop_tokens;
 pub use common::tokenizer::causal_tokenizer;
 pub use decoder::chat::{ChatTemplate, Message};
 pub use decoder::{
-    decoder_graph, rope_tables, Architecture, Decoder, DecoderConfig, DecoderOptions, RopeScaling,
+    decoder_graph, rope_tables, Architecture, BatchDecoder, Decoder, DecoderConfig, DecoderOptions,
+    RopeScaling, SeqId, SeqParams, SeqToken,
 };
 pub use error::{ModelError, Result};
 pub use mamba::{Mamba, MambaConfig};

@@ -105,6 +105,10 @@ pub struct DecoderArgs {
     /// New tokens of the generate workload.
     #[arg(long, default_value_t = 128)]
     pub decode_tokens: usize,
+    /// Sequences the generate workload decodes together (each the bench prompt), through one
+    /// batched decode step; 1 is the single-sequence generator.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub streams: u32,
 }
 
 /// The soak workload's runs and thread checks.
@@ -154,7 +158,10 @@ impl BenchArgs {
                 decoder: &self.decoder,
                 quant: self.graph.quant,
             };
-            super::bench_generate::run(&options)?;
+            match self.decoder.streams {
+                0 | 1 => super::bench_generate::run(&options)?,
+                n => super::bench_streams::run(&options, n as usize)?,
+            }
         }
         if asked(BenchWorkload::Soak) {
             let mut soak = self.soak.clone();

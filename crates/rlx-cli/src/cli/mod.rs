@@ -8,6 +8,7 @@ pub mod bench_generate;
 pub mod bench_ops;
 pub mod bench_quant;
 pub mod bench_soak;
+pub mod bench_streams;
 pub mod demo;
 pub mod devices;
 pub mod embed;

@@ -1,11 +1,13 @@
 // Writes rows into a state buffer in place, at an offset read at run time (a KV cache append).
 //
-// Bindings: 0 = rows (read), 1 = offset (read, i32 [1]), 2 = state (read_write).
+// Bindings: 0 = rows (read), 1 = offset (read, i32 [1] or i32 [outer]), 2 = state (read_write).
 // Params: WriteRowsParams.
 //
 // The state is seen as [outer, cap, inner] 32-bit words and the rows as [outer, n, inner]:
 // state[(o·cap + offset + t)·inner + j] = rows[(o·n + t)·inner + j]. A row that would land at or
-// past cap, or before 0, is dropped: the state is never written out of bounds.
+// past cap, or before 0, is dropped: the state is never written out of bounds. The offset of block
+// o is offset[o · offset_stride]: stride 0 gives every block offset[0], stride 1 its own (one
+// offset per sequence of a batched KV cache).
 
 const WG: u32 = 256u;
 
@@ -25,7 +27,7 @@ fn element(i: u32) {
     let row = i / p.inner;
     let t = row % p.n;
     let o = row / p.n;
-    let at = offset[0];
+    let at = offset[o * p.offset_stride];
     // at + t in i32 could wrap for an offset near either end; work in the unsigned domain.
     var pos = 0u;
     if (at < 0) {

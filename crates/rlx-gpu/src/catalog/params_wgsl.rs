@@ -231,5 +231,5 @@ mod structs {
     wgsl_struct!(GatherParams { numel: u32, len: u32, nidx: u32, inner: u32 });
     wgsl_struct!(ScanParams { batch: u32, d: u32, l: u32, n: u32, groups: u32, chunk: u32, chunks: u32, softplus: u32, threads: u32, pad: [u32; 3] });
     wgsl_struct!(DeltaRuleParams { batch: u32, l: u32, h: u32, k: u32, v: u32, mode: u32, scale: f32, col_blocks: u32 });
-    wgsl_struct!(WriteRowsParams { numel: u32, n: u32, cap: u32, inner: u32 });
+    wgsl_struct!(WriteRowsParams { numel: u32, n: u32, cap: u32, inner: u32, offset_stride: u32, _pad: [u32; 3] });
 }

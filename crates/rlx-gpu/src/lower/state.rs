@@ -21,7 +21,9 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
     let Some(rows_op) = cx.operand(rows)? else {
         return Ok(()); // nothing to write
     };
-    let (params, grid) = WriteRowsParams::new(outer, cap, inner, n)?;
+    // The verifier allows an offset of one entry or one per outer block.
+    let per_block = outer != 1 && cx.ty(offset)?.shape.numel() == outer;
+    let (params, grid) = WriteRowsParams::new(outer, cap, inner, n, per_block)?;
     let operands = vec![rows_op, cx.operand_nonempty(offset)?, cx.operand_nonempty(at.id)?];
     out.push(at.step(KernelKey::State(StateKernel::WriteRows), operands, &params, grid));
     Ok(())

@@ -19,9 +19,11 @@ impl Graph {
     }
 
     /// Writes `rows` into `state` at offset `offset[0]` (I32 \[1\], read at run time) along
-    /// `axis`, in place; returns the updated state, which every later reader must use. `state`
-    /// must be a [`Graph::state`] that nothing else reads. Rows past the state's extent (or at
-    /// a negative position) are dropped.
+    /// `axis`, in place. With `offset` I32 \[outer\], outer the product of the state's dims
+    /// before `axis`, row block `o` goes to `offset[o]` instead (a batched cache
+    /// [B, C, H, D] along axis 1: one offset per sequence). Returns the updated state, which
+    /// every later reader must use. `state` must be a [`Graph::state`] that nothing else reads.
+    /// Rows past the state's extent (or at a negative position) are dropped.
     pub fn write_rows(
         &mut self,
         state: NodeId,

@@ -19,10 +19,21 @@ fn write_rows(name: &'static str, axis: usize, inputs: &[&TensorType]) -> Result
     check_axis(name, &state.shape, axis)?;
     want_dtype(name, 1, rows.dtype, state.dtype)?;
     want_dtype(name, 2, offset.dtype, DType::I32)?;
-    if offset.numel() != 1 || offset.shape.rank() != 1 {
-        return Err(mismatch(name, inputs, "the offset must be I32 [1], the first row to write"));
-    }
     let (s, r) = (state.shape.dims(), rows.shape.dims());
+    // One offset for every row block, or one per outer index (the dims before `axis`): a
+    // batched KV cache [B, C, H, D] written along axis 1 takes offsets [B], one per sequence.
+    let outer: usize = s.iter().take(axis).product();
+    if offset.shape.rank() != 1 || (offset.numel() != 1 && offset.numel() != outer) {
+        return Err(mismatch(
+            name,
+            inputs,
+            format!(
+                "the offset must be I32 [1] (one first row for every block) or I32 [{outer}] (one \
+                 per index of the dims before axis {axis}, {:?})",
+                &s[..axis.min(s.len())]
+            ),
+        ));
+    }
     let fits = s.len() == r.len()
         && s.iter().zip(r).enumerate().all(|(i, (&a, &b))| if i == axis { b <= a } else { a == b });
     if !fits {

@@ -17,5 +17,6 @@ mod rope;
 mod shape;
 mod sizes;
 mod ssm;
+mod state;
 
 pub use rlx_test_support::builders::{assert_msg, f32_in, on_copy, tt, ty};

@@ -131,7 +131,7 @@ pub fn cached_decoder_graph(
     let mut hook =
         CacheHook { offset, lens, capacity, kv_heads: cfg.num_key_value_heads, head_dim: cfg.head_dim };
     let mut b = DecoderBuilder::new(&mut g, cfg, precision, quant);
-    let rope = RopeInputs { cos, sin };
+    let rope = RopeInputs { cos, sin, per_row: false };
     let mut x = b.embed(ids, steps)?;
     for i in 0..cfg.num_hidden_layers {
         x = b.layer(i, x, 1, steps, rope, &mut hook)?;
@@ -158,11 +158,12 @@ pub fn cached_decoder_graph(
     Ok(g)
 }
 
-/// `token` (I32 [1]) where every logit of the row is finite, [`NON_FINITE_TOKEN`] otherwise: the
-/// sum of the logits minus itself is 0 exactly when no logit is NaN or infinite. Without it a
+/// `token` (I32 \[rows\], one per row of `logits` [rows, vocab]) where every logit of its row is
+/// finite, [`NON_FINITE_TOKEN`] otherwise (row by row: one row's NaN never touches another's
+/// token): the sum of the logits minus itself is 0 exactly when no logit is NaN or infinite. Without it a
 /// model whose weights give NaN would emit the argmax's pick of a NaN (token 0 when all are)
 /// forever; one reduction over the row costs far less than a step.
-fn finite_or_minus_one(g: &mut Graph, logits: NodeId, token: NodeId) -> Result<NodeId, IrError> {
+pub(super) fn finite_or_minus_one(g: &mut Graph, logits: NodeId, token: NodeId) -> Result<NodeId, IrError> {
     let total = g.sum(logits, &[1], false)?;
     let probe = g.binary(BinaryOp::Sub, total, total)?;
     let zero = g.constant(Tensor::from_f64([1], DType::F32, &[0.0])?)?;

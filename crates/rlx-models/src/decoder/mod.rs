@@ -15,11 +15,17 @@
 //!   with F32/F16/BF16 tensors, and block-quantized linear weights, embeddings and expert
 //!   stacks, which stay quantized on the device: [`params`]) as well as a Hugging Face
 //!   directory ([`gguf`]).
+//! - [`BatchDecoder`] decodes many sequences together over one compiled batched step, each with
+//!   its own cache slot, position and length; sequences join and leave between steps
+//!   ([`batch`], graphs in [`batched`]).
 //! - [`ChatTemplate`](chat::ChatTemplate) renders the checkpoint's chat template ([`chat`]).
 //!
 //! Checkpoint reading (safetensors, shards, GGUF) and the stop tokens live in
 //! [`crate::common`], shared with the other model families.
 
+pub mod batch;
+mod batch_sample;
+pub mod batched;
 pub mod cached;
 pub mod chat;
 mod checkpoint_moe;
@@ -33,6 +39,8 @@ pub mod params;
 pub mod rope;
 
 pub use crate::common::tokens::argmax;
+pub use batch::{BatchDecoder, SeqId, SeqParams, SeqToken};
+pub use batched::{batched_decode_graph, batched_decode_outputs, BatchInputs, BatchOutput};
 pub use config::{Architecture, DecoderConfig, MoeConfig, RopeScaling};
 pub use graph::{decoder_graph, decoder_graph_with, LogitRows};
 pub use model::{Decoder, DecoderOptions};

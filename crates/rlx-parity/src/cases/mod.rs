@@ -12,6 +12,7 @@ mod cast;
 mod conv;
 mod conv_variants;
 mod custom;
+mod decode_batch;
 mod elementwise;
 mod elementwise_edges;
 mod fft;
@@ -74,6 +75,7 @@ pub fn cases() -> Vec<Case> {
         conv_variants::cases,
         recurrent::cases,
         models::cases,
+        decode_batch::cases,
         boundaries::cases,
         elementwise_edges::cases,
         shape_edges::cases,

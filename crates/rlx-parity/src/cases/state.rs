@@ -7,6 +7,7 @@ use rlx_ir::{DType, Tensor};
 
 pub(super) fn cases(out: &mut Vec<Case>) {
     writes(out);
+    per_block(out);
 }
 
 fn writes(out: &mut Vec<Case>) {
@@ -28,6 +29,29 @@ fn writes(out: &mut Vec<Case>) {
             rd[axis] = n;
             let rows = c.input_of("rows", &rd, dtype)?;
             let offset = c.input_tensor("offset", Tensor::from_i32([1], vec![at])?)?;
+            Ok(vec![c.write_rows(state, rows, offset, axis as isize)?])
+        }));
+    }
+}
+
+/// One offset per outer block (a batched cache, one offset per sequence): each block's rows land
+/// at its own offset, inside, negative, past the end or at the extremes of i32.
+fn per_block(out: &mut Vec<Case>) {
+    // (tag, state dims, rows along axis, axis, offsets, dtype)
+    type W = (&'static str, &'static [usize], usize, usize, &'static [i32], DType);
+    let list: [W; 4] = [
+        ("per_block_f32", &[3, 7, 2], 2, 1, &[2, -1, 6], DType::F32),
+        ("per_block_cache_f32", &[2, 5, 3, 2], 1, 1, &[4, 0], DType::F32),
+        ("per_block_axis2_i32", &[2, 3, 5, 2], 2, 2, &[0, 1, 3, 4, i32::MAX, i32::MIN], DType::I32),
+        ("per_block_prime_u32", &[5, 11, 3], 3, 1, &[0, 8, 10, -2, 5], DType::U32),
+    ];
+    for (tag, sd, n, axis, at, dtype) in list {
+        out.push(Case::new(format!("write_rows_{tag}"), move |c| {
+            let state = c.state("s", sd, dtype)?;
+            let mut rd = sd.to_vec();
+            rd[axis] = n;
+            let rows = c.input_of("rows", &rd, dtype)?;
+            let offset = c.input_tensor("offset", Tensor::from_i32([at.len()], at.to_vec())?)?;
             Ok(vec![c.write_rows(state, rows, offset, axis as isize)?])
         }));
     }

@@ -83,11 +83,14 @@ impl KvHook for NoCache {
     }
 }
 
-/// The rope operands of one graph: [seq, head_dim / 2] each.
+/// The rope operands of one graph: [seq, head_dim / 2] each, shared by every sequence of the
+/// batch; or, with `per_row`, [batch · seq, head_dim / 2], one row per token of the batch (a
+/// batched decode step, where each sequence sits at its own position).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct RopeInputs {
     pub cos: NodeId,
     pub sin: NodeId,
+    pub per_row: bool,
 }
 
 /// Adds decoder params and layers to a graph.
@@ -242,8 +245,8 @@ impl<'a> DecoderBuilder<'a> {
             q = self.rms_norm(&p("self_attn.q_norm.weight"), q, d)?;
             k = self.rms_norm(&p("self_attn.k_norm.weight"), k, d)?;
         }
-        let q = self.g.rope(q, rope.cos, rope.sin, RopeStyle::NeoX, AttnLayout::Bshd, d)?;
-        let k = self.g.rope(k, rope.cos, rope.sin, RopeStyle::NeoX, AttnLayout::Bshd, d)?;
+        let q = self.rope(q, rope, [batch, seq, heads, d])?;
+        let k = self.rope(k, rope, [batch, seq, kv_heads, d])?;
         let (k, v) = kv.keys_values(self.g, i, k, v)?;
         let mask = match cfg.sliding_window {
             Some(w) => MaskKind::SlidingWindow(w),
@@ -264,6 +267,20 @@ impl<'a> DecoderBuilder<'a> {
             _ => self.mlp(i, n)?,
         };
         self.g.add(x, down)
+    }
+
+    /// NeoX rope on x of `dims` [batch, seq, heads, head_dim]. The Rope op takes one table row
+    /// per position of the seq axis, shared by the batch; per-row tables (each sequence at its
+    /// own position) are the same op on x seen as one sequence of batch · seq tokens (a free
+    /// reshape: the layout is the same).
+    fn rope(&mut self, x: NodeId, rope: RopeInputs, dims: [usize; 4]) -> Result<NodeId, IrError> {
+        let [batch, seq, heads, d] = dims;
+        if !rope.per_row || batch == 1 {
+            return self.g.rope(x, rope.cos, rope.sin, RopeStyle::NeoX, AttnLayout::Bshd, d);
+        }
+        let flat = self.g.reshape(x, &[1, batch * seq, heads, d])?;
+        let y = self.g.rope(flat, rope.cos, rope.sin, RopeStyle::NeoX, AttnLayout::Bshd, d)?;
+        self.g.reshape(y, &dims)
     }
 
     /// Layer `i`'s dense SiLU-gated MLP on n [rows, hidden].
@@ -325,7 +342,7 @@ pub fn decoder_graph_with(
         LogitRows::Selected => Some(g.input(LOGIT_ROWS, &[batch], DType::I32)?),
     };
     let mut b = DecoderBuilder::new(&mut g, cfg, precision, quant);
-    let rope = RopeInputs { cos, sin };
+    let rope = RopeInputs { cos, sin, per_row: false };
     let mut x = b.embed(ids, batch * seq)?;
     for i in 0..cfg.num_hidden_layers {
         x = b.layer(i, x, batch, seq, rope, &mut NoCache)?;

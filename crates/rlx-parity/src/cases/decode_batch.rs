@@ -1,0 +1,82 @@
+//! The batched decode step of rlx-models (`batched_decode_graph`): tiny random decoders whose
+//! slots sit at different positions (first row, middle, the cache's last row), with grouped
+//! heads, q/k norms and biases (qwen3) and a sliding window (mistral). Outputs: each slot's
+//! greedy token (exact), its logits, and the batched caches after the step's writes. The caches
+//! start zeroed, so what precedes a slot's row is zeros; the join path (a prefilled cache copied
+//! into a slot) is covered by rlx-models' decoder_batch tests.
+
+use crate::{Case, CaseCtx};
+use rlx_ir::{IrError, NodeId, Op, Tensor, TensorType};
+use rlx_models::decoder::{
+    batched_decode_outputs, Architecture, BatchInputs, BatchOutput, DecoderConfig, QuantizedWeights,
+    RopeScaling,
+};
+use rlx_models::Precision;
+
+pub(super) fn cases(out: &mut Vec<Case>) {
+    // (tag, architecture, sliding window, capacity, one offset per slot)
+    type D = (&'static str, Architecture, Option<usize>, usize, &'static [i32]);
+    let list: [D; 3] = [
+        ("llama_b3", Architecture::Llama, None, 13, &[4, 0, 12]),
+        ("qwen3_b5", Architecture::Qwen3, None, 7, &[6, 2, 0, 3, 1]),
+        ("mistral_window_b2", Architecture::Mistral, Some(3), 9, &[8, 5]),
+    ];
+    for (tag, arch, window, capacity, offsets) in list {
+        out.push(Case::new(format!("decode_batch_{tag}"), move |c| {
+            decode(c, config(arch, window, capacity), capacity, offsets)
+        }));
+    }
+}
+
+/// Hidden 32, 4 query heads and 2 KV heads of dim 8, FFN 48, 2 layers, a vocabulary of 37.
+fn config(arch: Architecture, sliding_window: Option<usize>, capacity: usize) -> DecoderConfig {
+    DecoderConfig {
+        architecture: arch,
+        vocab_size: 37,
+        hidden_size: 32,
+        intermediate_size: 48,
+        num_hidden_layers: 2,
+        num_attention_heads: 4,
+        num_key_value_heads: 2,
+        head_dim: 8,
+        rms_norm_eps: 1e-6,
+        rope_theta: 10000.0,
+        rope_scaling: RopeScaling::None,
+        max_position_embeddings: capacity,
+        tie_word_embeddings: false,
+        qkv_bias: arch == Architecture::Qwen3,
+        o_bias: false,
+        qk_norm: arch == Architecture::Qwen3,
+        sliding_window,
+        torch_dtype: None,
+        moe: None,
+    }
+}
+
+/// Norm weights near 1, small biases, matrices about 1/sqrt(fan_in) (rows of [out, in]).
+fn range(name: &str, ty: &TensorType) -> (f32, f32) {
+    if name.ends_with("norm.weight") {
+        (0.8, 1.2)
+    } else if name.ends_with(".bias") {
+        (-0.1, 0.1)
+    } else {
+        let r = 1.5 / (ty.shape.dims().last().copied().unwrap_or(1) as f32).sqrt();
+        (-r, r)
+    }
+}
+
+fn decode(c: &mut CaseCtx, cfg: DecoderConfig, capacity: usize, at: &[i32]) -> Result<Vec<NodeId>, IrError> {
+    let slots = at.len();
+    let ids = c.input_i32("input_ids", &[slots, 1], 0, cfg.vocab_size as i32 - 1)?;
+    let positions = c.input_tensor("positions", Tensor::from_i32([slots], at.to_vec())?)?;
+    let offsets = c.input_tensor("offsets", Tensor::from_i32([slots], at.to_vec())?)?;
+    let inputs = BatchInputs { ids, positions, offsets };
+    let (q, out) = (QuantizedWeights::new(), BatchOutput::TokensAndLogits);
+    let mut outs = batched_decode_outputs(c, &cfg, capacity, Precision::F32, out, &q, inputs)?;
+    c.fill_params(range)?;
+    // The caches after this step's writes: each slot's row at its own offset.
+    let writes = c.nodes().iter().enumerate().filter(|(_, n)| matches!(n.op, Op::WriteRows { .. }));
+    let writes: Vec<NodeId> = writes.map(|(i, _)| NodeId(i as u32)).collect();
+    outs.extend(writes);
+    Ok(outs)
+}
