@@ -111,6 +111,10 @@ fn measure(
         load.as_secs_f64(),
         first.as_secs_f64()
     ));
+    super::bench_generate::print_kernel_times(
+        &format!("batched step of {streams} on {device}"),
+        &b.step_kernel_times(),
+    );
     let (mut ttft, mut step, mut total) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..o.common.iters.max(1) {
         let r = round(&mut b, &prompt, streams, n)?;

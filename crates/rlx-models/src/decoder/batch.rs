@@ -180,6 +180,12 @@ impl BatchDecoder {
         })
     }
 
+    /// The GPU time of the last batched step's launches by kernel
+    /// (`rlx_runtime::Executable::kernel_times`; empty unless the backend times launches).
+    pub fn step_kernel_times(&self) -> Vec<(&'static str, std::time::Duration)> {
+        self.step.kernel_times()
+    }
+
     /// Sequences that fit at once.
     pub fn max_streams(&self) -> usize {
         self.slots.len()
