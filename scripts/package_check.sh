@@ -54,6 +54,14 @@ echo "package_check: ${#crates[@]} crates: ${crates[*]}"
 
 # Stale packages of crates that were renamed or unpublished must not pass the size check.
 rm -f "$target"/package/*.crate
+# The verification builds read each packaged crate from a local registry, which cargo unpacks
+# into $CARGO_HOME/registry/src/-<hash>/NAME-VERSION (the hash from the target folder's path)
+# and reuses when that folder already exists: a second run from the same target folder built
+# the first run's sources (a module added since was missing). Drop those copies first.
+cargo_home=${CARGO_HOME:-$HOME/.cargo}
+for c in "${crates[@]}"; do
+  rm -rf "$cargo_home"/registry/src/-*/"$c"-[0-9]*
+done
 args=()
 for c in "${crates[@]}"; do
   args+=(-p "$c")
