@@ -21,9 +21,9 @@
 //! logits hold a NaN or an infinity), and with [`BatchOutput::TokensAndLogits`] its logits
 //! [slots, vocab] as well.
 
-use super::cached::{cache_names, finite_or_minus_one, POSITIONS};
+use super::cached::{cache_names, finite_or_minus_one, CacheHook, POSITIONS};
 use super::config::DecoderConfig;
-use super::graph::{DecoderBuilder, KvHook, RopeInputs, INPUT_IDS};
+use super::graph::{DecoderBuilder, RopeInputs, INPUT_IDS};
 use super::params::QuantizedWeights;
 use super::rope::rope_tables;
 use crate::common::safetensors::Precision;
@@ -62,34 +62,6 @@ pub struct BatchInputs {
     pub offsets: NodeId,
 }
 
-/// Writes each layer's new keys and values into its slot of the batched cache.
-struct SlotHook {
-    offsets: NodeId,
-    lens: NodeId,
-    dims: [usize; 4],
-}
-
-impl KvHook for SlotHook {
-    fn keys_values(
-        &mut self,
-        g: &mut Graph,
-        layer: usize,
-        k: NodeId,
-        v: NodeId,
-    ) -> Result<(NodeId, NodeId), IrError> {
-        let (kn, vn) = batch_cache_names(layer);
-        let ks = g.state(&kn, &self.dims, DType::F32)?;
-        let vs = g.state(&vn, &self.dims, DType::F32)?;
-        let k = g.write_rows(ks, k, self.offsets, 1)?;
-        let v = g.write_rows(vs, v, self.offsets, 1)?;
-        Ok((k, v))
-    }
-
-    fn lengths(&self) -> Option<NodeId> {
-        Some(self.lens)
-    }
-}
-
 /// Adds the batched step to `g` on the given inputs (see the module doc); returns its outputs.
 /// Taking the inputs lets a caller that records input data (the parity table) make them.
 pub fn batched_decode_outputs(
@@ -113,7 +85,7 @@ pub fn batched_decode_outputs(
     let sin = g.gather(sin_table, inputs.positions, 0)?;
 
     let dims = [slots, capacity, cfg.num_key_value_heads, cfg.head_dim];
-    let mut hook = SlotHook { offsets: inputs.offsets, lens, dims };
+    let mut hook = CacheHook { names: batch_cache_names, dims, offset: inputs.offsets, lens };
     let mut b = DecoderBuilder::new(g, cfg, precision, quant);
     let rope = RopeInputs { cos, sin, per_row: true };
     let mut x = b.embed(inputs.ids, slots)?;

@@ -63,13 +63,18 @@ pub fn cache_names(i: usize) -> (String, String) {
     (format!("kv_cache.{i}.keys"), format!("kv_cache.{i}.values"))
 }
 
-/// Writes each layer's new keys and values into its cache states.
-struct CacheHook {
-    offset: NodeId,
-    lens: NodeId,
-    capacity: usize,
-    kv_heads: usize,
-    head_dim: usize,
+/// Writes each layer's new keys and values into its cache states: the single-sequence cache
+/// here ([`cache_names`], offset I32 \[1\]) and the batched decoder's slots
+/// (`batched::batch_cache_names`, one offset per slot).
+pub(super) struct CacheHook {
+    /// The state names of a layer's keys and values.
+    pub names: fn(usize) -> (String, String),
+    /// Each state's dims: [sequences, capacity, kv_heads, head_dim].
+    pub dims: [usize; 4],
+    /// I32 \[1\] or one per sequence: where this run's rows go.
+    pub offset: NodeId,
+    /// I32 per sequence: the valid keys after the write.
+    pub lens: NodeId,
 }
 
 impl KvHook for CacheHook {
@@ -80,10 +85,9 @@ impl KvHook for CacheHook {
         k: NodeId,
         v: NodeId,
     ) -> Result<(NodeId, NodeId), IrError> {
-        let (kn, vn) = cache_names(layer);
-        let dims = [1, self.capacity, self.kv_heads, self.head_dim];
-        let ks = g.state(&kn, &dims, DType::F32)?;
-        let vs = g.state(&vn, &dims, DType::F32)?;
+        let (kn, vn) = (self.names)(layer);
+        let ks = g.state(&kn, &self.dims, DType::F32)?;
+        let vs = g.state(&vn, &self.dims, DType::F32)?;
         let k = g.write_rows(ks, k, self.offset, 1)?;
         let v = g.write_rows(vs, v, self.offset, 1)?;
         Ok((k, v))
@@ -128,8 +132,12 @@ pub fn cached_decoder_graph(
     let cos = g.gather(cos_table, positions, 0)?;
     let sin = g.gather(sin_table, positions, 0)?;
 
-    let mut hook =
-        CacheHook { offset, lens, capacity, kv_heads: cfg.num_key_value_heads, head_dim: cfg.head_dim };
+    let mut hook = CacheHook {
+        names: cache_names,
+        dims: [1, capacity, cfg.num_key_value_heads, cfg.head_dim],
+        offset,
+        lens,
+    };
     let mut b = DecoderBuilder::new(&mut g, cfg, precision, quant);
     let rope = RopeInputs { cos, sin, per_row: false };
     let mut x = b.embed(ids, steps)?;
