@@ -208,10 +208,10 @@ pub(crate) fn numel(dims: &[usize]) -> usize {
 }
 
 /// The range [`CaseCtx::fill_params`] draws a transformer parameter from, scaled like a trained
-/// layer's: weights about 1/sqrt(fan_in), LayerNorm gammas near 1, small biases (names as in
-/// Hugging Face BERT checkpoints).
+/// layer's: weights about 1/sqrt(fan_in), norm gammas near 1, small biases (names as in
+/// Hugging Face checkpoints: BERT's `LayerNorm.weight`, the decoders' `…norm.weight`).
 pub fn trained_like(name: &str, ty: &TensorType) -> (f32, f32) {
-    if name.ends_with("LayerNorm.weight") {
+    if name.ends_with("LayerNorm.weight") || name.ends_with("norm.weight") {
         (0.8, 1.2)
     } else if name.ends_with(".bias") {
         (-0.1, 0.1)

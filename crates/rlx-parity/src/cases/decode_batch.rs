@@ -6,7 +6,7 @@
 //! into a slot) is covered by rlx-models' decoder_batch tests.
 
 use crate::{Case, CaseCtx};
-use rlx_ir::{IrError, NodeId, Op, Tensor, TensorType};
+use rlx_ir::{IrError, NodeId, Op, Tensor};
 use rlx_models::decoder::{
     batched_decode_outputs, Architecture, BatchInputs, BatchOutput, DecoderConfig, QuantizedWeights,
     RopeScaling,
@@ -53,18 +53,6 @@ fn config(arch: Architecture, sliding_window: Option<usize>, capacity: usize) ->
     }
 }
 
-/// Norm weights near 1, small biases, matrices about 1/sqrt(fan_in) (rows of [out, in]).
-fn range(name: &str, ty: &TensorType) -> (f32, f32) {
-    if name.ends_with("norm.weight") {
-        (0.8, 1.2)
-    } else if name.ends_with(".bias") {
-        (-0.1, 0.1)
-    } else {
-        let r = 1.5 / (ty.shape.dims().last().copied().unwrap_or(1) as f32).sqrt();
-        (-r, r)
-    }
-}
-
 fn decode(c: &mut CaseCtx, cfg: DecoderConfig, capacity: usize, at: &[i32]) -> Result<Vec<NodeId>, IrError> {
     let slots = at.len();
     let ids = c.input_i32("input_ids", &[slots, 1], 0, cfg.vocab_size as i32 - 1)?;
@@ -73,7 +61,7 @@ fn decode(c: &mut CaseCtx, cfg: DecoderConfig, capacity: usize, at: &[i32]) -> R
     let inputs = BatchInputs { ids, positions, offsets };
     let (q, out) = (QuantizedWeights::new(), BatchOutput::TokensAndLogits);
     let mut outs = batched_decode_outputs(c, &cfg, capacity, Precision::F32, out, &q, inputs)?;
-    c.fill_params(range)?;
+    c.fill_params(crate::trained_like)?;
     // The caches after this step's writes: each slot's row at its own offset.
     let writes = c.nodes().iter().enumerate().filter(|(_, n)| matches!(n.op, Op::WriteRows { .. }));
     let writes: Vec<NodeId> = writes.map(|(i, _)| NodeId(i as u32)).collect();
