@@ -86,6 +86,19 @@ fn measure(o: &BenchGenerateOptions<'_>, device: Device) -> Result<Row, Box<dyn 
     })
 }
 
+/// The "same tokens" column: `yes` when `tokens` equal the first device's, else how many
+/// leading tokens agree (`-` without a reference).
+pub fn same_tokens(reference: Option<&[i32]>, tokens: &[i32]) -> String {
+    match reference {
+        Some(t) if t == tokens => "yes".to_string(),
+        Some(t) => {
+            let agree = t.iter().zip(tokens).take_while(|(a, b)| a == b).count();
+            format!("first {agree}")
+        }
+        None => "-".into(),
+    }
+}
+
 /// With `RLX_PROFILE=1`: the GPU time of a run by kernel, largest first (to stderr).
 pub fn print_kernel_times(what: &str, times: &[(&'static str, Duration)]) {
     if times.is_empty() {
@@ -134,14 +147,7 @@ pub fn run(o: &BenchGenerateOptions<'_>) -> Result<(), Box<dyn std::error::Error
             o.common.precision
         );
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
-        let same = match &reference {
-            Some(t) if *t == r.tokens => "yes".to_string(),
-            Some(t) => {
-                let agree = t.iter().zip(&r.tokens).take_while(|(a, b)| a == b).count();
-                format!("first {agree}")
-            }
-            None => "-".into(),
-        };
+        let same = same_tokens(reference.as_deref(), &r.tokens);
         writeln!(
             out,
             "{label:<34} {:<8} {:>9.1} {:>11.2} {:>14.0} {:>12.3} {:>13.1}  {same}",

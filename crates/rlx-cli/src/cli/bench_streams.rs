@@ -164,14 +164,7 @@ pub fn run(o: &BenchGenerateOptions<'_>, streams: usize) -> Result<(), Box<dyn s
         );
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
         let per_s = |count: f64, d: Duration| count / d.as_secs_f64().max(1e-12);
-        let same = match &reference {
-            Some(t) if *t == r.tokens => "yes".to_string(),
-            Some(t) => {
-                let agree = t.iter().zip(&r.tokens).take_while(|(a, b)| a == b).count();
-                format!("first {agree}")
-            }
-            None => "-".into(),
-        };
+        let same = super::bench_generate::same_tokens(reference.as_deref(), &r.tokens);
         writeln!(
             out,
             "{label:<40} {:<8} {:>9.1} {:>9.2} {:>10.3} {:>15.1} {:>15.1} {:>15.1}  {same}",
