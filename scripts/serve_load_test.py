@@ -2,7 +2,8 @@
 """`rlx serve` under load and faults (issue 26 §3, "Load" and "Faults"). Plain Python: the
 standard library's http.client and threads, nothing from pip.
 
-Server A: the tiny Llama fixture of rlx-models and all-minilm-l6-v2 on the CPU.
+Server A: the tiny Llama fixture of rlx-models and all-minilm-l6-v2 on the CPU, with continuous
+batching (`--max-streams 4`: up to four generations share each decode step).
 1. Load: 500 requests, 32 at a time, three in five streaming chats (five prompts, greedy, 16
    tokens) and two in five embeddings. Every request succeeds; each stream's text equals the same
    request run alone beforehand, each embedding equals its alone-run within 1e-5. Prints
@@ -61,6 +62,7 @@ PROMPTS = ["hello there", "how are you", "tell me a story", "once upon a time", 
 TEXTS = [["A man is eating food."], ["The sky is blue today.", "Someone is having a meal."],
          ["rlx serves embeddings"], ["a b c d e f g"]]
 CHAT_TOKENS = 16
+STREAMS = 4  # --max-streams of servers A and C
 LOAD_REQUESTS, LOAD_CLIENTS = 500, 32
 KILLED_STREAMS = 24
 FLOOD = 50
@@ -314,6 +316,12 @@ def load(a):
     worst = max(r["diff"] for r in embeds)
     assert worst <= 1e-5, f"an embedding differs from its alone-run by {worst}"
     print(f"   every stream equals its alone-run; embeddings within {worst:.1e} of theirs")
+    m = a.metrics()
+    steps, lone = m["rlx_decode_step_streams_count"], m['rlx_decode_step_streams_bucket{le="1"}']
+    full = steps - m[f'rlx_decode_step_streams_bucket{{le="{STREAMS // 2}"}}']
+    print(f"   continuous batching: {steps:.0f} decode steps, {steps - lone:.0f} carrying 2 or more streams, "
+          f"{full:.0f} more than {STREAMS // 2}")
+    assert lone < steps, "no decode step carried two streams: the requests were not batched"
     return alone_chat
 
 
@@ -532,6 +540,7 @@ def main():
     servers = []
     try:
         a = Server(args.rlx, "A", "--model", model, "--embedding-model", args.embedding_model, "--device", "cpu",
+                   "--max-streams", str(STREAMS),
                    "--drain-timeout", str(drain))
         servers.append(a)
         alone_chat = load(a)
@@ -547,6 +556,7 @@ def main():
 
         if args.vulkan_soak:
             c = Server(args.rlx, "C", "--model", model, "--embedding-model", args.embedding_model,
+                       "--max-streams", str(STREAMS),
                        "--device", "vulkan")
             servers.append(c)
             live = soak(c, args.vulkan_soak, min(VK_SOAK_WARMUP, args.vulkan_soak // 5), "vulkan")

@@ -17,7 +17,7 @@
 use crate::common::tokens::{argmax, check_token_ids};
 use crate::error::{ModelError, Result};
 use crate::mamba::is_mamba_config;
-use crate::{Decoder, DecoderOptions, Mamba, Precision, SamplingSpec};
+use crate::{BatchDecoder, Decoder, DecoderOptions, Mamba, Precision, SamplingSpec};
 use rlx_runtime::{Device, LiveObjects};
 use std::path::Path;
 
@@ -104,6 +104,16 @@ pub trait CausalLm {
     /// their bytes, pipelines, ...), for leak checks of long runs; `None` on the CPU, which
     /// counts nothing.
     fn live_objects(&self) -> Option<LiveObjects>;
+
+    /// A [`BatchDecoder`] over this model (continuous batching: up to `max_streams` sequences
+    /// of at most `capacity` positions each, stepped together), or `None` for a family with no
+    /// batched decode step (Mamba), which generates one sequence at a time through
+    /// [`CausalLm::generate`]. `Some(Err)` when the batch does not fit the device (the error
+    /// says how many streams or positions would).
+    fn batch_decoder(&self, max_streams: usize, capacity: usize) -> Option<Result<BatchDecoder>> {
+        let _ = (max_streams, capacity);
+        None
+    }
 }
 
 /// Opens `device` and loads the causal LM at `path`: a directory whose config.json is a
@@ -152,6 +162,10 @@ impl CausalLm for Decoder {
         on_token: &mut dyn FnMut(i32) -> bool,
     ) -> Result<Vec<i32>> {
         self.sample(prompt, n, spec, seed, on_token)
+    }
+
+    fn batch_decoder(&self, max_streams: usize, capacity: usize) -> Option<Result<BatchDecoder>> {
+        Some(BatchDecoder::new(self, max_streams, capacity))
     }
 }
 

@@ -138,6 +138,38 @@ fn check(device: Device) {
 
 device_tests!(check => batch_matches_single_sequences_on_cpu, batch_matches_single_sequences_on_vulkan, batch_matches_single_sequences_on_wgpu);
 
+/// With a prefill chunk of 16 the batch also compiles a short prefill of 2 rows: prompts of 1
+/// and 2 tokens take it alone, one of 18 tokens takes a full chunk and then the short one, one
+/// of 17 a full chunk and a 1-token short part; every sequence still gets the single-sequence
+/// tokens (whose prefill is 16 rows throughout).
+fn short_prefill(device: Device) {
+    for name in ["llama", "qwen2"] {
+        let opts = DecoderOptions { prefill_chunk: 16, ..Default::default() };
+        let mut dec = match Decoder::with_options(&dir(name), device, opts) {
+            Ok(d) => d,
+            Err(ModelError::Runtime(e @ rlx_runtime::Error::DeviceUnavailable { .. })) => {
+                rlx_test_support::unavailable(device, &format!("batched decoder {name}"), &e);
+                return;
+            }
+            Err(e) => panic!("loading {name} on {device}: {e}"),
+        };
+        let long: Vec<i32> = (0..18).map(|i| (i * 37 + 5) % 250).collect();
+        let p: [Vec<i32>; 5] = [vec![9], vec![42, 7], long.clone(), long[..17].to_vec(), long[..5].to_vec()];
+        let want: Vec<Vec<i32>> = p.iter().map(|p| dec.generate_greedy(p, 6).unwrap()).collect();
+        let mut b = BatchDecoder::new(&dec, 5, 40).unwrap();
+        let mut log = Log::default();
+        let ids: Vec<SeqId> = p.iter().map(|prompt| log.add(&mut b, prompt, 6)).collect();
+        while b.active() > 0 {
+            log.step(&mut b);
+        }
+        for (i, id) in ids.iter().enumerate() {
+            assert_eq!(log.tokens[id], want[i], "{device} {name}: prompt {i} ({} tokens)", p[i].len());
+        }
+    }
+}
+
+device_tests!(short_prefill => short_prefill_parts_match_on_cpu, short_prefill_parts_match_on_vulkan, short_prefill_parts_match_on_wgpu);
+
 /// What cannot be served is an error naming why, and nothing is admitted; a stop token ends a
 /// sequence and frees its slot.
 #[test]

@@ -103,13 +103,24 @@ pub struct ChatRequest {
     pub user: Option<String>,
 }
 
-/// `POST /v1/completions`: `prompt` is one string (a list holding one string is accepted).
+/// A completion's `prompt`, in OpenAI's four forms: text, token ids, or a list of either (one
+/// prompt per request is served, so a list must hold one).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(untagged)]
+pub enum Prompt {
+    Text(String),
+    Tokens(Vec<i64>),
+    Texts(Vec<String>),
+    TokenLists(Vec<Vec<i64>>),
+}
+
+/// `POST /v1/completions`: `prompt` is one text or one list of token ids ([`Prompt`]).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CompletionRequest {
     #[serde(default)]
     pub model: Option<String>,
-    pub prompt: Stop,
+    pub prompt: Prompt,
     #[serde(default)]
     pub temperature: Option<f32>,
     #[serde(default)]

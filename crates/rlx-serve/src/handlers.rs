@@ -5,7 +5,7 @@
 use crate::api::{
     now_secs, AssistantMessage, ChatChoice, ChatChunk, ChatCompletion, ChatRequest, ChunkChoice, Completion,
     CompletionChoice, CompletionRequest, Content, Delta, EmbeddingData, EmbeddingRequest, EmbeddingResponse,
-    EmbeddingUsage, EmbeddingValue, GenParams, Stop, Usage,
+    EmbeddingUsage, EmbeddingValue, GenParams, Prompt, Stop, Usage,
 };
 use crate::embed_worker::EmbedJob;
 use crate::error::ApiError;
@@ -107,17 +107,17 @@ pub(crate) async fn completions(
     JsonBody(req): JsonBody<CompletionRequest>,
 ) -> Result<Response, ApiError> {
     let (served, text, ready) = lm(&state)?;
-    let prompt_text = match req.prompt {
-        Stop::One(s) => s,
-        Stop::Many(mut v) if v.len() == 1 => v.remove(0),
-        Stop::Many(v) => {
-            return Err(ApiError::bad_param(
-                "prompt",
-                format!("{} prompts in one request: one prompt per request is served", v.len()),
-            ))
-        }
+    let one_prompt = |n: usize| {
+        ApiError::bad_param("prompt", format!("{n} prompts in one request: one prompt per request is served"))
     };
-    let prompt = tokenize(text, &prompt_text, true)?;
+    let prompt = match req.prompt {
+        Prompt::Text(s) => tokenize(text, &s, true)?,
+        Prompt::Texts(v) if v.len() == 1 => tokenize(text, &v[0], true)?,
+        Prompt::Tokens(ids) => token_ids(&ids, ready.vocab)?,
+        Prompt::TokenLists(v) if v.len() == 1 => token_ids(&v[0], ready.vocab)?,
+        Prompt::Texts(v) => return Err(one_prompt(v.len())),
+        Prompt::TokenLists(v) => return Err(one_prompt(v.len())),
+    };
     let params = GenParams {
         temperature: req.temperature,
         top_p: req.top_p,
@@ -137,6 +137,20 @@ pub(crate) async fn completions(
     };
     let rx = admit(&state, served, ready, prompt, &params, text.stop_ids.clone(), "prompt")?;
     respond(answer, rx, params.stream).await
+}
+
+/// A prompt given as token ids: each must be in `0..vocab`.
+fn token_ids(ids: &[i64], vocab: usize) -> Result<Vec<i32>, ApiError> {
+    ids.iter()
+        .enumerate()
+        .map(|(at, &id)| match i32::try_from(id) {
+            Ok(t) if t >= 0 && (t as usize) < vocab => Ok(t),
+            _ => Err(ApiError::bad_param(
+                "prompt",
+                format!("token id {id} at position {at} is outside the model's vocabulary of {vocab} ids (0..{vocab})"),
+            )),
+        })
+        .collect()
 }
 
 fn tokenize(text: &TextSide, s: &str, special: bool) -> Result<Vec<i32>, ApiError> {

@@ -8,10 +8,11 @@
 //! - Endpoints: `POST /v1/chat/completions` (the model's chat template; server-sent events
 //!   when `stream`), `POST /v1/completions`, `POST /v1/embeddings` (batched across concurrent
 //!   requests), `GET /v1/models`, `GET /health`, `GET /metrics` (Prometheus text).
-//! - Generation runs in one worker, one request after another in admission order
-//!   ([`lm_worker`]); at most `max_streams + queue` generation requests are admitted at once,
-//!   more get 429 with `Retry-After`. The worker is the seat of the continuous-batching
-//!   scheduler to come (see [`lm_worker`]'s doc).
+//! - Generation runs in one worker ([`lm_worker`]): with `max_streams` above 1, up to that
+//!   many requests are decoded together by continuous batching (they join and leave between
+//!   decode steps); with 1, or for a model with no batched step (Mamba), one after another in
+//!   admission order. At most `max_streams + queue` generation requests are admitted at once,
+//!   more get 429 with `Retry-After`.
 //! - Every refusal is an OpenAI-shaped error body ([`ApiError`]) and the server goes on: bad
 //!   JSON or fields 400, a prompt or `max_tokens` past the context 400 naming the limit, a
 //!   missing or wrong API key 401, a full queue 429, a body past the limit 413, a body that
@@ -23,10 +24,12 @@
 //! - One `tracing` event per request (target `rlx_serve::request`: method, path, status,
 //!   milliseconds).
 
+mod answer;
 pub mod api;
 pub mod embed_worker;
 pub mod error;
 mod handlers;
+mod lm_batch;
 pub mod lm_worker;
 pub mod metrics;
 mod routes;
@@ -52,12 +55,13 @@ pub struct ServeConfig {
     pub embedding_model: Option<PathBuf>,
     pub device: Device,
     pub precision: Precision,
-    /// Generations run at once (1 until batched decode lands: the worker runs one at a time).
+    /// Generations decoded together (continuous batching; 1: one at a time).
     pub max_streams: usize,
     /// Requests that may wait beyond the running ones before new ones get 429.
     pub queue: usize,
-    /// The context: prompt and generated tokens together. `None` is the model's own; larger
-    /// than the model's is refused at start.
+    /// The context of each request: prompt and generated tokens together. `None` is the
+    /// model's own, shared out among the streams when `max_streams` > 1 (see [`lm_worker`]);
+    /// larger than the model's is refused at start.
     pub ctx_size: Option<usize>,
     /// When set, every `/v1/` request must carry `Authorization: Bearer KEY`.
     pub api_key: Option<String>,

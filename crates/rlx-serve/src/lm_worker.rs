@@ -1,23 +1,31 @@
-//! The generation worker: one thread that owns the causal LM and runs the generation requests
-//! one after another, in the order they were admitted (a FIFO channel, not a lock a handler
-//! holds).
+//! The generation worker: one thread that owns the causal LM and answers the generation
+//! requests in the order they were admitted (a FIFO channel, not a lock a handler holds).
 //!
 //! The model is loaded inside the thread (a loaded model need not be `Send`), and handlers talk
-//! to it only through [`GenJob`]s in and [`GenEvent`]s out. Each token's text is decoded here
-//! (the tokenizer's decode stream), filtered for `stop` strings ([`StopFilter`]) and sent on the
-//! request's own channel; when that channel is closed (the client went away) the generation
-//! stops at the next token.
+//! to it only through [`GenJob`]s in and [`GenEvent`]s out. Each token's text is decoded here,
+//! filtered for `stop` strings and sent on the request's own channel ([`crate::answer`]); when
+//! that channel is closed (the client went away) the generation stops at the next token.
 //!
-//! Continuous batching (the batched-decode issue) replaces `run`: a scheduler that takes the
-//! same [`GenJob`]s from the same channel, admits up to `--max-streams` of them into one batched
-//! decode step, and sends the same events. Handlers, admission and metrics stay as they are.
+//! Two loops, chosen at load:
+//! - **Continuous batching** ([`crate::lm_batch`]), with `--max-streams` above 1 on a model
+//!   with a batched decode step (the attention decoders): up to that many requests are decoded
+//!   together, one token each per step; requests join and leave between steps.
+//! - **One at a time** (`run_fifo`), with `--max-streams 1` or for Mamba (no batched step):
+//!   each request runs to its end through [`CausalLm::generate`], which grows its KV cache with
+//!   the text.
+//!
+//! The context (prompt and answer, per request) is `--ctx-size`, at most the model's own.
+//! Without it, a batched worker shares the model's context out among the streams, as
+//! llama-server's `-np` does (each stream holds `context / max_streams` positions, but never
+//! fewer than 2 048 or the model's context if that is smaller), so that the batch's KV cache,
+//! reserved whole at load, is about one full-context sequence's.
 
+use crate::answer::{Answer, Next};
 use crate::api::Usage;
 use crate::error::ApiError;
 use crate::metrics::Metrics;
-use crate::text::StopFilter;
 use rlx_models::{
-    causal_tokenizer, load_causal_lm, stop_tokens, CausalLm, ChatTemplate, DecoderOptions, Device, LmInfo,
+    causal_tokenizer, load_causal_lm, stop_tokens, CausalLm, ChatTemplate, DecoderOptions, Device,
     ModelError, Precision, SamplingSpec,
 };
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -101,42 +109,116 @@ pub struct GenJob {
     pub admitted: Instant,
 }
 
-/// Where the model comes from.
+/// Where the model comes from, and how it serves.
 #[derive(Clone, Debug)]
 pub struct LmSpec {
     pub path: PathBuf,
     pub device: Device,
     pub precision: Precision,
+    /// Requests decoded together (1: one at a time).
+    pub max_streams: usize,
+    /// `--ctx-size`, if given (see the module doc for the default).
+    pub ctx_size: Option<usize>,
 }
 
-/// Starts the worker thread: it loads the model, answers `ready` with the model's
-/// [`LmInfo`] (or the load error), then serves `jobs` until the channel closes.
+/// What the worker tells once its model has loaded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Loaded {
+    /// The context each request may fill, prompt and answer together.
+    pub ctx: usize,
+    /// The model's vocabulary size: token ids are `0..vocab`.
+    pub vocab: usize,
+}
+
+/// Starts the worker thread: it loads the model, answers `ready` with what requests may ask
+/// ([`Loaded`]) or the load error, then serves `jobs` until the channel closes.
 pub fn spawn(
     spec: LmSpec,
     text: Arc<TextSide>,
     metrics: Arc<Metrics>,
     hook: Option<TokenHook>,
-    ready: oneshot::Sender<Result<LmInfo, String>>,
+    ready: oneshot::Sender<Result<Loaded, String>>,
 ) -> std::io::Result<(Sender<GenJob>, std::thread::JoinHandle<()>)> {
     let (tx, rx) = std::sync::mpsc::channel::<GenJob>();
     let handle = std::thread::Builder::new().name("rlx-serve-lm".into()).spawn(move || {
         let opts = DecoderOptions { precision: spec.precision, ..Default::default() };
-        let mut model = match load_causal_lm(&spec.path, spec.device, opts) {
+        let loaded = load_causal_lm(&spec.path, spec.device, opts)
+            .map_err(|e| format!("loading {}: {e}", spec.path.display()));
+        let mut model = match loaded {
             Ok(m) => m,
             Err(e) => {
-                let _ = ready.send(Err(format!("loading {}: {e}", spec.path.display())));
+                let _ = ready.send(Err(e));
                 return;
             }
         };
+        let info = model.info();
+        let ctx = match context(spec.ctx_size, info.context_length, spec.max_streams) {
+            Ok(c) => c,
+            Err(e) => {
+                let _ = ready.send(Err(e));
+                return;
+            }
+        };
+        let batch = match spec.max_streams > 1 {
+            true => model.batch_decoder(spec.max_streams, ctx),
+            false => None,
+        };
+        let mut batch = match batch.transpose() {
+            Ok(b) => b,
+            Err(e) => {
+                let _ = ready.send(Err(format!(
+                    "batching {} streams of {ctx} positions on {}: {e}",
+                    spec.max_streams, info.device
+                )));
+                return;
+            }
+        };
+        let how = match &batch {
+            Some(_) => format!("up to {} requests decoded together", spec.max_streams),
+            None if spec.max_streams > 1 => format!(
+                "one request at a time ({} has no batched decode step; --max-streams {} only admits)",
+                info.architecture, spec.max_streams
+            ),
+            None => "one request at a time (--max-streams 1)".into(),
+        };
+        tracing::info!(
+            target: "rlx_serve",
+            "generation: {} on {}, {how}, {ctx} positions per request",
+            info.architecture,
+            info.device
+        );
         metrics.record_live("generate", model.live_objects());
-        let _ = ready.send(Ok(model.info()));
-        run(model.as_mut(), &text, &metrics, hook.as_ref(), &rx);
+        let _ = ready.send(Ok(Loaded { ctx, vocab: info.vocab_size }));
+        match batch.as_mut() {
+            Some(batch) => crate::lm_batch::run(batch, model.as_ref(), &text, &metrics, hook.as_ref(), &rx),
+            None => run_fifo(model.as_mut(), &text, &metrics, hook.as_ref(), &rx),
+        }
     })?;
     Ok((tx, handle))
 }
 
-/// The FIFO loop: one job at a time, to its end.
-fn run(
+/// The context a request may fill: `--ctx-size`, at most the model's own; without it, the
+/// model's own shared out among `streams` (see the module doc).
+pub(crate) fn context(
+    ctx_size: Option<usize>,
+    model: Option<usize>,
+    streams: usize,
+) -> Result<usize, String> {
+    match (ctx_size, model) {
+        (Some(0), _) => Err("--ctx-size must be at least 1".into()),
+        (Some(c), Some(m)) if c > m => {
+            Err(format!("--ctx-size {c} is past the model's context of {m} tokens: give at most {m}"))
+        }
+        (Some(c), _) => Ok(c),
+        (None, Some(m)) => Ok((m / streams.max(1)).max(m.min(2048))),
+        // A model without a position limit (Mamba): a context the recompute-per-token path
+        // still finishes in reasonable time.
+        (None, None) => Ok(4096),
+    }
+}
+
+/// The one-at-a-time loop: each job to its end.
+fn run_fifo(
     model: &mut dyn CausalLm,
     text: &TextSide,
     metrics: &Metrics,
@@ -150,114 +232,54 @@ fn run(
             metrics.cancelled.inc();
             continue;
         }
-        let outcome = catch_unwind(AssertUnwindSafe(|| run_job(model, text, metrics, hook, &job)));
+        let (prompt, n, spec, seed) = (job.prompt.clone(), job.max_tokens, job.spec, job.seed);
+        let mut answer = Answer::new(job, &text.tokenizer);
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            model.generate(&prompt, n, &spec, seed, &mut |t| answer.token(t, metrics, hook) == Next::More)
+        }));
+        match outcome {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => {
+                answer.fail(ApiError::internal(format!("the model failed: {e}")));
+            }
+            Err(_) => {
+                answer.fail(ApiError::internal(
+                    "the model panicked on this request; the server goes on serving others",
+                ));
+            }
+        }
         // Before the answer ends: a client that saw [DONE] reads the objects held after it.
         metrics.record_live("generate", model.live_objects());
-        let event = match outcome {
-            Ok(Ok(Some(finish))) => GenEvent::Done(finish),
-            Ok(Ok(None)) => {
-                metrics.cancelled.inc();
-                continue;
-            }
-            Ok(Err(e)) => GenEvent::Failed(e),
-            Err(_) => GenEvent::Failed(ApiError::internal(
-                "the model panicked on this request; the server goes on serving others",
-            )),
-        };
-        let _ = job.events.send(event);
+        if !answer.close(metrics) {
+            metrics.cancelled.inc();
+        }
     }
 }
 
-/// Runs one job, sending its text as it comes; `None` when the client went away midway.
-fn run_job(
-    model: &mut dyn CausalLm,
-    text: &TextSide,
-    metrics: &Metrics,
-    hook: Option<&TokenHook>,
-    job: &GenJob,
-) -> Result<Option<Finish>, ApiError> {
-    let tok = &text.tokenizer;
-    let mut stream = tok.decode_stream(true);
-    let mut filter = StopFilter::new(job.stops.clone());
-    let mut ids: Vec<u32> = Vec::new();
-    let mut count = 0usize;
-    let mut reason = "length";
-    let mut last: Option<Instant> = None;
-    let mut failure: Option<ApiError> = None;
-    let mut gone = false;
-    let closed = || job.events.is_closed();
-    let send = |s: String| {
-        if !s.is_empty() {
-            let _ = job.events.send(GenEvent::Text(s));
-        }
-    };
-    let result = model.generate(&job.prompt, job.max_tokens, &job.spec, job.seed, &mut |token| {
-        count += 1;
-        let now = Instant::now();
-        match last {
-            None => metrics.ttft.observe(now.duration_since(job.admitted).as_secs_f64()),
-            Some(t) => metrics.per_token.observe(now.duration_since(t).as_secs_f64()),
-        }
-        last = Some(now);
-        if job.stop_ids.contains(&token) {
-            reason = "stop";
-            return false;
-        }
-        let Ok(id) = u32::try_from(token) else {
-            failure = Some(ApiError::internal(format!(
-                "the model produced token id {token}, outside the vocabulary"
-            )));
-            return false;
-        };
-        ids.push(id);
-        match stream.step(id) {
-            Ok(Some(piece)) => send(filter.push(&piece)),
-            Ok(None) => {}
-            Err(e) => {
-                failure = Some(ApiError::internal(format!("decoding token {id}: {e}")));
-                return false;
-            }
-        }
-        if filter.stopped() {
-            reason = "stop";
-            return false;
-        }
-        if let Some(hook) = hook {
-            hook(&closed);
-        }
-        if closed() {
-            gone = true;
-            return false;
-        }
-        true
-    });
-    metrics.completion_tokens.inc_by(count as u64);
-    metrics.prompt_tokens.inc_by(job.prompt.len() as u64);
-    if let Err(e) = result {
-        return Err(ApiError::internal(format!("the model failed: {e}")));
+#[cfg(test)]
+mod tests {
+    use super::context;
+
+    #[test]
+    fn the_context_is_ctx_size_at_most_the_models() {
+        assert_eq!(context(None, Some(64), 1), Ok(64));
+        assert_eq!(context(Some(32), Some(64), 1), Ok(32));
+        let e = context(Some(128), Some(64), 1).unwrap_err();
+        assert!(e.contains("--ctx-size 128") && e.contains("64"), "{e}");
+        assert!(context(Some(0), Some(64), 4).is_err());
+        assert_eq!(context(Some(100), None, 1), Ok(100));
+        assert_eq!(context(None, None, 8), Ok(4096));
     }
-    if let Some(e) = failure {
-        return Err(e);
+
+    #[test]
+    fn batched_streams_share_the_models_context_but_keep_at_least_2048() {
+        // Llama 3.2's 131 072 positions over 32 streams: 4 096 each (llama-server's -np split).
+        assert_eq!(context(None, Some(131_072), 32), Ok(4096));
+        // Qwen2.5's 32 768 over 32 would be 1 024: the floor of 2 048 holds.
+        assert_eq!(context(None, Some(32_768), 32), Ok(2048));
+        // A model whose context is below the floor keeps its own.
+        assert_eq!(context(None, Some(64), 4), Ok(64));
+        // --ctx-size wins, streams or not.
+        assert_eq!(context(Some(8192), Some(131_072), 32), Ok(8192));
     }
-    if gone {
-        return Ok(None);
-    }
-    // What the decode stream still holds (a character the last token left unfinished) comes
-    // from the whole decode.
-    if !filter.stopped() {
-        let full = tok.decode(&ids, true).map_err(|e| ApiError::internal(format!("decoding: {e}")))?;
-        if let Some(rest) = full.strip_prefix(filter.received()) {
-            send(filter.push(rest));
-        }
-        if filter.stopped() {
-            reason = "stop";
-        }
-        send(filter.finish());
-    }
-    let usage = Usage {
-        prompt_tokens: job.prompt.len(),
-        completion_tokens: count,
-        total_tokens: job.prompt.len() + count,
-    };
-    Ok(Some(Finish { reason, usage }))
 }

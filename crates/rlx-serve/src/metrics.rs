@@ -8,6 +8,8 @@
 //! - `rlx_time_to_first_token_seconds`: from admission to the first token (queue wait included).
 //! - `rlx_time_per_output_token_seconds`: between consecutive tokens of a generation.
 //! - `rlx_embedding_batch_requests`: requests per encode call of the embedding worker.
+//! - `rlx_decode_step_streams`: requests advanced by each batched decode step (continuous
+//!   batching; nothing when generation runs one request at a time).
 //! - `rlx_device_live_objects{worker="generate"|"embed", kind}` and
 //!   `rlx_device_buffer_bytes{worker}`: the device objects each worker's model holds (what
 //!   `rlx bench soak` reads: `Session::live_objects`, counted by the drivers; `kind` is
@@ -32,6 +34,7 @@ pub struct Metrics {
     pub ttft: Histogram,
     pub per_token: Histogram,
     pub embed_batch: Histogram,
+    pub step_streams: Histogram,
     pub live_objects: IntGaugeVec,
     pub buffer_bytes: IntGaugeVec,
 }
@@ -81,6 +84,13 @@ impl Metrics {
             )
             .buckets(vec![1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0]),
         )?;
+        let step_streams = Histogram::with_opts(
+            HistogramOpts::new(
+                "rlx_decode_step_streams",
+                "Requests advanced by one batched decode step (continuous batching)",
+            )
+            .buckets(vec![1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0]),
+        )?;
         let live_objects = IntGaugeVec::new(
             Opts::new(
                 "rlx_device_live_objects",
@@ -104,6 +114,7 @@ impl Metrics {
         registry.register(Box::new(ttft.clone()))?;
         registry.register(Box::new(per_token.clone()))?;
         registry.register(Box::new(embed_batch.clone()))?;
+        registry.register(Box::new(step_streams.clone()))?;
         registry.register(Box::new(live_objects.clone()))?;
         registry.register(Box::new(buffer_bytes.clone()))?;
         // Both queues show from the start, at 0.
@@ -120,6 +131,7 @@ impl Metrics {
             ttft,
             per_token,
             embed_batch,
+            step_streams,
             live_objects,
             buffer_bytes,
         })

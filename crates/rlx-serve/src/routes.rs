@@ -26,6 +26,8 @@ use tokio::sync::Semaphore;
 pub(crate) struct LmReady {
     /// Prompt and generated tokens together.
     pub ctx: usize,
+    /// Token ids are `0..vocab` (for prompts given as ids).
+    pub vocab: usize,
 }
 
 /// A model served by a worker: its id, admission slots and load status.

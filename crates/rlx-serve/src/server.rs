@@ -98,7 +98,13 @@ pub async fn start(config: ServeConfig, listener: TcpListener) -> Result<Running
             // The text side first: a missing tokenizer or a broken template is told before the
             // weights load.
             let text = Arc::new(TextSide::load(path)?);
-            let spec = LmSpec { path: path.clone(), device: config.device, precision: config.precision };
+            let spec = LmSpec {
+                path: path.clone(),
+                device: config.device,
+                precision: config.precision,
+                max_streams: config.max_streams,
+                ctx_size: config.ctx_size,
+            };
             let (ready_tx, ready_rx) = oneshot::channel();
             let (jobs, _thread) =
                 lm_worker::spawn(spec, text.clone(), metrics.clone(), config.token_hook.clone(), ready_tx)?;
@@ -127,19 +133,20 @@ pub async fn start(config: ServeConfig, listener: TcpListener) -> Result<Running
     let state: Shared = Arc::new(AppState::new(config.clone(), metrics, lm, embed));
 
     if let Some(rx) = lm_ready {
-        let (state, load_tx, ctx_size) = (state.clone(), load_tx.clone(), config.ctx_size);
+        let (state, load_tx) = (state.clone(), load_tx.clone());
         tokio::spawn(async move {
             let result = match rx.await {
-                Ok(Ok(info)) => context(ctx_size, info.context_length),
-                Ok(Err(e)) => Err(e),
+                Ok(r) => r,
                 Err(_) => Err("the generation worker ended while loading".into()),
             };
             if let Some((served, _)) = &state.lm {
                 settle(
                     &load_tx,
-                    result.map(|ctx| served.ready.set(LmReady { ctx })).inspect_err(|e| {
-                        let _ = served.load_error.set(e.clone());
-                    }),
+                    result.map(|l| served.ready.set(LmReady { ctx: l.ctx, vocab: l.vocab })).inspect_err(
+                        |e| {
+                            let _ = served.load_error.set(e.clone());
+                        },
+                    ),
                 );
             }
         });
@@ -166,21 +173,6 @@ pub async fn start(config: ServeConfig, listener: TcpListener) -> Result<Running
     let (stop, stop_rx) = watch::channel(false);
     let task = tokio::spawn(serve(listener, state, stop_rx));
     Ok(Running { addr, stop, task, load: load_rx })
-}
-
-/// The context a generation may fill: `--ctx-size`, at most the model's own.
-fn context(ctx_size: Option<usize>, model: Option<usize>) -> Result<usize, String> {
-    match (ctx_size, model) {
-        (Some(0), _) => Err("--ctx-size must be at least 1".into()),
-        (Some(c), Some(m)) if c > m => {
-            Err(format!("--ctx-size {c} is past the model's context of {m} tokens: give at most {m}"))
-        }
-        (Some(c), _) => Ok(c),
-        (None, Some(m)) => Ok(m),
-        // A model without a position limit (Mamba): a context the recompute-per-token path
-        // still finishes in reasonable time.
-        (None, None) => Ok(4096),
-    }
 }
 
 /// Records one model's load outcome.
@@ -230,19 +222,4 @@ async fn serve(listener: TcpListener, state: Shared, mut stop: watch::Receiver<b
     drop(listener);
     drop(app);
     tokio::time::timeout(drain, graceful.shutdown()).await.is_ok()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::context;
-
-    #[test]
-    fn the_context_is_ctx_size_at_most_the_models() {
-        assert_eq!(context(None, Some(64)), Ok(64));
-        assert_eq!(context(Some(32), Some(64)), Ok(32));
-        let e = context(Some(128), Some(64)).unwrap_err();
-        assert!(e.contains("--ctx-size 128") && e.contains("64"), "{e}");
-        assert!(context(Some(0), Some(64)).is_err());
-        assert_eq!(context(Some(100), None), Ok(100));
-    }
 }

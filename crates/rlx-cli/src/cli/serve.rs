@@ -29,13 +29,15 @@ pub struct ServeOptions {
     /// The port (0 picks a free one; the address is printed).
     #[arg(long, default_value_t = 8080)]
     pub port: u16,
-    /// Generations running at once (the worker runs one at a time until batched decode).
+    /// Generations decoded together (continuous batching); 1 runs them one at a time. Free
+    /// slots still cost a row of each decode step, so more than the concurrent load wastes work.
     #[arg(long, default_value_t = 1)]
     pub max_streams: usize,
     /// Requests that may wait beyond the running ones; more get 429 with Retry-After.
     #[arg(long, default_value_t = 32)]
     pub queue: usize,
-    /// The context in tokens, prompt and answer together (default and maximum: the model's).
+    /// The context of each request in tokens, prompt and answer together (at most the model's;
+    /// default: the model's, shared out among the streams, at least 2048 each).
     #[arg(long)]
     pub ctx_size: Option<usize>,
     /// Require `Authorization: Bearer KEY` on /v1/ requests (default: the RLX_API_KEY

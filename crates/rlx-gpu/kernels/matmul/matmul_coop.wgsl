@@ -2,8 +2,8 @@ enable f16;
 enable wgpu_cooperative_matrix;
 
 // Batched matmul C = A·B on cooperative matrices (tensor cores): the "Coop" rungs of the matmul
-// ladder. A and B are f32 in memory and rounded to f16 on their way into shared memory; the
-// products accumulate in f32 (Precision::Mixed). Same bindings, params, epilogues and batch
+// ladder. A and B are f32 in memory (B may be f16: see b_vec) and rounded to f16 on their way
+// into shared memory; the products accumulate in f32 (Precision::Mixed). Same bindings, params, epilogues and batch
 // handling as matmul_tiled.wgsl (matmul_common.wgsl is appended).
 //
 // Needs f16 16×16×16 cooperative matrices with f32 accumulation and a subgroup of 32
@@ -161,10 +161,10 @@ fn main(
             ra1 = a[ia1 + ka];
             ra2 = a[ia2 + ka];
             ra3 = a[ia3 + ka];
-            rb0 = b_elem(ib0 + kb);
-            rb1 = b_elem(ib1 + kb);
-            rb2 = b_elem(ib2 + kb);
-            rb3 = b_elem(ib3 + kb);
+            rb0 = b_vec(ib0 + kb);
+            rb1 = b_vec(ib1 + kb);
+            rb2 = b_vec(ib2 + kb);
+            rb3 = b_vec(ib3 + kb);
         } else {
             let k1 = 0u * BK;
             ra0 = fetch_a(a_base, m0, k1, t, 0u, vec_a);
@@ -187,10 +187,10 @@ fn main(
             qa1 = a[ia1 + ka];
             qa2 = a[ia2 + ka];
             qa3 = a[ia3 + ka];
-            qb0 = b_elem(ib0 + kb);
-            qb1 = b_elem(ib1 + kb);
-            qb2 = b_elem(ib2 + kb);
-            qb3 = b_elem(ib3 + kb);
+            qb0 = b_vec(ib0 + kb);
+            qb1 = b_vec(ib1 + kb);
+            qb2 = b_vec(ib2 + kb);
+            qb3 = b_vec(ib3 + kb);
         } else {
             let k1 = 1u * BK;
             qa0 = fetch_a(a_base, m0, k1, t, 0u, vec_a);
@@ -223,10 +223,10 @@ fn main(
                 ra1 = a[ia1 + ka];
                 ra2 = a[ia2 + ka];
                 ra3 = a[ia3 + ka];
-                rb0 = b_elem(ib0 + kb);
-                rb1 = b_elem(ib1 + kb);
-                rb2 = b_elem(ib2 + kb);
-                rb3 = b_elem(ib3 + kb);
+                rb0 = b_vec(ib0 + kb);
+                rb1 = b_vec(ib1 + kb);
+                rb2 = b_vec(ib2 + kb);
+                rb3 = b_vec(ib3 + kb);
             } else {
                 let k1 = (s + 2u) * BK;
                 ra0 = fetch_a(a_base, m0, k1, t, 0u, vec_a);
@@ -251,10 +251,10 @@ fn main(
                 qa1 = a[ia1 + ka];
                 qa2 = a[ia2 + ka];
                 qa3 = a[ia3 + ka];
-                qb0 = b_elem(ib0 + kb);
-                qb1 = b_elem(ib1 + kb);
-                qb2 = b_elem(ib2 + kb);
-                qb3 = b_elem(ib3 + kb);
+                qb0 = b_vec(ib0 + kb);
+                qb1 = b_vec(ib1 + kb);
+                qb2 = b_vec(ib2 + kb);
+                qb3 = b_vec(ib3 + kb);
             } else {
                 let k1 = (s + 3u) * BK;
                 qa0 = fetch_a(a_base, m0, k1, t, 0u, vec_a);
@@ -391,6 +391,13 @@ fn fetch_a(base: u32, m0: u32, k0: u32, t: u32, l: u32, vec: bool) -> vec4<f32> 
     return select(vec4<f32>(0.0), v, ok);
 }
 
+// Four elements of B at vec4 index i, as f32: B is bound as vec4<f32>, or as vec4<f16> when
+// the weight is stored f16 (a cast f16 → f32 the lowering absorbed: half the bytes, no cast
+// launch). Widening f16 to f32 and rounding back to f16 in put_b is exact.
+fn b_vec(i: u32) -> vec4<f32> {
+    return vec4<f32>(b_elem(i));
+}
+
 // Vec4 l of invocation t of the B tile at columns n0.., k k0.., as fetch_a.
 fn fetch_b(base: u32, n0: u32, k0: u32, t: u32, l: u32, vec: bool) -> vec4<f32> {
     let kc = p.b_stride_k == 1u;
@@ -405,11 +412,11 @@ fn fetch_b(base: u32, n0: u32, k0: u32, t: u32, l: u32, vec: bool) -> vec4<f32> 
     let step = select(p.b_stride_n, 1u, kc);
     let ok = select(inside(gn, cols_n()), inside(gk, p.k), kc);
     if (vec) {
-        v = b_elem(i >> 2u);
+        v = b_vec(i >> 2u);
     } else {
         // Element j sits j steps further (invalid ones read element 0 again, then masked).
         let e = select(vec4<u32>(i), vec4<u32>(i) + vec4<u32>(0u, 1u, 2u, 3u) * step, ok);
-        v = vec4<f32>(b_elem(e.x >> 2u)[e.x & 3u], b_elem(e.y >> 2u)[e.y & 3u], b_elem(e.z >> 2u)[e.z & 3u], b_elem(e.w >> 2u)[e.w & 3u]);
+        v = vec4<f32>(b_vec(e.x >> 2u)[e.x & 3u], b_vec(e.y >> 2u)[e.y & 3u], b_vec(e.z >> 2u)[e.z & 3u], b_vec(e.w >> 2u)[e.w & 3u]);
     }
     return select(vec4<f32>(0.0), v, ok);
 }

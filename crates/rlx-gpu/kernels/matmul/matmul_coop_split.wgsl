@@ -14,9 +14,10 @@
 // p: CoopSplitParams (declared from its Rust struct by rlx-gpu: src/catalog/params_wgsl.rs).
 
 @group(0) @binding(0) var<storage, read> a: array<vec4<f32>>;
-@group(0) @binding(1) var<storage, read> b0: array<vec4<f32>>;
-@group(0) @binding(2) var<storage, read> b1: array<vec4<f32>>;
-@group(0) @binding(3) var<storage, read> b2: array<vec4<f32>>;
+// B_ELEM: vec4<f32>, or vec4<f16> for f16 weights (see b_vec in matmul_coop.wgsl).
+@group(0) @binding(1) var<storage, read> b0: array<{{B_ELEM}}>;
+@group(0) @binding(2) var<storage, read> b1: array<{{B_ELEM}}>;
+@group(0) @binding(3) var<storage, read> b2: array<{{B_ELEM}}>;
 @group(0) @binding(4) var<storage, read_write> c0: array<f32>;
 @group(0) @binding(5) var<storage, read_write> c1: array<f32>;
 @group(0) @binding(6) var<storage, read_write> c2: array<f32>;
@@ -45,7 +46,7 @@ fn cols_n() -> u32 {
     return part_n;
 }
 
-fn b_elem(i: u32) -> vec4<f32> {
+fn b_elem(i: u32) -> {{B_ELEM}} {
     if (part == 0u) {
         return b0[i];
     } else if (part == 1u) {

@@ -23,7 +23,7 @@ use crate::catalog::matmul::{
     matmul_launches, partial_params, split_count, vec_fits, vec_grid, Epilogue, MatmulKernel, MatmulRung,
     SplitKParams,
 };
-use crate::schedule::{Dispatch, Operand};
+use crate::schedule::{Dispatch, GpuLimits, Operand};
 use crate::{GpuError, KernelKey, UnaryParams};
 use rlx_backend::KernelOptions;
 use rlx_ir::{DType, Graph, NodeId, Op, UnaryOp};
@@ -77,13 +77,14 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
         _ => None,
     };
     let split = single.and_then(|p| split_count(&p, rung).map(|s| (p, s)));
+    // An absorbed cast (see absorbed_casts: only where this matmul takes the matrix-vector or a
+    // cooperative-matrix kernel): bind the f16 value it would have widened.
+    let (b_op, f16_b) = match absorbed_source(cx.graph, &cx.absorbed, b) {
+        Some(src) => (cx.operand_nonempty(src)?, true),
+        None => (b_op, false),
+    };
     if let Some(p) = single.filter(|p| cx.options.matmul.is_none() && vec_fits(p)) {
         let grid = vec_grid(&p).map_err(|e| at.named(e))?;
-        // An absorbed cast: bind the f16 value it would have widened.
-        let (b_op, f16_b) = match absorbed_source(cx.graph, &cx.absorbed, b) {
-            Some(src) => (cx.operand_nonempty(src)?, true),
-            None => (b_op, false),
-        };
         let key = KernelKey::Matmul(MatmulKernel::Vec { bias: bias_op.is_some(), act, f16_b });
         let operands = [Some(a_op), Some(b_op), bias_op, Some(target)].into_iter().flatten().collect();
         out.push(at.step(key, operands, &p, grid));
@@ -91,14 +92,14 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
         let partial = partial_params(&p, splits);
         let parts = cx.scratch(4 * u64::from(p.m) * u64::from(p.n) * u64::from(splits));
         let grid = rung.grid(&partial, splits);
-        let key = matmul_key(rung, false, None);
+        let key = matmul_key(rung, false, None, f16_b);
         out.push(at.step(key, vec![a_op, b_op, parts], &partial, grid));
         let (sum, grid) = SplitKParams::new(&p, splits).map_err(|e| at.named(e))?;
         let key = KernelKey::Matmul(MatmulKernel::SplitK { bias: bias_op.is_some(), act });
         let operands = [Some(parts), bias_op, Some(target)].into_iter().flatten().collect();
         out.push(at.step(key, operands, &sum, grid));
     } else {
-        let key = matmul_key(rung, bias_op.is_some(), act);
+        let key = matmul_key(rung, bias_op.is_some(), act, f16_b);
         let operands: Vec<Operand> =
             [Some(a_op), Some(b_op), bias_op, Some(target)].into_iter().flatten().collect();
         for (params, grid) in launches {
@@ -112,8 +113,9 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
     Ok(())
 }
 
-/// The key of the matmul of `rung` with this epilogue.
-pub(super) fn matmul_key(rung: MatmulRung, bias: bool, act: Option<Epilogue>) -> KernelKey {
+/// The key of the matmul of `rung` with this epilogue; `f16_b` (B bound as stored f16) only
+/// the cooperative-matrix rungs take, which are the only ones `absorbed_casts` lets it reach.
+pub(super) fn matmul_key(rung: MatmulRung, bias: bool, act: Option<Epilogue>, f16_b: bool) -> KernelKey {
     match (rung, bias, act) {
         (MatmulRung::Tiled64, false, None) => KernelKey::MATMUL_TILED_F32,
         (MatmulRung::Tiled64, false, Some(a)) => {
@@ -121,8 +123,12 @@ pub(super) fn matmul_key(rung: MatmulRung, bias: bool, act: Option<Epilogue>) ->
         }
         (MatmulRung::Tiled64, true, a) => KernelKey::Matmul(MatmulKernel::Tiled { bias: true, act: a }),
         (MatmulRung::Reg128, bias, act) => KernelKey::Matmul(MatmulKernel::Reg { bias, act }),
-        (MatmulRung::Coop64, bias, act) => KernelKey::Matmul(MatmulKernel::Coop { wide: false, bias, act }),
-        (MatmulRung::Coop128, bias, act) => KernelKey::Matmul(MatmulKernel::Coop { wide: true, bias, act }),
+        (MatmulRung::Coop64, bias, act) => {
+            KernelKey::Matmul(MatmulKernel::Coop { wide: false, bias, act, f16_b })
+        }
+        (MatmulRung::Coop128, bias, act) => {
+            KernelKey::Matmul(MatmulKernel::Coop { wide: true, bias, act, f16_b })
+        }
     }
 }
 
@@ -157,10 +163,13 @@ fn widens_f16(g: &Graph, id: NodeId) -> bool {
 }
 
 /// The casts f16 → f32 whose every reader reads it as a weight that its kernel can read as
-/// stored: B of a matmul that takes the matrix-vector kernel (transposed, unless a rung is
-/// forced) and w of a grouped matmul. Those kernels bind the f16 value ([`absorbed_source`])
-/// and the cast launches nothing. Its planned buffer stays allocated but unwritten.
-pub(super) fn absorbed_casts(g: &Graph, options: &KernelOptions) -> HashSet<NodeId> {
+/// stored: B of a single-launch matmul that takes the matrix-vector kernel (transposed,
+/// unless a rung is forced) or a cooperative-matrix rung (any layout; its split-K partial
+/// products too), and w of a grouped matmul. Those kernels bind the f16 value
+/// ([`absorbed_source`]) and the cast launches nothing: a batched decode step's f16 weights
+/// (M = the streams, past the matrix-vector kernel) no longer widen every step. Its planned
+/// buffer stays allocated but unwritten.
+pub(super) fn absorbed_casts(g: &Graph, options: &KernelOptions, limits: &GpuLimits) -> HashSet<NodeId> {
     let uses = g.use_counts();
     let mut weight_reads = vec![0usize; g.len()];
     for node in g.nodes() {
@@ -168,11 +177,19 @@ pub(super) fn absorbed_casts(g: &Graph, options: &KernelOptions) -> HashSet<Node
         let reads_as_stored = match node.op {
             Op::MatMul { transpose_a, transpose_b } | Op::FusedMatMul { transpose_a, transpose_b, .. } => {
                 let (Ok(at), Ok(bt)) = (g.ty(a), g.ty(b)) else { continue };
-                options.matmul.is_none()
-                    && matches!(
-                        matmul_launches(at.shape.dims(), bt.shape.dims(), transpose_a, transpose_b),
-                        Ok((launches, _)) if matches!(launches.as_slice(), [(p, _)] if vec_fits(p))
-                    )
+                match matmul_launches(at.shape.dims(), bt.shape.dims(), transpose_a, transpose_b) {
+                    Ok((launches, _)) => match launches.as_slice() {
+                        [(p, grid)] => {
+                            (options.matmul.is_none() && vec_fits(p))
+                                || matches!(
+                                    MatmulRung::choose(p.m, p.n, grid[2], limits, options),
+                                    Ok(MatmulRung::Coop64 | MatmulRung::Coop128)
+                                )
+                        }
+                        _ => false,
+                    },
+                    Err(_) => false,
+                }
             }
             Op::GroupedMatMul => true,
             _ => false,

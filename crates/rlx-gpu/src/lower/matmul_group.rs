@@ -212,7 +212,7 @@ impl VecGroups {
             groups.split.insert(grp[0].id, grp);
         }
         groups.find_prenorms(g, limits, &uses);
-        groups.find_coop(g, options, limits);
+        groups.find_coop(g, options, limits, absorbed);
         groups
     }
 
@@ -246,11 +246,18 @@ impl VecGroups {
     /// Sibling matmuls of more rows on the tensor-core rung: grouped when their inputs are
     /// ready at the first of them and the combined product takes a coop rung without a split
     /// along K.
-    fn find_coop(&mut self, g: &Graph, options: &KernelOptions, limits: &GpuLimits) {
-        let none = HashSet::new();
+    /// A weight widened by an absorbed cast is bound as the f16 param (a leaf, so always ready):
+    /// the cast launches nothing, so its output must never be bound.
+    fn find_coop(
+        &mut self,
+        g: &Graph,
+        options: &KernelOptions,
+        limits: &GpuLimits,
+        absorbed: &HashSet<NodeId>,
+    ) {
         let ready = |x: NodeId, first: NodeId| x.index() < first.index() || is_leaf(g, x);
         let candidates =
-            (0..g.len()).filter_map(|i| member_of(g, NodeId(i as u32), &none, false)).filter(|m| {
+            (0..g.len()).filter_map(|i| member_of(g, NodeId(i as u32), absorbed, false)).filter(|m| {
                 m.act.is_none() && coop_split_bindings(m.bias.is_some()) <= limits.max_storage_bindings
             });
         let joins = |f: &VecMember, m: &VecMember| {
@@ -429,6 +436,7 @@ fn lower_coop(
     let key = crate::KernelKey::Matmul(MatmulKernel::CoopSplit {
         wide: rung == MatmulRung::Coop128,
         bias: first.bias.is_some(),
+        f16_b: first.f16_b,
     });
     out.push(crate::schedule::Dispatch::new(key, group_label(id, grp), ops, &params, grid));
     Ok(())

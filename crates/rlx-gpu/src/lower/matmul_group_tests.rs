@@ -136,7 +136,10 @@ fn a_prompt_s_q_k_v_are_one_tensor_core_launch_with_three_outputs() {
     use crate::catalog::matmul::CoopSplitParams;
     let mixed = KernelOptions { precision: rlx_backend::Precision::Mixed, ..Default::default() };
     let s = schedule_with(&qkv(512), &GpuLimits::hopper(), &mixed);
-    assert_eq!(keys(&s), [KernelKey::Matmul(MatmulKernel::CoopSplit { wide: false, bias: true })]);
+    assert_eq!(
+        keys(&s),
+        [KernelKey::Matmul(MatmulKernel::CoopSplit { wide: false, bias: true, f16_b: false })]
+    );
     let ops = &s.steps[0].operands;
     assert_eq!(ops.len(), 10);
     // Each output has its own pool; the biases are the three bias params.

@@ -74,15 +74,21 @@ fn matmul_keys_by_epilogue() {
     use super::matmul::matmul_key;
     use crate::catalog::matmul::{Epilogue, MatmulRung};
     let t = MatmulRung::Tiled64;
-    assert_eq!(matmul_key(t, false, None), KernelKey::MATMUL_TILED_F32);
-    assert_eq!(crate::variant(matmul_key(t, true, Some(Epilogue::Relu))).name, "matmul_tiled_bias_relu_f32");
-    assert_eq!(crate::variant(matmul_key(t, true, None)).bindings.len(), 4);
-    assert_eq!(crate::variant(matmul_key(t, false, Some(Epilogue::Tanh))).bindings.len(), 3);
+    assert_eq!(matmul_key(t, false, None, false), KernelKey::MATMUL_TILED_F32);
+    assert_eq!(
+        crate::variant(matmul_key(t, true, Some(Epilogue::Relu), false)).name,
+        "matmul_tiled_bias_relu_f32"
+    );
+    assert_eq!(crate::variant(matmul_key(t, true, None, false)).bindings.len(), 4);
+    assert_eq!(crate::variant(matmul_key(t, false, Some(Epilogue::Tanh), false)).bindings.len(), 3);
     let r = MatmulRung::Reg128;
-    assert_eq!(crate::variant(matmul_key(r, false, None)).name, "matmul_reg_f32");
-    assert_eq!(crate::variant(matmul_key(r, true, Some(Epilogue::Gelu))).name, "matmul_reg_bias_gelu_f32");
-    assert_eq!(crate::variant(matmul_key(r, true, None)).bindings.len(), 4);
-    assert_eq!(crate::variant(matmul_key(r, false, Some(Epilogue::Silu))).bindings.len(), 3);
+    assert_eq!(crate::variant(matmul_key(r, false, None, false)).name, "matmul_reg_f32");
+    assert_eq!(
+        crate::variant(matmul_key(r, true, Some(Epilogue::Gelu), false)).name,
+        "matmul_reg_bias_gelu_f32"
+    );
+    assert_eq!(crate::variant(matmul_key(r, true, None, false)).bindings.len(), 4);
+    assert_eq!(crate::variant(matmul_key(r, false, Some(Epilogue::Silu), false)).bindings.len(), 3);
 }
 
 #[test]
@@ -201,4 +207,45 @@ fn an_f16_weight_widened_only_for_decode_rows_is_read_as_f16() {
         .steps
         .iter()
         .any(|d| d.key == KernelKey::Matmul(MatmulKernel::Vec { bias: false, act: None, f16_b: false })));
+}
+
+/// Batched decode rows (M = 32 streams, past the matrix-vector kernel) on tensor cores: the f16
+/// weight is bound as stored by the cooperative-matrix kernel and the cast launches nothing;
+/// the q/k/v group's launch binds its three f16 weights; without tensor cores (lavapipe) the
+/// cast stays and the f32 rung reads its output.
+#[test]
+fn an_f16_weight_read_by_the_tensor_core_rung_is_bound_as_stored() {
+    use rlx_backend::{KernelOptions, Precision};
+    let build = |rows: usize, widths: &[usize]| {
+        let mut g = Graph::new("batch_f16");
+        let a = g.input("a", &[rows, 64], DType::F32).unwrap();
+        let mut outs = Vec::new();
+        for (i, &n) in widths.iter().enumerate() {
+            let w = g.param(&format!("w{i}"), &[n, 64], DType::F16).unwrap();
+            let wide = g.cast(w, DType::F32).unwrap();
+            outs.push(g.matmul_t(a, wide, false, true).unwrap());
+        }
+        g.set_outputs(&outs).unwrap();
+        g
+    };
+    let mixed = KernelOptions { precision: Precision::Mixed, ..Default::default() };
+    let hopper = crate::GpuLimits::hopper();
+    let s = super::test_util::schedule_with(&build(32, &[96]), &hopper, &mixed);
+    let coop = KernelKey::Matmul(MatmulKernel::Coop { wide: false, bias: false, act: None, f16_b: true });
+    assert_eq!(keys(&s), [coop]);
+    assert_eq!(s.steps[0].operands[1].buffer, BufferId::Leaf(1));
+    assert_eq!(s.steps[0].operands[1].size, 96 * 64 * 2);
+    assert_eq!(crate::variant(coop).name, "matmul_coop64_f16w_f32");
+
+    let s = super::test_util::schedule_with(&build(32, &[64, 16, 16]), &hopper, &mixed);
+    assert_eq!(
+        keys(&s),
+        [KernelKey::Matmul(MatmulKernel::CoopSplit { wide: false, bias: false, f16_b: true })]
+    );
+    let sizes: Vec<u64> = s.steps[0].operands[1..4].iter().map(|o| o.size).collect();
+    assert_eq!(sizes, [64 * 64 * 2, 16 * 64 * 2, 16 * 64 * 2]);
+
+    let s = super::test_util::schedule_with(&build(32, &[96]), &crate::GpuLimits::lavapipe(), &mixed);
+    assert!(s.steps.iter().any(|d| matches!(d.key, KernelKey::Cast(_))), "{:?}", keys(&s));
+    assert!(!keys(&s).iter().any(|k| k.needs_cooperative_matrix()), "{:?}", keys(&s));
 }

@@ -145,7 +145,7 @@ pub fn lower(graph: &Graph, limits: &GpuLimits, options: &KernelOptions) -> Resu
         leaf_index.insert(id, leaves.len());
         leaves.push(Leaf { node: id, kind, ty: node.ty.clone(), bytes: whole_units(device_bytes(&node.ty)) });
     }
-    let absorbed = matmul::absorbed_casts(graph, options);
+    let absorbed = matmul::absorbed_casts(graph, options, limits);
     let groups = matmul_group::VecGroups::find(graph, options, limits, &absorbed);
     groups.adjust(&mut plan);
     let (pool_of, pools) = assign_pools(&plan);

@@ -99,6 +99,10 @@ pub struct BatchDecoder {
     chunk: usize,
     vocab: usize,
     prefill: Executable,
+    /// The prefill at `short` rows, for a prompt's last part when it is that short (`None`
+    /// when the chunk is below [`SHORT_PART`] rows).
+    prefill_short: Option<Executable>,
+    short: usize,
     copy: Executable,
     step: Executable,
     /// The same step returning the logits too: run while a sampled sequence is in the batch.
@@ -117,6 +121,11 @@ impl std::fmt::Debug for BatchDecoder {
             .finish()
     }
 }
+
+/// The short prefill has `chunk / SHORT_PART` rows (64 of the default 512): a prompt, or a
+/// prompt's last part, of at most that many tokens runs through it instead of the full chunk,
+/// so that a chat turn of 40 tokens does not pay for 512 padded rows when it joins the batch.
+const SHORT_PART: usize = 8;
 
 fn invalid(reason: String) -> ModelError {
     ModelError::InvalidInput { reason }
@@ -154,8 +163,14 @@ impl BatchDecoder {
         let step = batched_decode_graph(cfg, max_streams, capacity, p, BatchOutput::Tokens, q)?;
         let step_logits =
             batched_decode_graph(cfg, max_streams, capacity, p, BatchOutput::TokensAndLogits, q)?;
+        let short_rows = chunk / SHORT_PART;
+        let short = match short_rows {
+            0 => None,
+            rows => Some(cached_decoder_graph(cfg, rows, capacity, p, StepOutput::Logits, q)?),
+        };
         let opts = CompileOptions { precision: p, ..Default::default() };
-        let graphs = [&prefill, &copy, &step, &step_logits];
+        let mut graphs = vec![&prefill, &copy, &step, &step_logits];
+        graphs.extend(short.as_ref());
         let mut exes = dec.session.compile_group(&graphs, &opts)?.into_iter();
         let (Some(mut prefill), Some(copy), Some(step), Some(step_logits)) =
             (exes.next(), exes.next(), exes.next(), exes.next())
@@ -164,6 +179,7 @@ impl BatchDecoder {
                 "internal: compiling the batched decoder gave fewer than 4 executables".into(),
             ));
         };
+        let prefill_short = exes.next();
         // The group shares params: setting them once sets them for all four.
         set_weights(&mut prefill, &dec.weights)?;
         Ok(BatchDecoder {
@@ -171,6 +187,8 @@ impl BatchDecoder {
             chunk,
             vocab: cfg.vocab_size,
             prefill,
+            prefill_short,
+            short: short_rows,
             copy,
             step,
             step_logits,
@@ -268,20 +286,28 @@ impl BatchDecoder {
         Ok(SeqToken { id, token: Ok(token), finished })
     }
 
-    /// Runs `prompt` (at positions 0..) through the single-sequence prefill, chunk by chunk;
-    /// the logits of its last row.
+    /// Runs `prompt` (at positions 0..) through the single-sequence prefill, chunk by chunk
+    /// (the last part through the short prefill when it fits; see [`SHORT_PART`]); the logits
+    /// of its last row.
     fn prefill_prompt(&mut self, prompt: &[i32]) -> Result<Vec<f32>> {
         let mut logits = Vec::new();
-        for (i, part) in prompt.chunks(self.chunk).enumerate() {
+        let mut offset = 0;
+        while offset < prompt.len() {
+            let left = prompt.len() - offset;
+            let (exe, rows) = match self.prefill_short.as_mut() {
+                Some(short) if left <= self.short => (short, self.short),
+                _ => (&mut self.prefill, self.chunk),
+            };
+            let part = &prompt[offset..offset + left.min(rows)];
             let mut ids = part.to_vec();
-            ids.resize(self.chunk, 0);
-            let offset = i * self.chunk;
-            let positions: Vec<i32> = (offset..offset + self.chunk).map(|p| p as i32).collect();
+            ids.resize(rows, 0);
+            let positions: Vec<i32> = (offset..offset + rows).map(|p| p as i32).collect();
             let (off, row) = ([offset as i32], [part.len() as i32 - 1]);
             let inputs: [(&str, &dyn HostData); 4] =
                 [(INPUT_IDS, &ids), (POSITIONS, &positions), (OFFSET, &off), (LOGIT_ROW, &row)];
-            let out = self.prefill.run(&inputs)?;
+            let out = exe.run(&inputs)?;
             logits = out.first().map(|t| t.to_f32_vec()).unwrap_or_default();
+            offset += part.len();
         }
         if logits.len() != self.vocab {
             return Err(ModelError::OutputSize { batch: 1, dim: self.vocab, got: logits.len() });

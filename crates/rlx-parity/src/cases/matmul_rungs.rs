@@ -31,12 +31,14 @@ pub(super) fn cases(out: &mut Vec<Case>) {
         if rung == MatmulKernel::Coop {
             // Enough 128×128 groups for the wide coop tile, with edges in M and N.
             super::matmul_edges::epilogue_cases(&mut set, "fused_wide", [1300, 67], 1536);
+            f16_weights(&mut set);
         }
         for case in set {
             let name = format!("rung_{rung}_{precision}_{}", case.name);
             out.push(case.with_kernels(name, precision, Some(rung)).with_tol(tol));
         }
     }
+    f16_weight_group(out);
 }
 
 /// a [.., M, K] (or [.., K, M]) times b [.., K, N] (or [.., N, K]), uniform in [-1, 1).
@@ -106,4 +108,50 @@ fn shapes(out: &mut Vec<Case>) {
         let y = c.linear(x, w, Some(b))?;
         Ok(vec![c.gelu(y)?])
     }));
+}
+
+/// f16 weights widened by a cast, which the tensor-core rung reads as stored (the cast
+/// launches nothing): one launch with edges in every dim, a B stored [K, N], split along K,
+/// the wide tile, and q/k/v of one A as the three-output launch. The CPU widens exactly, so
+/// only the f16 rounding of A counts against the tolerance.
+fn f16_weights(out: &mut Vec<Case>) {
+    fn weight(c: &mut CaseCtx, name: &str, dims: [usize; 2]) -> Result<NodeId, IrError> {
+        let v: Vec<f64> = c.uniform(dims[0] * dims[1], -1.0, 1.0).into_iter().map(f64::from).collect();
+        let w = c.param_tensor(name, Tensor::from_f64(dims, rlx_ir::DType::F16, &v)?)?;
+        c.cast(w, rlx_ir::DType::F32)
+    }
+    let shapes: [(usize, usize, usize, bool); 5] = [
+        (40, 64, 96, true),
+        (37, 100, 67, true),
+        (33, 48, 70, false),
+        (7, 512, 100, true),
+        (1300, 1536, 67, true),
+    ];
+    for (m, k, n, tb) in shapes {
+        out.push(Case::new(format!("f16_weight_{m}x{k}x{n}_tb{}", tb as u8), move |c| {
+            let a = c.input_f32("a", &[m, k], -1.0, 1.0)?;
+            let w = weight(c, "w", if tb { [n, k] } else { [k, n] })?;
+            Ok(vec![c.matmul_t(a, w, false, tb)?])
+        }));
+    }
+}
+
+/// q/k/v of one A with f16 weights at `Precision::Mixed`, the rung not forced (forcing turns
+/// grouping off): on tensor cores one three-output launch that binds the three f16 weights;
+/// elsewhere three f32 launches after the casts.
+fn f16_weight_group(out: &mut Vec<Case>) {
+    let case = Case::new("matmul_group_f16_weights_qkv_mixed", |c| {
+        // A prompt's rows (enough that the group is not split along K).
+        let a = c.input_f32("a", &[300, 256], -1.0, 1.0)?;
+        let mut outs = Vec::new();
+        for (name, n) in [("wq", 256), ("wk", 64), ("wv", 64)] {
+            let v: Vec<f64> = c.uniform(n * 256, -1.0, 1.0).into_iter().map(f64::from).collect();
+            let w = c.param_tensor(name, Tensor::from_f64([n, 256], rlx_ir::DType::F16, &v)?)?;
+            let w = c.cast(w, rlx_ir::DType::F32)?;
+            outs.push(c.matmul_t(a, w, false, true)?);
+        }
+        Ok(outs)
+    });
+    let name = case.name.clone();
+    out.push(case.with_kernels(name, Precision::Mixed, None).with_tol(F16_OPERANDS_TOL));
 }

@@ -10,7 +10,7 @@ use std::path::Path;
 
 /// The text, token count and finish reason of the model's own generation after `prompt`,
 /// stopping at `stops` as the server does.
-fn reference(
+pub fn reference(
     dir: &Path,
     prompt: &[i32],
     max: usize,
@@ -35,14 +35,14 @@ fn reference(
     (tok.decode(&kept, true).unwrap(), all.len(), reason)
 }
 
-fn chat_prompt(dir: &Path) -> Vec<i32> {
+pub fn chat_prompt(dir: &Path) -> Vec<i32> {
     let template = ChatTemplate::for_model(dir).unwrap();
     let text = template.render(&[Message::system("be brief"), Message::user("hello there")], true).unwrap();
     let tok = causal_tokenizer(dir).unwrap().unwrap();
     tok.encode(text, false).unwrap().get_ids().iter().map(|&i| i as i32).collect()
 }
 
-fn messages() -> Value {
+pub fn messages() -> Value {
     json!([{"role": "system", "content": "be brief"}, {"role": "user", "content": "hello there"}])
 }
 
@@ -236,5 +236,42 @@ async fn embeddings_equal_the_embedders_and_are_batched_across_requests() {
     // (Alone, not batched with the others: equal within the same tolerance.)
     assert_eq!(floats.len(), got[0].len());
     assert!(floats.iter().zip(&got[0]).all(|(a, b)| (a - b).abs() <= 1e-5), "{floats:?} vs {:?}", got[0]);
+    assert!(server.running.shutdown().await);
+}
+
+/// A completion prompt given as token ids (OpenAI's array-of-tokens form) is the same request
+/// as its text; an id outside the vocabulary or two prompts are 400s naming the problem.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_of_token_ids_equals_its_text() {
+    let dir = llama("token-ids");
+    let server = start(config(Some(dir.clone()), None)).await;
+    let url = format!("{}/v1/completions", server.url);
+    let tok = causal_tokenizer(&dir).unwrap().unwrap();
+    let ids: Vec<u32> = tok.encode("hello world", true).unwrap().get_ids().to_vec();
+    let (want, count, _) =
+        reference(&dir, &ids.iter().map(|&i| i as i32).collect::<Vec<_>>(), 8, &SamplingSpec::greedy(), 0);
+    for prompt in [json!(ids), json!([ids])] {
+        let v: Value = post(&url, json!({"prompt": prompt, "temperature": 0, "max_tokens": 8}))
+            .await
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(v["choices"][0]["text"], want.as_str(), "{v}");
+        assert_eq!(v["usage"]["prompt_tokens"], ids.len());
+        assert_eq!(v["usage"]["completion_tokens"], count);
+    }
+    let vocab = 256; // the tiny fixture's
+    for (prompt, needle) in [
+        (json!([1, vocab, 3]), format!("token id {vocab} at position 1")),
+        (json!([1, -2]), "token id -2".to_string()),
+        (json!([[1, 2], [3]]), "2 prompts".to_string()),
+        (json!([]), "empty".to_string()),
+    ] {
+        let r = post(&url, json!({"prompt": prompt, "max_tokens": 2})).await;
+        assert_eq!(r.status(), 400, "{prompt}");
+        let v: Value = r.json().await.unwrap();
+        let msg = v["error"]["message"].as_str().unwrap();
+        assert!(msg.contains(&needle), "{prompt}: {msg}");
+    }
     assert!(server.running.shutdown().await);
 }

@@ -180,13 +180,26 @@ async fn nan_from_the_model_is_500_and_the_server_stays_up() {
 /// 500 naming the NaN, never tokens picked from NaN logits, and the server keeps serving.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nan_logits_are_500_and_the_server_stays_up() {
-    let dir = llama("nan-logits");
+    nan_logits(1).await;
+}
+
+/// The same with continuous batching: the NaN is found in the prefill (the first token) and
+/// the batch serves the next requests.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nan_logits_are_500_with_batching_too() {
+    nan_logits(2).await;
+}
+
+async fn nan_logits(max_streams: usize) {
+    let dir = llama(&format!("nan-logits-{max_streams}"));
     let weights = dir.join("model.safetensors");
     let mut bytes = std::fs::read(&weights).unwrap();
     let header = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
     bytes[8 + header..].fill(0xff);
     std::fs::write(&weights, bytes).unwrap();
-    let server = start(config(Some(dir), None)).await;
+    let mut cfg = config(Some(dir), None);
+    cfg.max_streams = max_streams;
+    let server = start(cfg).await;
     let chat = format!("{}/v1/chat/completions", server.url);
     let completions = format!("{}/v1/completions", server.url);
     for _ in 0..2 {

@@ -55,7 +55,18 @@ async fn health_is_503_for_a_model_that_failed_to_load_and_metrics_are_prometheu
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_disconnects_mid_stream_frees_the_worker_at_the_next_token() {
-    let mut cfg = config(Some(llama("disconnect")), None);
+    disconnect_mid_stream(1).await;
+}
+
+/// The same with continuous batching: the request leaves the batch and frees its slot.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_disconnects_mid_stream_leaves_the_batch_at_the_next_token() {
+    disconnect_mid_stream(3).await;
+}
+
+async fn disconnect_mid_stream(max_streams: usize) {
+    let mut cfg = config(Some(llama(&format!("disconnect-{max_streams}"))), None);
+    cfg.max_streams = max_streams;
     // At the first token, wait (bounded) until the server sees the client gone.
     let first = Arc::new(AtomicBool::new(true));
     let saw_gone = Arc::new(AtomicBool::new(false));

@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod answers;
+mod batched;
 mod device_objects;
 mod errors;
 mod fixtures;

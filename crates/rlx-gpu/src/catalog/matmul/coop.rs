@@ -17,6 +17,15 @@ const COOP_SRC: &str = kernel_src!(
     "include/matmul_epilogue.wgsl"
 );
 
+/// How the coop kernels bind B: as the f16 it is stored in, or as f32.
+pub(super) fn b_elem(f16_b: bool) -> &'static str {
+    if f16_b {
+        "vec4<f16>"
+    } else {
+        "vec4<f32>"
+    }
+}
+
 /// The tile defines of one coop rung: TILE, SG_ROWS, SG_COLS, THREADS, STAGE, STAGES2, C_SHARED.
 pub(super) fn tile_defines(wide: bool) -> Defines {
     let rung = if wide { MatmulRung::Coop128 } else { MatmulRung::Coop64 };
@@ -37,13 +46,20 @@ pub(super) fn tile_defines(wide: bool) -> Defines {
 }
 
 /// The coop matmul with the wide (128) or narrow (64) tile, a bias or not and activation `act`:
-/// the epilogue defines of the f32 rungs but the operands viewed as vec4, then the tile.
-pub(super) fn coop_spec(wide: bool, bias: bool, act: Option<Epilogue>) -> Spec {
+/// the epilogue defines of the f32 rungs but the operands viewed as vec4, then the tile. B is
+/// bound as vec4<f16> when `f16_b` (the weight as stored), else as vec4<f32>.
+pub(super) fn coop_spec(wide: bool, bias: bool, act: Option<Epilogue>, f16_b: bool) -> Spec {
     let rung = if wide { MatmulRung::Coop128 } else { MatmulRung::Coop64 };
-    let mut defines = matmul_defines(bias, act, "vec4<f32>", "vec4<f32>");
+    let mut defines = matmul_defines(bias, act, "vec4<f32>", b_elem(f16_b));
     defines.extend(tile_defines(wide));
+    let stem = match (wide, f16_b) {
+        (false, false) => "matmul_coop64",
+        (true, false) => "matmul_coop128",
+        (false, true) => "matmul_coop64_f16w",
+        (true, true) => "matmul_coop128_f16w",
+    };
     Spec {
-        name: epilogue_name(if wide { "matmul_coop128" } else { "matmul_coop64" }, bias, act),
+        name: epilogue_name(stem, bias, act),
         file: "kernels/matmul/matmul_coop.wgsl",
         source: COOP_SRC,
         defines,
@@ -64,7 +80,7 @@ mod tests {
     #[test]
     fn tile_defines_agree_with_the_rungs() {
         for (wide, rung) in [(false, MatmulRung::Coop64), (true, MatmulRung::Coop128)] {
-            let s = coop_spec(wide, true, Some(Epilogue::Relu));
+            let s = coop_spec(wide, true, Some(Epilogue::Relu), false);
             let d = &s;
             assert_eq!(define(d, "TILE"), rung.tile(), "{rung:?}");
             assert_eq!(define(d, "THREADS"), rung.threads());
@@ -81,6 +97,10 @@ mod tests {
                 if wide { "matmul_coop128_bias_relu_f32" } else { "matmul_coop64_bias_relu_f32" }
             );
             assert!(s.define("ACT") == Some("ACT_RELU") && s.define("HAS_BIAS") == Some("true"));
+            assert_eq!(s.define("B_ELEM"), Some("vec4<f32>"));
+            let h = coop_spec(wide, false, None, true);
+            assert_eq!(h.define("B_ELEM"), Some("vec4<f16>"));
+            assert!(h.name.contains("_f16w"), "{}", h.name);
         }
     }
 }

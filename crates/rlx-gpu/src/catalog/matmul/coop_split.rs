@@ -71,7 +71,7 @@ const BIAS_AT: &str =
     "if (part == 0u) { return bias0[col]; } else if (part == 1u) { return bias1[col]; } return bias2[col];";
 
 /// The split launch on the wide (128) or narrow (64) tile, with biases or not.
-pub(super) fn coop_split_spec(wide: bool, bias: bool) -> Spec {
+pub(super) fn coop_split_spec(wide: bool, bias: bool, f16_b: bool) -> Spec {
     let rung = if wide { MatmulRung::Coop128 } else { MatmulRung::Coop64 };
     let pick = |a: &'static str, b: &'static str| Cow::Borrowed(if bias { a } else { b });
     let mut defines = tile_defines(wide);
@@ -80,10 +80,11 @@ pub(super) fn coop_split_spec(wide: bool, bias: bool) -> Spec {
         ("HAS_BIAS", pick("true", "false")),
         ("SPLIT_BIAS_DECL", pick(BIAS_DECL, "")),
         ("SPLIT_BIAS_AT", pick(BIAS_AT, "return 0.0;")),
+        ("B_ELEM", Cow::Borrowed(super::coop::b_elem(f16_b))),
     ]);
     let tile = if wide { "matmul_coop128" } else { "matmul_coop64" };
     Spec {
-        name: name(&[tile, "split", if bias { "bias" } else { "" }, "f32"]),
+        name: name(&[tile, "split", if bias { "bias" } else { "" }, if f16_b { "f16w" } else { "" }, "f32"]),
         file: "kernels/matmul/matmul_coop_split.wgsl",
         source: SPLIT_SRC,
         defines,
@@ -106,7 +107,8 @@ mod tests {
         let (_, grid) = CoopSplitParams::new(p, [896, 130, 0], MatmulRung::Coop128).unwrap();
         assert_eq!(grid, [7 + 2, 4, 1]);
         assert_eq!(std::mem::size_of::<CoopSplitParams>(), 80);
-        assert_eq!(coop_split_spec(true, true).name, "matmul_coop128_split_bias_f32");
+        assert_eq!(coop_split_spec(true, true, false).name, "matmul_coop128_split_bias_f32");
+        assert_eq!(coop_split_spec(false, false, true).name, "matmul_coop64_split_f16w_f32");
         assert_eq!(coop_split_bindings(true), 10);
     }
 }

@@ -94,12 +94,14 @@ pub enum MatmulKernel {
     Reg { bias: bool, act: Option<Epilogue> },
     /// `matmul_coop.wgsl` ([`MatmulRung::Coop128`] when `wide`, else [`MatmulRung::Coop64`]):
     /// tensor cores, f16 operands, f32 accumulation, the same epilogues ([`MatmulParams`]).
-    /// Bindings a, b, \[bias,\] c.
-    Coop { wide: bool, bias: bool, act: Option<Epilogue> },
+    /// Bindings a, b, \[bias,\] c. `f16_b`: B is bound as the f16 it is stored in (an
+    /// absorbed cast, see `lower::matmul::absorbed_casts`).
+    Coop { wide: bool, bias: bool, act: Option<Epilogue>, f16_b: bool },
     /// `matmul_coop.wgsl` with `matmul_coop_split.wgsl`: up to three matmuls of one A in one
     /// launch, each to its own output with its own bias (the split-QKV epilogue)
     /// ([`CoopSplitParams`]). Bindings a, b0, b1, b2, c0, c1, c2 [, bias0, bias1, bias2].
-    CoopSplit { wide: bool, bias: bool },
+    /// `f16_b` as for `Coop`.
+    CoopSplit { wide: bool, bias: bool, f16_b: bool },
     /// `matmul_vec.wgsl`: few rows times a transposed B, one weight row read once per output
     /// column, the same epilogues ([`MatmulParams`]). Bindings a, b, \[bias,\] c.
     Vec { bias: bool, act: Option<Epilogue>, f16_b: bool },
@@ -167,7 +169,7 @@ fn matmul_spec(rung: MatmulRung, bias: bool, act: Option<Epilogue>) -> Spec {
         MatmulRung::Tiled64 => ("matmul_tiled", "kernels/matmul/matmul_tiled.wgsl", MATMUL_TILED_SRC),
         MatmulRung::Reg128 => ("matmul_reg", "kernels/matmul/matmul_reg.wgsl", MATMUL_REG_SRC),
         MatmulRung::Coop64 | MatmulRung::Coop128 => {
-            return coop::coop_spec(rung == MatmulRung::Coop128, bias, act)
+            return coop::coop_spec(rung == MatmulRung::Coop128, bias, act, false)
         }
     };
     Spec {
@@ -186,9 +188,9 @@ pub(crate) fn spec(k: MatmulKernel) -> Spec {
     match k {
         MatmulKernel::Tiled { bias, act } => matmul_spec(MatmulRung::Tiled64, bias, act),
         MatmulKernel::Reg { bias, act } => matmul_spec(MatmulRung::Reg128, bias, act),
-        MatmulKernel::Coop { wide, bias, act } => coop::coop_spec(wide, bias, act),
+        MatmulKernel::Coop { wide, bias, act, f16_b } => coop::coop_spec(wide, bias, act, f16_b),
         MatmulKernel::Vec { bias, act, f16_b } => vec::vec_spec(bias, act, f16_b),
-        MatmulKernel::CoopSplit { wide, bias } => coop_split::coop_split_spec(wide, bias),
+        MatmulKernel::CoopSplit { wide, bias, f16_b } => coop_split::coop_split_spec(wide, bias, f16_b),
         MatmulKernel::VecSplit { bias, f16_b, norm } => vec_multi::split_spec(bias, f16_b, norm),
         MatmulKernel::VecGated { act, f16_b, norm } => vec_multi::gated_spec(act, f16_b, norm),
         MatmulKernel::SplitK { bias, act } => splitk::splitk_spec(bias, act),
@@ -207,9 +209,9 @@ pub(crate) fn keys() -> Vec<MatmulKernel> {
         keys.extend(acts().map(|act| MatmulKernel::Tiled { bias, act }));
         keys.extend(acts().map(|act| MatmulKernel::Reg { bias, act }));
         keys.extend(acts().map(|act| MatmulKernel::SplitK { bias, act }));
-        for wide in [false, true] {
-            keys.extend(acts().map(|act| MatmulKernel::Coop { wide, bias, act }));
-            keys.push(MatmulKernel::CoopSplit { wide, bias });
+        for (wide, f16_b) in [(false, false), (true, false), (false, true), (true, true)] {
+            keys.extend(acts().map(|act| MatmulKernel::Coop { wide, bias, act, f16_b }));
+            keys.push(MatmulKernel::CoopSplit { wide, bias, f16_b });
         }
         for f16_b in [false, true] {
             keys.extend(acts().map(|act| MatmulKernel::Vec { bias, act, f16_b }));
@@ -231,14 +233,15 @@ mod tests {
     #[test]
     fn every_epilogue_has_its_own_variant() {
         let names: Vec<Cow<'static, str>> = keys().into_iter().map(|k| spec(k).name).collect();
-        // Per bias: 7 tiled, 7 reg, 7 split-K, 2 × (7 coop + 1 coop split), 2 × (7 vec + 2 vec
-        // split); then 28 gated.
-        assert_eq!(names.len(), 2 * (7 + 7 + 7 + 2 * 8 + 2 * 9) + 28);
+        // Per bias: 7 tiled, 7 reg, 7 split-K, 4 × (7 coop + 1 coop split) (two tiles, B as f32
+        // or f16), 2 × (7 vec + 2 vec split); then 28 gated.
+        assert_eq!(names.len(), 2 * (7 + 7 + 7 + 4 * 8 + 2 * 9) + 28);
         let unique: std::collections::HashSet<_> = names.iter().collect();
         assert_eq!(unique.len(), names.len());
         let has = |n: &str| names.iter().any(|x| x == n);
         assert!(has("matmul_vec_split_bias_f16w_f32") && has("matmul_vec_gated_silu_f32"));
         assert!(has("matmul_reg_f32") && has("matmul_reg_bias_tanh_f32"));
+        assert!(has("matmul_coop64_f16w_f32") && has("matmul_coop128_split_bias_f16w_f32"));
         assert!(has("matmul_tiled_bias_gelu_tanh_f32") && has("matmul_tiled_silu_f32"));
         assert_eq!(spec(MatmulKernel::TILED_F32).name, "matmul_tiled_f32");
         let relu = MatmulKernel::Tiled { bias: true, act: Some(Epilogue::Relu) };
