@@ -1,0 +1,90 @@
+//! Gradients of the reductions (sum, mean, max, min), cumsum and matmul.
+
+use super::{dims, reduce_to, scalar, At, Grads, RuleError};
+use crate::{Graph, NodeId, ReduceOp};
+
+/// Sum and mean spread the gradient evenly over the reduced axes; max and min give it to the
+/// elements equal to the extreme, split evenly between ties (as PyTorch's amax/amin do).
+pub(super) fn reduce(
+    g: &mut Graph,
+    at: &At<'_>,
+    op: ReduceOp,
+    axes: &[usize],
+    keepdim: bool,
+    dy: NodeId,
+) -> Grads {
+    let (x, dt) = (at.input(0), at.dtype());
+    if !dt.is_float() {
+        return Err(RuleError::NoRule(format!("{} of {dt} values has no gradient", op.name())));
+    }
+    let xd = dims(g, x)?;
+    let mut kept = xd.clone();
+    for &a in axes {
+        kept[a] = 1;
+    }
+    let dyk = if keepdim { dy } else { g.reshape(dy, &kept)? };
+    let dx = match op {
+        ReduceOp::Sum => g.expand(dyk, &xd)?,
+        ReduceOp::Mean => {
+            let count: usize = axes.iter().map(|&a| xd[a]).product();
+            let k = scalar(g, dt, 1.0 / count.max(1) as f64)?;
+            let d = g.mul(dyk, k)?;
+            g.expand(d, &xd)?
+        }
+        ReduceOp::Max | ReduceOp::Min => {
+            let yk = if keepdim { at.id } else { g.reshape(at.id, &kept)? };
+            let hit = g.eq(x, yk)?;
+            let mask = g.cast(hit, dt)?;
+            let ax: Vec<isize> = axes.iter().map(|&a| a as isize).collect();
+            let ties = g.sum(mask, &ax, true)?;
+            let share = g.div(dyk, ties)?;
+            g.mul(mask, share)?
+        }
+        ReduceOp::Prod => {
+            return Err(RuleError::NoRule(
+                "prod has no gradient rule yet (y/x fails where x has zeros); use exp(sum(log x)) \
+                 for positive x"
+                    .into(),
+            ))
+        }
+    };
+    Ok(vec![Some(dx)])
+}
+
+/// The gradient of an inclusive prefix sum is the suffix sum of the gradient.
+pub(super) fn cumsum(g: &mut Graph, at: &At<'_>, axis: usize, dy: NodeId) -> Grads {
+    if !at.dtype().is_float() {
+        return Err(RuleError::NoRule(format!("cumsum of {} values has no gradient", at.dtype())));
+    }
+    let a = axis as isize;
+    let r = g.reverse(dy, &[a])?;
+    let c = g.cumsum(r, a)?;
+    Ok(vec![Some(g.reverse(c, &[a])?)])
+}
+
+/// y = A'·B' with A' = a or aᵀ, B' = b or bᵀ (last two dims), batch dims broadcast:
+/// dA' = dy·B'ᵀ and dB' = A'ᵀ·dy, transposed back where the operand was, then summed over the
+/// batch dims the operand was broadcast along.
+pub(super) fn matmul(g: &mut Graph, at: &At<'_>, ta: bool, tb: bool, dy: NodeId) -> Grads {
+    let (a, b) = (at.input(0), at.input(1));
+    if !at.dtype().is_float() {
+        return Err(RuleError::NoRule(format!("matmul of {} values has no gradient", at.dtype())));
+    }
+    let da = if at.need[0] {
+        // ta: da = (dy·B'ᵀ)ᵀ = B'·dyᵀ.
+        let d = if ta { g.matmul_t(b, dy, tb, true)? } else { g.matmul_t(dy, b, false, !tb)? };
+        let s = g.ty(a)?.shape.clone();
+        Some(reduce_to(g, d, &s)?)
+    } else {
+        None
+    };
+    let db = if at.need[1] {
+        // tb: db = (A'ᵀ·dy)ᵀ = dyᵀ·A'.
+        let d = if tb { g.matmul_t(dy, a, true, ta)? } else { g.matmul_t(a, dy, !ta, false)? };
+        let s = g.ty(b)?.shape.clone();
+        Some(reduce_to(g, d, &s)?)
+    } else {
+        None
+    };
+    Ok(vec![da, db])
+}
