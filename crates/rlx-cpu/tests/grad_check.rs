@@ -199,3 +199,59 @@ fn rms_norm() {
     let y = c.g.rms_norm(x, Some(gamma), -1, 1e-6).unwrap();
     c.run(y);
 }
+
+/// Attention in every mask kind, both layouts, grouped-query heads, a soft-cap and a custom
+/// scale; causal with more keys than queries (queries at an offset); a padding
+/// mask with a fully padded sequence; a bias that is itself differentiated.
+#[test]
+fn attention_every_mask() {
+    use rlx_ir::{AttentionSpec, AttnLayout, MaskKind};
+    // (tag, layout, mask, b, hq, hkv, sq, sk)
+    let cases: [(&str, AttnLayout, MaskKind, usize, usize, usize, usize, usize); 7] = [
+        ("none_bhsd", AttnLayout::Bhsd, MaskKind::None, 1, 2, 2, 3, 4),
+        ("causal_bshd_gqa", AttnLayout::Bshd, MaskKind::Causal, 1, 4, 2, 3, 5),
+        ("causal_cache_offset", AttnLayout::Bhsd, MaskKind::Causal, 1, 1, 1, 2, 4),
+        ("window2_bhsd", AttnLayout::Bhsd, MaskKind::SlidingWindow(2), 1, 2, 1, 4, 4),
+        ("padding_bshd", AttnLayout::Bshd, MaskKind::Padding, 2, 2, 2, 3, 3),
+        ("bias_bhsd", AttnLayout::Bhsd, MaskKind::Bias, 2, 2, 2, 3, 4),
+        ("softcap_scale", AttnLayout::Bhsd, MaskKind::Causal, 1, 2, 2, 3, 3),
+    ];
+    for (tag, layout, mask, b, hq, hkv, sq, sk) in cases {
+        let mut c = Check::new(&format!("grad_attention_{tag}"));
+        let dims = |h: usize, s: usize| match layout {
+            AttnLayout::Bshd => vec![b, s, h, 4],
+            AttnLayout::Bhsd => vec![b, h, s, 4],
+        };
+        let q = c.var("q", &dims(hq, sq), -1.0, 1.0);
+        let k = c.var("k", &dims(hkv, sk), -1.0, 1.0);
+        let v = c.var("v", &dims(hkv, sk), -1.0, 1.0);
+        let m = match mask {
+            // Sequence 1 fully padded: its rows give zeros and no gradient.
+            MaskKind::Padding => {
+                Some(c.fixed("m", Tensor::from_i32([b, sk], vec![1, 0, 1, 0, 0, 0]).unwrap()))
+            }
+            MaskKind::Bias => Some(c.var("bias", &[1, hq, sq, sk], -1.0, 1.0)),
+            _ => None,
+        };
+        let mut spec = AttentionSpec::new(layout, mask);
+        if tag == "softcap_scale" {
+            spec = spec.scale(0.7).softcap(1.5);
+        }
+        let y = c.g.attention(q, k, v, m, spec).unwrap();
+        c.run(y);
+    }
+}
+
+#[test]
+fn attention_with_kv_lengths_is_refused() {
+    use rlx_ir::{AttentionSpec, AttnLayout, MaskKind};
+    let mut g = rlx_ir::Graph::new("kv");
+    let q = g.param("q", &[1, 1, 2, 4], DType::F32).unwrap();
+    let k = g.param("k", &[1, 1, 3, 4], DType::F32).unwrap();
+    let len = g.input("len", &[1], DType::I32).unwrap();
+    let y = g.attention_with_lengths(q, k, k, None, len, AttentionSpec::new(AttnLayout::Bhsd, MaskKind::None)).unwrap();
+    let loss = grad_common::sum_all(&mut g, y).unwrap();
+    let e = grad_common::grad_error(&g, loss, &[q]);
+    assert!(matches!(e, rlx_ir::IrError::NoGradient { op: "attention", .. }), "{e}");
+    assert!(e.to_string().contains("kv_lengths"), "{e}");
+}
