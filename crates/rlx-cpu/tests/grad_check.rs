@@ -75,7 +75,8 @@ fn maximum_tie_splits_the_gradient() {
     let y = g.maximum(a, b).unwrap();
     let loss = grad_common::sum_all(&mut g, y).unwrap();
     let gr = rlx_ir::grad(&g, loss, &[a, b]).unwrap();
-    let mut exe = rlx_backend::Backend::compile(&rlx_cpu::CpuBackend::new(), &gr.graph, &Default::default()).unwrap();
+    let mut exe =
+        rlx_backend::Backend::compile(&rlx_cpu::CpuBackend::new(), &gr.graph, &Default::default()).unwrap();
     exe.set_param(a, &Tensor::from_f32([2], vec![1.0, 3.0]).unwrap()).unwrap();
     exe.set_param(b, &Tensor::from_f32([2], vec![1.0, 2.0]).unwrap()).unwrap();
     let out = exe.run(&[]).unwrap();
@@ -86,7 +87,8 @@ fn maximum_tie_splits_the_gradient() {
 #[test]
 fn where_select() {
     let mut c = Check::new("grad_where");
-    let cond = c.fixed("cond", Tensor::from_bool([2, 3], vec![true, false, true, false, false, true]).unwrap());
+    let cond =
+        c.fixed("cond", Tensor::from_bool([2, 3], vec![true, false, true, false, false, true]).unwrap());
     let a = c.var("a", &[2, 3], -2.0, 2.0);
     let b = c.var("b", &[3], -2.0, 2.0);
     let y = c.g.where_(cond, a, b).unwrap();
@@ -109,10 +111,16 @@ fn cast_between_floats() {
 
 #[test]
 fn reductions() {
-    let cases: [(&str, &[isize], bool); 4] =
-        [("last", &[-1], false), ("first_keep", &[0], true), ("outer", &[0, 2], false), ("all", &[0, 1, 2], false)];
+    let cases: [(&str, &[isize], bool); 4] = [
+        ("last", &[-1], false),
+        ("first_keep", &[0], true),
+        ("outer", &[0, 2], false),
+        ("all", &[0, 1, 2], false),
+    ];
     for (tag, axes, keep) in cases {
-        for op in [rlx_ir::ReduceOp::Sum, rlx_ir::ReduceOp::Mean, rlx_ir::ReduceOp::Max, rlx_ir::ReduceOp::Min] {
+        for op in
+            [rlx_ir::ReduceOp::Sum, rlx_ir::ReduceOp::Mean, rlx_ir::ReduceOp::Max, rlx_ir::ReduceOp::Min]
+        {
             let mut c = Check::new(&format!("grad_reduce_{}_{tag}", op.name()));
             // Distinct values 0.15 apart: the extreme of each group is unique within the stencil.
             let x = c.var_distinct("x", &[2, 3, 4], 0.15);
@@ -129,7 +137,8 @@ fn max_tie_splits_the_gradient() {
     let x = g.param("x", &[3], DType::F32).unwrap();
     let y = g.max(x, &[0], false).unwrap();
     let gr = rlx_ir::grad(&g, y, &[x]).unwrap();
-    let mut exe = rlx_backend::Backend::compile(&rlx_cpu::CpuBackend::new(), &gr.graph, &Default::default()).unwrap();
+    let mut exe =
+        rlx_backend::Backend::compile(&rlx_cpu::CpuBackend::new(), &gr.graph, &Default::default()).unwrap();
     exe.set_param(x, &Tensor::from_f32([3], vec![2.0, -1.0, 2.0]).unwrap()).unwrap();
     let out = exe.run(&[]).unwrap();
     assert_eq!(out[1].as_f32().unwrap(), &[0.5, 0.0, 0.5]);
@@ -206,17 +215,17 @@ fn rms_norm() {
 #[test]
 fn attention_every_mask() {
     use rlx_ir::{AttentionSpec, AttnLayout, MaskKind};
-    // (tag, layout, mask, b, hq, hkv, sq, sk)
-    let cases: [(&str, AttnLayout, MaskKind, usize, usize, usize, usize, usize); 7] = [
-        ("none_bhsd", AttnLayout::Bhsd, MaskKind::None, 1, 2, 2, 3, 4),
-        ("causal_bshd_gqa", AttnLayout::Bshd, MaskKind::Causal, 1, 4, 2, 3, 5),
-        ("causal_cache_offset", AttnLayout::Bhsd, MaskKind::Causal, 1, 1, 1, 2, 4),
-        ("window2_bhsd", AttnLayout::Bhsd, MaskKind::SlidingWindow(2), 1, 2, 1, 4, 4),
-        ("padding_bshd", AttnLayout::Bshd, MaskKind::Padding, 2, 2, 2, 3, 3),
-        ("bias_bhsd", AttnLayout::Bhsd, MaskKind::Bias, 2, 2, 2, 3, 4),
-        ("softcap_scale", AttnLayout::Bhsd, MaskKind::Causal, 1, 2, 2, 3, 3),
+    // (tag, layout, mask, [b, hq, hkv, sq, sk])
+    let cases: [(&str, AttnLayout, MaskKind, [usize; 5]); 7] = [
+        ("none_bhsd", AttnLayout::Bhsd, MaskKind::None, [1, 2, 2, 3, 4]),
+        ("causal_bshd_gqa", AttnLayout::Bshd, MaskKind::Causal, [1, 4, 2, 3, 5]),
+        ("causal_cache_offset", AttnLayout::Bhsd, MaskKind::Causal, [1, 1, 1, 2, 4]),
+        ("window2_bhsd", AttnLayout::Bhsd, MaskKind::SlidingWindow(2), [1, 2, 1, 4, 4]),
+        ("padding_bshd", AttnLayout::Bshd, MaskKind::Padding, [2, 2, 2, 3, 3]),
+        ("bias_bhsd", AttnLayout::Bhsd, MaskKind::Bias, [2, 2, 2, 3, 4]),
+        ("softcap_scale", AttnLayout::Bhsd, MaskKind::Causal, [1, 2, 2, 3, 3]),
     ];
-    for (tag, layout, mask, b, hq, hkv, sq, sk) in cases {
+    for (tag, layout, mask, [b, hq, hkv, sq, sk]) in cases {
         let mut c = Check::new(&format!("grad_attention_{tag}"));
         let dims = |h: usize, s: usize| match layout {
             AttnLayout::Bshd => vec![b, s, h, 4],
@@ -249,7 +258,9 @@ fn attention_with_kv_lengths_is_refused() {
     let q = g.param("q", &[1, 1, 2, 4], DType::F32).unwrap();
     let k = g.param("k", &[1, 1, 3, 4], DType::F32).unwrap();
     let len = g.input("len", &[1], DType::I32).unwrap();
-    let y = g.attention_with_lengths(q, k, k, None, len, AttentionSpec::new(AttnLayout::Bhsd, MaskKind::None)).unwrap();
+    let y = g
+        .attention_with_lengths(q, k, k, None, len, AttentionSpec::new(AttnLayout::Bhsd, MaskKind::None))
+        .unwrap();
     let loss = grad_common::sum_all(&mut g, y).unwrap();
     let e = grad_common::grad_error(&g, loss, &[q]);
     assert!(matches!(e, rlx_ir::IrError::NoGradient { op: "attention", .. }), "{e}");

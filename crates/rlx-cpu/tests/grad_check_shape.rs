@@ -123,8 +123,10 @@ fn rope_both_styles_and_layouts() {
             let x = c.var("x", &[1, 3, 2, 6], -1.0, 1.0);
             let s = if layout == AttnLayout::Bshd { 3 } else { 2 };
             let ang: Vec<f32> = (0..s * 2).map(|i| 0.3 + 0.7 * i as f32).collect();
-            let cos = c.fixed("cos", Tensor::from_f32([s, 2], ang.iter().map(|a| a.cos()).collect()).unwrap());
-            let sin = c.fixed("sin", Tensor::from_f32([s, 2], ang.iter().map(|a| a.sin()).collect()).unwrap());
+            let cos =
+                c.fixed("cos", Tensor::from_f32([s, 2], ang.iter().map(|a| a.cos()).collect()).unwrap());
+            let sin =
+                c.fixed("sin", Tensor::from_f32([s, 2], ang.iter().map(|a| a.sin()).collect()).unwrap());
             // rotary_dims 4 of 6: the last two dims pass through.
             let y = c.g.rope(x, cos, sin, style, layout, 4).unwrap();
             c.run(y);
@@ -248,7 +250,10 @@ fn fused_ops_are_refused() {
     let x = g.param("x", &[2, 3], DType::F32).unwrap();
     let w = g.param("w", &[3, 2], DType::F32).unwrap();
     let y = g
-        .push(Op::FusedMatMul { transpose_a: false, transpose_b: false, bias: false, activation: None }, &[x, w])
+        .push(
+            Op::FusedMatMul { transpose_a: false, transpose_b: false, bias: false, activation: None },
+            &[x, w],
+        )
         .unwrap();
     let loss = sum_all(&mut g, y).unwrap();
     let e = grad_error(&g, loss, &[w]);

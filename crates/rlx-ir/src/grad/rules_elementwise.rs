@@ -159,10 +159,9 @@ pub(super) fn binary(g: &mut Graph, at: &At<'_>, op: BinaryOp, dy: NodeId) -> Gr
     let (da, db) = match op {
         BinaryOp::Add => (Some(dy), Some(dy)),
         BinaryOp::Sub => (Some(dy), if need_b { Some(g.neg(dy)?) } else { None }),
-        BinaryOp::Mul => (
-            if need_a { Some(g.mul(dy, b)?) } else { None },
-            if need_b { Some(g.mul(dy, a)?) } else { None },
-        ),
+        BinaryOp::Mul => {
+            (if need_a { Some(g.mul(dy, b)?) } else { None }, if need_b { Some(g.mul(dy, a)?) } else { None })
+        }
         // d/da = 1/b, d/db = −a/b² = −y/b.
         BinaryOp::Div => {
             let da = if need_a { Some(g.div(dy, b)?) } else { None };

@@ -93,16 +93,19 @@ fn reductions(out: &mut Vec<Case>) {
     }));
 }
 
+/// (tag, a's dims, b's dims, [transpose_a, transpose_b]).
+type MatmulCase = (&'static str, &'static [usize], &'static [usize], [bool; 2]);
+
 fn matmul(out: &mut Vec<Case>) {
-    let cases: [(&str, &[usize], &[usize], bool, bool); 6] = [
-        ("nn_13x17x11", &[13, 17], &[17, 11], false, false),
-        ("tn_13x17x11", &[17, 13], &[17, 11], true, false),
-        ("nt_13x17x11", &[13, 17], &[11, 17], false, true),
-        ("tt_13x17x11", &[17, 13], &[11, 17], true, true),
-        ("batched_3x9x16_16x5", &[3, 9, 16], &[16, 5], false, false),
-        ("bcast_2x1x7x8_3x8x6", &[2, 1, 7, 8], &[3, 8, 6], false, false),
+    let cases: [MatmulCase; 6] = [
+        ("nn_13x17x11", &[13, 17], &[17, 11], [false, false]),
+        ("tn_13x17x11", &[17, 13], &[17, 11], [true, false]),
+        ("nt_13x17x11", &[13, 17], &[11, 17], [false, true]),
+        ("tt_13x17x11", &[17, 13], &[11, 17], [true, true]),
+        ("batched_3x9x16_16x5", &[3, 9, 16], &[16, 5], [false, false]),
+        ("bcast_2x1x7x8_3x8x6", &[2, 1, 7, 8], &[3, 8, 6], [false, false]),
     ];
-    for (tag, ad, bd, ta, tb) in cases {
+    for (tag, ad, bd, [ta, tb]) in cases {
         out.push(Case::new(format!("grad_matmul_f32_{tag}"), move |c| {
             let a = c.param_f32("a", ad, -1.0, 1.0)?;
             let b = c.param_f32("b", bd, -1.0, 1.0)?;
@@ -142,15 +145,15 @@ fn norms(out: &mut Vec<Case>) {
 
 /// Attention's backward (the attention matrix recomputed from q, k, v) in each mask kind.
 fn attention(out: &mut Vec<Case>) {
-    // (tag, layout, mask, b, hq, hkv, sq, sk, head dim)
-    let cases: [(&str, AttnLayout, MaskKind, usize, usize, usize, usize, usize, usize); 5] = [
-        ("none_bhsd_1x2x7x16", AttnLayout::Bhsd, MaskKind::None, 1, 2, 2, 7, 7, 16),
-        ("causal_bshd_gqa_2x4x5x9", AttnLayout::Bshd, MaskKind::Causal, 2, 4, 2, 5, 9, 8),
-        ("window3_bhsd_1x2x9x9", AttnLayout::Bhsd, MaskKind::SlidingWindow(3), 1, 2, 1, 9, 9, 8),
-        ("padding_bshd_2x2x6x6", AttnLayout::Bshd, MaskKind::Padding, 2, 2, 2, 6, 6, 8),
-        ("bias_softcap_bhsd_2x2x5x6", AttnLayout::Bhsd, MaskKind::Bias, 2, 2, 2, 5, 6, 8),
+    // (tag, layout, mask, [b, hq, hkv, sq, sk, head dim])
+    let cases: [(&str, AttnLayout, MaskKind, [usize; 6]); 5] = [
+        ("none_bhsd_1x2x7x16", AttnLayout::Bhsd, MaskKind::None, [1, 2, 2, 7, 7, 16]),
+        ("causal_bshd_gqa_2x4x5x9", AttnLayout::Bshd, MaskKind::Causal, [2, 4, 2, 5, 9, 8]),
+        ("window3_bhsd_1x2x9x9", AttnLayout::Bhsd, MaskKind::SlidingWindow(3), [1, 2, 1, 9, 9, 8]),
+        ("padding_bshd_2x2x6x6", AttnLayout::Bshd, MaskKind::Padding, [2, 2, 2, 6, 6, 8]),
+        ("bias_softcap_bhsd_2x2x5x6", AttnLayout::Bhsd, MaskKind::Bias, [2, 2, 2, 5, 6, 8]),
     ];
-    for (tag, layout, mask, b, hq, hkv, sq, sk, d) in cases {
+    for (tag, layout, mask, [b, hq, hkv, sq, sk, d]) in cases {
         out.push(Case::new(format!("grad_attention_f32_{tag}"), move |c| {
             let dims = |h: usize, s: usize| match layout {
                 AttnLayout::Bshd => [b, s, h, d],
@@ -213,8 +216,10 @@ fn shapes(out: &mut Vec<Case>) {
         out.push(Case::new(format!("grad_rope_{style:?}_f32_bshd_2x5x3x16").to_lowercase(), move |c| {
             let x = c.param_f32("x", &[2, 5, 3, 16], -1.0, 1.0)?;
             let ang: Vec<f32> = (0..5 * 6).map(|i| 0.1 * i as f32).collect();
-            let cos = c.input_tensor("cos", Tensor::from_f32([5, 6], ang.iter().map(|a| a.cos()).collect())?)?;
-            let sin = c.input_tensor("sin", Tensor::from_f32([5, 6], ang.iter().map(|a| a.sin()).collect())?)?;
+            let cos =
+                c.input_tensor("cos", Tensor::from_f32([5, 6], ang.iter().map(|a| a.cos()).collect())?)?;
+            let sin =
+                c.input_tensor("sin", Tensor::from_f32([5, 6], ang.iter().map(|a| a.sin()).collect())?)?;
             let y = c.rope(x, cos, sin, style, AttnLayout::Bshd, 12)?;
             backward(c, y, &[x])
         }));
