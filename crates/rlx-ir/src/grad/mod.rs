@@ -38,8 +38,8 @@ pub struct Gradients {
     pub grads: Vec<NodeId>,
 }
 
-/// The gradients of `loss` with respect to each of `wrt` (params or inputs of float dtype):
-/// a copy of `graph` with the backward nodes appended, whose outputs are the loss followed by
+/// The gradients of `loss` with respect to each of `wrt` (params, inputs or states of float
+/// dtype): a copy of `graph` with the backward nodes appended, whose outputs are the loss followed by
 /// the gradients. See [`Graph::backward`] for the rules.
 pub fn grad(graph: &Graph, loss: NodeId, wrt: &[NodeId]) -> Result<Gradients, IrError> {
     let mut g = graph.clone();
@@ -57,7 +57,8 @@ impl Graph {
     ///
     /// - `loss` is a float node. A scalar is the usual case; a loss of any other shape is
     ///   seeded with ones, so the gradients are those of the sum of its elements.
-    /// - Each of `wrt` is a `Param` or an `Input` of float dtype. A node the loss does not
+    /// - Each of `wrt` is a `Param`, an `Input` or a `State` (a weight trained on the device)
+    ///   of float dtype. A node the loss does not
     ///   depend on gets a gradient of zeros.
     /// - Gradients have their node's dtype and shape; broadcast operands get the gradient summed
     ///   back to their own shape.
@@ -113,14 +114,14 @@ fn backward(g: &mut Graph, loss: NodeId, wrt: &[NodeId]) -> Result<Vec<NodeId>, 
     let mut source: Vec<Option<usize>> = vec![None; n];
     for (k, &w) in wrt.iter().enumerate() {
         let node = g.node(w)?;
-        if !matches!(node.op, Op::Param { .. } | Op::Input { .. }) {
+        if !matches!(node.op, Op::Param { .. } | Op::Input { .. } | Op::State { .. }) {
             return Err(IrError::Attribute {
                 op: "grad",
                 attr: "wrt",
                 shape: node.ty.shape.clone(),
                 reason: format!(
-                    "{w} is a {} node; grad differentiates with respect to params and inputs \
-                     (Graph::param, Graph::input)",
+                    "{w} is a {} node; grad differentiates with respect to params, inputs and \
+                     states (Graph::param, Graph::input, Graph::state)",
                     node.op.name()
                 ),
             });

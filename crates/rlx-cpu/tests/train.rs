@@ -1,0 +1,279 @@
+//! Losses and optimizers (rlx-nn's `loss` and `optim`) on the CPU: loss values against host
+//! computations, their gradients against finite differences, one AdamW and one SGD step bit for
+//! bit against the same arithmetic on the host, and a few steps of linear regression.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod grad_common;
+use grad_common::Check;
+use rlx_backend::{Backend, Executable};
+use rlx_ir::{DType, Graph, IrError, NodeId, Tensor};
+use rlx_nn::optim::{BIAS1_INPUT, BIAS2_INPUT, LR_INPUT};
+use rlx_nn::prelude::*;
+use rlx_nn::{state_name, train_graphs};
+
+/// Host cross-entropy in f64, PyTorch's definition (mean over the rows not ignored); a target
+/// outside [0, C) that is not ignored contributes only its smoothing term (rlx's rule).
+fn host_cross_entropy(logits: &[f32], c: usize, targets: &[i32], ignore: Option<i32>, eps: f64) -> f64 {
+    let (mut total, mut count) = (0.0, 0.0);
+    for (row, &t) in logits.chunks(c).zip(targets) {
+        if Some(t) == ignore {
+            continue;
+        }
+        let m = row.iter().fold(f64::NEG_INFINITY, |m, &x| m.max(x as f64));
+        let lse = m + row.iter().map(|&x| (x as f64 - m).exp()).sum::<f64>().ln();
+        let lp: Vec<f64> = row.iter().map(|&x| x as f64 - lse).collect();
+        let nll = usize::try_from(t).ok().and_then(|t| lp.get(t)).map_or(0.0, |&p| -p);
+        let smooth = -lp.iter().sum::<f64>() / c as f64;
+        total += (1.0 - eps) * nll + eps * smooth;
+        count += 1.0;
+    }
+    total / count
+}
+
+fn run_scalar(g: &Graph, inputs: &[(NodeId, Tensor)]) -> f64 {
+    let mut exe = rlx_cpu::CpuBackend::new().compile(g, &Default::default()).unwrap();
+    let feeds: Vec<(NodeId, &Tensor)> = inputs.iter().map(|(id, t)| (*id, t)).collect();
+    exe.run(&feeds).unwrap()[0].to_f64_vec()[0]
+}
+
+#[test]
+fn cross_entropy_matches_pytorchs_definition() {
+    let logits: Vec<f32> = rlx_test_support::uniform(2 * 3 * 5, 7, 3.0);
+    let targets = vec![4, 0, -100, 2, 2, 1];
+    for (ignore, eps) in [(None, 0.0), (Some(-100), 0.0), (Some(-100), 0.1), (Some(2), 0.25)] {
+        let mut g = Graph::new("ce");
+        let x = g.input("x", &[2, 3, 5], DType::F32).unwrap();
+        let t = g.input("t", &[2, 3], DType::I32).unwrap();
+        let l =
+            g.cross_entropy(x, t, CrossEntropyOpts { ignore_index: ignore, label_smoothing: eps }).unwrap();
+        g.set_outputs(&[l]).unwrap();
+        let got = run_scalar(
+            &g,
+            &[
+                (x, Tensor::from_f32([2, 3, 5], logits.clone()).unwrap()),
+                (t, Tensor::from_i32([2, 3], targets.clone()).unwrap()),
+            ],
+        );
+        // Without an ignore id of −100, the −100 row is out of range: only smoothing counts.
+        let want = host_cross_entropy(&logits, 5, &targets, ignore, eps as f64);
+        assert!(
+            (got - want).abs() <= 1e-6 * want.abs().max(1.0),
+            "ignore {ignore:?} ε {eps}: {got} vs {want}"
+        );
+    }
+}
+
+#[test]
+fn every_row_ignored_gives_zero_and_mse_matches() {
+    let mut g = Graph::new("ce_all_ignored");
+    let x = g.input("x", &[2, 3], DType::F32).unwrap();
+    let t = g.input("t", &[2], DType::I32).unwrap();
+    let l = g.cross_entropy(x, t, CrossEntropyOpts { ignore_index: Some(-1), label_smoothing: 0.1 }).unwrap();
+    g.set_outputs(&[l]).unwrap();
+    let inputs = [
+        (x, Tensor::from_f32([2, 3], vec![1.0; 6]).unwrap()),
+        (t, Tensor::from_i32([2], vec![-1, -1]).unwrap()),
+    ];
+    assert_eq!(run_scalar(&g, &inputs), 0.0);
+
+    let mut g = Graph::new("mse");
+    let p = g.input("p", &[2, 2], DType::F32).unwrap();
+    let y = g.input("y", &[2], DType::F32).unwrap();
+    let l = g.mse(p, y).unwrap();
+    g.set_outputs(&[l]).unwrap();
+    let inputs = [
+        (p, Tensor::from_f32([2, 2], vec![1.0, 2.0, 3.0, 4.0]).unwrap()),
+        (y, Tensor::from_f32([2], vec![0.0, 4.0]).unwrap()),
+    ];
+    // ((1)² + (−2)² + 3² + 0²) / 4 = 3.5
+    assert_eq!(run_scalar(&g, &inputs), 3.5);
+}
+
+#[test]
+fn loss_gradients_against_finite_differences() {
+    for (ignore, eps) in [(None, 0.0), (Some(3), 0.2)] {
+        let mut c = Check::new(&format!("grad_cross_entropy_{ignore:?}_{eps}"));
+        let x = c.var("x", &[4, 6], -2.0, 2.0);
+        let t = c.fixed("t", Tensor::from_i32([4], vec![1, 3, 5, 0]).unwrap());
+        let l =
+            c.g.cross_entropy(x, t, CrossEntropyOpts { ignore_index: ignore, label_smoothing: eps }).unwrap();
+        c.run(l);
+    }
+    let mut c = Check::new("grad_mse");
+    let p = c.var("p", &[3, 4], -2.0, 2.0);
+    let y = c.var("y", &[4], -2.0, 2.0);
+    let l = c.g.mse(p, y).unwrap();
+    c.run(l);
+}
+
+/// A compiled pair of phase graphs sharing their states.
+struct Trainer {
+    graphs: [Graph; 2],
+    exes: Vec<Box<dyn Executable>>,
+    opt: Optimizer,
+    t: u64,
+}
+
+impl Trainer {
+    fn new(graphs: [Graph; 2], opt: Optimizer) -> Trainer {
+        let exes =
+            rlx_cpu::CpuBackend::new().compile_group(&[&graphs[0], &graphs[1]], &Default::default()).unwrap();
+        Trainer { graphs, exes, opt, t: 0 }
+    }
+
+    fn id(g: &Graph, name: &str) -> NodeId {
+        let leaves = g.states().into_iter().chain(g.inputs());
+        leaves.filter(|(n, _, _)| *n == name).map(|(_, id, _)| id).next().unwrap()
+    }
+
+    fn set_state(&mut self, name: &str, t: &Tensor) {
+        let id = Self::id(&self.graphs[0], name);
+        self.exes[0].set_param(id, t).unwrap();
+    }
+
+    /// One step; returns the outputs (the loss first).
+    fn step(&mut self, lr: f32, data: &[(&str, Tensor)]) -> Vec<Tensor> {
+        self.t += 1;
+        let phase = ((self.t - 1) % 2) as usize;
+        let g = &self.graphs[phase];
+        let mut feeds: Vec<(NodeId, Tensor)> =
+            self.opt.scalars(self.t, lr).unwrap().into_iter().map(|(n, v)| (Self::id(g, n), v)).collect();
+        feeds.extend(data.iter().map(|(n, v)| (Self::id(g, n), v.clone())));
+        let refs: Vec<(NodeId, &Tensor)> = feeds.iter().map(|(id, t)| (*id, t)).collect();
+        self.exes[phase].run(&refs).unwrap()
+    }
+}
+
+/// `loss = Σ w·c`, whose gradient is exactly c: the update is the only arithmetic, so the
+/// device's new weights equal the same f32 operations done on the host, bit for bit, over
+/// three steps (both phases, and the moments carried between them).
+#[test]
+fn adamw_and_sgd_steps_match_host_arithmetic_exactly() {
+    let w0: Vec<f32> = vec![0.5, -1.25, 2.0, 0.0, 3.5, -0.75];
+    let grads: [Vec<f32>; 3] = [
+        vec![0.3, -0.2, 0.1, 1.5, -2.0, 0.0],
+        vec![-0.1, 0.4, 0.1, -1.0, 0.5, 0.25],
+        vec![0.2, 0.2, -0.3, 0.0, 1.0, -0.5],
+    ];
+    for opt in [
+        Optimizer::AdamW { beta1: 0.9, beta2: 0.99, eps: 1e-6, weight_decay: 0.05 },
+        Optimizer::Sgd { momentum: 0.9, weight_decay: 0.01 },
+    ] {
+        let graphs = train_graphs("lin", &[("w", &[2, 3])], opt, |g, w| {
+            let c = g.input("c", &[2, 3], DType::F32)?;
+            let p = g.mul(w[0], c)?;
+            g.sum(p, &[0, 1], false)
+        })
+        .unwrap();
+        // Outputs: the loss and the updated weights.
+        let graphs = graphs.map(|mut g| {
+            let upd = g.nodes().iter().rposition(|n| matches!(n.op, rlx_ir::Op::WriteRows { .. })).unwrap();
+            let loss = g.outputs()[0];
+            g.set_outputs(&[loss, NodeId(upd as u32)]).unwrap();
+            g
+        });
+        let mut tr = Trainer::new(graphs, opt);
+        tr.set_state(&state_name("w", None, 0), &Tensor::from_f32([2, 3], w0.clone()).unwrap());
+        let (mut w, mut m, mut v) = (w0.clone(), vec![0.0f32; 6], vec![0.0f32; 6]);
+        let lr = 0.01f32;
+        for (step, gr) in grads.iter().enumerate() {
+            let out = tr.step(lr, &[("c", Tensor::from_f32([2, 3], gr.clone()).unwrap())]);
+            let s = opt.scalars(step as u64 + 1, lr).unwrap();
+            let sc = |i: usize| s[i].1.as_f32().unwrap()[0];
+            for i in 0..6 {
+                match opt {
+                    Optimizer::AdamW { beta1, beta2, eps, weight_decay } => {
+                        let (b1, b2) = (sc(1), sc(2));
+                        let wd = w[i] * (1.0 - lr * weight_decay);
+                        m[i] = m[i] * beta1 + gr[i] * (1.0 - beta1);
+                        v[i] = v[i] * beta2 + gr[i] * gr[i] * (1.0 - beta2);
+                        let denom = v[i].sqrt() / b2.sqrt() + eps;
+                        w[i] = wd - m[i] / denom * (lr / b1);
+                    }
+                    Optimizer::Sgd { momentum, weight_decay } => {
+                        let d = gr[i] + w[i] * weight_decay;
+                        m[i] = m[i] * momentum + d;
+                        w[i] -= m[i] * lr;
+                    }
+                }
+            }
+            assert_eq!(out[1].as_f32().unwrap(), &w[..], "{opt:?} step {}", step + 1);
+        }
+    }
+}
+
+/// y = X·w* + b* (+ small noise): a few steps of each optimizer lower the MSE, and AdamW's
+/// losses follow an f64 host run of the same steps.
+#[test]
+fn linear_regression_loss_goes_down() {
+    let (n, k) = (16, 3);
+    let x: Vec<f32> = rlx_test_support::uniform(n * k, 11, 1.0);
+    let noise: Vec<f32> = rlx_test_support::uniform(n, 12, 0.01);
+    let w_true = [1.5f32, -2.0, 0.5];
+    let y: Vec<f32> =
+        (0..n).map(|i| (0..k).map(|j| x[i * k + j] * w_true[j]).sum::<f32>() + 0.3 + noise[i]).collect();
+    let data = [
+        ("x", Tensor::from_f32([n, k], x.clone()).unwrap()),
+        ("y", Tensor::from_f32([n, 1], y.clone()).unwrap()),
+    ];
+    for (opt, lr) in [(Optimizer::sgd(0.9), 0.05), (Optimizer::adamw(), 0.1)] {
+        let graphs = train_graphs("linreg", &[("w", &[3, 1]), ("b", &[1])], opt, |g, p| {
+            let x = g.input("x", &[n, k], DType::F32)?;
+            let y = g.input("y", &[n, 1], DType::F32)?;
+            let pred = g.matmul(x, p[0])?;
+            let pred = g.add(pred, p[1])?;
+            g.mse(pred, y)
+        })
+        .unwrap();
+        let mut tr = Trainer::new(graphs, opt);
+        let losses: Vec<f64> = (0..8).map(|_| tr.step(lr, &data)[0].to_f64_vec()[0]).collect();
+        assert!(losses[7] < 0.5 * losses[0], "{opt:?}: {losses:?}");
+        if let Optimizer::AdamW { beta1, beta2, eps, weight_decay } = opt {
+            let (b1, b2, eps, wd, lr) =
+                (beta1 as f64, beta2 as f64, eps as f64, weight_decay as f64, lr as f64);
+            let mut p = [0.0f64; 4]; // w0, w1, w2, b
+            let (mut m, mut v) = ([0.0f64; 4], [0.0f64; 4]);
+            for (t, &got) in losses.iter().enumerate() {
+                let r: Vec<f64> = (0..n)
+                    .map(|i| (0..k).map(|j| x[i * k + j] as f64 * p[j]).sum::<f64>() + p[3] - y[i] as f64)
+                    .collect();
+                let loss = r.iter().map(|e| e * e).sum::<f64>() / n as f64;
+                assert!((got - loss).abs() <= 1e-5 * loss, "step {}: {got} vs host {loss}", t + 1);
+                let mut gr = [0.0f64; 4];
+                for (i, e) in r.iter().enumerate() {
+                    for j in 0..k {
+                        gr[j] += 2.0 * e * x[i * k + j] as f64 / n as f64;
+                    }
+                    gr[3] += 2.0 * e / n as f64;
+                }
+                let tt = t as i32 + 1;
+                for j in 0..4 {
+                    p[j] *= 1.0 - lr * wd;
+                    m[j] = b1 * m[j] + (1.0 - b1) * gr[j];
+                    v[j] = b2 * v[j] + (1.0 - b2) * gr[j] * gr[j];
+                    let denom = v[j].sqrt() / (1.0 - b2.powi(tt)).sqrt() + eps;
+                    p[j] -= lr / (1.0 - b1.powi(tt)) * m[j] / denom;
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn optimizer_arguments_are_checked() {
+    let opt = Optimizer::adamw();
+    for (t, lr) in [(1, 0.0), (1, f32::NAN), (0, 0.1), (1, -1.0)] {
+        let e = opt.scalars(t, lr).unwrap_err();
+        assert!(e.to_string().contains("learning rate"), "{e}");
+    }
+    let names: Vec<&str> = opt.scalars(3, 0.1).unwrap().iter().map(|(n, _)| *n).collect();
+    assert_eq!(names, [LR_INPUT, BIAS1_INPUT, BIAS2_INPUT]);
+    let forward = |g: &mut Graph, w: &[NodeId]| -> Result<NodeId, IrError> { g.sum(w[0], &[0], false) };
+    let bad = Optimizer::AdamW { beta1: 1.0, beta2: 0.999, eps: 1e-8, weight_decay: 0.0 };
+    let e = train_graphs("bad", &[("w", &[2])], bad, forward).unwrap_err();
+    assert!(e.to_string().contains("beta1"), "{e}");
+    let e = train_graphs("scalar", &[("w", &[])], opt, forward).unwrap_err();
+    assert!(e.to_string().contains("shape [1]"), "{e}");
+    let e = train_graphs("neg", &[("w", &[2])], Optimizer::sgd(-0.5), forward).unwrap_err();
+    assert!(e.to_string().contains("momentum"), "{e}");
+}
