@@ -152,7 +152,8 @@ pub trait OptimExt: AsMut<Graph> {
     /// weight `(name, dims)` (rank ≥ 1) read as this phase's, `forward` (given those weight
     /// nodes, returning a scalar loss), its backward, and `opt`'s update written into the other
     /// phase's states, with the run-time scalar inputs [`LR_INPUT`] (and AdamW's
-    /// [`BIAS1_INPUT`], [`BIAS2_INPUT`]). Outputs are not touched.
+    /// [`BIAS1_INPUT`], [`BIAS2_INPUT`]; inputs of those names already in the graph are
+    /// reused). Outputs are not touched.
     fn train_step(
         &mut self,
         phase: usize,
@@ -177,11 +178,11 @@ pub trait OptimExt: AsMut<Graph> {
             }
             let loss = forward(g, &read)?;
             let grads = g.backward(loss, &read)?;
-            let lr = g.input(LR_INPUT, &[], DType::F32)?;
+            let lr = scalar_input(g, LR_INPUT)?;
             let zero = g.constant(Tensor::from_i32([1], vec![0])?)?;
             let bias = match opt {
                 Optimizer::AdamW { .. } => {
-                    Some((g.input(BIAS1_INPUT, &[], DType::F32)?, g.input(BIAS2_INPUT, &[], DType::F32)?))
+                    Some((scalar_input(g, BIAS1_INPUT)?, scalar_input(g, BIAS2_INPUT)?))
                 }
                 Optimizer::Sgd { .. } => None,
             };
@@ -266,6 +267,22 @@ pub trait OptimExt: AsMut<Graph> {
 }
 
 impl OptimExt for Graph {}
+
+/// The graph's rank-0 F32 input `name`, made if it has none (so that steps appended to one
+/// graph, or inputs the caller made first, share it).
+fn scalar_input(g: &mut Graph, name: &str) -> Result<NodeId, IrError> {
+    let found = g.inputs().into_iter().find(|(n, _, _)| *n == name).map(|(_, id, ty)| (id, ty.clone()));
+    match found {
+        Some((id, ty)) if ty.dtype == DType::F32 && ty.shape.rank() == 0 => Ok(id),
+        Some((_, ty)) => Err(IrError::Attribute {
+            op: "train_step",
+            attr: "input",
+            shape: ty.shape,
+            reason: format!("input '{name}' exists as {}; the optimizer needs it F32 of rank 0", ty.dtype),
+        }),
+        None => g.input(name, &[], DType::F32),
+    }
+}
 
 /// The two phases' step graphs (outputs: the loss), named `{name}_step0` and `{name}_step1`:
 /// run `[0]` for steps 1, 3, 5, … and `[1]` for steps 2, 4, …, both compiled together. Set
