@@ -260,3 +260,52 @@ fn fused_ops_are_refused() {
     assert!(matches!(e, IrError::NoGradient { op: "fused_matmul", .. }), "{e}");
     msg_has(&e, &["before it is optimized"]);
 }
+
+/// Convolutions with strides, padding (including more padding than the kernel reaches),
+/// dilation, groups and a bias.
+#[test]
+fn conv2d_variants() {
+    // (tag, x dims, w dims, stride, padding, dilation, groups, bias)
+    type C = (&'static str, [usize; 4], [usize; 4], [usize; 2], [usize; 2], [usize; 2], usize, bool);
+    let cases: [C; 4] = [
+        ("plain_pad1", [1, 2, 4, 4], [3, 2, 3, 3], [1, 1], [1, 1], [1, 1], 1, true),
+        ("strided_dilated_groups", [2, 4, 5, 6], [6, 2, 3, 2], [2, 1], [1, 0], [1, 2], 2, true),
+        ("pointwise_overpadded", [1, 3, 3, 4], [2, 3, 1, 1], [2, 3], [1, 2], [1, 1], 1, false),
+        ("depthwise_stride3", [1, 3, 7, 7], [3, 1, 2, 3], [3, 2], [2, 1], [2, 1], 3, false),
+    ];
+    for (tag, xd, wd, stride, padding, dilation, groups, bias) in cases {
+        let mut c = Check::new(&format!("grad_conv2d_{tag}"));
+        let x = c.var("x", &xd, -1.0, 1.0);
+        let w = c.var("w", &wd, -1.0, 1.0);
+        let b = bias.then(|| c.var("b", &[wd[0]], -1.0, 1.0));
+        let y = c.g.conv2d(x, w, b, stride, padding, dilation, groups).unwrap();
+        c.run(y);
+    }
+}
+
+#[test]
+fn pooling() {
+    let mut c = Check::new("grad_max_pool");
+    let x = c.var_distinct("x", &[1, 2, 5, 6], 0.15);
+    let y = c.g.max_pool2d(x, [3, 3], [2, 2], [1, 1]).unwrap();
+    c.run(y);
+
+    let mut c = Check::new("grad_avg_pool");
+    let x = c.var("x", &[2, 2, 5, 6], -1.0, 1.0);
+    let y = c.g.avg_pool2d(x, [2, 3], [1, 2], [1, 1]).unwrap();
+    c.run(y);
+}
+
+/// Max pooling over tied values gives the whole gradient to the first maximum of each window
+/// in row-major order (PyTorch's choice).
+#[test]
+fn max_pool_ties_go_to_the_first() {
+    let mut g = Graph::new("pool_tie");
+    let x = g.param("x", &[1, 1, 2, 3], DType::F32).unwrap();
+    let y = g.max_pool2d(x, [2, 2], [1, 1], [0, 0]).unwrap();
+    let loss = sum_all(&mut g, y).unwrap();
+    let gr = rlx_ir::grad(&g, loss, &[x]).unwrap();
+    let out = cpu_run(&gr.graph, &[(x, Tensor::from_f32([1, 1, 2, 3], vec![1.0; 6]).unwrap())], &[]);
+    // Windows at columns 0 and 1: each picks its top-left element.
+    assert_eq!(out[1].as_f32().unwrap(), &[1.0, 1.0, 0.0, 0.0, 0.0, 0.0]);
+}

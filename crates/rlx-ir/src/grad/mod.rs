@@ -11,13 +11,15 @@
 //! The rules, one per op family, are in `rules_elementwise.rs` (unary, binary, where, cast),
 //! `rules_reduce.rs` (reductions, cumsum, matmul), `rules_norm.rs` (softmax, log-softmax,
 //! layer and RMS norm) and `rules_shape.rs` (reshape, permute, slice, concat, expand, gather,
-//! pad, reverse, upsample, RoPE) and `rules_attention.rs` (attention, recomputing the
+//! pad, reverse, upsample, RoPE), `rules_conv.rs` (conv2d, max and average pooling) and
+//! `rules_attention.rs` (attention, recomputing the
 //! attention matrix from q, k and v). Where a value feeds several consumers, its gradients are
 //! added. An op with no rule on the path to a param (integer ops, arg-reductions, top-k,
 //! samplers, quantized weights, fused forms, custom ops, ...) is [`IrError::NoGradient`],
 //! naming the op and the param; ops that do not depend on any param need no rule.
 
 mod rules_attention;
+mod rules_conv;
 mod rules_elementwise;
 mod rules_norm;
 mod rules_reduce;
@@ -233,6 +235,12 @@ fn rule(g: &mut Graph, at: &At<'_>, dy: NodeId) -> Grads {
             rules_reduce::matmul(g, at, *transpose_a, *transpose_b, dy)
         }
         Op::Attention(spec) => rules_attention::attention(g, at, spec, dy),
+        Op::Conv2d { stride, padding, dilation, groups } => {
+            rules_conv::conv2d(g, at, *stride, *padding, *dilation, *groups, dy)
+        }
+        Op::Pool2d { kind, kernel, stride, padding } => {
+            rules_conv::pool2d(g, at, *kind, *kernel, *stride, *padding, dy)
+        }
         Op::Softmax => rules_norm::softmax(g, at, dy),
         Op::LogSoftmax => rules_norm::log_softmax(g, at, dy),
         Op::LayerNorm { eps } => rules_norm::layer_norm(g, at, *eps, dy),

@@ -15,6 +15,7 @@ pub(super) fn cases(out: &mut Vec<Case>) {
     matmul(out);
     norms(out);
     attention(out);
+    conv(out);
     shapes(out);
     composites(out);
 }
@@ -176,6 +177,34 @@ fn attention(out: &mut Vec<Case>) {
             backward(c, y, &wrt)
         }));
     }
+}
+
+/// Convolution (transposed convolution for the input, a batch-as-channels convolution for the
+/// weight) and pooling backward.
+fn conv(out: &mut Vec<Case>) {
+    out.push(Case::new("grad_conv2d_f32_2x6x9x11_s2_p1_d1x2_g2_bias", |c| {
+        let x = c.param_f32("x", &[2, 6, 9, 11], -1.0, 1.0)?;
+        let w = c.param_f32("w", &[8, 3, 3, 3], -0.5, 0.5)?;
+        let b = c.param_f32("b", &[8], -0.5, 0.5)?;
+        let y = c.conv2d(x, w, Some(b), [2, 2], [1, 1], [1, 2], 2)?;
+        backward(c, y, &[x, w, b])
+    }));
+    out.push(Case::new("grad_conv2d_f32_1x5x8x8_k3_same", |c| {
+        let x = c.param_f32("x", &[1, 5, 8, 8], -1.0, 1.0)?;
+        let w = c.param_f32("w", &[7, 5, 3, 3], -0.5, 0.5)?;
+        let y = c.conv2d(x, w, None, [1, 1], [1, 1], [1, 1], 1)?;
+        backward(c, y, &[x, w])
+    }));
+    out.push(Case::new("grad_max_pool_f32_2x3x9x10_k3_s2_p1", |c| {
+        let x = c.param_f32("x", &[2, 3, 9, 10], -2.0, 2.0)?;
+        let y = c.max_pool2d(x, [3, 3], [2, 2], [1, 1])?;
+        backward(c, y, &[x])
+    }));
+    out.push(Case::new("grad_avg_pool_f32_2x3x9x10_k2x3_s1x2_p1", |c| {
+        let x = c.param_f32("x", &[2, 3, 9, 10], -2.0, 2.0)?;
+        let y = c.avg_pool2d(x, [2, 3], [1, 2], [1, 1])?;
+        backward(c, y, &[x])
+    }));
 }
 
 fn shapes(out: &mut Vec<Case>) {
