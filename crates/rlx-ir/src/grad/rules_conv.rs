@@ -53,11 +53,11 @@ pub(super) fn conv2d(
         let xt = g.permute(xt, &[2, 1, 0, 3, 4])?;
         let xt = g.reshape(xt, &[cg, groups * n, xd[2], xd[3]])?;
         let kt = g.permute(dy, &[1, 0, 2, 3])?;
-        let r = g.conv2d(xt, kt, None, dilation, padding, stride, groups)?;
-        let mut r = r;
-        for ax in 0..2 {
-            if dims(g, r)?[ax + 2] != k[ax] {
-                r = g.slice(r, ax as isize + 2, 0, k[ax], 1)?;
+        let mut r = g.conv2d(xt, kt, None, dilation, padding, stride, groups)?;
+        // Its extent may pass the kernel's (windows the stride skipped): keep the kernel's.
+        for (ax, &kk) in k.iter().enumerate() {
+            if dims(g, r)?[ax + 2] != kk {
+                r = g.slice(r, ax as isize + 2, 0, kk, 1)?;
             }
         }
         Some(g.permute(r, &[1, 0, 2, 3])?)
