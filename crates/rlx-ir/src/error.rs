@@ -141,7 +141,7 @@ pub enum IrError {
         input: NodeId,
     },
     /// A node on the path from a differentiated value to the loss whose op has no gradient
-    /// rule ([`crate::grad`]): an integer or index op, a sampler, a quantized weight, a fused
+    /// rule ([`crate::grad()`]): an integer or index op, a sampler, a quantized weight, a fused
     /// form or a custom op.
     #[error(
         "grad: {op} (node {node}, operands {shapes}) has no gradient, and the gradient of '{wrt}' \

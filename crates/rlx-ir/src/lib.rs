@@ -11,7 +11,7 @@
 //! its own op needs). Composites made of several ops (linear, recurrent layers, sampling, the
 //! STFT, SSD, MoE blocks, ...) live in the rlx-nn crate, built on [`Graph::atomically`].
 //!
-//! [`grad`] (and [`Graph::backward`]) differentiate a graph: reverse-mode autodiff as a graph
+//! [`grad()`] (and [`Graph::backward`]) differentiate a graph: reverse-mode autodiff as a graph
 //! transform that appends the backward, built from the same primitives, to the forward graph.
 
 #![warn(missing_docs)]

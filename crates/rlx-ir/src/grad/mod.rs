@@ -1,7 +1,7 @@
 //! Reverse-mode automatic differentiation as a graph transform.
 //!
-//! [`grad`] (or [`Graph::backward`], in place) walks the graph from the loss back to the
-//! params and inputs asked for, and appends, for every node on a path between them, the nodes
+//! [`grad`](crate::grad()) (or [`Graph::backward`], in place) walks the graph from the loss
+//! back to the params, inputs or states asked for, and appends, for every node on a path between them, the nodes
 //! that compute its operands' gradients from its own. The backward graph is made of the same
 //! forward ops as any other graph (matmuls, elementwise ops, reductions, shape ops, ...), so
 //! every backend that runs the forward ops runs it, and rlx-opt optimizes it like any graph.
