@@ -9,7 +9,7 @@ use rlx_backend::{Backend, Executable};
 use rlx_ir::{DType, Graph, IrError, NodeId, Tensor};
 use rlx_nn::optim::{BIAS1_INPUT, BIAS2_INPUT, LR_INPUT};
 use rlx_nn::prelude::*;
-use rlx_nn::{state_name, train_graphs};
+use rlx_nn::{state_name, train_graphs, StepOpts};
 
 /// Host cross-entropy in f64, PyTorch's definition (mean over the rows not ignored); a target
 /// outside [0, C) that is not ignored contributes only its smoothing term (rlx's rule).
@@ -276,4 +276,56 @@ fn optimizer_arguments_are_checked() {
     assert!(e.to_string().contains("shape [1]"), "{e}");
     let e = train_graphs("neg", &[("w", &[2])], Optimizer::sgd(-0.5), forward).unwrap_err();
     assert!(e.to_string().contains("momentum"), "{e}");
+}
+
+/// Clipping by the global norm over every weight's gradient (PyTorch's `clip_grad_norm_`):
+/// with `loss = Σ w₁·c₁ + Σ w₂·c₂` the gradients are c₁ and c₂, so the clipped SGD step and
+/// the reported norm are known; a norm under the limit leaves the step alone.
+#[test]
+fn gradient_clipping_by_global_norm() {
+    let c1: Vec<f32> = vec![3.0, 0.0, -4.0, 1.0, 2.0, -2.0];
+    let c2: Vec<f32> = vec![0.5, -0.5, 6.0, 0.0];
+    let norm = (c1.iter().chain(&c2).map(|x| (x * x) as f64).sum::<f64>()).sqrt();
+    for max in [1.0f32, 100.0] {
+        let mut g = Graph::new("clip");
+        let opts = StepOpts { optimizer: Optimizer::sgd(0.0), clip_grad_norm: Some(max) };
+        let step = g
+            .train_step(0, &[("a", &[2, 3]), ("b", &[4])], opts, |g, w| {
+                let k1 = g.input("c1", &[2, 3], DType::F32)?;
+                let k2 = g.input("c2", &[4], DType::F32)?;
+                let p1 = g.mul(w[0], k1)?;
+                let p2 = g.mul(w[1], k2)?;
+                let s1 = g.sum(p1, &[0, 1], false)?;
+                let s2 = g.sum(p2, &[0], false)?;
+                g.add(s1, s2)
+            })
+            .unwrap();
+        let mut outs = vec![step.loss];
+        outs.extend(&step.updated);
+        outs.push(step.grad_norm.unwrap());
+        g.set_outputs(&outs).unwrap();
+        let id = |name: &str| g.inputs().into_iter().find(|(n, _, _)| *n == name).unwrap().1;
+        let feeds = [
+            (id("c1"), Tensor::from_f32([2, 3], c1.clone()).unwrap()),
+            (id("c2"), Tensor::from_f32([4], c2.clone()).unwrap()),
+            (id(LR_INPUT), Tensor::scalar_f32(0.5)),
+        ];
+        let mut exe = rlx_cpu::CpuBackend::new().compile(&g, &Default::default()).unwrap();
+        let refs: Vec<(NodeId, &Tensor)> = feeds.iter().map(|(i, t)| (*i, t)).collect();
+        let out = exe.run(&refs).unwrap();
+        let got_norm = out[3].to_f64_vec()[0];
+        assert!((got_norm - norm).abs() < 1e-5 * norm, "norm {got_norm} vs {norm}");
+        let coef = (max as f64 / (norm + 1e-6)).min(1.0);
+        // The weights start at zero: new w = −lr·coef·c.
+        for (got, c) in [(&out[1], &c1), (&out[2], &c2)] {
+            let want: Vec<f64> = c.iter().map(|&x| -0.5 * coef * x as f64).collect();
+            for (a, b) in got.to_f64_vec().iter().zip(&want) {
+                assert!((a - b).abs() <= 1e-6 * (1.0 + b.abs()), "max {max}: {a} vs {b}");
+            }
+        }
+    }
+    let mut g = Graph::new("bad_clip");
+    let opts = StepOpts { optimizer: Optimizer::sgd(0.0), clip_grad_norm: Some(0.0) };
+    let e = g.train_step(0, &[("w", &[2])], opts, |g, w| g.sum(w[0], &[0], false)).unwrap_err();
+    assert!(e.to_string().contains("clip_grad_norm"), "{e}");
 }

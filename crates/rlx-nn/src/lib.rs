@@ -70,7 +70,7 @@ pub use layers::LayerExt;
 pub use lora::LoraExt;
 pub use loss::{CrossEntropyOpts, LossExt};
 pub use moe::{ExpertStack, MoeExt};
-pub use optim::{state_name, train_graphs, OptimExt, Optimizer, StepNodes};
+pub use optim::{state_name, train_graphs, OptimExt, Optimizer, StepNodes, StepOpts};
 pub use recurrent::{RecurrentExt, RnnActivation, RnnConfig, RnnOutput, RnnWeights};
 pub use sample::{SampleExt, SamplingSpec, DEFAULT_TOP_K};
 pub use spectral::audio::{hann_window, mel_filter_bank, MelScale, MelSpec};
@@ -87,7 +87,7 @@ pub mod prelude {
         ContractExt, ConvExt, ConvTransposeExt, CrossEntropyOpts, ExpertStack, GatedDeltaOpts,
         InterpolateExt, InterpolateMode, InterpolateSize, LayerExt, LoraExt, LossExt, MoeExt, OptimExt,
         Optimizer, PadMode, RecurrentExt, RnnActivation, RnnConfig, RnnOutput, RnnWeights, SampleExt,
-        SamplingSpec, SelectiveScanOpts, SpectralExt, SpectrogramExt, SsdExt, SsdOpts, SsmExt, StftExt,
-        StftOptions, WelchOptions, WelchScaling,
+        SamplingSpec, SelectiveScanOpts, SpectralExt, SpectrogramExt, SsdExt, SsdOpts, SsmExt, StepOpts,
+        StftExt, StftOptions, WelchOptions, WelchScaling,
     };
 }

@@ -124,6 +124,24 @@ impl Optimizer {
     }
 }
 
+/// A training step's options: the optimizer, and clipping of the gradients by their global
+/// norm. An [`Optimizer`] alone converts into options without clipping.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StepOpts {
+    /// The update rule.
+    pub optimizer: Optimizer,
+    /// `torch.nn.utils.clip_grad_norm_(params, max_norm)` before the update: with
+    /// n = √(Σ‖g‖²) over every weight's gradient, each gradient is scaled by
+    /// min(1, max_norm / (n + 1e-6)). `None`: no clipping.
+    pub clip_grad_norm: Option<f32>,
+}
+
+impl From<Optimizer> for StepOpts {
+    fn from(optimizer: Optimizer) -> Self {
+        StepOpts { optimizer, clip_grad_norm: None }
+    }
+}
+
 /// The state holding weight `name` (or its optimizer `slot`, "m" or "v") that the step of
 /// `phase` (0 or 1) reads: `name@phase` or `name.slot@phase`. The other phase's is where it
 /// writes.
@@ -144,13 +162,16 @@ pub struct StepNodes {
     /// The updated weights (the `write_rows` results), in order: outputs only when the host
     /// must see them, since reading them back is the weight traffic the step avoids.
     pub updated: Vec<NodeId>,
+    /// The gradients' global norm before clipping (rank 0), when the step clips.
+    pub grad_norm: Option<NodeId>,
 }
 
 /// One training step appended to a graph ([`OptimExt::train_step`]).
 pub trait OptimExt: AsMut<Graph> {
     /// Appends a training step of `phase` (0 or 1, see the module doc): one F32 state per
     /// weight `(name, dims)` (rank ≥ 1) read as this phase's, `forward` (given those weight
-    /// nodes, returning a scalar loss), its backward, and `opt`'s update written into the other
+    /// nodes, returning a scalar loss), its backward (clipped if `opts` asks), and the
+    /// optimizer's update written into the other
     /// phase's states, with the run-time scalar inputs [`LR_INPUT`] (and AdamW's
     /// [`BIAS1_INPUT`], [`BIAS2_INPUT`]; inputs of those names already in the graph are
     /// reused). Outputs are not touched.
@@ -158,11 +179,22 @@ pub trait OptimExt: AsMut<Graph> {
         &mut self,
         phase: usize,
         weights: &[(&str, &[usize])],
-        opt: Optimizer,
+        opts: impl Into<StepOpts>,
         forward: impl FnOnce(&mut Graph, &[NodeId]) -> Result<NodeId, IrError>,
     ) -> Result<StepNodes, IrError> {
+        let StepOpts { optimizer: opt, clip_grad_norm } = opts.into();
         self.as_mut().atomically(|g| {
             opt.check()?;
+            if let Some(c) = clip_grad_norm {
+                if !(c > 0.0 && c.is_finite()) {
+                    return Err(IrError::Attribute {
+                        op: "train_step",
+                        attr: "clip_grad_norm",
+                        shape: Shape::scalar(),
+                        reason: format!("{c}: the norm to clip to must be finite and > 0"),
+                    });
+                }
+            }
             let (p, q) = (phase % 2, (phase + 1) % 2);
             let mut read = Vec::with_capacity(weights.len());
             for (name, dims) in weights {
@@ -177,7 +209,15 @@ pub trait OptimExt: AsMut<Graph> {
                 read.push(g.state(&state_name(name, None, p), dims, DType::F32)?);
             }
             let loss = forward(g, &read)?;
-            let grads = g.backward(loss, &read)?;
+            let mut grads = g.backward(loss, &read)?;
+            let grad_norm = match clip_grad_norm {
+                Some(c) => {
+                    let (norm, scaled) = clip(g, &grads, c)?;
+                    grads = scaled;
+                    Some(norm)
+                }
+                None => None,
+            };
             let lr = scalar_input(g, LR_INPUT)?;
             let zero = g.constant(Tensor::from_i32([1], vec![0])?)?;
             let bias = match opt {
@@ -261,12 +301,40 @@ pub trait OptimExt: AsMut<Graph> {
                 let dst = g.state(&state_name(name, None, q), dims, DType::F32)?;
                 updated.push(g.write_rows(dst, new_w, zero, 0)?);
             }
-            Ok(StepNodes { loss, weights: read, updated })
+            Ok(StepNodes { loss, weights: read, updated, grad_norm })
         })
     }
 }
 
 impl OptimExt for Graph {}
+
+/// The global norm of `grads` and the gradients scaled by min(1, max / (norm + 1e-6)).
+fn clip(g: &mut Graph, grads: &[NodeId], max: f32) -> Result<(NodeId, Vec<NodeId>), IrError> {
+    let mut total: Option<NodeId> = None;
+    for &gr in grads {
+        let sq = g.square(gr)?;
+        let r = g.ty(sq)?.shape.rank() as isize;
+        let axes: Vec<isize> = (0..r).collect();
+        let s = g.sum(sq, &axes, false)?;
+        total = Some(match total {
+            None => s,
+            Some(t) => g.add(t, s)?,
+        });
+    }
+    let total = match total {
+        Some(t) => t,
+        None => g.scalar(0.0)?,
+    };
+    let norm = g.sqrt(total)?;
+    let tiny = g.scalar(1e-6)?;
+    let denom = g.add(norm, tiny)?;
+    let limit = g.scalar(max)?;
+    let coef = g.div(limit, denom)?;
+    let one = g.scalar(1.0)?;
+    let coef = g.minimum(coef, one)?;
+    let scaled = grads.iter().map(|&gr| g.mul(gr, coef)).collect::<Result<_, _>>()?;
+    Ok((norm, scaled))
+}
 
 /// The graph's rank-0 F32 input `name`, made if it has none (so that steps appended to one
 /// graph, or inputs the caller made first, share it).
@@ -290,12 +358,13 @@ fn scalar_input(g: &mut Graph, name: &str) -> Result<NodeId, IrError> {
 pub fn train_graphs(
     name: &str,
     weights: &[(&str, &[usize])],
-    opt: Optimizer,
+    opts: impl Into<StepOpts>,
     forward: impl Fn(&mut Graph, &[NodeId]) -> Result<NodeId, IrError>,
 ) -> Result<[Graph; 2], IrError> {
+    let opts = opts.into();
     let build = |phase: usize| -> Result<Graph, IrError> {
         let mut g = Graph::new(format!("{name}_step{phase}"));
-        let step = g.train_step(phase, weights, opt, &forward)?;
+        let step = g.train_step(phase, weights, opts, &forward)?;
         g.set_outputs(&[step.loss])?;
         Ok(g)
     };

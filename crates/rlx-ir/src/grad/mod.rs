@@ -1,10 +1,10 @@
 //! Reverse-mode automatic differentiation as a graph transform.
 //!
 //! [`grad`](crate::grad()) (or [`Graph::backward`], in place) walks the graph from the loss
-//! back to the params, inputs or states asked for, and appends, for every node on a path between them, the nodes
-//! that compute its operands' gradients from its own. The backward graph is made of the same
-//! forward ops as any other graph (matmuls, elementwise ops, reductions, shape ops, ...), so
-//! every backend that runs the forward ops runs it, and rlx-opt optimizes it like any graph.
+//! back to the params, inputs or states asked for, and appends, for every node on a path
+//! between them, the nodes that compute its operands' gradients from its own. The backward
+//! graph is made of the same forward ops as any other graph (matmuls, elementwise ops,
+//! reductions, shape ops, ...), so every backend that runs the forward ops runs it, and rlx-opt optimizes it like any graph.
 //! The forward values a rule needs (a matmul's operands, a softmax's output, ...) are simply
 //! read by the new nodes: they stay alive until their last reader.
 //!
