@@ -209,13 +209,15 @@ fn no_gradient_errors_name_the_op_and_the_param() {
     msg_has(&e, &["cast", "'w'", "i32"]);
     assert_eq!(g.len(), before, "a failed backward left nodes behind");
 
-    let mut g = Graph::new("topk_path");
+    // Top-k indices are discrete too: a cast of them is the op named.
+    let mut g = Graph::new("topk_indices_path");
     let w = g.param("w", &[4], DType::F32).unwrap();
-    let (v, _) = g.topk(w, 2, 0, true).unwrap();
-    let loss = sum_all(&mut g, v).unwrap();
+    let (_, i) = g.topk(w, 2, 0, true).unwrap();
+    let f = g.cast(i, DType::F32).unwrap();
+    let loss = sum_all(&mut g, f).unwrap();
     let e = grad_error(&g, loss, &[w]);
-    assert!(matches!(e, IrError::NoGradient { op: "topk", .. }), "{e}");
-    msg_has(&e, &["topk", "'w'", "[4]"]);
+    assert!(matches!(e, IrError::NoGradient { op: "cast", .. }), "{e}");
+    msg_has(&e, &["cast", "'w'", "[2]"]);
 
     let mut g = Graph::new("prod_path");
     let w = g.param("w", &[4], DType::F32).unwrap();
@@ -308,4 +310,21 @@ fn max_pool_ties_go_to_the_first() {
     let out = cpu_run(&gr.graph, &[(x, Tensor::from_f32([1, 1, 2, 3], vec![1.0; 6]).unwrap())], &[]);
     // Windows at columns 0 and 1: each picks its top-left element.
     assert_eq!(out[1].as_f32().unwrap(), &[1.0, 1.0, 0.0, 0.0, 0.0, 0.0]);
+}
+
+/// Top-k values (largest and smallest, along a middle axis) and the FFT (forward and inverse).
+#[test]
+fn topk_values_and_fft() {
+    for largest in [true, false] {
+        let mut c = Check::new(&format!("grad_topk_{largest}"));
+        let x = c.var_distinct("x", &[2, 6, 3], 0.15);
+        let (v, _) = c.g.topk(x, 3, 1, largest).unwrap();
+        c.run(v);
+    }
+    for inverse in [false, true] {
+        let mut c = Check::new(&format!("grad_fft_{inverse}"));
+        let x = c.var("x", &[2, 8, 2], -1.0, 1.0);
+        let y = c.g.push(Op::Fft { inverse }, &[x]).unwrap();
+        c.run(y);
+    }
 }

@@ -9,13 +9,13 @@
 //! read by the new nodes: they stay alive until their last reader.
 //!
 //! The rules, one per op family, are in `rules_elementwise.rs` (unary, binary, where, cast),
-//! `rules_reduce.rs` (reductions, cumsum, matmul), `rules_norm.rs` (softmax, log-softmax,
-//! layer and RMS norm) and `rules_shape.rs` (reshape, permute, slice, concat, expand, gather,
-//! pad, reverse, upsample, RoPE), `rules_conv.rs` (conv2d, max and average pooling) and
-//! `rules_attention.rs` (attention, recomputing the
-//! attention matrix from q, k and v). Where a value feeds several consumers, its gradients are
-//! added. An op with no rule on the path to a param (integer ops, arg-reductions, top-k,
-//! samplers, quantized weights, fused forms, custom ops, ...) is [`IrError::NoGradient`],
+//! `rules_reduce.rs` (reductions, top-k values, cumsum, matmul), `rules_norm.rs` (softmax,
+//! log-softmax, layer and RMS norm), `rules_shape.rs` (reshape, permute, slice, concat,
+//! expand, gather, pad, reverse, upsample, RoPE, FFT), `rules_conv.rs` (conv2d, max and
+//! average pooling) and `rules_attention.rs` (attention, recomputing the attention matrix from
+//! q, k and v). Where a value feeds several consumers, its gradients are added. An op with no
+//! rule on the path to a param (integer ops, arg-reductions, top-k indices, samplers,
+//! quantized weights, fused forms, custom ops, the scans, ...) is [`IrError::NoGradient`],
 //! naming the op and the param; ops that do not depend on any param need no rule.
 
 mod rules_attention;
@@ -231,6 +231,9 @@ fn rule(g: &mut Graph, at: &At<'_>, dy: NodeId) -> Grads {
         Op::Cast(_) => ew::cast(g, at, dy),
         Op::Reduce { op, axes, keepdim } => rules_reduce::reduce(g, at, *op, axes, *keepdim, dy),
         Op::Cumsum { axis } => rules_reduce::cumsum(g, at, *axis, dy),
+        Op::TopK { k, axis, largest, output } => {
+            rules_reduce::topk(g, at, (*k, *axis, *largest), *output, dy)
+        }
         Op::MatMul { transpose_a, transpose_b } => {
             rules_reduce::matmul(g, at, *transpose_a, *transpose_b, dy)
         }
@@ -254,7 +257,8 @@ fn rule(g: &mut Graph, at: &At<'_>, dy: NodeId) -> Grads {
         | Op::Pad { .. }
         | Op::Reverse { .. }
         | Op::Upsample2x
-        | Op::Rope { .. } => rules_shape::shape(g, at, dy),
+        | Op::Rope { .. }
+        | Op::Fft { .. } => rules_shape::shape(g, at, dy),
         other => Err(RuleError::NoRule(no_rule_reason(other))),
     }
 }
@@ -267,9 +271,6 @@ fn no_rule_reason(op: &Op) -> String {
              an input, or differentiate with respect to a param it does not depend on"
                 .into()
         }
-        Op::TopK { .. } => "top-k has no gradient rule yet; gather the values with the top-k \
-                            indices (Graph::gather) to differentiate through them"
-            .into(),
         Op::Random { .. } => "random numbers have no gradient".into(),
         Op::QuantMatMul { .. } | Op::QuantGather { .. } | Op::QuantGroupedMatMul { .. } => {
             "quantized weights are frozen: differentiate with respect to float params (an adapter \

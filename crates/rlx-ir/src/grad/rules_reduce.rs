@@ -1,7 +1,7 @@
-//! Gradients of the reductions (sum, mean, max, min), cumsum and matmul.
+//! Gradients of the reductions (sum, mean, max, min), top-k values, cumsum and matmul.
 
 use super::{dims, reduce_to, scalar, At, Grads, RuleError};
-use crate::{Graph, NodeId, ReduceOp};
+use crate::{Graph, NodeId, Op, ReduceOp, Tensor, TopKOutput};
 
 /// Sum and mean spread the gradient evenly over the reduced axes; max and min give it to the
 /// elements equal to the extreme, split evenly between ties (as PyTorch's amax/amin do).
@@ -49,6 +49,46 @@ pub(super) fn reduce(
         }
     };
     Ok(vec![Some(dx)])
+}
+
+/// Top-k values: each picked element gets its value's gradient, the rest zero. The indices
+/// (the op's sibling node, recomputed) scatter dy back by a one-hot contraction along the
+/// axis, as gather's gradient does: [rows, k, n] for rows of n, fine for the k and n of
+/// sampling and MoE routing.
+pub(super) fn topk(
+    g: &mut Graph,
+    at: &At<'_>,
+    (k, axis, largest): (usize, usize, bool),
+    output: TopKOutput,
+    dy: NodeId,
+) -> Grads {
+    let dt = at.dtype();
+    if output == TopKOutput::Indices || !dt.is_float() {
+        return Err(RuleError::NoRule(format!("top-k {} are discrete: no gradient", at.node.op.name())));
+    }
+    let x = at.input(0);
+    let xd = dims(g, x)?;
+    let n = xd[axis];
+    let idx = g.push(Op::TopK { k, axis, largest, output: TopKOutput::Indices }, &[x])?;
+    let mut perm: Vec<usize> = (0..xd.len()).filter(|&a| a != axis).collect();
+    perm.push(axis);
+    let mut inv = vec![0; perm.len()];
+    for (i, &p) in perm.iter().enumerate() {
+        inv[p] = i;
+    }
+    let rows: usize = xd.iter().enumerate().filter(|&(a, _)| a != axis).map(|(_, &d)| d).product();
+    let idx = g.permute(idx, &perm)?;
+    let idx = g.reshape(idx, &[rows, k, 1])?;
+    let d = g.permute(dy, &perm)?;
+    let d = g.reshape(d, &[rows, k, 1])?;
+    let iota = g.constant(Tensor::from_i32([1, 1, n], (0..n).map(|i| i as i32).collect())?)?;
+    let hit = g.eq(idx, iota)?;
+    let onehot = g.cast(hit, dt)?;
+    let spread = g.mul(onehot, d)?;
+    let back = g.sum(spread, &[1], false)?;
+    let pd: Vec<usize> = perm.iter().map(|&a| xd[a]).collect();
+    let back = g.reshape(back, &pd)?;
+    Ok(vec![Some(g.permute(back, &inv)?)])
 }
 
 /// The gradient of an inclusive prefix sum is the suffix sum of the gradient.

@@ -1,6 +1,8 @@
 //! Gradients of the data-movement ops: each puts the output's gradient back where its values
 //! came from (reshape, permute, slice, concat, expand, gather, pad, reverse, upsample), and of
-//! RoPE, a rotation whose transpose is the rotation by the opposite angle.
+//! two linear maps given by their adjoints: RoPE (a rotation, whose transpose rotates by the
+//! opposite angle) and the FFT (whose adjoint is the conjugate transform: N·ifft for the
+//! unscaled forward transform, fft/N for the inverse).
 
 use super::{dims, reduce_to, At, Grads, RuleError};
 use crate::{Graph, IrError, NodeId, Op, Tensor};
@@ -58,6 +60,12 @@ pub(super) fn shape(g: &mut Graph, at: &At<'_>, dy: NodeId) -> Grads {
             let (cos, sin) = (at.input(1), at.input(2));
             let nsin = g.neg(sin)?;
             g.push(at.node.op.clone(), &[dy, cos, nsin])?
+        }
+        Op::Fft { inverse } => {
+            let n = xd[xd.len() - 2];
+            let t = g.push(Op::Fft { inverse: !inverse }, &[dy])?;
+            let k = super::scalar(g, dt, if *inverse { 1.0 / n as f64 } else { n as f64 })?;
+            g.mul(t, k)?
         }
         other => return Err(RuleError::NoRule(format!("{} is not a shape op", other.name()))),
     };

@@ -253,6 +253,18 @@ fn shapes(out: &mut Vec<Case>) {
             backward(c, y, &[x])
         }));
     }
+    out.push(Case::new("grad_topk_values_f32_3x40x2_k5", |c| {
+        let x = c.param_f32("x", &[3, 40, 2], -3.0, 3.0)?;
+        let (v, _) = c.topk(x, 5, 1, true)?;
+        backward(c, v, &[x])
+    }));
+    for inverse in [false, true] {
+        out.push(Case::new(format!("grad_fft_inverse_{inverse}_f32_3x64x2"), move |c| {
+            let x = c.param_f32("x", &[3, 64, 2], -1.0, 1.0)?;
+            let y = c.fft(x, inverse)?;
+            backward(c, y, &[x])
+        }));
+    }
     out.push(Case::new("grad_upsample_f32_1x3x5x4", |c| {
         let x = c.param_f32("x", &[1, 3, 5, 4], -1.0, 1.0)?;
         let y = c.upsample_nearest2x(x)?;
