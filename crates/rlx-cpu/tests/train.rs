@@ -288,7 +288,8 @@ fn gradient_clipping_by_global_norm() {
     let norm = (c1.iter().chain(&c2).map(|x| (x * x) as f64).sum::<f64>()).sqrt();
     for max in [1.0f32, 100.0] {
         let mut g = Graph::new("clip");
-        let opts = StepOpts { optimizer: Optimizer::sgd(0.0), clip_grad_norm: Some(max) };
+        let opts =
+            StepOpts { optimizer: Optimizer::sgd(0.0), clip_grad_norm: Some(max), skip_nonfinite: false };
         let step = g
             .train_step(0, &[("a", &[2, 3]), ("b", &[4])], opts, |g, w| {
                 let k1 = g.input("c1", &[2, 3], DType::F32)?;
@@ -325,7 +326,58 @@ fn gradient_clipping_by_global_norm() {
         }
     }
     let mut g = Graph::new("bad_clip");
-    let opts = StepOpts { optimizer: Optimizer::sgd(0.0), clip_grad_norm: Some(0.0) };
+    let opts = StepOpts { optimizer: Optimizer::sgd(0.0), clip_grad_norm: Some(0.0), skip_nonfinite: false };
     let e = g.train_step(0, &[("w", &[2])], opts, |g, w| g.sum(w[0], &[0], false)).unwrap_err();
     assert!(e.to_string().contains("clip_grad_norm"), "{e}");
+}
+
+/// A NaN or infinite gradient clears the `finite` flag; with `skip_nonfinite` the weights and
+/// moments are written back unchanged, without it the step goes through (and the host sees
+/// the flag).
+#[test]
+fn non_finite_steps_are_flagged_and_skipped_on_request() {
+    for skip in [true, false] {
+        for bad in [f32::INFINITY, f32::NAN, 1.0] {
+            let mut g = Graph::new("nonfinite");
+            let opts = StepOpts { optimizer: Optimizer::adamw(), clip_grad_norm: None, skip_nonfinite: skip };
+            let step = g
+                .train_step(0, &[("w", &[3])], opts, |g, w| {
+                    let c = g.input("c", &[3], DType::F32)?;
+                    let p = g.mul(w[0], c)?;
+                    g.sum(p, &[0], false)
+                })
+                .unwrap();
+            let moments: Vec<NodeId> = (0..g.len() as u32)
+                .map(NodeId)
+                .filter(|id| matches!(g.nodes()[id.index()].op, rlx_ir::Op::WriteRows { .. }))
+                .filter(|id| !step.updated.contains(id))
+                .collect();
+            let mut outs = vec![step.finite, step.updated[0]];
+            outs.extend(&moments);
+            g.set_outputs(&outs).unwrap();
+            let id = |name: &str| g.inputs().into_iter().find(|(n, _, _)| *n == name).unwrap().1;
+            let mut feeds = vec![(id("c"), Tensor::from_f32([3], vec![0.5, bad, -1.0]).unwrap())];
+            for (n, v) in Optimizer::adamw().scalars(1, 0.1).unwrap() {
+                feeds.push((id(n), v));
+            }
+            let mut exe = rlx_cpu::CpuBackend::new().compile(&g, &Default::default()).unwrap();
+            let w_id = g.states().into_iter().find(|(n, _, _)| *n == "w@0").unwrap().1;
+            exe.set_param(w_id, &Tensor::from_f32([3], vec![1.0, 2.0, 3.0]).unwrap()).unwrap();
+            let refs: Vec<(NodeId, &Tensor)> = feeds.iter().map(|(i, t)| (*i, t)).collect();
+            let out = exe.run(&refs).unwrap();
+            let finite = out[0].as_bool().unwrap()[0];
+            assert_eq!(finite, bad.is_finite(), "skip {skip}, c[1] = {bad}");
+            let w = out[1].as_f32().unwrap();
+            if !finite && skip {
+                assert_eq!(w, &[1.0, 2.0, 3.0], "a skipped step keeps the weights");
+                for m in &out[2..] {
+                    assert_eq!(m.as_f32().unwrap(), &[0.0; 3], "a skipped step keeps the moments");
+                }
+            } else if !finite {
+                assert!(!w[1].is_finite(), "without skipping the bad gradient reaches w: {w:?}");
+            } else {
+                assert!(w.iter().zip([1.0, 2.0, 3.0]).all(|(a, b)| (a - b).abs() > 1e-3), "{w:?}");
+            }
+        }
+    }
 }

@@ -124,8 +124,8 @@ impl Optimizer {
     }
 }
 
-/// A training step's options: the optimizer, and clipping of the gradients by their global
-/// norm. An [`Optimizer`] alone converts into options without clipping.
+/// A training step's options: the optimizer, clipping of the gradients by their global norm,
+/// and skipping non-finite steps. An [`Optimizer`] alone converts into options with neither.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct StepOpts {
     /// The update rule.
@@ -134,11 +134,15 @@ pub struct StepOpts {
     /// n = √(Σ‖g‖²) over every weight's gradient, each gradient is scaled by
     /// min(1, max_norm / (n + 1e-6)). `None`: no clipping.
     pub clip_grad_norm: Option<f32>,
+    /// When the loss or any gradient is NaN or infinite ([`StepNodes::finite`] false), write
+    /// the weights and moments back unchanged: the step is skipped on the device (what loss
+    /// scaling needs). Either way the flag is there for the host to warn or stop.
+    pub skip_nonfinite: bool,
 }
 
 impl From<Optimizer> for StepOpts {
     fn from(optimizer: Optimizer) -> Self {
-        StepOpts { optimizer, clip_grad_norm: None }
+        StepOpts { optimizer, clip_grad_norm: None, skip_nonfinite: false }
     }
 }
 
@@ -164,6 +168,8 @@ pub struct StepNodes {
     pub updated: Vec<NodeId>,
     /// The gradients' global norm before clipping (rank 0), when the step clips.
     pub grad_norm: Option<NodeId>,
+    /// Bool, rank 0: whether the loss and every gradient are finite (no NaN, no ±∞).
+    pub finite: NodeId,
 }
 
 /// One training step appended to a graph ([`OptimExt::train_step`]).
@@ -182,7 +188,7 @@ pub trait OptimExt: AsMut<Graph> {
         opts: impl Into<StepOpts>,
         forward: impl FnOnce(&mut Graph, &[NodeId]) -> Result<NodeId, IrError>,
     ) -> Result<StepNodes, IrError> {
-        let StepOpts { optimizer: opt, clip_grad_norm } = opts.into();
+        let StepOpts { optimizer: opt, clip_grad_norm, skip_nonfinite } = opts.into();
         self.as_mut().atomically(|g| {
             opt.check()?;
             if let Some(c) = clip_grad_norm {
@@ -210,6 +216,15 @@ pub trait OptimExt: AsMut<Graph> {
             }
             let loss = forward(g, &read)?;
             let mut grads = g.backward(loss, &read)?;
+            let finite = all_finite(g, loss, &grads)?;
+            // The value written for `new` (whose old value is `old`): unchanged on a skipped step.
+            let keep = |g: &mut Graph, new: NodeId, old: NodeId| -> Result<NodeId, IrError> {
+                if skip_nonfinite {
+                    g.where_(finite, new, old)
+                } else {
+                    Ok(new)
+                }
+            };
             let grad_norm = match clip_grad_norm {
                 Some(c) => {
                     let (norm, scaled) = clip(g, &grads, c)?;
@@ -228,15 +243,19 @@ pub trait OptimExt: AsMut<Graph> {
             };
             let mut updated = Vec::with_capacity(weights.len());
             for (((name, dims), &w), &gr) in weights.iter().zip(&read).zip(&grads) {
-                let slot = |g: &mut Graph, s: &str, value: Option<NodeId>| -> Result<NodeId, IrError> {
-                    match value {
-                        None => g.state(&state_name(name, Some(s), p), dims, DType::F32),
-                        Some(v) => {
-                            let dst = g.state(&state_name(name, Some(s), q), dims, DType::F32)?;
-                            g.write_rows(dst, v, zero, 0)
+                let w_old = w;
+                // An optimizer moment: its old value (`None`), or the write of its new one.
+                let slot =
+                    |g: &mut Graph, s: &str, value: Option<(NodeId, NodeId)>| -> Result<NodeId, IrError> {
+                        match value {
+                            None => g.state(&state_name(name, Some(s), p), dims, DType::F32),
+                            Some((new, old)) => {
+                                let v = keep(g, new, old)?;
+                                let dst = g.state(&state_name(name, Some(s), q), dims, DType::F32)?;
+                                g.write_rows(dst, v, zero, 0)
+                            }
                         }
-                    }
-                };
+                    };
                 let new_w = match opt {
                     Optimizer::Sgd { momentum, weight_decay } => {
                         let d = if weight_decay > 0.0 {
@@ -251,7 +270,7 @@ pub trait OptimExt: AsMut<Graph> {
                             let k = g.scalar(momentum)?;
                             let b = g.mul(b_old, k)?;
                             let b = g.add(b, d)?;
-                            slot(g, "m", Some(b))?;
+                            slot(g, "m", Some((b, b_old)))?;
                             b
                         } else {
                             d
@@ -285,8 +304,8 @@ pub trait OptimExt: AsMut<Graph> {
                         let g2 = g.mul(gr, gr)?;
                         let g2 = g.mul(g2, kg2)?;
                         let v = g.add(v, g2)?;
-                        slot(g, "m", Some(m))?;
-                        slot(g, "v", Some(v))?;
+                        slot(g, "m", Some((m, m_old)))?;
+                        slot(g, "v", Some((v, v_old)))?;
                         let step_size = g.div(lr, b1)?;
                         let sv = g.sqrt(v)?;
                         let sb2 = g.sqrt(b2)?;
@@ -298,15 +317,34 @@ pub trait OptimExt: AsMut<Graph> {
                         g.sub(w, s)?
                     }
                 };
+                let new_w = keep(g, new_w, w_old)?;
                 let dst = g.state(&state_name(name, None, q), dims, DType::F32)?;
                 updated.push(g.write_rows(dst, new_w, zero, 0)?);
             }
-            Ok(StepNodes { loss, weights: read, updated, grad_norm })
+            Ok(StepNodes { loss, weights: read, updated, grad_norm, finite })
         })
     }
 }
 
 impl OptimExt for Graph {}
+
+/// Whether `loss` and every gradient are finite: Σ x·0 over all of them is 0, or NaN when any
+/// element is NaN or ±∞.
+fn all_finite(g: &mut Graph, loss: NodeId, grads: &[NodeId]) -> Result<NodeId, IrError> {
+    let lt = g.ty(loss)?.dtype;
+    let lzero = g.full(&[], lt, 0.0)?;
+    let total = g.mul(loss, lzero)?;
+    let mut total = if lt == DType::F32 { total } else { g.cast(total, DType::F32)? };
+    let zero = g.scalar(0.0)?;
+    for &gr in grads {
+        let z = g.mul(gr, zero)?;
+        let r = g.ty(z)?.shape.rank() as isize;
+        let axes: Vec<isize> = (0..r).collect();
+        let s = g.sum(z, &axes, false)?;
+        total = g.add(total, s)?;
+    }
+    g.eq(total, zero)
+}
 
 /// The global norm of `grads` and the gradients scaled by min(1, max / (norm + 1e-6)).
 fn clip(g: &mut Graph, grads: &[NodeId], max: f32) -> Result<(NodeId, Vec<NodeId>), IrError> {
