@@ -151,10 +151,11 @@ fn backward(g: &mut Graph, loss: NodeId, wrt: &[NodeId]) -> Result<Vec<NodeId>, 
     }
     for i in (0..=loss.index()).rev() {
         let (Some(dy), Some(k)) = (adj[i], source[i]) else { continue };
-        let node = g.nodes()[i].clone();
-        if node.op.is_leaf() {
+        // Leaves end the walk (checked before the clone: a constant may hold much data).
+        if g.nodes()[i].op.is_leaf() {
             continue;
         }
+        let node = g.nodes()[i].clone();
         let need: Vec<bool> = node.inputs.iter().map(|x| source[x.index()].is_some()).collect();
         let at = At { id: NodeId(i as u32), node: &node, need: &need };
         let grads = rule(g, &at, dy).map_err(|e| match e {
@@ -318,4 +319,52 @@ pub(crate) fn reduce_to(g: &mut Graph, dy: NodeId, target: &Shape) -> Result<Nod
         .collect();
     let summed = if axes.is_empty() { dy } else { g.sum(dy, &axes, true)? };
     g.reshape(summed, target.dims())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// Every gradient has its node's type, the forward is kept as it was, and the outputs are
+    /// the loss and the gradients.
+    #[test]
+    fn gradients_have_their_nodes_types_and_the_forward_is_kept() {
+        let mut g = Graph::new("types");
+        let x = g.input("x", &[2, 3], DType::F32).unwrap();
+        let w = g.param("w", &[3, 4], DType::F32).unwrap();
+        let b = g.param("b", &[4], DType::F32).unwrap();
+        let y = g.matmul(x, w).unwrap();
+        let y = g.add(y, b).unwrap();
+        let y = g.softmax(y, -1).unwrap();
+        let loss = g.sum(y, &[0, 1], false).unwrap();
+        let gr = grad(&g, loss, &[w, b, x]).unwrap();
+        assert_eq!(&gr.graph.nodes()[..g.len()], g.nodes());
+        for (&d, &v) in gr.grads.iter().zip(&[w, b, x]) {
+            assert_eq!(gr.graph.ty(d).unwrap(), g.ty(v).unwrap());
+        }
+        assert_eq!(gr.graph.outputs()[0], loss);
+        assert_eq!(&gr.graph.outputs()[1..], &gr.grads[..]);
+        crate::verify(&gr.graph).unwrap();
+    }
+
+    /// An op without a rule is an error that names it and the param, and leaves the graph
+    /// untouched.
+    #[test]
+    fn no_rule_is_an_error_and_backward_is_atomic() {
+        let mut g = Graph::new("scan");
+        let w = g.param("w", &[4], DType::F32).unwrap();
+        let k = g.input("key", &[2], DType::U32).unwrap();
+        let r =
+            g.push(Op::Random { dist: crate::RandomDist::Uniform, shape: Shape::new(&[4]) }, &[k]).unwrap();
+        let y = g.mul(w, r).unwrap();
+        let p = g.prod(y, &[0], false).unwrap();
+        let before = g.len();
+        let e = g.backward(p, &[w]).unwrap_err();
+        assert!(matches!(&e, IrError::NoGradient { op: "prod", wrt, .. } if wrt == "w"), "{e}");
+        assert_eq!(g.len(), before);
+        // The random draw does not depend on w: it needs no rule.
+        let s = g.sum(y, &[0], false).unwrap();
+        assert_eq!(g.backward(s, &[w]).unwrap().len(), 1);
+    }
 }
