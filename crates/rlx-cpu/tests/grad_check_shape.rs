@@ -219,10 +219,13 @@ fn no_gradient_errors_name_the_op_and_the_param() {
     assert!(matches!(e, IrError::NoGradient { op: "cast", .. }), "{e}");
     msg_has(&e, &["cast", "'w'", "[2]"]);
 
-    let mut g = Graph::new("prod_path");
-    let w = g.param("w", &[4], DType::F32).unwrap();
-    let loss = g.prod(w, &[0], false).unwrap();
-    msg_has(&grad_error(&g, loss, &[w]), &["prod", "'w'"]);
+    let mut g = Graph::new("experts_path");
+    let w = g.param("w", &[3, 5, 4], DType::F32).unwrap();
+    let x = g.input("x", &[2, 1, 4], DType::F32).unwrap();
+    let ids = g.input("ids", &[2, 2], DType::I32).unwrap();
+    let y = g.push(Op::GroupedMatMul, &[x, w, ids]).unwrap();
+    let loss = sum_all(&mut g, y).unwrap();
+    msg_has(&grad_error(&g, loss, &[w]), &["grouped_matmul", "'w'", "[3, 5, 4]"]);
 }
 
 #[test]
@@ -327,4 +330,18 @@ fn topk_values_and_fft() {
         let y = c.g.push(Op::Fft { inverse }, &[x]).unwrap();
         c.run(y);
     }
+}
+
+/// Prod over groups with no zero, one zero (only it gets a gradient: the product of the
+/// others) and two zeros (no gradient at all).
+#[test]
+fn prod_with_zeros() {
+    let mut c = Check::new("grad_prod");
+    let x = c.var_with("x", &[3, 4], vec![0.5, -1.5, 2.0, 0.8, 1.2, 0.0, -0.7, 1.5, 0.0, 2.0, 0.0, -1.1]);
+    let y = c.g.prod(x, &[1], false).unwrap();
+    c.run(y);
+    let mut c = Check::new("grad_prod_all_keep");
+    let x = c.var("x", &[2, 3], 0.5, 1.5);
+    let y = c.g.prod(x, &[0, 1], true).unwrap();
+    c.run(y);
 }

@@ -352,19 +352,25 @@ mod tests {
     /// untouched.
     #[test]
     fn no_rule_is_an_error_and_backward_is_atomic() {
-        let mut g = Graph::new("scan");
-        let w = g.param("w", &[4], DType::F32).unwrap();
+        let mut g = Graph::new("experts");
+        let w = g.param("w", &[3, 5, 4], DType::F32).unwrap();
+        let x = g.input("x", &[2, 1, 4], DType::F32).unwrap();
+        let ids = g.input("ids", &[2, 2], DType::I32).unwrap();
         let k = g.input("key", &[2], DType::U32).unwrap();
         let r =
-            g.push(Op::Random { dist: crate::RandomDist::Uniform, shape: Shape::new(&[4]) }, &[k]).unwrap();
-        let y = g.mul(w, r).unwrap();
-        let p = g.prod(y, &[0], false).unwrap();
+            g.push(Op::Random { dist: crate::RandomDist::Uniform, shape: Shape::new(&[5]) }, &[k]).unwrap();
+        let e = g.push(Op::GroupedMatMul, &[x, w, ids]).unwrap();
+        let y = g.mul(e, r).unwrap();
+        let p = g.sum(y, &[0, 1, 2], false).unwrap();
         let before = g.len();
-        let e = g.backward(p, &[w]).unwrap_err();
-        assert!(matches!(&e, IrError::NoGradient { op: "prod", wrt, .. } if wrt == "w"), "{e}");
+        let err = g.backward(p, &[w]).unwrap_err();
+        assert!(matches!(&err, IrError::NoGradient { op: "grouped_matmul", wrt, .. } if wrt == "w"), "{err}");
         assert_eq!(g.len(), before);
-        // The random draw does not depend on w: it needs no rule.
-        let s = g.sum(y, &[0], false).unwrap();
-        assert_eq!(g.backward(s, &[w]).unwrap().len(), 1);
+        // The random draw does not depend on x: it needs no rule.
+        assert!(g.backward(p, &[x]).unwrap_err().to_string().contains("grouped_matmul"));
+        let s = g.sum(r, &[0], false).unwrap();
+        let xs = g.sum(x, &[0, 1, 2], false).unwrap();
+        let s = g.mul(s, xs).unwrap();
+        assert_eq!(g.backward(s, &[x]).unwrap().len(), 1);
     }
 }

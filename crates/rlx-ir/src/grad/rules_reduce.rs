@@ -1,10 +1,11 @@
-//! Gradients of the reductions (sum, mean, max, min), top-k values, cumsum and matmul.
+//! Gradients of the reductions (sum, mean, max, min, prod), top-k values, cumsum and matmul.
 
 use super::{dims, reduce_to, scalar, At, Grads, RuleError};
 use crate::{Graph, NodeId, Op, ReduceOp, Tensor, TopKOutput};
 
 /// Sum and mean spread the gradient evenly over the reduced axes; max and min give it to the
-/// elements equal to the extreme, split evenly between ties (as PyTorch's amax/amin do).
+/// elements equal to the extreme, split evenly between ties (as PyTorch's amax/amin do); prod
+/// gives each element the product of the others.
 pub(super) fn reduce(
     g: &mut Graph,
     at: &At<'_>,
@@ -40,12 +41,22 @@ pub(super) fn reduce(
             let share = g.div(dyk, ties)?;
             g.mul(mask, share)?
         }
+        // dx_i = Π_{j≠i} x_j, zeros included: with P the product of the nonzero elements and
+        // z the count of zeros, it is P/x_i when z = 0, P at the zero when z = 1, else 0.
         ReduceOp::Prod => {
-            return Err(RuleError::NoRule(
-                "prod has no gradient rule yet (y/x fails where x has zeros); use exp(sum(log x)) \
-                 for positive x"
-                    .into(),
-            ))
+            let ax: Vec<isize> = axes.iter().map(|&a| a as isize).collect();
+            let (zero, one) = (scalar(g, dt, 0.0)?, scalar(g, dt, 1.0)?);
+            let is0 = g.eq(x, zero)?;
+            let nz = g.where_(is0, one, x)?;
+            let p = g.prod(nz, &ax, true)?;
+            let z = g.cast(is0, dt)?;
+            let z = g.sum(z, &ax, true)?;
+            let (no_zero, one_zero) = (g.eq(z, zero)?, g.eq(z, one)?);
+            let others = g.div(p, nz)?;
+            let at_nonzero = g.where_(no_zero, others, zero)?;
+            let at_zero = g.where_(one_zero, p, zero)?;
+            let d = g.where_(is0, at_zero, at_nonzero)?;
+            g.mul(d, dyk)?
         }
     };
     Ok(vec![Some(dx)])

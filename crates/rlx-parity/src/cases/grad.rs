@@ -78,7 +78,7 @@ fn elementwise(out: &mut Vec<Case>) {
 fn reductions(out: &mut Vec<Case>) {
     let shapes: [(&str, &[isize], bool); 3] =
         [("last", &[-1], false), ("first_keep", &[0], true), ("outer", &[0, 2], false)];
-    for op in [ReduceOp::Sum, ReduceOp::Mean, ReduceOp::Max, ReduceOp::Min] {
+    for op in [ReduceOp::Sum, ReduceOp::Mean, ReduceOp::Max, ReduceOp::Min, ReduceOp::Prod] {
         for (tag, axes, keep) in shapes {
             out.push(Case::new(format!("grad_reduce_{}_f32_{tag}_3x5x17", op.name()), move |c| {
                 let x = c.param_f32("x", &[3, 5, 17], -2.0, 2.0)?;
