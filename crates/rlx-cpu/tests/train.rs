@@ -381,3 +381,52 @@ fn non_finite_steps_are_flagged_and_skipped_on_request() {
         }
     }
 }
+
+/// MultipleNegativesRankingLoss against sentence-transformers' definition computed on the
+/// host (cosine scores × scale, cross-entropy with anchor i's positive at column i), with hard
+/// negatives after the positives; its gradients by finite differences.
+#[test]
+fn multiple_negatives_ranking_loss() {
+    let (b, m, d) = (3, 5, 4);
+    let a: Vec<f32> = rlx_test_support::uniform(b * d, 31, 1.0);
+    let c: Vec<f32> = rlx_test_support::uniform(m * d, 32, 1.0);
+    let mut g = Graph::new("mnrl");
+    let an = g.input("a", &[b, d], DType::F32).unwrap();
+    let cn = g.input("c", &[m, d], DType::F32).unwrap();
+    let l = g.multiple_negatives_ranking(an, cn, 20.0).unwrap();
+    g.set_outputs(&[l]).unwrap();
+    let got = run_scalar(
+        &g,
+        &[
+            (an, Tensor::from_f32([b, d], a.clone()).unwrap()),
+            (cn, Tensor::from_f32([m, d], c.clone()).unwrap()),
+        ],
+    );
+    let unit = |v: &[f32]| {
+        let n = v.iter().map(|x| (*x as f64).powi(2)).sum::<f64>().sqrt();
+        v.iter().map(|x| *x as f64 / n).collect::<Vec<f64>>()
+    };
+    let mut want = 0.0;
+    for i in 0..b {
+        let ai = unit(&a[i * d..(i + 1) * d]);
+        let s: Vec<f64> = (0..m)
+            .map(|j| 20.0 * unit(&c[j * d..(j + 1) * d]).iter().zip(&ai).map(|(x, y)| x * y).sum::<f64>())
+            .collect();
+        let mx = s.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        let lse = mx + s.iter().map(|x| (x - mx).exp()).sum::<f64>().ln();
+        want += (lse - s[i]) / b as f64;
+    }
+    assert!((got - want).abs() <= 1e-5 * want.abs(), "{got} vs {want}");
+
+    let mut ch = Check::new("grad_mnrl");
+    let an = ch.var("a", &[b, d], -1.0, 1.0);
+    let cn = ch.var("c", &[m, d], -1.0, 1.0);
+    let l = ch.g.multiple_negatives_ranking(an, cn, 5.0).unwrap();
+    ch.run(l);
+
+    let mut g = Graph::new("mnrl_bad");
+    let an = g.input("a", &[4, 3], DType::F32).unwrap();
+    let cn = g.input("c", &[2, 3], DType::F32).unwrap();
+    let e = g.multiple_negatives_ranking(an, cn, 20.0).unwrap_err();
+    assert!(e.to_string().contains("M ≥ B"), "{e}");
+}

@@ -16,7 +16,7 @@
 //! | [`contract`] | `dot_general`, `einsum` | `MatMul`, `Permute`, `Reshape`, `Reduce` |
 //! | [`interpolate`] | `interpolate` (nearest, bilinear) | `Gather`, elementwise |
 //! | [`lora`] | `lora_matmul` | three `MatMul`s and an add |
-//! | [`loss`] | `cross_entropy` (ignore-index, label smoothing), `mse` | log-softmax, a one-hot `Compare`, reductions |
+//! | [`loss`] | `cross_entropy` (ignore-index, label smoothing), `mse`, `multiple_negatives_ranking` | log-softmax, a one-hot `Compare`, reductions |
 //! | [`optim`] | `train_step`, `train_graphs`: SGD with momentum, AdamW (weights and moments in states), gradient clipping by global norm, a finite flag and skipped non-finite steps | `Graph::backward`, `State`, `WriteRows` |
 //! | [`moe`] | `moe_swiglu`, `moe_swiglu_stacks` | `GroupedMatMul`, `QuantGroupedMatMul`, `TopK`, softmax |
 //! | [`recurrent`] | `lstm`, `gru`, `rnn` | matmuls and gates unrolled over time |

@@ -1,6 +1,7 @@
 //! Losses built from forward ops, so that `rlx_ir::grad` differentiates them like any graph:
 //! cross-entropy over logits (ignore-index and label smoothing, as PyTorch's
-//! `F.cross_entropy`) and mean squared error.
+//! `F.cross_entropy`), mean squared error, and sentence-transformers'
+//! MultipleNegativesRankingLoss (in-batch negatives).
 
 use rlx_ir::{DType, Graph, IrError, NodeId, ShapeList, Tensor};
 
@@ -127,6 +128,50 @@ pub trait LossExt: AsMut<Graph> {
             g.mean(sq, &axes, false)
         })
     }
+
+    /// sentence-transformers' `MultipleNegativesRankingLoss`: anchors [B, D] against candidates
+    /// [M, D] (M ≥ B: the B positives, row i for anchor i, then any hard negatives), scores =
+    /// `scale`·cos_sim(anchors, candidates) [B, M], and the cross-entropy of each anchor's row
+    /// with its own positive as the class (every other candidate is a negative). Rows are
+    /// normalised as `F.normalize` does (‖x‖ clamped at 1e-12). Its default scale is 20.
+    fn multiple_negatives_ranking(
+        &mut self,
+        anchors: NodeId,
+        candidates: NodeId,
+        scale: f32,
+    ) -> Result<NodeId, IrError> {
+        self.as_mut().atomically(|g| {
+            let (at, ct) = (g.ty(anchors)?.clone(), g.ty(candidates)?.clone());
+            let (ad, cd) = (at.shape.dims(), ct.shape.dims());
+            let ok = matches!((ad, cd), ([b, d], [m, d2]) if d == d2 && m >= b);
+            if !ok {
+                return Err(IrError::ShapeMismatch {
+                    op: "multiple_negatives_ranking",
+                    shapes: ShapeList(vec![at.shape.clone(), ct.shape.clone()]),
+                    reason: "anchors [B, D] and candidates [M, D] with M ≥ B (the positives first)".into(),
+                });
+            }
+            let b = ad[0];
+            let a = normalize_rows(g, anchors)?;
+            let c = normalize_rows(g, candidates)?;
+            let s = g.matmul_t(a, c, false, true)?;
+            let k = g.full(&[], at.dtype, scale as f64)?;
+            let s = g.mul(s, k)?;
+            let labels = g.constant(Tensor::from_i32([b], (0..b).map(|i| i as i32).collect())?)?;
+            g.cross_entropy(s, labels, CrossEntropyOpts::default())
+        })
+    }
+}
+
+/// Rows of `x` [N, D] divided by their L2 norm clamped at 1e-12 (`F.normalize`).
+fn normalize_rows(g: &mut Graph, x: NodeId) -> Result<NodeId, IrError> {
+    let dt = g.ty(x)?.dtype;
+    let sq = g.square(x)?;
+    let n = g.sum(sq, &[-1], true)?;
+    let n = g.sqrt(n)?;
+    let tiny = g.full(&[], dt, 1e-12)?;
+    let n = g.maximum(n, tiny)?;
+    g.div(x, n)
 }
 
 impl LossExt for Graph {}

@@ -1,5 +1,6 @@
-//! Training: the losses' gradients (`grad_loss_*`) and one optimizer step (`optim_*`) as
-//! rlx-nn builds them, forward + backward + update in one graph. The step reads its weights
+//! Training: the losses' gradients (`grad_loss_*`: cross-entropy, in-batch-negatives ranking,
+//! MSE) and one optimizer step (`optim_*`) as rlx-nn builds them, forward + backward + update
+//! in one graph. The step reads its weights
 //! from zeroed states (a case runs once), so each forward adds a random param to them: the
 //! gradients are those of the random weights, and the outputs are the loss, the updated
 //! weights (the states' writes) and the optimizer moments.
@@ -26,6 +27,14 @@ fn losses(out: &mut Vec<Case>) {
             Ok(outs)
         }));
     }
+    out.push(Case::new("grad_loss_mnrl_f32_b8_m16_d24", |c| {
+        let a = c.param_f32("a", &[8, 24], -1.0, 1.0)?;
+        let p = c.param_f32("p", &[16, 24], -1.0, 1.0)?;
+        let l = c.multiple_negatives_ranking(a, p, 20.0)?;
+        let mut outs = vec![l];
+        outs.extend(c.backward(l, &[a, p])?);
+        Ok(outs)
+    }));
     out.push(Case::new("grad_loss_mse_f32_6x13", |c| {
         let p = c.param_f32("p", &[6, 13], -2.0, 2.0)?;
         let y = c.param_f32("y", &[13], -2.0, 2.0)?;
