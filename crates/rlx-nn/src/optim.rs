@@ -393,6 +393,24 @@ fn scalar_input(g: &mut Graph, name: &str) -> Result<NodeId, IrError> {
 /// The two phases' step graphs (outputs: the loss), named `{name}_step0` and `{name}_step1`:
 /// run `[0]` for steps 1, 3, 5, … and `[1]` for steps 2, 4, …, both compiled together. Set
 /// the initial weights on the phase-0 read states (`state_name(name, None, 0)`).
+///
+/// ```
+/// use rlx_ir::{DType, Graph};
+/// use rlx_nn::prelude::*;
+/// // Linear regression: weights w [3, 1] and b [1], data x [8, 3] and y [8, 1] as inputs.
+/// let weights: [(&str, &[usize]); 2] = [("w", &[3, 1]), ("b", &[1])];
+/// let [even, odd] = rlx_nn::train_graphs("linreg", &weights, Optimizer::adamw(), |g, p| {
+///     let x = g.input("x", &[8, 3], DType::F32)?;
+///     let y = g.input("y", &[8, 1], DType::F32)?;
+///     let pred = g.matmul(x, p[0])?;
+///     let pred = g.add(pred, p[1])?;
+///     g.mse(pred, y)
+/// })?;
+/// // Step t runs `even` (t odd) or `odd` (t even), fed x, y and `Optimizer::scalars(t, lr)`.
+/// assert_eq!(even.states().len(), 12); // w, b and their m, v: read and written
+/// assert_eq!(odd.outputs().len(), 1);
+/// # Ok::<(), rlx_ir::IrError>(())
+/// ```
 pub fn train_graphs(
     name: &str,
     weights: &[(&str, &[usize])],

@@ -4,9 +4,10 @@
 //! back to the params, inputs or states asked for, and appends, for every node on a path
 //! between them, the nodes that compute its operands' gradients from its own. The backward
 //! graph is made of the same forward ops as any other graph (matmuls, elementwise ops,
-//! reductions, shape ops, ...), so every backend that runs the forward ops runs it, and rlx-opt optimizes it like any graph.
-//! The forward values a rule needs (a matmul's operands, a softmax's output, ...) are simply
-//! read by the new nodes: they stay alive until their last reader.
+//! reductions, shape ops, ...), so every backend that runs the forward ops runs it, and
+//! rlx-opt optimizes it like any graph. The forward values a rule needs (a matmul's operands,
+//! a softmax's output, ...) are simply read by the new nodes: they stay alive until their
+//! last reader.
 //!
 //! The rules, one per op family, are in `rules_elementwise.rs` (unary, binary, where, cast),
 //! `rules_reduce.rs` (reductions, top-k values, cumsum, matmul), `rules_norm.rs` (softmax,
@@ -43,6 +44,21 @@ pub struct Gradients {
 /// The gradients of `loss` with respect to each of `wrt` (params, inputs or states of float
 /// dtype): a copy of `graph` with the backward nodes appended, whose outputs are the loss followed by
 /// the gradients. See [`Graph::backward`] for the rules.
+///
+/// ```
+/// use rlx_ir::{DType, Graph};
+/// let mut g = Graph::new("mlp");
+/// let x = g.input("x", &[4, 3], DType::F32)?;
+/// let w = g.param("w", &[3, 2], DType::F32)?;
+/// let y = g.matmul(x, w)?;
+/// let y = g.tanh(y)?;
+/// let loss = g.mean(y, &[0, 1], false)?;
+/// let gr = rlx_ir::grad(&g, loss, &[w])?;
+/// // Compile `gr.graph` like any graph: it outputs the loss, then d loss / d w.
+/// assert_eq!(gr.graph.outputs(), &[loss, gr.grads[0]]);
+/// assert_eq!(gr.graph.ty(gr.grads[0])?, g.ty(w)?);
+/// # Ok::<(), rlx_ir::IrError>(())
+/// ```
 pub fn grad(graph: &Graph, loss: NodeId, wrt: &[NodeId]) -> Result<Gradients, IrError> {
     let mut g = graph.clone();
     let grads = g.backward(loss, wrt)?;
