@@ -140,6 +140,25 @@ pub enum IrError {
         /// The operand that is not defined before it.
         input: NodeId,
     },
+    /// A node on the path from a differentiated value to the loss whose op has no gradient
+    /// rule ([`crate::grad()`]): an integer or index op, a sampler, a quantized weight, a fused
+    /// form or a custom op.
+    #[error(
+        "grad: {op} (node {node}, operands {shapes}) has no gradient, and the gradient of '{wrt}' \
+         flows through it: {reason}"
+    )]
+    NoGradient {
+        /// The op without a gradient.
+        op: &'static str,
+        /// Its node.
+        node: NodeId,
+        /// Its operands' shapes.
+        shapes: ShapeList,
+        /// The name of the param or input whose gradient needs it.
+        wrt: String,
+        /// Why, and what to do instead.
+        reason: String,
+    },
     /// A node whose recorded type differs from the one its inputs give (verifier).
     #[error("graph '{graph}': node {node} ({op}) records type {recorded} but its inputs give {inferred}")]
     TypeDrift {

@@ -10,6 +10,9 @@
 //! The builders here are the primitives: one op node each (with the reshapes or transposes
 //! its own op needs). Composites made of several ops (linear, recurrent layers, sampling, the
 //! STFT, SSD, MoE blocks, ...) live in the rlx-nn crate, built on [`Graph::atomically`].
+//!
+//! [`grad()`] (and [`Graph::backward`]) differentiate a graph: reverse-mode autodiff as a graph
+//! transform that appends the backward, built from the same primitives, to the forward graph.
 
 #![warn(missing_docs)]
 
@@ -18,6 +21,7 @@ mod custom;
 mod dtype;
 mod dump;
 mod error;
+mod grad;
 mod graph;
 pub mod infer;
 pub mod minifloat;
@@ -39,6 +43,7 @@ pub use custom::{CpuRef, CustomCall, CustomLaunch, CustomOp, CustomOpBuilder, Cu
 pub use dtype::DType;
 pub use dump::dump;
 pub use error::{IrError, ShapeList};
+pub use grad::{grad, Gradients};
 pub use graph::{Graph, Node, NodeId};
 pub use op::*;
 pub use op_attrs::*;

@@ -16,6 +16,8 @@
 //! | [`contract`] | `dot_general`, `einsum` | `MatMul`, `Permute`, `Reshape`, `Reduce` |
 //! | [`interpolate`] | `interpolate` (nearest, bilinear) | `Gather`, elementwise |
 //! | [`lora`] | `lora_matmul` | three `MatMul`s and an add |
+//! | [`loss`] | `cross_entropy` (ignore-index, label smoothing), `mse`, `multiple_negatives_ranking` | log-softmax, a one-hot `Compare`, reductions |
+//! | [`optim`] | `train_step`, `train_graphs`: SGD with momentum, AdamW (weights and moments in states), gradient clipping by global norm, a finite flag and skipped non-finite steps | `Graph::backward`, `State`, `WriteRows` |
 //! | [`moe`] | `moe_swiglu`, `moe_swiglu_stacks` | `GroupedMatMul`, `QuantGroupedMatMul`, `TopK`, softmax |
 //! | [`recurrent`] | `lstm`, `gru`, `rnn` | matmuls and gates unrolled over time |
 //! | [`sample`] | `sample_tokens` | `TopK`, `Cumsum`, `Random`, `Gather`, ... |
@@ -51,7 +53,9 @@ pub mod conv_transpose;
 pub mod interpolate;
 pub mod layers;
 pub mod lora;
+pub mod loss;
 pub mod moe;
+pub mod optim;
 pub mod recurrent;
 pub mod sample;
 pub mod spectral;
@@ -64,7 +68,9 @@ pub use conv_transpose::ConvTransposeExt;
 pub use interpolate::{InterpolateExt, InterpolateMode, InterpolateSize};
 pub use layers::LayerExt;
 pub use lora::LoraExt;
+pub use loss::{CrossEntropyOpts, LossExt};
 pub use moe::{ExpertStack, MoeExt};
+pub use optim::{state_name, train_graphs, OptimExt, Optimizer, StepNodes, StepOpts};
 pub use recurrent::{RecurrentExt, RnnActivation, RnnConfig, RnnOutput, RnnWeights};
 pub use sample::{SampleExt, SamplingSpec, DEFAULT_TOP_K};
 pub use spectral::audio::{hann_window, mel_filter_bank, MelScale, MelSpec};
@@ -78,9 +84,10 @@ pub use ssm::{GatedDeltaOpts, SelectiveScanOpts, SsmExt};
 /// composite method.
 pub mod prelude {
     pub use crate::{
-        ContractExt, ConvExt, ConvTransposeExt, ExpertStack, GatedDeltaOpts, InterpolateExt, InterpolateMode,
-        InterpolateSize, LayerExt, LoraExt, MoeExt, PadMode, RecurrentExt, RnnActivation, RnnConfig,
-        RnnOutput, RnnWeights, SampleExt, SamplingSpec, SelectiveScanOpts, SpectralExt, SpectrogramExt,
-        SsdExt, SsdOpts, SsmExt, StftExt, StftOptions, WelchOptions, WelchScaling,
+        ContractExt, ConvExt, ConvTransposeExt, CrossEntropyOpts, ExpertStack, GatedDeltaOpts,
+        InterpolateExt, InterpolateMode, InterpolateSize, LayerExt, LoraExt, LossExt, MoeExt, OptimExt,
+        Optimizer, PadMode, RecurrentExt, RnnActivation, RnnConfig, RnnOutput, RnnWeights, SampleExt,
+        SamplingSpec, SelectiveScanOpts, SpectralExt, SpectrogramExt, SsdExt, SsdOpts, SsmExt, StepOpts,
+        StftExt, StftOptions, WelchOptions, WelchScaling,
     };
 }

@@ -16,6 +16,7 @@ mod decode_batch;
 mod elementwise;
 mod elementwise_edges;
 mod fft;
+mod grad;
 mod grid;
 mod grouped;
 mod grouped_quant;
@@ -26,6 +27,7 @@ mod matmul_rungs;
 mod models;
 mod norm;
 mod norm_edges;
+mod optim;
 mod quant;
 mod quant_formats;
 mod random;
@@ -49,7 +51,7 @@ pub use matmul_rungs::F16_OPERANDS_TOL;
 /// vision, convolution variants and resizing, recurrent layers, whole layers, size and rank
 /// boundaries, special values and dtype edges per family, graph wiring, launch-grid edges,
 /// typed storage (casts between every dtype, f16/bf16/u8 graphs), random numbers and token
-/// sampling.
+/// sampling, custom ops, gradients (forward + backward graphs), losses and optimizer steps.
 pub fn cases() -> Vec<Case> {
     gather(&[
         elementwise::cases,
@@ -89,6 +91,8 @@ pub fn cases() -> Vec<Case> {
         cast::cases,
         random::cases,
         custom::cases,
+        grad::cases,
+        optim::cases,
     ])
 }
 
