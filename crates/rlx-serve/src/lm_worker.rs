@@ -3,11 +3,11 @@
 //!
 //! The model is loaded inside the thread (a loaded model need not be `Send`), and handlers talk
 //! to it only through [`GenJob`]s in and [`GenEvent`]s out. Each token's text is decoded here,
-//! filtered for `stop` strings and sent on the request's own channel ([`crate::answer`]); when
+//! filtered for `stop` strings and sent on the request's own channel (`answer.rs`); when
 //! that channel is closed (the client went away) the generation stops at the next token.
 //!
 //! Two loops, chosen at load:
-//! - **Continuous batching** ([`crate::lm_batch`]), with `--max-streams` above 1 on a model
+//! - **Continuous batching** (`lm_batch.rs`), with `--max-streams` above 1 on a model
 //!   with a batched decode step (the attention decoders): up to that many requests are decoded
 //!   together, one token each per step; requests join and leave between steps.
 //! - **One at a time** (`run_fifo`), with `--max-streams 1` or for Mamba (no batched step):

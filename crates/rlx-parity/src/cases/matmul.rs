@@ -42,9 +42,7 @@ fn vector(out: &mut Vec<Case>) {
     for (m, k, n, bias) in [(1, 4864, 130, false), (3, 37, 50, false), (2, 256, 77, true)] {
         out.push(Case::new(format!("matmul_vec_f16_weight_{m}x{k}x{n}_b{}", bias as u8), move |c| {
             let a = c.input_f32("a", &[m, k], -1.0, 1.0)?;
-            let v: Vec<f64> = c.uniform(n * k, -1.0, 1.0).into_iter().map(f64::from).collect();
-            let w = c.param_tensor("w", rlx_ir::Tensor::from_f64([n, k], rlx_ir::DType::F16, &v)?)?;
-            let wide = c.cast(w, rlx_ir::DType::F32)?;
+            let wide = f16_weight(c, "w", [n, k])?;
             let y = c.matmul_t(a, wide, false, true)?;
             if !bias {
                 return Ok(vec![y]);
@@ -67,6 +65,14 @@ fn vector(out: &mut Vec<Case>) {
         let wide = c.cast(w, rlx_ir::DType::F32)?;
         Ok(vec![c.matmul_t(a, wide, false, true)?])
     }));
+}
+
+/// An f16 param of `dims`, uniform in [-1, 1), widened to f32 by a cast (the form of a model's
+/// f16 weights, whose cast the GPU matmul kernels absorb).
+pub(super) fn f16_weight(c: &mut CaseCtx, name: &str, dims: [usize; 2]) -> Result<NodeId, IrError> {
+    let v: Vec<f64> = c.uniform(dims[0] * dims[1], -1.0, 1.0).into_iter().map(f64::from).collect();
+    let w = c.param_tensor(name, rlx_ir::Tensor::from_f64(dims, rlx_ir::DType::F16, &v)?)?;
+    c.cast(w, rlx_ir::DType::F32)
 }
 
 /// a [.., M, K] (or [.., K, M]) times b [.., K, N] (or [.., N, K]).

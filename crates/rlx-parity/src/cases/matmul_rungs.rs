@@ -115,11 +115,6 @@ fn shapes(out: &mut Vec<Case>) {
 /// the wide tile, and q/k/v of one A as the three-output launch. The CPU widens exactly, so
 /// only the f16 rounding of A counts against the tolerance.
 fn f16_weights(out: &mut Vec<Case>) {
-    fn weight(c: &mut CaseCtx, name: &str, dims: [usize; 2]) -> Result<NodeId, IrError> {
-        let v: Vec<f64> = c.uniform(dims[0] * dims[1], -1.0, 1.0).into_iter().map(f64::from).collect();
-        let w = c.param_tensor(name, Tensor::from_f64(dims, rlx_ir::DType::F16, &v)?)?;
-        c.cast(w, rlx_ir::DType::F32)
-    }
     let shapes: [(usize, usize, usize, bool); 5] = [
         (40, 64, 96, true),
         (37, 100, 67, true),
@@ -130,7 +125,7 @@ fn f16_weights(out: &mut Vec<Case>) {
     for (m, k, n, tb) in shapes {
         out.push(Case::new(format!("f16_weight_{m}x{k}x{n}_tb{}", tb as u8), move |c| {
             let a = c.input_f32("a", &[m, k], -1.0, 1.0)?;
-            let w = weight(c, "w", if tb { [n, k] } else { [k, n] })?;
+            let w = super::matmul::f16_weight(c, "w", if tb { [n, k] } else { [k, n] })?;
             Ok(vec![c.matmul_t(a, w, false, tb)?])
         }));
     }
@@ -145,9 +140,7 @@ fn f16_weight_group(out: &mut Vec<Case>) {
         let a = c.input_f32("a", &[300, 256], -1.0, 1.0)?;
         let mut outs = Vec::new();
         for (name, n) in [("wq", 256), ("wk", 64), ("wv", 64)] {
-            let v: Vec<f64> = c.uniform(n * 256, -1.0, 1.0).into_iter().map(f64::from).collect();
-            let w = c.param_tensor(name, Tensor::from_f64([n, 256], rlx_ir::DType::F16, &v)?)?;
-            let w = c.cast(w, rlx_ir::DType::F32)?;
+            let w = super::matmul::f16_weight(c, name, [n, 256])?;
             outs.push(c.matmul_t(a, w, false, true)?);
         }
         Ok(outs)
