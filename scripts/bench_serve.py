@@ -20,7 +20,6 @@ answers are counted as failed and reported, not hidden.
 import argparse
 import http.client
 import json
-import threading
 import time
 import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
@@ -92,17 +91,9 @@ def main():
     body = {"prompt": prompt, "max_tokens": args.max_tokens, "temperature": 0, "stream": True,
             "stream_options": {"include_usage": True}}
     body.update(json.loads(args.extra))
-    lock = threading.Lock()
-    results = []
-
-    def run(_):
-        r = one(args.url, body, args.timeout)
-        with lock:
-            results.append(r)
-
     t0 = time.monotonic()
     with ThreadPoolExecutor(args.concurrency) as pool:
-        list(pool.map(run, range(args.requests)))
+        results = list(pool.map(lambda _: one(args.url, body, args.timeout), range(args.requests)))
     wall = time.monotonic() - t0
     ok = [r for r in results if r[3] is None]
     failed = [r[3] for r in results if r[3] is not None]
