@@ -18,7 +18,7 @@
 
 use crate::answer::{Answer, Next};
 use crate::error::ApiError;
-use crate::lm_worker::{GenJob, TextSide, TokenHook};
+use crate::lm_worker::{take_job, GenJob, TextSide, TokenHook};
 use crate::metrics::Metrics;
 use rlx_models::{BatchDecoder, CausalLm, SeqId, SeqParams, SeqToken};
 use std::collections::HashMap;
@@ -62,12 +62,9 @@ pub(crate) fn run(
                     break;
                 }
             };
-            depth.dec();
-            if job.events.is_closed() {
-                metrics.cancelled.inc();
-                continue;
+            if let Some(job) = take_job(job, &depth, metrics) {
+                s.admit(job);
             }
-            s.admit(job);
         }
         if s.batch.active() == 0 {
             match open {
@@ -77,7 +74,7 @@ pub(crate) fn run(
         }
         let gone: Vec<SeqId> = s.answers.iter().filter(|(_, a)| a.client_gone()).map(|(id, _)| *id).collect();
         for id in gone {
-            s.leave(id);
+            s.leave(id, false);
         }
         if s.batch.active() == 0 {
             continue;
@@ -136,15 +133,20 @@ impl<'a> Scheduler<'a> {
             Err(e) => answer.fail(ApiError::internal(format!("the model failed: {e}"))),
         };
         if next == Next::Done || t.finished {
-            self.leave(t.id);
+            self.leave(t.id, t.finished);
         }
     }
 
-    /// Takes request `id` out of the batch and ends its answer.
-    fn leave(&mut self, id: SeqId) {
-        // A sequence the batch ended itself (budget, stop token, non-finite logits) has left
-        // already: `remove` then says so, and there is nothing to free.
-        let _ = self.batch.remove(id);
+    /// Takes request `id` out of the batch and ends its answer. `finished`: the batch ended
+    /// the sequence itself (budget, stop token, non-finite logits), so it has left already.
+    fn leave(&mut self, id: SeqId, finished: bool) {
+        if !finished {
+            if let Err(e) = self.batch.remove(id) {
+                // The sequence is in the batch by construction; a failure here is a bug that the
+                // log should show, but the request still ends.
+                eprintln!("rlx serve: could not free the batch slot of a finished request: {e}");
+            }
+        }
         if let Some(answer) = self.answers.remove(&id) {
             self.retire(answer);
         }
@@ -157,7 +159,7 @@ impl<'a> Scheduler<'a> {
             if let Some(answer) = self.answers.get_mut(&id) {
                 answer.fail(error.clone());
             }
-            self.leave(id);
+            self.leave(id, false);
         }
     }
 

@@ -217,6 +217,17 @@ pub(crate) fn context(
     }
 }
 
+/// A job leaving the generation queue: the queue gauge drops, and a job whose client has
+/// gone already is counted as cancelled and dropped (`None`). Both generation loops use it.
+pub(crate) fn take_job(job: GenJob, depth: &prometheus::IntGauge, metrics: &Metrics) -> Option<GenJob> {
+    depth.dec();
+    if job.events.is_closed() {
+        metrics.cancelled.inc();
+        return None;
+    }
+    Some(job)
+}
+
 /// The one-at-a-time loop: each job to its end.
 fn run_fifo(
     model: &mut dyn CausalLm,
@@ -227,11 +238,7 @@ fn run_fifo(
 ) {
     let depth = metrics.queue_depth.with_label_values(&["generate"]);
     while let Ok(job) = jobs.recv() {
-        depth.dec();
-        if job.events.is_closed() {
-            metrics.cancelled.inc();
-            continue;
-        }
+        let Some(job) = take_job(job, &depth, metrics) else { continue };
         let (prompt, n, spec, seed) = (job.prompt.clone(), job.max_tokens, job.spec, job.seed);
         let mut answer = Answer::new(job, &text.tokenizer);
         let outcome = catch_unwind(AssertUnwindSafe(|| {
