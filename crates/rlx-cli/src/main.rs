@@ -2,7 +2,7 @@
 //! graph end to end), `rlx bench` (timings), sentence embeddings with `rlx embed` and
 //! `rlx similarity`, causal language models (decoder LLMs from safetensors or GGUF, Qwen3-MoE
 //! included, and Mamba-1) with `rlx generate` and `rlx logits`, the OpenAI-compatible server
-//! `rlx serve`, and the model cache with `rlx fetch` and `rlx models`. Results go to stdout
+//! `rlx serve`, fine-tuning with `rlx train`, and the model cache with `rlx fetch` and `rlx models`. Results go to stdout
 //! through a checked writer; progress and statistics go to stderr.
 
 mod cli;
@@ -129,6 +129,9 @@ enum Command {
     /// Serve a language model and/or an embedding model over the OpenAI HTTP API (chat,
     /// completions, embeddings) until ctrl-c or SIGTERM.
     Serve(cli::serve::ServeOptions),
+    /// Train on any device: `rlx train embedder` fine-tunes a sentence embedder on pairs.
+    #[command(subcommand)]
+    Train(cli::train::TrainCommand),
     /// Print the cosine similarity of two sentences' embeddings.
     Similarity {
         /// cpu, gpu, vulkan or auto (auto honours RLX_DEVICE).
@@ -184,6 +187,7 @@ fn main() -> ExitCode {
             cli::similarity::run(device, model_dir, revision.as_deref(), &a, &b)
         }
         Command::Serve(options) => cli::serve::run(&options),
+        Command::Train(cmd) => cli::train::run(&cmd),
     };
     // What a command left in stdout's buffer is written now, so that a failure is reported.
     let result = result.and_then(|()| {

@@ -13,6 +13,14 @@ pub enum ModelError {
         /// The underlying error.
         source: std::io::Error,
     },
+    /// A file or folder that cannot be written (a saved model or checkpoint).
+    #[error("cannot write {path}: {source}")]
+    Write {
+        /// The path written.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
     /// A JSON file that does not parse.
     #[error("{path}: invalid JSON: {source}")]
     Json {

@@ -65,6 +65,8 @@ pub use bert::config::{Activation, BertConfig, ModelConfig, Pooling};
 pub use bert::embedder::{cosine, missing_files, Embedder, EmbedderOptions, REQUIRED_FILES};
 pub use bert::graph::{build_graph, encoder_graph, encoder_layers};
 pub use bert::tokenizer::{SentenceTokenizer, TokenBatch};
+#[cfg(not(target_arch = "wasm32"))]
+pub use bert::train::{EmbedderFineTune, FineTuneOptions, Pairs};
 pub use causal_lm::{load_causal_lm, CausalLm, LmInfo};
 pub use common::checkpoint::Checkpoint;
 #[cfg(not(target_arch = "wasm32"))]

@@ -23,3 +23,4 @@ pub mod serve;
 pub mod similarity;
 pub mod stdout;
 pub mod table;
+pub mod train;

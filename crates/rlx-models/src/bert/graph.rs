@@ -4,6 +4,8 @@
 //!   `input_ids`, `token_type_ids` and `attention_mask`, each I32 [batch, seq] (mask 1 for a
 //!   real token, 0 for padding). Outputs: f32 [batch, hidden], the L2-normalised embeddings,
 //!   then the pooled vectors before that normalisation.
+//! - [`pooled_embeddings`]: the same encoder and pooling on given input nodes, its weights
+//!   either params or nodes the caller made (a fine-tune's weight states, [`WeightSource`]).
 //! - [`encoder_layers`]: the post-norm encoder stack (self-attention in [B, S, H, D], output
 //!   projection, residual add + LayerNorm, FFN, residual add + LayerNorm) on x [batch·seq,
 //!   hidden], added to any graph: the `rlx bench` BERT workload ([`encoder_graph`]), the parity
@@ -15,6 +17,7 @@ use crate::bert::config::{Activation, BertConfig, Pooling};
 use crate::common::safetensors::Precision;
 use rlx_ir::{AttentionSpec, AttnLayout, DType, Graph, IrError, MaskKind, NodeId};
 use rlx_nn::prelude::*;
+use std::collections::HashMap;
 
 /// Names of the graph's inputs.
 pub const INPUT_IDS: &str = "input_ids";
@@ -28,20 +31,38 @@ pub const ATTENTION_MASK: &str = "attention_mask";
 const MIN_TOKENS: f32 = 1e-9;
 const MIN_NORM: f32 = 1e-12;
 
+/// Where a graph's weights come from.
+#[derive(Clone, Copy, Debug)]
+pub enum WeightSource<'a> {
+    /// Params of the graph, set from a file; f16 params (cast to f32 where used) when the
+    /// precision keeps weights f16.
+    Params(Precision),
+    /// Nodes the caller made, by HF name: a training step's weight states
+    /// ([`crate::bert::train`]). Each must be f32 of the param's shape.
+    Given(&'a HashMap<String, NodeId>),
+}
+
 struct Builder<'a> {
     g: &'a mut Graph,
-    precision: Precision,
+    weights: WeightSource<'a>,
     cfg: &'a BertConfig,
 }
 
 impl Builder<'_> {
-    /// A weight param; f16 weights are cast to f32 where used.
+    /// A weight, as a param or as the node the caller gave for it.
     fn param(&mut self, name: &str, dims: &[usize]) -> Result<NodeId, IrError> {
-        if crate::common::safetensors::f16_weights(self.precision) {
-            let p = self.g.param(name, dims, DType::F16)?;
-            self.g.cast(p, DType::F32)
-        } else {
-            self.g.param(name, dims, DType::F32)
+        match self.weights {
+            WeightSource::Params(precision) if crate::common::safetensors::f16_weights(precision) => {
+                let p = self.g.param(name, dims, DType::F16)?;
+                self.g.cast(p, DType::F32)
+            }
+            WeightSource::Params(_) => self.g.param(name, dims, DType::F32),
+            WeightSource::Given(map) => map.get(name).copied().ok_or_else(|| IrError::Attribute {
+                op: "bert",
+                attr: "weights",
+                shape: rlx_ir::Shape::new(dims),
+                reason: format!("no node was given for weight '{name}'; list the weights with `weight_shapes`"),
+            }),
         }
     }
 
@@ -109,13 +130,44 @@ pub fn build_graph(
     seq: usize,
     precision: Precision,
 ) -> Result<Graph, IrError> {
-    let h = cfg.hidden_size;
     let mut g = Graph::new(format!("bert_embed_b{batch}_s{seq}"));
-    let mut b = Builder { g: &mut g, precision, cfg };
-    let ids = b.g.input(INPUT_IDS, &[batch, seq], DType::I32)?;
-    let types = b.g.input(TOKEN_TYPE_IDS, &[batch, seq], DType::I32)?;
-    let mask = b.g.input(ATTENTION_MASK, &[batch, seq], DType::I32)?;
+    let ids = g.input(INPUT_IDS, &[batch, seq], DType::I32)?;
+    let types = g.input(TOKEN_TYPE_IDS, &[batch, seq], DType::I32)?;
+    let mask = g.input(ATTENTION_MASK, &[batch, seq], DType::I32)?;
+    let pooled =
+        pooled_embeddings(&mut g, cfg, pooling, [ids, types, mask], WeightSource::Params(precision))?;
+    let sq = g.square(pooled)?;
+    let ss = g.sum(sq, &[-1], true)?;
+    let norm = g.sqrt(ss)?;
+    let floor = g.scalar(MIN_NORM)?;
+    let norm = g.maximum(norm, floor)?;
+    let out = g.div(pooled, norm)?;
+    g.set_outputs(&[out, pooled])?;
+    Ok(g)
+}
 
+/// The pooled sentence vectors [batch, hidden] (before normalisation) of the I32 [batch, seq]
+/// nodes `[input_ids, token_type_ids, attention_mask]`, with weights from `weights`.
+pub fn pooled_embeddings(
+    g: &mut Graph,
+    cfg: &BertConfig,
+    pooling: Pooling,
+    [ids, types, mask]: [NodeId; 3],
+    weights: WeightSource<'_>,
+) -> Result<NodeId, IrError> {
+    let (batch, seq) = match g.ty(ids)?.shape.dims() {
+        [b, s] => (*b, *s),
+        _ => {
+            return Err(IrError::Attribute {
+                op: "bert",
+                attr: "input_ids",
+                shape: g.ty(ids)?.shape.clone(),
+                reason: "token ids must be [batch, seq]".into(),
+            })
+        }
+    };
+    let h = cfg.hidden_size;
+    let mut b = Builder { g, weights, cfg };
     let word_table = b.param("embeddings.word_embeddings.weight", &[cfg.vocab_size, h])?;
     let pos_table = b.param("embeddings.position_embeddings.weight", &[cfg.max_position_embeddings, h])?;
     let type_table = b.param("embeddings.token_type_embeddings.weight", &[cfg.type_vocab_size, h])?;
@@ -133,7 +185,7 @@ pub fn build_graph(
     }
     let tokens = b.g.reshape(x, &[batch, seq, h])?;
 
-    let pooled = match pooling {
+    match pooling {
         Pooling::Mean => {
             let m = b.g.cast(mask, DType::F32)?;
             let m = b.g.reshape(m, &[batch, seq, 1])?;
@@ -142,21 +194,20 @@ pub fn build_graph(
             let count = b.g.sum(m, &[1], false)?;
             let floor = b.g.scalar(MIN_TOKENS)?;
             let count = b.g.maximum(count, floor)?;
-            b.g.div(sum, count)?
+            b.g.div(sum, count)
         }
         Pooling::Cls => {
             let first = b.g.narrow(tokens, 1, 0, 1)?;
-            b.g.reshape(first, &[batch, h])?
+            b.g.reshape(first, &[batch, h])
         }
-    };
-    let sq = b.g.square(pooled)?;
-    let ss = b.g.sum(sq, &[-1], true)?;
-    let norm = b.g.sqrt(ss)?;
-    let floor = b.g.scalar(MIN_NORM)?;
-    let norm = b.g.maximum(norm, floor)?;
-    let out = b.g.div(pooled, norm)?;
-    g.set_outputs(&[out, pooled])?;
-    Ok(g)
+    }
+}
+
+/// Every weight the embedding graph reads, `(HF name, dims)` in graph order (the f32 shapes
+/// a fine-tune trains).
+pub fn weight_shapes(cfg: &BertConfig, pooling: Pooling) -> Result<Vec<(String, Vec<usize>)>, IrError> {
+    let probe = build_graph(cfg, pooling, 1, 1, Precision::F32)?;
+    Ok(probe.params().iter().map(|(name, _, ty)| (name.to_string(), ty.shape.dims().to_vec())).collect())
 }
 
 /// Adds `cfg.num_hidden_layers` encoder layers (f32 params named
@@ -170,7 +221,7 @@ pub fn encoder_layers(
     batch: usize,
     seq: usize,
 ) -> Result<NodeId, IrError> {
-    let mut b = Builder { g, precision: Precision::F32, cfg };
+    let mut b = Builder { g, weights: WeightSource::Params(Precision::F32), cfg };
     let mut x = x;
     for i in 0..cfg.num_hidden_layers {
         x = b.layer(i, x, mask, batch, seq)?;

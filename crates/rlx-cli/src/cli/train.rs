@@ -1,0 +1,172 @@
+//! `rlx train embedder`: fine-tune a sentence embedder on a TSV file of pairs with the
+//! in-batch-negatives ranking loss, on any device, and write the fine-tuned model folder.
+//! A progress bar (stderr, on a terminal) shows the loss and pairs/s; `--log` writes one JSON
+//! line per step (step, loss, learning rate, gradient norm, skipped, seconds since the
+//! first step began) for plotting or comparing.
+
+use super::fetch::resolve_embedder;
+use super::progress;
+use rlx::prelude::{Device, Precision, Session};
+use rlx_models::{EmbedderFineTune, FineTuneOptions, Pairs};
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// What `rlx train` trains.
+#[derive(clap::Subcommand)]
+pub enum TrainCommand {
+    /// Fine-tune a BERT-family sentence embedder (all-minilm-l6-v2, or a folder or hub repo) on
+    /// `anchor<TAB>positive` pairs with sentence-transformers' MultipleNegativesRankingLoss and
+    /// AdamW; writes a model folder that `rlx embed --model` and sentence-transformers load.
+    Embedder(EmbedderArgs),
+}
+
+/// Options of `rlx train embedder`.
+#[derive(clap::Args, Debug)]
+pub struct EmbedderArgs {
+    /// The model to start from: a folder (config.json, model.safetensors, tokenizer.json), a
+    /// built-in name or a hub repo (fetched when missing).
+    #[arg(long, default_value = rlx_models::DEFAULT_MODEL)]
+    model: PathBuf,
+    /// The training pairs: one `anchor<TAB>positive` per line.
+    #[arg(long)]
+    pairs: PathBuf,
+    /// Where to write the fine-tuned model folder.
+    #[arg(long)]
+    out: PathBuf,
+    /// cpu, gpu, vulkan or auto (auto honours RLX_DEVICE).
+    #[arg(long, default_value = "auto")]
+    device: Device,
+    /// f32, or mixed (f16 tensor-core operands, f32 weights, dynamic loss scaling).
+    #[arg(long, default_value = "f32")]
+    precision: Precision,
+    /// Passes over the pairs.
+    #[arg(long, default_value_t = 1)]
+    epochs: usize,
+    /// Pairs per step.
+    #[arg(long, default_value_t = 32)]
+    batch_size: usize,
+    /// AdamW's peak learning rate (linear warmup, then linear decay to 0).
+    #[arg(long, default_value_t = 2e-5)]
+    lr: f32,
+    /// Warmup steps (default: 10 % of all steps).
+    #[arg(long)]
+    warmup_steps: Option<u64>,
+    /// AdamW's weight decay.
+    #[arg(long, default_value_t = 0.01)]
+    weight_decay: f32,
+    /// Clip gradients to this global norm (0: no clipping).
+    #[arg(long, default_value_t = 1.0)]
+    max_grad_norm: f32,
+    /// Truncate sentences to this many tokens (default: the model's max_seq_length).
+    #[arg(long)]
+    max_seq_length: Option<usize>,
+    /// The shuffle's seed.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// Keep the file's order in every epoch.
+    #[arg(long)]
+    no_shuffle: bool,
+    /// Write one JSON line per step here.
+    #[arg(long)]
+    log: Option<PathBuf>,
+    /// Resume from a checkpoint written by --checkpoint.
+    #[arg(long)]
+    resume: Option<PathBuf>,
+    /// Write a checkpoint (weights, optimizer state, step) here at the end, to resume later.
+    #[arg(long)]
+    checkpoint: Option<PathBuf>,
+}
+
+impl EmbedderArgs {
+    fn options(&self) -> FineTuneOptions {
+        FineTuneOptions {
+            batch_size: self.batch_size,
+            epochs: self.epochs,
+            lr: self.lr,
+            warmup_steps: self.warmup_steps,
+            weight_decay: self.weight_decay,
+            max_grad_norm: (self.max_grad_norm > 0.0).then_some(self.max_grad_norm),
+            max_seq_length: self.max_seq_length,
+            shuffle_seed: (!self.no_shuffle).then_some(self.seed),
+            precision: self.precision,
+            ..FineTuneOptions::default()
+        }
+    }
+}
+
+/// Runs `rlx train`.
+pub fn run(cmd: &TrainCommand) -> Result<(), Box<dyn std::error::Error>> {
+    match cmd {
+        TrainCommand::Embedder(args) => embedder(args),
+    }
+}
+
+fn embedder(args: &EmbedderArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let dir = resolve_embedder(Some(&args.model), None)?;
+    let pairs = Pairs::read_tsv(&args.pairs)?;
+    let session = Session::new(args.device)?;
+    eprintln!("fine-tuning {} on {} ({} pairs)", dir.display(), session.device(), pairs.len());
+    let started = Instant::now();
+    let mut ft = EmbedderFineTune::new(&dir, &session, &pairs, args.options())?;
+    eprintln!(
+        "compiled the training step in {:.1} s: {} steps of {} pairs, sentences padded to {} tokens",
+        started.elapsed().as_secs_f64(),
+        ft.total_steps(),
+        args.batch_size,
+        ft.seq_len()
+    );
+    if let Some(path) = &args.resume {
+        ft.resume(path)?;
+        eprintln!("resumed from {} at step {}", path.display(), ft.steps());
+    }
+    let mut log = match &args.log {
+        Some(p) => Some(std::io::BufWriter::new(
+            std::fs::File::create(p).map_err(|e| format!("cannot write {}: {e}", p.display()))?,
+        )),
+        None => None,
+    };
+    let bar = progress::count("training", ft.total_steps().saturating_sub(ft.steps() as usize) as u64);
+    let t0 = Instant::now();
+    let mut log_err = None;
+    let reports = ft.train(&pairs, |r| {
+        let rate = ((bar.position() + 1) as f64 * args.batch_size as f64) / t0.elapsed().as_secs_f64().max(1e-9);
+        bar.set_message(format!("loss {:.4} · {rate:.0} pairs/s", r.loss));
+        bar.inc(1);
+        if let Some(w) = log.as_mut() {
+            let line = serde_json::json!({
+                "step": r.step, "loss": r.loss, "lr": r.lr, "grad_norm": r.grad_norm,
+                "skipped": r.skipped, "loss_scale": r.loss_scale,
+                "elapsed_s": t0.elapsed().as_secs_f64(),
+            });
+            if let Err(e) = writeln!(w, "{line}") {
+                log_err.get_or_insert(e);
+            }
+        }
+    })?;
+    bar.finish_and_clear();
+    if let (Some(e), Some(p)) = (log_err, &args.log) {
+        return Err(format!("writing {}: {e}", p.display()).into());
+    }
+    if let Some(w) = log.as_mut() {
+        w.flush()?;
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    let (first, last) = (reports.first().map(|r| r.loss), reports.last().map(|r| r.loss));
+    let skipped = reports.iter().filter(|r| r.skipped).count();
+    eprintln!(
+        "{} steps in {secs:.1} s ({:.0} pairs/s); loss {} → {}{}",
+        reports.len(),
+        (reports.len() * args.batch_size) as f64 / secs.max(1e-9),
+        first.map_or("-".into(), |l| format!("{l:.4}")),
+        last.map_or("-".into(), |l| format!("{l:.4}")),
+        if skipped > 0 { format!(", {skipped} step(s) skipped (non-finite, loss scale lowered)") } else { String::new() }
+    );
+    if let Some(path) = &args.checkpoint {
+        ft.save_checkpoint(path)?;
+        eprintln!("checkpoint: {}", path.display());
+    }
+    ft.save(&args.out)?;
+    println!("{}", args.out.display());
+    Ok(())
+}
