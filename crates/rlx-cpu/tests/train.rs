@@ -288,8 +288,7 @@ fn gradient_clipping_by_global_norm() {
     let norm = (c1.iter().chain(&c2).map(|x| (x * x) as f64).sum::<f64>()).sqrt();
     for max in [1.0f32, 100.0] {
         let mut g = Graph::new("clip");
-        let opts =
-            StepOpts { optimizer: Optimizer::sgd(0.0), clip_grad_norm: Some(max), skip_nonfinite: false };
+        let opts = StepOpts { clip_grad_norm: Some(max), ..Optimizer::sgd(0.0).into() };
         let step = g
             .train_step(0, &[("a", &[2, 3]), ("b", &[4])], opts, |g, w| {
                 let k1 = g.input("c1", &[2, 3], DType::F32)?;
@@ -326,7 +325,7 @@ fn gradient_clipping_by_global_norm() {
         }
     }
     let mut g = Graph::new("bad_clip");
-    let opts = StepOpts { optimizer: Optimizer::sgd(0.0), clip_grad_norm: Some(0.0), skip_nonfinite: false };
+    let opts = StepOpts { clip_grad_norm: Some(0.0), ..Optimizer::sgd(0.0).into() };
     let e = g.train_step(0, &[("w", &[2])], opts, |g, w| g.sum(w[0], &[0], false)).unwrap_err();
     assert!(e.to_string().contains("clip_grad_norm"), "{e}");
 }
@@ -339,7 +338,7 @@ fn non_finite_steps_are_flagged_and_skipped_on_request() {
     for skip in [true, false] {
         for bad in [f32::INFINITY, f32::NAN, 1.0] {
             let mut g = Graph::new("nonfinite");
-            let opts = StepOpts { optimizer: Optimizer::adamw(), clip_grad_norm: None, skip_nonfinite: skip };
+            let opts = StepOpts { skip_nonfinite: skip, ..Optimizer::adamw().into() };
             let step = g
                 .train_step(0, &[("w", &[3])], opts, |g, w| {
                     let c = g.input("c", &[3], DType::F32)?;
@@ -380,6 +379,66 @@ fn non_finite_steps_are_flagged_and_skipped_on_request() {
             }
         }
     }
+}
+
+/// Loss scaling: with a scale of 1024 the step (clipped, so the gradients must be unscaled
+/// before the clip) equals the unscaled one and the reported loss is the unscaled loss; a
+/// scale that overflows the gradients clears `finite`, and with `skip_nonfinite` the weights
+/// stay as they were.
+#[test]
+fn loss_scaling_unscales_before_the_update_and_flags_overflow() {
+    let x: Vec<f32> = rlx_test_support::uniform(4 * 3, 41, 2.0);
+    let y: Vec<f32> = rlx_test_support::uniform(4, 42, 2.0);
+    let w0 = vec![0.25f32, -0.5, 1.0];
+    // (outputs: loss, finite, new w, grad norm) of one AdamW step, scaled by `scale` if any.
+    let run = |scale: Option<f32>| -> Vec<Tensor> {
+        let mut g = Graph::new("scaled");
+        let opts = StepOpts {
+            clip_grad_norm: Some(0.5),
+            skip_nonfinite: true,
+            loss_scale: scale.is_some(),
+            ..Optimizer::adamw().into()
+        };
+        let step = g
+            .train_step(0, &[("w", &[3, 1])], opts, |g, w| {
+                let xi = g.input("x", &[4, 3], DType::F32)?;
+                let yi = g.input("y", &[4, 1], DType::F32)?;
+                let p = g.matmul(xi, w[0])?;
+                g.mse(p, yi)
+            })
+            .unwrap();
+        g.set_outputs(&[step.loss, step.finite, step.updated[0], step.grad_norm.unwrap()]).unwrap();
+        let id = |name: &str| g.inputs().into_iter().find(|(n, _, _)| *n == name).unwrap().1;
+        let mut feeds = vec![
+            (id("x"), Tensor::from_f32([4, 3], x.clone()).unwrap()),
+            (id("y"), Tensor::from_f32([4, 1], y.clone()).unwrap()),
+        ];
+        for (n, v) in Optimizer::adamw().scalars(1, 0.1).unwrap() {
+            feeds.push((id(n), v));
+        }
+        if let Some(s) = scale {
+            feeds.push((id(rlx_nn::optim::LOSS_SCALE_INPUT), Tensor::scalar_f32(s)));
+        }
+        let mut exe = rlx_cpu::CpuBackend::new().compile(&g, &Default::default()).unwrap();
+        let w_id = g.states().into_iter().find(|(n, _, _)| *n == "w@0").unwrap().1;
+        exe.set_param(w_id, &Tensor::from_f32([3, 1], w0.clone()).unwrap()).unwrap();
+        let refs: Vec<(NodeId, &Tensor)> = feeds.iter().map(|(i, t)| (*i, t)).collect();
+        exe.run(&refs).unwrap()
+    };
+    let plain = run(None);
+    let scaled = run(Some(1024.0));
+    assert!(plain[1].as_bool().unwrap()[0] && scaled[1].as_bool().unwrap()[0]);
+    for (i, what) in [(0, "loss"), (2, "new weights"), (3, "grad norm")] {
+        let (a, b) = (plain[i].to_f64_vec(), scaled[i].to_f64_vec());
+        for (p, s) in a.iter().zip(&b) {
+            assert!((p - s).abs() <= 1e-6 * (1.0 + p.abs()), "{what}: unscaled {a:?} vs scaled {b:?}");
+        }
+    }
+    assert_ne!(plain[2].as_f32().unwrap(), &w0[..], "the step moved the weights");
+    let over = run(Some(1e38));
+    assert!(!over[1].as_bool().unwrap()[0], "a scale of 1e38 overflows the gradients");
+    assert_eq!(over[2].as_f32().unwrap(), &w0[..], "the skipped step keeps the weights");
+    assert_eq!(over[0].to_f64_vec(), plain[0].to_f64_vec(), "the loss is reported unscaled");
 }
 
 /// MultipleNegativesRankingLoss against sentence-transformers' definition computed on the

@@ -307,6 +307,23 @@ pub enum ModelError {
         /// The token position.
         position: usize,
     },
+    /// A training step whose loss or gradients are NaN or infinite, without loss scaling.
+    #[error("training step {step}: the loss ({loss}) or a gradient is NaN or infinite; the update was not applied and the weights are those before the step. Lower the learning rate, clip the gradients (StepOpts::clip_grad_norm), or enable loss scaling (TrainConfig::loss_scale)")]
+    NonFiniteStep {
+        /// The step's number, from 1.
+        step: u64,
+        /// The step's loss.
+        loss: f32,
+    },
+    /// A training checkpoint that cannot be resumed from (`reason` names the tensor or setting
+    /// and the fix).
+    #[error("checkpoint {path}: {reason}")]
+    TrainCheckpoint {
+        /// The checkpoint file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
     /// A model output of the wrong size (a bug).
     #[error("the model produced {got} values for a batch of {batch} × {dim}")]
     OutputSize {

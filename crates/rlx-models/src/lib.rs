@@ -50,6 +50,9 @@
 //! - [`ChatTemplate`] renders a checkpoint's (or GGUF file's) chat template over [`Message`]s as
 //!   transformers' `apply_chat_template` does ([`decoder::chat`]); [`stop_tokens`] lists the
 //!   end-of-sequence ids a generation stops at.
+//! - [`Trainer`] drives training on the device (rlx-nn's optimizer steps): a learning-rate
+//!   schedule, dynamic loss scaling, non-finite steps skipped or refused, weights read back,
+//!   and checkpoints saved to and resumed from one safetensors file.
 
 #![warn(missing_docs)]
 
@@ -79,6 +82,7 @@ pub use common::hub_cache::{self, CachedModel, Verified};
 pub use common::safetensors::{Precision, SafetensorsFile, WeightData};
 pub use common::stop::stop_tokens;
 pub use common::tokenizer::causal_tokenizer;
+pub use common::trainer::{StepReport, TrainConfig, Trainer};
 pub use decoder::chat::{ChatTemplate, Message};
 pub use decoder::{
     decoder_graph, rope_tables, Architecture, BatchDecoder, Decoder, DecoderConfig, DecoderOptions,

@@ -17,7 +17,8 @@
 //! | [`interpolate`] | `interpolate` (nearest, bilinear) | `Gather`, elementwise |
 //! | [`lora`] | `lora_matmul` | three `MatMul`s and an add |
 //! | [`loss`] | `cross_entropy` (ignore-index, label smoothing), `mse`, `multiple_negatives_ranking` | log-softmax, a one-hot `Compare`, reductions |
-//! | [`optim`] | `train_step`, `train_graphs`: SGD with momentum, AdamW (weights and moments in states), gradient clipping by global norm, a finite flag and skipped non-finite steps | `Graph::backward`, `State`, `WriteRows` |
+//! | [`optim`] | `train_step`, `train_graphs`: SGD with momentum, AdamW (weights and moments in states), gradient clipping by global norm, loss scaling, a finite flag and skipped non-finite steps | `Graph::backward`, `State`, `WriteRows` |
+//! | [`schedule`] | host-side, no graph: `LrSchedule` (transformers' warmup schedules), `GradScaler` (dynamic loss scaling) | the optimizer's run-time scalars |
 //! | [`moe`] | `moe_swiglu`, `moe_swiglu_stacks` | `GroupedMatMul`, `QuantGroupedMatMul`, `TopK`, softmax |
 //! | [`recurrent`] | `lstm`, `gru`, `rnn` | matmuls and gates unrolled over time |
 //! | [`sample`] | `sample_tokens` | `TopK`, `Cumsum`, `Random`, `Gather`, ... |
@@ -58,6 +59,7 @@ pub mod moe;
 pub mod optim;
 pub mod recurrent;
 pub mod sample;
+pub mod schedule;
 pub mod spectral;
 pub mod ssd;
 pub mod ssm;
@@ -73,6 +75,7 @@ pub use moe::{ExpertStack, MoeExt};
 pub use optim::{state_name, train_graphs, OptimExt, Optimizer, StepNodes, StepOpts};
 pub use recurrent::{RecurrentExt, RnnActivation, RnnConfig, RnnOutput, RnnWeights};
 pub use sample::{SampleExt, SamplingSpec, DEFAULT_TOP_K};
+pub use schedule::{Decay, GradScaler, LrSchedule};
 pub use spectral::audio::{hann_window, mel_filter_bank, MelScale, MelSpec};
 pub use spectral::spectrogram::{SpectrogramExt, WelchOptions, WelchScaling, WHISPER_HOP, WHISPER_N_FFT};
 pub use spectral::stft::{PadMode, StftExt, StftOptions};
@@ -84,10 +87,10 @@ pub use ssm::{GatedDeltaOpts, SelectiveScanOpts, SsmExt};
 /// composite method.
 pub mod prelude {
     pub use crate::{
-        ContractExt, ConvExt, ConvTransposeExt, CrossEntropyOpts, ExpertStack, GatedDeltaOpts,
-        InterpolateExt, InterpolateMode, InterpolateSize, LayerExt, LoraExt, LossExt, MoeExt, OptimExt,
-        Optimizer, PadMode, RecurrentExt, RnnActivation, RnnConfig, RnnOutput, RnnWeights, SampleExt,
-        SamplingSpec, SelectiveScanOpts, SpectralExt, SpectrogramExt, SsdExt, SsdOpts, SsmExt, StepOpts,
-        StftExt, StftOptions, WelchOptions, WelchScaling,
+        ContractExt, ConvExt, ConvTransposeExt, CrossEntropyOpts, Decay, ExpertStack, GatedDeltaOpts,
+        GradScaler, InterpolateExt, InterpolateMode, InterpolateSize, LayerExt, LoraExt, LossExt, LrSchedule,
+        MoeExt, OptimExt, Optimizer, PadMode, RecurrentExt, RnnActivation, RnnConfig, RnnOutput, RnnWeights,
+        SampleExt, SamplingSpec, SelectiveScanOpts, SpectralExt, SpectrogramExt, SsdExt, SsdOpts, SsmExt,
+        StepOpts, StftExt, StftOptions, WelchOptions, WelchScaling,
     };
 }

@@ -14,7 +14,9 @@
 //!
 //! The learning rate and AdamW's bias corrections are run-time scalars (inputs named
 //! [`LR_INPUT`], [`BIAS1_INPUT`], [`BIAS2_INPUT`]), so schedules need no recompilation:
-//! [`Optimizer::scalars`] gives their values for a step.
+//! [`Optimizer::scalars`] gives their values for a step. So is the loss scale of a step built
+//! with [`StepOpts::loss_scale`] ([`LOSS_SCALE_INPUT`]); `crate::schedule` holds the host-side
+//! schedule and loss scaler that pick those values.
 
 use rlx_ir::{DType, Graph, IrError, NodeId, Shape, Tensor};
 
@@ -24,6 +26,8 @@ pub const LR_INPUT: &str = "optim.lr";
 pub const BIAS1_INPUT: &str = "optim.bias1";
 /// AdamW's second bias correction 1 − β₂ᵗ (F32, rank 0).
 pub const BIAS2_INPUT: &str = "optim.bias2";
+/// The loss scale of a step built with [`StepOpts::loss_scale`] (F32, rank 0).
+pub const LOSS_SCALE_INPUT: &str = "optim.loss_scale";
 
 /// An update rule, with PyTorch's semantics.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -138,11 +142,18 @@ pub struct StepOpts {
     /// the weights and moments back unchanged: the step is skipped on the device (what loss
     /// scaling needs). Either way the flag is there for the host to warn or stop.
     pub skip_nonfinite: bool,
+    /// Loss scaling (mixed precision): the step has the input [`LOSS_SCALE_INPUT`] (s), the
+    /// backward is taken of loss·s, and every gradient is multiplied by 1/s before clipping
+    /// and the update, so a finite step updates as the unscaled one would (exactly, for a
+    /// power-of-two s). [`StepNodes::finite`] is computed on the scaled loss and gradients (an
+    /// overflow there is what a loss scaler backs off from); [`StepNodes::loss`] is unscaled.
+    /// The host picks s per step (`GradScaler`).
+    pub loss_scale: bool,
 }
 
 impl From<Optimizer> for StepOpts {
     fn from(optimizer: Optimizer) -> Self {
-        StepOpts { optimizer, clip_grad_norm: None, skip_nonfinite: false }
+        StepOpts { optimizer, clip_grad_norm: None, skip_nonfinite: false, loss_scale: false }
     }
 }
 
@@ -179,8 +190,8 @@ pub trait OptimExt: AsMut<Graph> {
     /// nodes, returning a scalar loss), its backward (clipped if `opts` asks), and the
     /// optimizer's update written into the other
     /// phase's states, with the run-time scalar inputs [`LR_INPUT`] (and AdamW's
-    /// [`BIAS1_INPUT`], [`BIAS2_INPUT`]; inputs of those names already in the graph are
-    /// reused). Outputs are not touched.
+    /// [`BIAS1_INPUT`], [`BIAS2_INPUT`], and [`LOSS_SCALE_INPUT`] with loss scaling; inputs of
+    /// those names already in the graph are reused). Outputs are not touched.
     fn train_step(
         &mut self,
         phase: usize,
@@ -188,7 +199,7 @@ pub trait OptimExt: AsMut<Graph> {
         opts: impl Into<StepOpts>,
         forward: impl FnOnce(&mut Graph, &[NodeId]) -> Result<NodeId, IrError>,
     ) -> Result<StepNodes, IrError> {
-        let StepOpts { optimizer: opt, clip_grad_norm, skip_nonfinite } = opts.into();
+        let StepOpts { optimizer: opt, clip_grad_norm, skip_nonfinite, loss_scale } = opts.into();
         self.as_mut().atomically(|g| {
             opt.check()?;
             if let Some(c) = clip_grad_norm {
@@ -215,8 +226,21 @@ pub trait OptimExt: AsMut<Graph> {
                 read.push(g.state(&state_name(name, None, p), dims, DType::F32)?);
             }
             let loss = forward(g, &read)?;
-            let mut grads = g.backward(loss, &read)?;
-            let finite = all_finite(g, loss, &grads)?;
+            let (mut grads, finite) = if loss_scale {
+                let scale = scalar_input(g, LOSS_SCALE_INPUT)?;
+                let l32 = if g.ty(loss)?.dtype == DType::F32 { loss } else { g.cast(loss, DType::F32)? };
+                let scaled = g.mul(l32, scale)?;
+                let grads = g.backward(scaled, &read)?;
+                let finite = all_finite(g, scaled, &grads)?;
+                let one = g.scalar(1.0)?;
+                let inv = g.div(one, scale)?;
+                let grads = grads.iter().map(|&gr| g.mul(gr, inv)).collect::<Result<Vec<_>, _>>()?;
+                (grads, finite)
+            } else {
+                let grads = g.backward(loss, &read)?;
+                let finite = all_finite(g, loss, &grads)?;
+                (grads, finite)
+            };
             // The value written for `new` (whose old value is `old`): unchanged on a skipped step.
             let keep = |g: &mut Graph, new: NodeId, old: NodeId| -> Result<NodeId, IrError> {
                 if skip_nonfinite {

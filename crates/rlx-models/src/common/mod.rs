@@ -1,6 +1,7 @@
 //! What every model family shares: reading checkpoints (safetensors files, sharded Hugging Face
 //! checkpoints, GGUF files), config.json keys, tokenizers, stop tokens, downloading models into
-//! the cache directory (known models, and hub repos by name: [`hub`], [`hub_cache`]), the compiled-graph cache, the weight loader and the token-id check.
+//! the cache directory (known models, and hub repos by name: [`hub`], [`hub_cache`]), the compiled-graph cache, the weight loader, the token-id check and the training driver
+//! ([`trainer`]).
 //! `bert/`, `decoder/` and `mamba/` build on these and never on each other.
 
 pub(crate) mod bytes;
@@ -18,6 +19,7 @@ pub mod safetensors;
 pub mod stop;
 pub mod tokenizer;
 pub mod tokens;
+pub mod trainer;
 pub mod weights;
 
 /// `impl Debug` for a model holding a `session`: its type name, the session's device, then
