@@ -151,7 +151,16 @@ pub struct EmbedderFineTune {
     steps_per_epoch: usize,
 }
 
-crate::common::debug_model!(EmbedderFineTune, config, opts);
+impl std::fmt::Debug for EmbedderFineTune {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EmbedderFineTune")
+            .field("source", &self.source)
+            .field("opts", &self.opts)
+            .field("seq", &self.seq)
+            .field("steps", &self.trainer.steps())
+            .finish()
+    }
+}
 
 fn invalid(reason: String) -> ModelError {
     ModelError::InvalidInput { reason }
