@@ -141,6 +141,29 @@ fn trains_and_matches_host_adamw(device: Device) {
 
 support::device_tests!(trains_and_matches_host_adamw => trains_on_cpu, trains_on_vulkan, trains_on_wgpu);
 
+/// On `device`, compiled with `Precision::Mixed` and PyTorch's default loss scaler: the loss
+/// goes down, every step reports the scale it used, and a skipped step (if the scaled
+/// gradients overflow) halves the scale.
+fn mixed_precision_with_loss_scaling(device: Device) {
+    let Some(session) = rlx_test_support::open(device, "trainer mixed") else { return };
+    let mut cfg = config(ADAMW, cosine(0.2, 2, 60), Some(GradScaler::default()));
+    cfg.compile.precision = rlx_runtime::Precision::Mixed;
+    let mut tr = linreg(&session, cfg);
+    let mut losses = Vec::new();
+    for i in 0..60 {
+        let before = tr.loss_scale().unwrap();
+        let r = step(&mut tr, i);
+        assert_eq!(r.loss_scale, Some(before));
+        let after = tr.loss_scale().unwrap();
+        assert_eq!(after, if r.skipped { before / 2.0 } else { before }, "{device} step {}", r.step);
+        losses.push(r.loss);
+    }
+    let (start, end) = (losses[0], losses[55..].iter().sum::<f32>() / 5.0);
+    assert!(end < 0.05 * start, "{device}: the loss went from {start} to {end}: {losses:?}");
+}
+
+support::device_tests!(mixed_precision_with_loss_scaling => mixed_on_cpu, mixed_on_vulkan, mixed_on_wgpu);
+
 fn cpu() -> Session {
     rlx_test_support::open(Device::Cpu, "trainer").unwrap()
 }

@@ -55,6 +55,32 @@ pub struct StepReport {
 /// optimizer's own count (its bias corrections) counts only the updates applied, as
 /// PyTorch's does when a `GradScaler` skips a step, while the schedule counts every step, as
 /// transformers' scheduler does.
+///
+/// ```
+/// use rlx_ir::DType;
+/// use rlx_models::{TrainConfig, Trainer};
+/// use rlx_nn::{Decay, LossExt, LrSchedule, Optimizer};
+/// let session = rlx_runtime::Session::new(rlx_runtime::Device::Cpu)?;
+/// let schedule = LrSchedule { base: 1e-2, warmup: 10, total: 100, kind: Decay::Cosine };
+/// let cfg = TrainConfig {
+///     opts: Optimizer::adamw().into(),
+///     schedule,
+///     loss_scale: None,
+///     compile: Default::default(),
+/// };
+/// let weights = [("w".to_string(), vec![3, 1])];
+/// let mut tr = Trainer::new(&session, "linreg", &weights, cfg, |g, p| {
+///     let x = g.input("x", &[4, 3], DType::F32)?;
+///     let y = g.input("y", &[4, 1], DType::F32)?;
+///     let pred = g.matmul(x, p[0])?;
+///     g.mse(pred, y)
+/// })?;
+/// let (x, y) = (vec![0.5f32; 12], vec![1.0f32; 4]);
+/// let report = tr.step(&[("x", &x), ("y", &y)])?;
+/// assert_eq!((report.step, report.lr), (1, 0.0)); // the warmup starts at 0, as in PyTorch
+/// assert_eq!(tr.weights()?[0].1.dims(), &[3, 1]);
+/// # Ok::<(), rlx_models::ModelError>(())
+/// ```
 pub struct Trainer {
     name: String,
     weights: Vec<(String, Vec<usize>)>,
@@ -198,8 +224,8 @@ impl Trainer {
             (Some(scaler), false) => {
                 scaler.update(false);
                 eprintln!(
-                    "rlx: warning: training step {t}: the gradients at loss scale {} are not finite (loss \
-                     {loss}); the step is skipped and the scale backs off to {}",
+                    "rlx: warning: training step {t}: the gradients at loss scale {:?} are not finite \
+                     (loss {loss}); the step is skipped and the scale backs off to {:?}",
                     scale.unwrap_or_default(),
                     scaler.scale()
                 );
