@@ -305,13 +305,15 @@ fn a_non_finite_step_without_loss_scaling_is_an_error() {
 }
 
 /// With loss scaling, a scale that overflows the gradients skips the step (weights kept), the
-/// scale backs off, and the next step is the first update (AdamW's count does not include the
-/// skipped step, as with PyTorch's GradScaler): it equals one unscaled step.
+/// scale backs off, and the next step is the first update (neither AdamW's count nor the
+/// schedule includes the skipped step, as with PyTorch's GradScaler and transformers'
+/// Trainer): it equals one unscaled step, on a warmup schedule too.
 #[test]
 fn an_overflowing_loss_scale_skips_the_step_and_backs_off() {
     let session = cpu();
     let scaler = GradScaler::new(3e38, 2.0, 2f32.powi(-100), 2000).unwrap();
-    let mut tr = linreg(&session, config(ADAMW, LrSchedule::constant(0.01, 100), Some(scaler)));
+    let schedule = LrSchedule { base: 0.01, warmup: 1, total: 100, kind: Decay::Linear };
+    let mut tr = linreg(&session, config(ADAMW, schedule, Some(scaler)));
     let before = flat(&mut tr);
     let r = step(&mut tr, 0);
     assert!(r.skipped && r.loss.is_finite(), "{r:?}");
@@ -322,8 +324,13 @@ fn an_overflowing_loss_scale_skips_the_step_and_backs_off() {
     let r = step(&mut tr, 0);
     assert!(!r.skipped && r.step == 2 && r.loss_scale == Some(backed_off), "{r:?}");
 
-    let mut plain = linreg(&session, config(ADAMW, LrSchedule::constant(0.01, 100), None));
+    let mut plain = linreg(&session, config(ADAMW, schedule, None));
+    // Rate 0 (the warmup's first step) on both: the skipped step did not advance the schedule.
+    assert_eq!(r.lr, 0.0);
     step(&mut plain, 0);
+    let r = step(&mut tr, 1);
+    assert_eq!((r.step, r.lr), (3, schedule.lr(2)));
+    step(&mut plain, 1);
     let (a, b) = (flat(&mut tr), flat(&mut plain));
     for (x, y) in a.iter().zip(&b) {
         assert!((x - y).abs() <= 1e-6 * (1.0 + y.abs()), "scaled {a:?} vs plain {b:?}");

@@ -36,8 +36,8 @@ pub struct StepReport {
     pub step: u64,
     /// The loss of the batch, before the update (unscaled).
     pub loss: f32,
-    /// The learning rate the step used (0 at the first step of a warmup; see
-    /// [`LrSchedule`]).
+    /// The learning rate the step used: the schedule's rate for the next update (0 at the
+    /// first step of a warmup; see [`LrSchedule`]).
     pub lr: f32,
     /// The gradients' global norm before clipping, when the config clips.
     pub grad_norm: Option<f32>,
@@ -51,10 +51,11 @@ pub struct StepReport {
 /// and a step moves only the batch in and the loss out.
 ///
 /// Steps alternate between two compiled phases (rlx-nn's `optim` module doc says why), and
-/// every step, a skipped one too, moves the weights to the other phase's states; the
-/// optimizer's own count (its bias corrections) counts only the updates applied, as
-/// PyTorch's does when a `GradScaler` skips a step, while the schedule counts every step, as
-/// transformers' scheduler does.
+/// every step, a skipped one too, moves the weights to the other phase's states. The
+/// optimizer's count (its bias corrections) and the schedule count only the updates applied:
+/// a step the loss scaler skips advances neither, as in PyTorch (a skipped `optimizer.step()`
+/// leaves AdamW's step count alone) and in transformers' and sentence-transformers' training
+/// loops (which do not step the scheduler after a skipped step).
 ///
 /// ```
 /// use rlx_ir::DType;
@@ -196,7 +197,7 @@ impl Trainer {
     /// off; without, it is a [`ModelError::NonFiniteStep`] and the step is not counted.
     pub fn step(&mut self, inputs: &[(&str, &dyn HostData)]) -> Result<StepReport> {
         let t = self.steps + 1;
-        let lr = self.cfg.schedule.lr(t);
+        let lr = self.cfg.schedule.lr(self.updates + 1);
         let opt = self.cfg.opts.optimizer;
         // A rate of exactly 0 (the first warmup step) is a real step, as in PyTorch: the
         // moments take the gradient and the update is w·1 − 0·u = w. `scalars` refuses 0 (a
