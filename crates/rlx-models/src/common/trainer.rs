@@ -264,6 +264,13 @@ impl Trainer {
     }
 
     /// Restores a checkpoint saved by `save_checkpoint` for the same weights.
+    ///
+    /// The weights, moments, step counts and (when this trainer scales the loss) the scaler's
+    /// state are restored, so the steps that follow equal those of an uninterrupted run. The
+    /// optimizer must be the checkpoint's; the schedule and clipping may differ (a resumed run
+    /// may extend `total`). Errors (each naming the file and the fix): a missing file, not a
+    /// safetensors file or not a trainer checkpoint, a weight or moment missing, of another
+    /// dtype or shape, another optimizer. A failed resume changes nothing.
     pub fn resume(&mut self, path: &std::path::Path) -> Result<()> {
         checkpoint::resume(self, path)
     }
