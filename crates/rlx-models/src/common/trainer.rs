@@ -36,8 +36,8 @@ pub struct StepReport {
     pub step: u64,
     /// The loss of the batch, before the update (unscaled).
     pub loss: f32,
-    /// The learning rate the step used (0 at the first step of a warmup; see
-    /// [`LrSchedule`]).
+    /// The learning rate the step used: the schedule's rate for the next update (0 at the
+    /// first step of a warmup; see [`LrSchedule`]).
     pub lr: f32,
     /// The gradients' global norm before clipping, when the config clips.
     pub grad_norm: Option<f32>,
@@ -51,10 +51,37 @@ pub struct StepReport {
 /// and a step moves only the batch in and the loss out.
 ///
 /// Steps alternate between two compiled phases (rlx-nn's `optim` module doc says why), and
-/// every step, a skipped one too, moves the weights to the other phase's states; the
-/// optimizer's own count (its bias corrections) counts only the updates applied, as
-/// PyTorch's does when a `GradScaler` skips a step, while the schedule counts every step, as
-/// transformers' scheduler does.
+/// every step, a skipped one too, moves the weights to the other phase's states. The
+/// optimizer's count (its bias corrections) and the schedule count only the updates applied:
+/// a step the loss scaler skips advances neither, as in PyTorch (a skipped `optimizer.step()`
+/// leaves AdamW's step count alone) and in transformers' and sentence-transformers' training
+/// loops (which do not step the scheduler after a skipped step).
+///
+/// ```
+/// use rlx_ir::DType;
+/// use rlx_models::{TrainConfig, Trainer};
+/// use rlx_nn::{Decay, LossExt, LrSchedule, Optimizer};
+/// let session = rlx_runtime::Session::new(rlx_runtime::Device::Cpu)?;
+/// let schedule = LrSchedule { base: 1e-2, warmup: 10, total: 100, kind: Decay::Cosine };
+/// let cfg = TrainConfig {
+///     opts: Optimizer::adamw().into(),
+///     schedule,
+///     loss_scale: None,
+///     compile: Default::default(),
+/// };
+/// let weights = [("w".to_string(), vec![3, 1])];
+/// let mut tr = Trainer::new(&session, "linreg", &weights, cfg, |g, p| {
+///     let x = g.input("x", &[4, 3], DType::F32)?;
+///     let y = g.input("y", &[4, 1], DType::F32)?;
+///     let pred = g.matmul(x, p[0])?;
+///     g.mse(pred, y)
+/// })?;
+/// let (x, y) = (vec![0.5f32; 12], vec![1.0f32; 4]);
+/// let report = tr.step(&[("x", &x), ("y", &y)])?;
+/// assert_eq!((report.step, report.lr), (1, 0.0)); // the warmup starts at 0, as in PyTorch
+/// assert_eq!(tr.weights()?[0].1.dims(), &[3, 1]);
+/// # Ok::<(), rlx_models::ModelError>(())
+/// ```
 pub struct Trainer {
     name: String,
     weights: Vec<(String, Vec<usize>)>,
@@ -170,7 +197,7 @@ impl Trainer {
     /// off; without, it is a [`ModelError::NonFiniteStep`] and the step is not counted.
     pub fn step(&mut self, inputs: &[(&str, &dyn HostData)]) -> Result<StepReport> {
         let t = self.steps + 1;
-        let lr = self.cfg.schedule.lr(t);
+        let lr = self.cfg.schedule.lr(self.updates + 1);
         let opt = self.cfg.opts.optimizer;
         // A rate of exactly 0 (the first warmup step) is a real step, as in PyTorch: the
         // moments take the gradient and the update is w·1 − 0·u = w. `scalars` refuses 0 (a
@@ -198,8 +225,8 @@ impl Trainer {
             (Some(scaler), false) => {
                 scaler.update(false);
                 eprintln!(
-                    "rlx: warning: training step {t}: the gradients at loss scale {} are not finite (loss \
-                     {loss}); the step is skipped and the scale backs off to {}",
+                    "rlx: warning: training step {t}: the gradients at loss scale {:?} are not finite \
+                     (loss {loss}); the step is skipped and the scale backs off to {:?}",
                     scale.unwrap_or_default(),
                     scaler.scale()
                 );
@@ -237,6 +264,13 @@ impl Trainer {
     }
 
     /// Restores a checkpoint saved by `save_checkpoint` for the same weights.
+    ///
+    /// The weights, moments, step counts and (when this trainer scales the loss) the scaler's
+    /// state are restored, so the steps that follow equal those of an uninterrupted run. The
+    /// optimizer must be the checkpoint's; the schedule and clipping may differ (a resumed run
+    /// may extend `total`). Errors (each naming the file and the fix): a missing file, not a
+    /// safetensors file or not a trainer checkpoint, a weight or moment missing, of another
+    /// dtype or shape, another optimizer. A failed resume changes nothing.
     pub fn resume(&mut self, path: &std::path::Path) -> Result<()> {
         checkpoint::resume(self, path)
     }
