@@ -131,7 +131,7 @@ fn embedder(args: &EmbedderArgs) -> Result<(), Box<dyn std::error::Error>> {
     let mut log_err = None;
     let reports = ft.train(&pairs, |r| {
         let rate = ((bar.position() + 1) as f64 * args.batch_size as f64) / t0.elapsed().as_secs_f64().max(1e-9);
-        bar.set_message(format!("loss {:.4} · {rate:.0} pairs/s", r.loss));
+        bar.set_message(format!("loss {} · {rate:.0} pairs/s", loss_text(r.loss)));
         bar.inc(1);
         if let Some(w) = log.as_mut() {
             let line = serde_json::json!({
@@ -158,8 +158,8 @@ fn embedder(args: &EmbedderArgs) -> Result<(), Box<dyn std::error::Error>> {
         "{} steps in {secs:.1} s ({:.0} pairs/s); loss {} → {}{}",
         reports.len(),
         (reports.len() * args.batch_size) as f64 / secs.max(1e-9),
-        first.map_or("-".into(), |l| format!("{l:.4}")),
-        last.map_or("-".into(), |l| format!("{l:.4}")),
+        first.map_or("-".into(), loss_text),
+        last.map_or("-".into(), loss_text),
         if skipped > 0 { format!(", {skipped} step(s) skipped (non-finite, loss scale lowered)") } else { String::new() }
     );
     if let Some(path) = &args.checkpoint {
@@ -169,4 +169,26 @@ fn embedder(args: &EmbedderArgs) -> Result<(), Box<dyn std::error::Error>> {
     ft.save(&args.out)?;
     println!("{}", args.out.display());
     Ok(())
+}
+
+/// A loss for people: four decimals, or four significant digits when it is below 0.01.
+fn loss_text(loss: f32) -> String {
+    if loss.abs() >= 0.01 || loss == 0.0 || !loss.is_finite() {
+        format!("{loss:.4}")
+    } else {
+        format!("{loss:.3e}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::loss_text;
+
+    #[test]
+    fn small_losses_keep_their_digits() {
+        assert_eq!(loss_text(2.34567), "2.3457");
+        assert_eq!(loss_text(7.5587e-7), "7.559e-7");
+        assert_eq!(loss_text(0.0), "0.0000");
+        assert_eq!(loss_text(f32::NAN), "NaN");
+    }
 }
