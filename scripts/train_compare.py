@@ -2,6 +2,9 @@
 """rlx's embedder fine-tune beside PyTorch (issue 28): the same model, data order, rate,
 schedule and loss, step by step.
 
+  python3 scripts/train_compare.py init MODEL_DIR OUT_DIR [--seed S]
+      a copy of MODEL_DIR's config and tokenizer files with freshly initialised weights
+      (transformers' BertModel init, seeded): the weights need not travel to the GPU host
   python3 scripts/train_compare.py pairs MODEL_DIR OUT.tsv [--pairs N] [--words W]
       writes N synthetic pairs (seeded; words drawn from the model's vocab.txt) to OUT.tsv
   python3 scripts/train_compare.py torch MODEL_DIR PAIRS.tsv --log torch.jsonl [--out DIR]
@@ -38,13 +41,35 @@ def make_pairs(args):
         for _ in range(args.pairs):
             n = rng.randint(args.words // 2, args.words)
             a = [rng.choice(words) for _ in range(n)]
-            p = [w if rng.random() > 0.2 else rng.choice(words) for w in a]
+            p = [w if rng.random() > args.replace else rng.choice(words) for w in a]
             # A light local shuffle: the positive says the same words in a slightly other order.
             for i in range(0, len(p) - 1, 5):
                 if rng.random() < 0.5:
                     p[i], p[i + 1] = p[i + 1], p[i]
             f.write(" ".join(a) + "\t" + " ".join(p) + "\n")
     print(f"wrote {args.pairs} pairs to {args.out}")
+
+
+def init_model(args):
+    import os
+    import shutil
+
+    import torch
+    from safetensors.torch import save_file
+    from transformers import BertConfig, BertModel
+
+    os.makedirs(f"{args.out}/1_Pooling", exist_ok=True)
+    for f in os.listdir(args.model):
+        src = f"{args.model}/{f}"
+        if os.path.isfile(src) and not f.endswith((".safetensors", ".bin", ".onnx", ".h5")):
+            shutil.copy(src, f"{args.out}/{f}")
+    if os.path.isfile(f"{args.model}/1_Pooling/config.json"):
+        shutil.copy(f"{args.model}/1_Pooling/config.json", f"{args.out}/1_Pooling/config.json")
+    torch.manual_seed(args.seed)
+    model = BertModel(BertConfig.from_pretrained(args.model), add_pooling_layer=False)
+    state = {k: v.contiguous() for k, v in model.state_dict().items() if k != "embeddings.position_ids"}
+    save_file(state, f"{args.out}/model.safetensors")
+    print(f"wrote {args.out}: {sum(v.numel() for v in state.values())} weights, seed {args.seed}")
 
 
 def read_pairs(path):
@@ -99,7 +124,8 @@ def train_torch(args):
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay, eps=1e-8)
     sched = get_linear_schedule_with_warmup(opt, args.warmup, steps)
     # rlx pads every step to the longest sentence of the data set (capped at max length).
-    longest = max(len(tok(s, truncation=True, max_length=args.max_len)["input_ids"]) for p in pairs for s in p)
+    every = [s for p in pairs for s in p]
+    longest = max(len(ids) for ids in tok(every, truncation=True, max_length=args.max_len)["input_ids"])
     labels = torch.arange(b, device="cuda")
     log = open(args.log, "w", encoding="utf-8")
     t0 = time.perf_counter()
@@ -186,12 +212,17 @@ def cosine(args):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
+    i = sub.add_parser("init")
+    i.add_argument("model")
+    i.add_argument("out")
+    i.add_argument("--seed", type=int, default=0)
     p = sub.add_parser("pairs")
     p.add_argument("model")
     p.add_argument("out")
     p.add_argument("--pairs", type=int, default=12800)
     p.add_argument("--words", type=int, default=120)
     p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--replace", type=float, default=0.2, help="share of a positive's words replaced")
     t = sub.add_parser("torch")
     t.add_argument("model")
     t.add_argument("pairs")
@@ -218,7 +249,7 @@ def main():
     e.add_argument("pairs")
     e.add_argument("--min-cos", type=float, default=0.9999)
     args = ap.parse_args()
-    {"pairs": make_pairs, "torch": train_torch, "compare": compare, "cosine": cosine}[args.cmd](args)
+    {"init": init_model, "pairs": make_pairs, "torch": train_torch, "compare": compare, "cosine": cosine}[args.cmd](args)
 
 
 if __name__ == "__main__":

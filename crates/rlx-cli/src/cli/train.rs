@@ -2,7 +2,8 @@
 //! in-batch-negatives ranking loss, on any device, and write the fine-tuned model folder.
 //! A progress bar (stderr, on a terminal) shows the loss and pairs/s; `--log` writes one JSON
 //! line per step (step, loss, learning rate, gradient norm, skipped, seconds since the
-//! first step began) for plotting or comparing.
+//! first step began) for plotting or comparing. With `RLX_PROFILE=1` (Vulkan) the last step's
+//! GPU time is printed by kernel.
 
 use super::fetch::resolve_embedder;
 use super::progress;
@@ -162,6 +163,7 @@ fn embedder(args: &EmbedderArgs) -> Result<(), Box<dyn std::error::Error>> {
         last.map_or("-".into(), loss_text),
         if skipped > 0 { format!(", {skipped} step(s) skipped (non-finite, loss scale lowered)") } else { String::new() }
     );
+    super::bench_generate::print_kernel_times("the last training step", &ft.kernel_times());
     if let Some(path) = &args.checkpoint {
         ft.save_checkpoint(path)?;
         eprintln!("checkpoint: {}", path.display());

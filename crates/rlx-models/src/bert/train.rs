@@ -306,6 +306,11 @@ impl EmbedderFineTune {
         Ok(reports)
     }
 
+    /// The last step's kernel launches with their GPU times (Vulkan with `RLX_PROFILE=1`).
+    pub fn kernel_times(&self) -> Vec<(&'static str, std::time::Duration)> {
+        self.trainer.kernel_times()
+    }
+
     /// The current weights, read from the device: `(HF name, f32 tensor)`.
     pub fn weights(&mut self) -> Result<Vec<(String, Tensor)>> {
         self.trainer.weights()

@@ -246,6 +246,15 @@ impl Trainer {
         self.steps
     }
 
+    /// Every kernel launch of the last step with its GPU time, in order, where the backend
+    /// times launches (Vulkan with `RLX_PROFILE=1`); empty otherwise or before the first step.
+    pub fn kernel_times(&self) -> Vec<(&'static str, std::time::Duration)> {
+        match self.steps.checked_sub(1) {
+            Some(last) => self.step_exes.get((last % 2) as usize).map_or_else(Vec::new, |e| e.kernel_times()),
+            None => Vec::new(),
+        }
+    }
+
     /// The current loss scale, with loss scaling.
     pub fn loss_scale(&self) -> Option<f32> {
         self.cfg.loss_scale.map(|s| s.scale())
