@@ -1,4 +1,5 @@
-//! Params of the shape kernels (`copy.wgsl`, `fill.wgsl`, `gather.wgsl`), byte-identical to the
+//! Params of the shape kernels (`copy.wgsl`, `fill.wgsl`, `gather.wgsl`, `scatter_add.wgsl`),
+//! byte-identical to the
 //! WGSL structs of the same name. Constructors check what the kernels' u32 index arithmetic
 //! needs ([`crate::catalog::words`]) and return the workgroup counts.
 
@@ -173,6 +174,28 @@ impl GatherParams {
         product(K, "data element count", [outer, len, inner])?;
         let n = product(K, "output element count", [outer, nidx, inner])?;
         let p = GatherParams { numel: n as u32, len: len as u32, nidx: nidx as u32, inner: inner as u32 };
+        Ok((p, per_element(K, n)?))
+    }
+}
+
+/// Params of `scatter_add.wgsl`: src seen as [outer, nidx, inner], the ids flat (`nidx`), the
+/// output [outer, len, inner] of `numel` elements.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
+pub struct ScatterAddParams {
+    pub numel: u32,
+    pub len: u32,
+    pub nidx: u32,
+    pub inner: u32,
+}
+
+impl ScatterAddParams {
+    /// Fails when src or the output has more elements than the kernel's u32 offsets reach.
+    pub fn new(outer: usize, len: usize, inner: usize, nidx: usize) -> Result<(Self, [u32; 3]), GpuError> {
+        const K: &str = "data_scatter_add";
+        product(K, "src element count", [outer, nidx, inner])?;
+        let n = product(K, "output element count", [outer, len, inner])?;
+        let p = ScatterAddParams { numel: n as u32, len: len as u32, nidx: nidx as u32, inner: inner as u32 };
         Ok((p, per_element(K, n)?))
     }
 }
