@@ -35,7 +35,8 @@ pub(super) fn cases(out: &mut Vec<Case>) {
         let src = c.input_f32("src", &[2, 3], -1.0, 1.0)?;
         Ok(vec![c.scatter_add(id, src, 1, 4)?])
     }));
-    out.push(Case::new("scatter_add_f32_no_ids_v5_q3", |c| {
+    // No ids (an empty source): every row is +0.0 ("empty": its reference is zeros by design).
+    out.push(Case::new("scatter_add_f32_empty_ids_v5_q3", |c| {
         let ids = c.input_i32("ids", &[0], 0, 4)?;
         let src = c.input_f32("src", &[0, 3], -1.0, 1.0)?;
         Ok(vec![c.scatter_add(ids, src, 0, 5)?])
