@@ -54,7 +54,7 @@ fn embedding_gradient_with_repeats_and_out_of_range_ids() {
     let ids = vec![1, 3, 1, -1, 6, 0, 1, 5];
     check(&[2, 4, 5], &[2, 4], ids, 0, 6, 1);
     // Many repeats: 300 ids over 7 rows, a tenth of them out of range.
-    let ids: Vec<i32> = (0..300).map(|i| ((i * 37) % 8) as i32 - (i % 10 == 0) as i32 * 20).collect();
+    let ids: Vec<i32> = (0..300).map(|i: i32| (i * 37) % 8 - i32::from(i % 10 == 0) * 20).collect();
     check(&[300, 9], &[300], ids, 0, 7, 2);
 }
 
@@ -99,7 +99,7 @@ fn f16_and_bf16_sum_in_f32_and_round_once() {
     let r = ev(Op::ScatterAdd { axis: 0, len: 2 }, &[&ids, &b], &[2, 1], DType::BF16);
     assert_eq!(r.data(), &TensorData::BF16(vec![bf16::ZERO, bf16::from_f32(258.0)]));
     // A random f16 case against the host loop on the widened values, rounded once.
-    let ids: Vec<i32> = (0..40).map(|i| (i * 7 % 11) as i32 - 2).collect();
+    let ids: Vec<i32> = (0..40).map(|i: i32| i * 7 % 11 - 2).collect();
     let src = rand_vec(40 * 6, 5);
     let h: Vec<f16> = src.iter().map(|&x| f16::from_f32(x)).collect();
     let wide: Vec<f32> = h.iter().map(|x| x.to_f32()).collect();
