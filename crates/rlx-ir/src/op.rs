@@ -133,9 +133,9 @@ pub enum Op {
         axis: usize,
     },
     /// inputs: ids (I32, any rank), src (F32, F16 or BF16) whose dims at `axis..axis +
-    /// ids.rank` are the ids' dims. The transpose of [`Op::Gather`]: out = src.dims[..axis] ++
-    /// [len] ++ src.dims[axis + ids.rank..], and with p, q the coordinates before and after
-    /// the ids' dims and the ids flattened to i = 0..n,
+    /// ids.rank` are the ids' dims. The transpose of [`Op::Gather`]: out =
+    /// `src.dims[..axis] ++ [len] ++ src.dims[axis + ids.rank..]`, and with p, q the
+    /// coordinates before and after the ids' dims and the ids flattened to i = 0..n,
     /// `out[p, v, q] = Σ_{i : ids[i] == v} src[p, i, q]`.
     ///
     /// **Determinism contract:** each sum starts from +0.0 and adds its terms in increasing
