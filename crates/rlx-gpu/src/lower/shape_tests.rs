@@ -100,9 +100,11 @@ fn scatter_add_is_one_launch_and_no_ids_a_zero_fill() {
     g.set_outputs(&[y]).unwrap();
     let s = lowered(&g, &GpuLimits::lavapipe()).unwrap();
     assert_eq!(keys(&s), vec![KernelKey::Shape(ShapeKernel::ScatterAdd)]);
-    // Output [4, 9, 5]: outer 4, len 9, inner 5, six ids.
-    let p = ScatterAddParams { numel: 4 * 9 * 5, len: 9, nidx: 6, inner: 5 };
+    // Output [4, 9, 5]: outer 4, len 9, inner 5, six ids; a row's 20 lanes are one block, so
+    // one workgroup per row.
+    let p = ScatterAddParams { groups: 9, len: 9, nidx: 6, inner: 5, lanes: 20, blocks: 1, _pad: [0; 2] };
     assert_eq!(s.steps[0].params, bytemuck::bytes_of(&p));
+    assert_eq!(s.steps[0].workgroups, [9, 1, 1]);
     let mut g = Graph::new("g");
     let ids = g.input("ids", &[0], DType::I32).unwrap();
     let src = g.input("src", &[3, 0], DType::F32).unwrap();

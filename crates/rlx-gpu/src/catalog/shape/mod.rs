@@ -17,7 +17,8 @@ use params::{CopyParams, FillParams, GatherParams, ScatterAddParams};
 const COPY_SRC: &str = flat_kernel!("shape/copy.wgsl");
 const FILL_SRC: &str = flat_kernel!("shape/fill.wgsl");
 const GATHER_SRC: &str = flat_kernel!("shape/gather.wgsl");
-const SCATTER_ADD_SRC: &str = flat_kernel!("shape/scatter_add.wgsl");
+// The scatter-add has its own entry point (one workgroup per output row and lane block).
+const SCATTER_ADD_SRC: &str = kernel_src!("shape/scatter_add.wgsl");
 
 unit_keys! {
     /// Kernels of the shape family.
@@ -29,8 +30,9 @@ unit_keys! {
         Fill,
         /// `gather.wgsl`, [`GatherParams`]: numpy take; out-of-range indices give 0 words.
         Gather,
-        /// `scatter_add.wgsl`, [`ScatterAddParams`]: gather's transpose on f32, each output
-        /// element summed in increasing index order (deterministic, no atomics).
+        /// `scatter_add.wgsl`, [`ScatterAddParams`]: gather's transpose on f32, one workgroup
+        /// per output row that lists its matching ids by a prefix sum, each output element
+        /// summed in increasing index order (deterministic, no atomics).
         ScatterAdd,
     }
 }
