@@ -10,8 +10,13 @@ use rlx_backend::{Tensor, TensorData};
 use rlx_runtime::Device;
 
 /// The cases run: many repeated ids (every output row sums about 80 terms, so a change of
-/// order would show in the low bits), and the backward of an embedding.
-const CASES: [&str; 2] = ["scatter_add_f32_embedding_v50_n4096_q96", "grad_embedding_f32_v50x96_ids4096"];
+/// order would show in the low bits), one row summing 857 terms found in four id chunks of
+/// the kernel, and the backward of an embedding.
+const CASES: [&str; 3] = [
+    "scatter_add_f32_embedding_v50_n4096_q96",
+    "scatter_add_f32_one_row_hit_across_chunks_v5_n1000_q40",
+    "grad_embedding_f32_v50x96_ids4096",
+];
 
 /// Each output's bits: f32 words as u32 (NaN payloads included), anything else as it is.
 fn bits(outs: &[Tensor]) -> Vec<Vec<u32>> {

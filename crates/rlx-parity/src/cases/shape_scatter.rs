@@ -1,7 +1,8 @@
 //! Scatter-add (`Op::ScatterAdd`, the transpose of gather and the embedding gradient): many
 //! repeated ids, ids out of range on both sides, axis 0 and a middle axis, ids of rank 0 and
-//! 2, rows wider than a workgroup, an f16 source, no ids at all, and a scatter-add feeding
-//! further ops. The devices sum in the order the CPU does (increasing index, in f32), so they
+//! 2, rows wider than a workgroup, one row hit across many id chunks, an id count that is
+//! no multiple of the workgroup size, rows of several lane blocks, an f16 source, no ids at
+//! all, and a scatter-add feeding further ops. The devices sum in the order the CPU does (increasing index, in f32), so they
 //! match it up to f32 rounding at most (the default tolerance); `rlx-parity`'s
 //! `scatter_add_determinism` test checks that a device gives the same bits run to run.
 
@@ -30,6 +31,21 @@ pub(super) fn cases(out: &mut Vec<Case>) {
             Ok(vec![c.scatter_add(ids, src, axis, len)?])
         }));
     }
+    // One row hit many times across the kernel's 256-id chunks: 1000 ids, all 3 but every
+    // seventh −1, so row 3 sums 857 terms from every chunk (the last one partial) in order.
+    out.push(Case::new("scatter_add_f32_one_row_hit_across_chunks_v5_n1000_q40", |c| {
+        let ids: Vec<i32> = (0..1000).map(|i| if i % 7 == 0 { -1 } else { 3 }).collect();
+        let ids = c.input_tensor("ids", Tensor::from_i32([1000], ids)?)?;
+        let src = c.input_f32("src", &[1000, 40], -1.0, 1.0)?;
+        Ok(vec![c.scatter_add(ids, src, 0, 5)?])
+    }));
+    // An id count that is no multiple of the workgroup size (2·256 + 77), and rows of
+    // 3·700 = 2100 lanes (a middle axis), more than one workgroup's 1024.
+    out.push(Case::new("scatter_add_f32_ragged_ids_and_lane_blocks_3x589x700_v13", |c| {
+        let ids = c.input_i32("ids", &[589], -1, 13)?;
+        let src = c.input_f32("src", &[3, 589, 700], -1.0, 1.0)?;
+        Ok(vec![c.scatter_add(ids, src, 1, 13)?])
+    }));
     out.push(Case::new("scatter_add_f32_rank0_id_2x3_v4", |c| {
         let id = c.input_tensor("id", Tensor::from_i32([], vec![2])?)?;
         let src = c.input_f32("src", &[2, 3], -1.0, 1.0)?;
