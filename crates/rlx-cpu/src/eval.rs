@@ -76,6 +76,7 @@ pub(crate) fn compute(op: &Op, inputs: &[&Tensor], out: &TensorType) -> Result<T
         Op::Concat { axis } => shape::concat(*axis, inputs, out),
         Op::Expand(_) => shape::expand(arg(0)?, out),
         Op::Gather { axis } => shape::gather(*axis, arg(0)?, arg(1)?, out),
+        Op::ScatterAdd { axis, .. } => shape::scatter_add(*axis, arg(0)?, arg(1)?, out),
         // Evaluated functionally here (a new tensor); the executable stores it back in place.
         Op::WriteRows { axis } => state::write_rows(*axis, arg(0)?, arg(1)?, arg(2)?),
         Op::Pad { pads, value } => shape::pad(pads, *value, arg(0)?, out),

@@ -90,6 +90,38 @@ fn gather_is_a_scatter_add() {
     c.run(y);
 }
 
+/// Scatter-add's gradient (a gather of dy by the same ids) on axis 0 and a middle axis, with
+/// repeated ids and ids out of range on both sides (their source rows get zero gradients).
+#[test]
+fn scatter_add_gradient_is_a_gather() {
+    let mut c = Check::new("grad_scatter_add_axis0");
+    let src = c.var("src", &[2, 3, 4], -1.0, 1.0);
+    let ids = c.fixed("ids", Tensor::from_i32([2, 3], vec![1, 4, 1, -1, 6, 1]).unwrap());
+    let y = c.g.scatter_add(ids, src, 0, 5).unwrap();
+    c.run(y);
+
+    let mut c = Check::new("grad_scatter_add_axis1");
+    let src = c.var("src", &[3, 5, 2], -1.0, 1.0);
+    let ids = c.fixed("ids", Tensor::from_i32([5], vec![2, 0, 2, 9, 2]).unwrap());
+    let y = c.g.scatter_add(ids, src, 1, 4).unwrap();
+    c.run(y);
+}
+
+/// The backward of an embedding is one scatter-add of dy, not a one-hot matmul.
+#[test]
+fn embedding_backward_is_one_scatter_add() {
+    let mut g = Graph::new("emb");
+    let table = g.param("table", &[30522, 8], DType::F32).unwrap();
+    let ids = g.input("ids", &[4, 16], DType::I32).unwrap();
+    let e = g.embedding(table, ids).unwrap();
+    let loss = sum_all(&mut g, e).unwrap();
+    let gr = rlx_ir::grad(&g, loss, &[table]).unwrap();
+    let ops: Vec<&Op> = gr.graph.nodes().iter().map(|n| &n.op).collect();
+    assert_eq!(ops.iter().filter(|o| matches!(o, Op::ScatterAdd { axis: 0, len: 30522 })).count(), 1);
+    assert!(!ops.iter().any(|o| matches!(o, Op::MatMul { .. } | Op::Compare(_))), "{ops:?}");
+    assert_eq!(gr.graph.ty(gr.grads[0]).unwrap(), g.ty(table).unwrap());
+}
+
 /// The embedding gradient by hand: row v gets the sum of dy's rows whose id is v; the same
 /// bits on a second run.
 #[test]

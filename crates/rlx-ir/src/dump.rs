@@ -74,6 +74,7 @@ fn attrs(op: &Op) -> String {
         Op::Cumsum { axis } | Op::Concat { axis } | Op::Gather { axis } | Op::WriteRows { axis } => {
             a.push(format!("axis={axis}"))
         }
+        Op::ScatterAdd { axis, len } => a.push(format!("axis={axis} len={len}")),
         Op::TopK { k, axis, largest, output } => {
             let out = match output {
                 TopKOutput::Values => "values",

@@ -132,6 +132,23 @@ pub enum Op {
         /// The axis of `data` the indices select along.
         axis: usize,
     },
+    /// inputs: ids (I32, any rank), src (F32, F16 or BF16) whose dims at `axis..axis +
+    /// ids.rank` are the ids' dims. The transpose of [`Op::Gather`]: out =
+    /// `src.dims[..axis] ++ [len] ++ src.dims[axis + ids.rank..]`, and with p, q the
+    /// coordinates before and after the ids' dims and the ids flattened to i = 0..n,
+    /// `out[p, v, q] = Σ_{i : ids[i] == v} src[p, i, q]`.
+    ///
+    /// **Determinism contract:** each sum starts from +0.0 and adds its terms in increasing
+    /// i, in f32 (f16 and bf16 sources are widened, the result rounded once to src's dtype),
+    /// on every backend: the result is bit-identical run to run. An id outside [0, len)
+    /// contributes nothing (the gather gives a zero row for it). The gradient of a gather (an
+    /// embedding lookup) with respect to its table.
+    ScatterAdd {
+        /// The axis of the output the ids index (where src holds the ids' dims).
+        axis: usize,
+        /// The output's size along `axis` (the gathered table's length, V).
+        len: usize,
+    },
     /// inputs: x. `pads[i] = (before, after)` for each dim, filled with `value`.
     Pad {
         /// (before, after) per dim.

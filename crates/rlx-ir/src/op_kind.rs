@@ -96,6 +96,7 @@ impl OpKind {
             | OpKind::Concat
             | OpKind::Expand
             | OpKind::Gather
+            | OpKind::ScatterAdd
             | OpKind::Pad
             | OpKind::Reverse => F::Shape,
             OpKind::Reduce | OpKind::ArgReduce | OpKind::Cumsum | OpKind::TopK => F::Reduce,
@@ -209,6 +210,7 @@ mod tests {
                 "concat",
                 "expand",
                 "gather",
+                "scatter_add",
                 "pad",
                 "reverse",
                 "matmul",
@@ -247,7 +249,20 @@ mod tests {
             ("leaf", vec!["input", "param", "constant"]),
             ("elementwise", vec!["unary", "binary", "compare", "where", "fused_elementwise"]),
             ("cast", vec!["cast"]),
-            ("shape", vec!["reshape", "permute", "slice", "concat", "expand", "gather", "pad", "reverse"]),
+            (
+                "shape",
+                vec![
+                    "reshape",
+                    "permute",
+                    "slice",
+                    "concat",
+                    "expand",
+                    "gather",
+                    "scatter_add",
+                    "pad",
+                    "reverse",
+                ],
+            ),
             ("reduce", vec!["reduce", "arg_reduce", "cumsum", "topk"]),
             ("matmul", vec!["matmul", "fused_matmul"]),
             ("norm", vec!["layer_norm", "rms_norm", "softmax", "log_softmax", "add_norm"]),

@@ -1,7 +1,7 @@
 //! Shape ops, written once for every dtype: each computes the source offset of every output
 //! element and moves the data with [`take`] / [`take_or_fill`].
 
-use crate::elem::{elems, invalid, tensor, with_elem, Elem};
+use crate::elem::{elems, float_tensor, floats, invalid, tensor, with_elem, Elem};
 use crate::index::{
     broadcast_offsets, contiguous_strides, split_at_axis, strided_offsets, take, take_or_fill, FILL,
 };
@@ -152,4 +152,45 @@ pub fn gather(
         }
     }
     gather_elems(data, &idx, 0.0, out, "gather")
+}
+
+/// The transpose of [`gather`] (`Op::ScatterAdd`): src seen as [outer, n, inner] (n = the ids'
+/// count), the output as [outer, len, inner], and `out[o, v, j] = Σ_{i : ids[i] == v}
+/// src[o, i, j]`. Each sum starts from +0.0 and adds its terms in increasing i, in f32 (f16
+/// and bf16 widened exactly, the result rounded once): the order every backend follows, so
+/// results are bit-identical run to run. An id outside `[0, len)` adds nothing.
+pub fn scatter_add(
+    axis: usize,
+    ids: &Tensor,
+    src: &Tensor,
+    out: &TensorType,
+) -> Result<Tensor, BackendError> {
+    const OP: &str = "scatter_add";
+    let ids = elems::<i32>(ids, OP)?;
+    let s = floats(src, OP)?;
+    let (outer, len, inner) = split_at_axis(out.shape.dims(), axis);
+    let n = ids.len();
+    if s.len() != outer * n * inner {
+        return Err(invalid(
+            OP,
+            format!("src has {} elements, not {outer}·{n}·{inner} for {n} ids into {}", s.len(), out),
+        ));
+    }
+    let mut acc = vec![0f32; outer * len * inner];
+    if inner > 0 {
+        for o in 0..outer {
+            let rows = s[o * n * inner..(o + 1) * n * inner].chunks_exact(inner);
+            let table = &mut acc[o * len * inner..(o + 1) * len * inner];
+            for (&id, row) in ids.iter().zip(rows) {
+                let v = usize::try_from(id).ok().filter(|&v| v < len);
+                let Some(dst) = v.and_then(|v| table.get_mut(v * inner..(v + 1) * inner)) else {
+                    continue;
+                };
+                for (d, &x) in dst.iter_mut().zip(row) {
+                    *d += x;
+                }
+            }
+        }
+    }
+    float_tensor(&out.shape, out.dtype, acc)
 }

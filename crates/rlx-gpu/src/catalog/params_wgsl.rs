@@ -30,7 +30,7 @@ use super::quant::QuantParams;
 use super::random::RandomParams;
 use super::reduce::params::{AxisParams, ReduceParams, TopKParams};
 use super::rope::RopeParams;
-use super::shape::params::{CopyParams, FillParams, GatherParams};
+use super::shape::params::{CopyParams, FillParams, GatherParams, ScatterAddParams};
 use super::ssm::{DeltaRuleParams, ScanParams};
 use super::state::params::WriteRowsParams;
 use crate::ParamsBinding;
@@ -229,6 +229,7 @@ mod structs {
     wgsl_struct!(CopyParams { numel: u32, rank: u32, src_base: u32, out_base: u32, shape: [u32; MAX_RANK], src_strides: [u32; MAX_RANK], out_strides: [u32; MAX_RANK] });
     wgsl_struct!(FillParams { numel: u32, value: u32, _pad: [u32; 2] });
     wgsl_struct!(GatherParams { numel: u32, len: u32, nidx: u32, inner: u32 });
+    wgsl_struct!(ScatterAddParams { groups: u32, len: u32, nidx: u32, inner: u32, lanes: u32, blocks: u32, _pad: [u32; 2] });
     wgsl_struct!(ScanParams { batch: u32, d: u32, l: u32, n: u32, groups: u32, chunk: u32, chunks: u32, softplus: u32, threads: u32, pad: [u32; 3] });
     wgsl_struct!(DeltaRuleParams { batch: u32, l: u32, h: u32, k: u32, v: u32, mode: u32, scale: f32, col_blocks: u32 });
     wgsl_struct!(WriteRowsParams { numel: u32, n: u32, cap: u32, inner: u32, offset_stride: u32, _pad: [u32; 3] });

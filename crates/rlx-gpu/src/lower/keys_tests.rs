@@ -92,6 +92,14 @@ fn elementwise(seen: &mut HashSet<KernelKey>) {
 }
 
 fn shape_and_reduce(seen: &mut HashSet<KernelKey>) {
+    lowered(
+        &graph("scatter_add", |g| {
+            let ids = g.input("ids", &[5], DType::I32).unwrap();
+            let src = g.input("src", &[2, 5, 4], DType::F32).unwrap();
+            vec![g.scatter_add(ids, src, 1, 7).unwrap()]
+        }),
+        seen,
+    );
     for t in [DType::F32, DType::I32, DType::U32] {
         lowered(
             &graph("shape", |g| {
@@ -343,6 +351,7 @@ fn every_key_lowering_emits_is_in_the_table() {
     assert!(missing.is_empty(), "lowering emits keys the table lacks: {missing:?}");
     // The graphs reach every family and most of the table.
     assert!(seen.contains(&KernelKey::Shape(ShapeKernel::Gather)));
+    assert!(seen.contains(&KernelKey::Shape(ShapeKernel::ScatterAdd)));
     let families: HashSet<_> = seen.iter().map(std::mem::discriminant).collect();
     assert_eq!(families.len(), 14, "{seen:?}");
     assert!(seen.len() * 10 >= table.len() * 6, "{} of {} keys reached", seen.len(), table.len());

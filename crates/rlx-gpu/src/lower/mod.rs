@@ -248,6 +248,7 @@ fn lower_node(cx: &mut LowerCtx, id: NodeId, node: &Node, out: &mut Vec<Dispatch
         | OpKind::Concat
         | OpKind::Expand
         | OpKind::Gather
+        | OpKind::ScatterAdd
         | OpKind::Pad
         | OpKind::Reverse => shape::lower(cx, &at, out),
         OpKind::Reduce | OpKind::ArgReduce | OpKind::Cumsum | OpKind::TopK => reduce::lower(cx, &at, out),

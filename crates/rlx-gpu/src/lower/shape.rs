@@ -1,12 +1,14 @@
-//! Lowering of the data-movement family: permute, slice, concat, expand, gather, pad, reverse
-//! and reshapes that are not views. All but gather are one strided word copy
-//! ([`StridedCopy`]) per output region; pad first fills the whole output with its value.
-//! Every dtype moves as 32-bit words, so nothing here depends on the dtype except pad's fill.
+//! Lowering of the data-movement family: permute, slice, concat, expand, gather, scatter-add,
+//! pad, reverse and reshapes that are not views. All but gather and scatter-add are one
+//! strided word copy ([`StridedCopy`]) per output region; pad first fills the whole output
+//! with its value. Every dtype moves as 32-bit words, so nothing here depends on the dtype
+//! except pad's fill and the scatter-add, which sums f32.
 
 use super::{LowerCtx, Site};
 use crate::catalog::shape::params::CopyParams;
 use crate::catalog::shape::params::FillParams;
 use crate::catalog::shape::params::GatherParams;
+use crate::catalog::shape::params::ScatterAddParams;
 use crate::catalog::shape::params::StridedCopy;
 use crate::catalog::shape::ShapeKernel;
 use crate::catalog::WordType;
@@ -212,6 +214,22 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
                     out.push(at.step(KernelKey::Shape(ShapeKernel::Gather), operands, &p, grid));
                 }
                 // Empty data (len = 0): every index is out of range, so every output is 0.
+                None => out.push(fill_step(label, dst, n, 0)?),
+            }
+        }
+        Op::ScatterAdd { axis, len } => {
+            if ty.dtype != DType::F32 {
+                return Err(packed_refused(label, ty.dtype));
+            }
+            let src = *node.inputs.get(1).ok_or_else(|| at.bad("scatter_add needs a source"))?;
+            let (outer, _, inner) = split_at_axis(out_dims, *axis);
+            match cx.operand(src)? {
+                Some(s) => {
+                    let (p, grid) = ScatterAddParams::new(outer, *len, inner, cx.ty(x)?.numel())?;
+                    let operands = vec![cx.operand_nonempty(x)?, s, dst];
+                    out.push(at.step(KernelKey::Shape(ShapeKernel::ScatterAdd), operands, &p, grid));
+                }
+                // No ids (an empty source): nothing is added, every output is +0.0.
                 None => out.push(fill_step(label, dst, n, 0)?),
             }
         }

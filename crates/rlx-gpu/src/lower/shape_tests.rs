@@ -91,6 +91,31 @@ fn empty_reductions_and_gathers_are_fills() {
 }
 
 #[test]
+fn scatter_add_is_one_launch_and_no_ids_a_zero_fill() {
+    use crate::catalog::shape::params::ScatterAddParams;
+    let mut g = Graph::new("g");
+    let ids = g.input("ids", &[2, 3], DType::I32).unwrap();
+    let src = g.input("src", &[4, 2, 3, 5], DType::F32).unwrap();
+    let y = g.scatter_add(ids, src, 1, 9).unwrap();
+    g.set_outputs(&[y]).unwrap();
+    let s = lowered(&g, &GpuLimits::lavapipe()).unwrap();
+    assert_eq!(keys(&s), vec![KernelKey::Shape(ShapeKernel::ScatterAdd)]);
+    // Output [4, 9, 5]: outer 4, len 9, inner 5, six ids; a row's 20 lanes are one block, so
+    // one workgroup per row.
+    let p = ScatterAddParams { groups: 9, len: 9, nidx: 6, inner: 5, lanes: 20, blocks: 1, _pad: [0; 2] };
+    assert_eq!(s.steps[0].params, bytemuck::bytes_of(&p));
+    assert_eq!(s.steps[0].workgroups, [9, 1, 1]);
+    let mut g = Graph::new("g");
+    let ids = g.input("ids", &[0], DType::I32).unwrap();
+    let src = g.input("src", &[3, 0], DType::F32).unwrap();
+    let y = g.scatter_add(ids, src, 1, 4).unwrap();
+    g.set_outputs(&[y]).unwrap();
+    let s = lowered(&g, &GpuLimits::lavapipe()).unwrap();
+    assert_eq!(keys(&s), vec![FILL]);
+    assert_eq!(&s.steps[0].params[4..8], &0u32.to_ne_bytes());
+}
+
+#[test]
 fn elementwise_keys_follow_the_dtype() {
     let s = lower_one(&[4], DType::Bool, |g, x| g.cast(x, DType::I32).unwrap()).unwrap();
     assert_eq!(keys(&s), vec![COPY]);

@@ -1,4 +1,5 @@
-//! Builders for data movement: reshape, permute, slice, concat, expand, gather, pad, reverse.
+//! Builders for data movement: reshape, permute, slice, concat, expand, gather, scatter-add,
+//! pad, reverse.
 
 use super::{norm_axes, norm_axis};
 use crate::{DType, Graph, IrError, NodeId, Op, Shape, ShapeList};
@@ -71,6 +72,48 @@ impl Graph {
     pub fn gather(&mut self, data: NodeId, indices: NodeId, axis: isize) -> Result<NodeId, IrError> {
         let axis = norm_axis("gather", axis, &self.shape_of("gather", data)?)?;
         self.push(Op::Gather { axis }, &[data, indices])
+    }
+
+    /// The transpose of [`Graph::gather`]: `src`'s dims `axis..axis + ids.rank` (the ids'
+    /// dims) are replaced by one of size `len`, and `out[p, v, q] = Σ_{i : ids[i] == v}
+    /// src[p, i, q]`, summed in increasing i (bit-identical run to run on every backend; see
+    /// [`Op::ScatterAdd`]). Ids outside [0, len) add nothing. `axis` may be negative, counted
+    /// from the end of the output's rank (src's rank − ids' rank + 1).
+    ///
+    /// ```
+    /// use rlx_ir::{DType, Graph};
+    /// let mut g = Graph::new("embedding_grad");
+    /// let ids = g.input("ids", &[2, 3], DType::I32)?;
+    /// let dy = g.input("dy", &[2, 3, 8], DType::F32)?;
+    /// let d_table = g.scatter_add(ids, dy, 0, 100)?;
+    /// assert_eq!(g.ty(d_table)?.shape.dims(), &[100, 8]);
+    /// # Ok::<(), rlx_ir::IrError>(())
+    /// ```
+    pub fn scatter_add(
+        &mut self,
+        ids: NodeId,
+        src: NodeId,
+        axis: isize,
+        len: usize,
+    ) -> Result<NodeId, IrError> {
+        const OP: &str = "scatter_add";
+        let ids_rank = self.ty_for(OP, ids)?.shape.rank();
+        let src_shape = self.shape_of(OP, src)?;
+        // The output's rank: src's, with the ids' dims folded into one.
+        let out_rank = (src_shape.rank() + 1).saturating_sub(ids_rank).max(1);
+        let a = if axis < 0 { axis.checked_add(out_rank as isize) } else { Some(axis) };
+        let Some(axis) = a.and_then(|a| usize::try_from(a).ok()).filter(|&a| a < out_rank) else {
+            return Err(IrError::Attribute {
+                op: OP,
+                attr: "axis",
+                shape: src_shape,
+                reason: format!(
+                    "axis {axis} is out of range for an output of rank {out_rank} (src's rank minus \
+                     the ids' rank, plus 1); use -{out_rank}..{out_rank}"
+                ),
+            });
+        };
+        self.push(Op::ScatterAdd { axis, len }, &[ids, src])
     }
 
     /// Rows of `x` along `axis` picked by 1-D I32 `indices`.

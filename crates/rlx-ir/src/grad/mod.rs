@@ -12,12 +12,20 @@
 //! The rules, one per op family, are in `rules_elementwise.rs` (unary, binary, where, cast),
 //! `rules_reduce.rs` (reductions, top-k values, cumsum, matmul), `rules_norm.rs` (softmax,
 //! log-softmax, layer and RMS norm), `rules_shape.rs` (reshape, permute, slice, concat,
-//! expand, gather, pad, reverse, upsample, RoPE, FFT), `rules_conv.rs` (conv2d, max and
-//! average pooling) and `rules_attention.rs` (attention, recomputing the attention matrix from
-//! q, k and v). Where a value feeds several consumers, its gradients are added. An op with no
-//! rule on the path to a param (integer ops, arg-reductions, top-k indices, samplers,
-//! quantized weights, fused forms, custom ops, the scans, ...) is [`IrError::NoGradient`],
-//! naming the op and the param; ops that do not depend on any param need no rule.
+//! expand, gather, scatter-add, pad, reverse, upsample, RoPE, FFT), `rules_conv.rs` (conv2d,
+//! max and average pooling) and `rules_attention.rs` (attention, recomputing the attention
+//! matrix from q, k and v). Where a value feeds several consumers, its gradients are added.
+//!
+//! One gradient is not a composition of forward ops: that of a gather (an embedding lookup)
+//! with respect to its table is a native [`Op::ScatterAdd`], which sums the rows of dy that
+//! share an index in increasing position order, so the table's gradient is bit-identical run
+//! to run on every backend, and costs one pass over dy (no [n, V] one-hot). Its own gradient
+//! is a gather by the same ids.
+//!
+//! An op with no rule on the path to a param (integer ops, arg-reductions, top-k indices,
+//! samplers, quantized weights, fused forms, custom ops, the scans, ...) is
+//! [`IrError::NoGradient`], naming the op and the param; ops that do not depend on any param
+//! need no rule.
 
 mod rules_attention;
 mod rules_conv;
@@ -276,6 +284,7 @@ fn rule(g: &mut Graph, at: &At<'_>, dy: NodeId) -> Grads {
         | Op::Upsample2x
         | Op::Rope { .. }
         | Op::Fft { .. } => rules_shape::shape(g, at, dy),
+        Op::ScatterAdd { axis, .. } => rules_shape::scatter_add(g, at, *axis, dy),
         other => Err(RuleError::NoRule(no_rule_reason(other))),
     }
 }

@@ -1,5 +1,5 @@
 //! The shape family: pure data movement (`Reshape`, `Permute`, `Slice`, `Concat`, `Expand`,
-//! `Gather`, `Pad`, `Reverse`). Shape rule (bandwidth-bound: no flop count).
+//! `Gather`, `ScatterAdd`, `Pad`, `Reverse`). Shape rule (bandwidth-bound: no flop count).
 
 use super::broadcast_shapes;
 use super::{arity, attr_err, check_axes, check_axis, mismatch, not_in_family, want_dtype};
@@ -12,6 +12,9 @@ pub(super) fn infer(op: &Op, inputs: &[&TensorType]) -> Result<TensorType, IrErr
     }
     if let Op::Gather { axis } = op {
         return gather(name, *axis, inputs);
+    }
+    if let Op::ScatterAdd { axis, len } = op {
+        return scatter_add(name, *axis, *len, inputs);
     }
     arity(name, inputs, 1)?;
     let x = inputs[0];
@@ -172,4 +175,67 @@ fn gather(name: &'static str, axis: usize, inputs: &[&TensorType]) -> Result<Ten
     out.extend_from_slice(idx.shape.dims());
     out.extend_from_slice(&d[axis + 1..]);
     Ok(TensorType::new(out, data.dtype))
+}
+
+/// ids (I32), src (float) whose dims `axis..axis + ids.rank` are the ids' dims: those dims
+/// become one of size `len`.
+fn scatter_add(
+    name: &'static str,
+    axis: usize,
+    len: usize,
+    inputs: &[&TensorType],
+) -> Result<TensorType, IrError> {
+    arity(name, inputs, 2)?;
+    let (ids, src) = (inputs[0], inputs[1]);
+    if ids.dtype != DType::I32 {
+        return Err(IrError::DType {
+            op: name,
+            operand: 0,
+            got: ids.dtype,
+            expected: "i32 ids (cast them first)".into(),
+        });
+    }
+    if !src.dtype.is_float() {
+        return Err(IrError::DType {
+            op: name,
+            operand: 1,
+            got: src.dtype,
+            expected: "f32, f16 or bf16 values to add (cast them first)".into(),
+        });
+    }
+    if len == 0 {
+        return Err(attr_err(name, "len", &src.shape, "len is 0; pass the table's length V ≥ 1"));
+    }
+    let (sd, idd) = (src.shape.dims(), ids.shape.dims());
+    let end = axis.checked_add(idd.len()).filter(|&e| e <= sd.len());
+    let Some(end) = end else {
+        return Err(attr_err(
+            name,
+            "axis",
+            &src.shape,
+            format!(
+                "axis {axis} with rank-{} ids needs src of rank ≥ {}, got rank {}; use an axis in \
+                 0..={}",
+                idd.len(),
+                axis.saturating_add(idd.len()),
+                sd.len(),
+                sd.len().saturating_sub(idd.len())
+            ),
+        ));
+    };
+    if &sd[axis..end] != idd {
+        return Err(mismatch(
+            name,
+            inputs,
+            format!(
+                "src dims {:?} at axes {axis}..{end} must equal the ids' dims {idd:?} (src is the \
+                 gradient of a gather by these ids along axis {axis})",
+                &sd[axis..end]
+            ),
+        ));
+    }
+    let mut out = sd[..axis].to_vec();
+    out.push(len);
+    out.extend_from_slice(&sd[end..]);
+    Ok(TensorType::new(out, src.dtype))
 }

@@ -98,6 +98,55 @@ fn gather_index_select_embedding() {
 }
 
 #[test]
+fn scatter_add_is_the_transpose_of_gather() {
+    let mut g = Graph::new("g");
+    let ids = g.input("ids", &[2, 3], DType::I32).unwrap();
+    let src = f32_in(&mut g, "src", &[5, 2, 3, 4]);
+    assert_eq!(on_copy(&g, |g| g.scatter_add(ids, src, 1, 10)), tt(&[5, 10, 4], DType::F32));
+    assert_eq!(on_copy(&g, |g| g.scatter_add(ids, src, -2, 10)), tt(&[5, 10, 4], DType::F32));
+    let emb = f32_in(&mut g, "dy", &[2, 3, 8]);
+    assert_eq!(on_copy(&g, |g| g.scatter_add(ids, emb, 0, 30522)), tt(&[30522, 8], DType::F32));
+    let half = g.input("h", &[2, 3, 4], DType::F16).unwrap();
+    assert_eq!(on_copy(&g, |g| g.scatter_add(ids, half, 0, 7)), tt(&[7, 4], DType::F16));
+    // Rank-0 ids (one row) add an axis, as a gather by them removed one.
+    let one = g.input("one", &[], DType::I32).unwrap();
+    assert_eq!(on_copy(&g, |g| g.scatter_add(one, half, 1, 7)), tt(&[2, 7, 3, 4], DType::F16));
+    let y = g.scatter_add(ids, src, 1, 10).unwrap();
+    assert!(matches!(g.node(y).unwrap().op, Op::ScatterAdd { axis: 1, len: 10 }));
+    // The exact transpose: gathering the result by the same ids gives src's shape back.
+    assert_eq!(on_copy(&g, |g| g.gather(y, ids, 1)), tt(&[5, 2, 3, 4], DType::F32));
+}
+
+#[test]
+fn scatter_add_errors_name_the_problem() {
+    let mut g = Graph::new("g");
+    let ids = g.input("ids", &[2, 3], DType::I32).unwrap();
+    let src = f32_in(&mut g, "src", &[5, 2, 3, 4]);
+    let e = g.scatter_add(ids, src, 3, 10).unwrap_err();
+    assert!(matches!(e, IrError::Attribute { op: "scatter_add", attr: "axis", .. }), "{e}");
+    assert_msg(&e, &["axis 3", "rank 3"]);
+    let e = g.scatter_add(ids, src, 0, 10).unwrap_err();
+    assert!(matches!(e, IrError::ShapeMismatch { op: "scatter_add", .. }), "{e}");
+    assert_msg(&e, &["[5, 2]", "[2, 3]", "axes 0..2"]);
+    let e = g.scatter_add(ids, src, 1, 0).unwrap_err();
+    assert!(matches!(e, IrError::Attribute { op: "scatter_add", attr: "len", .. }), "{e}");
+    let fids = f32_in(&mut g, "fids", &[2, 3]);
+    let e = g.scatter_add(fids, src, 1, 10).unwrap_err();
+    assert!(matches!(e, IrError::DType { op: "scatter_add", operand: 0, got: DType::F32, .. }), "{e}");
+    assert_msg(&e, &["i32"]);
+    let iv = g.input("iv", &[2, 3], DType::I32).unwrap();
+    let e = g.scatter_add(ids, iv, 0, 10).unwrap_err();
+    assert!(matches!(e, IrError::DType { op: "scatter_add", operand: 1, got: DType::I32, .. }), "{e}");
+    let big = g.input("big", &[2, 3, 4, 5], DType::I32).unwrap();
+    let e = g.scatter_add(big, src, 0, 10).unwrap_err();
+    assert!(matches!(e, IrError::ShapeMismatch { op: "scatter_add", .. }), "{e}");
+    // A failed build leaves the graph as it was.
+    let n = g.len();
+    assert!(g.scatter_add(ids, src, 3, 10).is_err());
+    assert_eq!(g.len(), n);
+}
+
+#[test]
 fn pad_and_reverse() {
     let mut g = Graph::new("g");
     let x = f32_in(&mut g, "x", &[2, 3]);

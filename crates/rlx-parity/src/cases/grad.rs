@@ -235,11 +235,25 @@ fn shapes(out: &mut Vec<Case>) {
         let y = c.embedding(table, ids)?;
         backward(c, y, &[table])
     }));
+    // The embedding gradient with many repeats (4096 ids over 50 rows): one scatter-add.
+    out.push(Case::new("grad_embedding_f32_v50x96_ids4096", |c| {
+        let table = c.param_f32("table", &[50, 96], -1.0, 1.0)?;
+        let ids = c.input_i32("ids", &[4096], 0, 49)?;
+        let y = c.embedding(table, ids)?;
+        backward(c, y, &[table])
+    }));
     out.push(Case::new("grad_gather_axis1_f32_4x9x5", |c| {
         let x = c.param_f32("x", &[4, 9, 5], -1.0, 1.0)?;
         let ids = c.input_i32("ids", &[11], 0, 8)?;
         let y = c.gather(x, ids, 1)?;
         backward(c, y, &[x])
+    }));
+    // Scatter-add's own gradient (a gather of dy), on a middle axis with repeats.
+    out.push(Case::new("grad_scatter_add_axis1_f32_3x40x6_v7", |c| {
+        let src = c.param_f32("src", &[3, 40, 6], -1.0, 1.0)?;
+        let ids = c.input_i32("ids", &[40], -1, 7)?;
+        let y = c.scatter_add(ids, src, 1, 7)?;
+        backward(c, y, &[src])
     }));
     for style in [RopeStyle::NeoX, RopeStyle::GptJ] {
         out.push(Case::new(format!("grad_rope_{style:?}_f32_bshd_2x5x3x16").to_lowercase(), move |c| {

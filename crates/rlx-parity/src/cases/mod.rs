@@ -37,6 +37,7 @@ mod reduce_edges;
 mod rope;
 mod shape;
 mod shape_edges;
+mod shape_scatter;
 mod ssd;
 mod ssm;
 mod state;
@@ -57,6 +58,7 @@ pub fn cases() -> Vec<Case> {
         elementwise::cases,
         reduce::cases,
         shape::cases,
+        shape_scatter::cases,
         matmul::cases,
         matmul_groups::cases,
         matmul_rungs::cases,

@@ -1,9 +1,10 @@
-//! Params of the shape kernels (`copy.wgsl`, `fill.wgsl`, `gather.wgsl`), byte-identical to the
+//! Params of the shape kernels (`copy.wgsl`, `fill.wgsl`, `gather.wgsl`, `scatter_add.wgsl`),
+//! byte-identical to the
 //! WGSL structs of the same name. Constructors check what the kernels' u32 index arithmetic
 //! needs ([`crate::catalog::words`]) and return the workgroup counts.
 
 use crate::catalog::elementwise::params::MAX_RANK;
-use crate::catalog::words::{count32, per_element, product};
+use crate::catalog::words::{count32, per_element, product, DATA_WG};
 use crate::GpuError;
 use bytemuck::{Pod, Zeroable};
 
@@ -174,5 +175,48 @@ impl GatherParams {
         let n = product(K, "output element count", [outer, nidx, inner])?;
         let p = GatherParams { numel: n as u32, len: len as u32, nidx: nidx as u32, inner: inner as u32 };
         Ok((p, per_element(K, n)?))
+    }
+}
+
+/// Params of `scatter_add.wgsl`: src seen as [outer, nidx, inner], the ids flat (`nidx`), the
+/// output [outer, len, inner]. An output row v has `lanes` = outer·inner elements, taken in
+/// `blocks` blocks of [`SCATTER_ADD_BLOCK`]; one workgroup per (v, block), `groups` = len·blocks.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
+pub struct ScatterAddParams {
+    pub groups: u32,
+    pub len: u32,
+    pub nidx: u32,
+    pub inner: u32,
+    pub lanes: u32,
+    pub blocks: u32,
+    pub _pad: [u32; 2],
+}
+
+/// Lanes (output elements of one row v) a `scatter_add.wgsl` workgroup owns: its 256 threads
+/// times the 4 accumulators each keeps (`WG · LANES` in the kernel).
+pub const SCATTER_ADD_BLOCK: usize = 1024;
+
+impl ScatterAddParams {
+    /// Fails when src or the output has more elements than the kernel's u32 offsets reach.
+    pub fn new(outer: usize, len: usize, inner: usize, nidx: usize) -> Result<(Self, [u32; 3]), GpuError> {
+        const K: &str = "data_scatter_add";
+        product(K, "src element count", [outer, nidx, inner])?;
+        let n = product(K, "output element count", [outer, len, inner])?;
+        // lanes ≤ n < 2^31 unless len = 0, where n = 0 and no group runs.
+        let lanes = if n == 0 { 0 } else { outer * inner };
+        let blocks = lanes.div_ceil(SCATTER_ADD_BLOCK).max(1);
+        let groups = product(K, "workgroup count", [len, blocks])?;
+        let groups = if n == 0 { 0 } else { groups };
+        let p = ScatterAddParams {
+            groups: groups as u32,
+            len: len as u32,
+            nidx: nidx as u32,
+            inner: inner as u32,
+            lanes: lanes as u32,
+            blocks: blocks as u32,
+            _pad: [0; 2],
+        };
+        Ok((p, crate::grid::linear(K, groups, DATA_WG)?))
     }
 }

@@ -88,3 +88,19 @@ fn copy_out_of_bounds_or_too_deep_is_refused() {
     assert!(matches!(CopyParams::new(&c), Err(GpuError::Shape { .. })));
     assert!(matches!(FillParams::new(1 << 31, 0), Err(GpuError::TooLarge { .. })));
 }
+
+#[test]
+fn scatter_add_takes_one_workgroup_per_row_and_lane_block() {
+    // MiniLM's embedding gradient: 30522 rows of 384, one block each.
+    let (p, grid) = ScatterAddParams::new(1, 30522, 384, 16384).unwrap();
+    assert_eq!((p.groups, p.lanes, p.blocks, p.nidx), (30522, 384, 1, 16384));
+    assert_eq!(grid, [30522, 1, 1]);
+    // Rows of 3·1000 lanes (outer 3, inner 1000) take three blocks of 1024.
+    let (p, grid) = ScatterAddParams::new(3, 7, 1000, 5).unwrap();
+    assert_eq!((p.groups, p.lanes, p.blocks), (21, 3000, 3));
+    assert_eq!(grid, [21, 1, 1]);
+    // An empty output launches nothing.
+    let (p, grid) = ScatterAddParams::new(2, 0, 4, 5).unwrap();
+    assert_eq!((p.groups, grid), (0, [0, 1, 1]));
+    assert!(matches!(ScatterAddParams::new(1 << 16, 1 << 16, 1, 1), Err(GpuError::TooLarge { .. })));
+}
