@@ -64,14 +64,17 @@ fn model_dir(tag: &str) -> PathBuf {
         .collect();
     let views: Vec<(&str, safetensors::tensor::TensorView)> = data
         .iter()
-        .map(|(n, d, b)| (n.as_str(), safetensors::tensor::TensorView::new(safetensors::Dtype::F32, d.clone(), b).unwrap()))
+        .map(|(n, d, b)| {
+            (n.as_str(), safetensors::tensor::TensorView::new(safetensors::Dtype::F32, d.clone(), b).unwrap())
+        })
         .collect();
     std::fs::write(dir.join("model.safetensors"), safetensors::serialize(views, None).unwrap()).unwrap();
     dir
 }
 
 fn pairs() -> Pairs {
-    let text = "a b c\ta b d\nd e\te d\nf g h\tf g i\ni a\ti b a\nb b c\tb c\nh g\th g f\nc d e f\tc d e\ng\tg h\n";
+    let text =
+        "a b c\ta b d\nd e\te d\nf g h\tf g i\ni a\ti b a\nb b c\tb c\nh g\th g f\nc d e f\tc d e\ng\tg h\n";
     Pairs::parse_tsv("pairs.tsv", text).unwrap()
 }
 
@@ -188,7 +191,12 @@ fn follows_the_cpu(device: Device) {
     let Some(session) = rlx_test_support::open(device, "embedder fine-tune") else { return };
     let got = EmbedderFineTune::new(&dir, &session, &pairs, opts).unwrap().train(&pairs, |_| {}).unwrap();
     for (g, w) in got.iter().zip(&want) {
-        assert!((g.loss - w.loss).abs() <= 1e-4 * w.loss.abs().max(1.0), "{device}: {} vs {}", g.loss, w.loss);
+        assert!(
+            (g.loss - w.loss).abs() <= 1e-4 * w.loss.abs().max(1.0),
+            "{device}: {} vs {}",
+            g.loss,
+            w.loss
+        );
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -214,7 +222,8 @@ fn bad_fine_tune_input_is_a_clear_error() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("NaN") || e.contains("rate"), "{e}");
-    let e = EmbedderFineTune::new(&dir.join("nowhere"), &session, &pairs(), options()).unwrap_err().to_string();
+    let e =
+        EmbedderFineTune::new(&dir.join("nowhere"), &session, &pairs(), options()).unwrap_err().to_string();
     assert!(e.contains("nowhere"), "{e}");
     let mut ft = EmbedderFineTune::new(&dir, &session, &pairs(), options()).unwrap();
     let e = ft.step(&["a"], &["b"]).unwrap_err().to_string();

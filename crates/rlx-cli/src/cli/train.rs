@@ -131,7 +131,8 @@ fn embedder(args: &EmbedderArgs) -> Result<(), Box<dyn std::error::Error>> {
     let t0 = Instant::now();
     let mut log_err = None;
     let reports = ft.train(&pairs, |r| {
-        let rate = ((bar.position() + 1) as f64 * args.batch_size as f64) / t0.elapsed().as_secs_f64().max(1e-9);
+        let rate =
+            ((bar.position() + 1) as f64 * args.batch_size as f64) / t0.elapsed().as_secs_f64().max(1e-9);
         bar.set_message(format!("loss {} · {rate:.0} pairs/s", loss_text(r.loss)));
         bar.inc(1);
         if let Some(w) = log.as_mut() {
@@ -161,7 +162,11 @@ fn embedder(args: &EmbedderArgs) -> Result<(), Box<dyn std::error::Error>> {
         (reports.len() * args.batch_size) as f64 / secs.max(1e-9),
         first.map_or("-".into(), loss_text),
         last.map_or("-".into(), loss_text),
-        if skipped > 0 { format!(", {skipped} step(s) skipped (non-finite, loss scale lowered)") } else { String::new() }
+        if skipped > 0 {
+            format!(", {skipped} step(s) skipped (non-finite, loss scale lowered)")
+        } else {
+            String::new()
+        }
     );
     super::bench_generate::print_kernel_times("the last training step", &ft.kernel_times());
     if let Some(path) = &args.checkpoint {

@@ -61,7 +61,9 @@ impl Builder<'_> {
                 op: "bert",
                 attr: "weights",
                 shape: rlx_ir::Shape::new(dims),
-                reason: format!("no node was given for weight '{name}'; list the weights with `weight_shapes`"),
+                reason: format!(
+                    "no node was given for weight '{name}'; list the weights with `weight_shapes`"
+                ),
             }),
         }
     }

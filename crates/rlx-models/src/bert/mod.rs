@@ -13,6 +13,6 @@ pub mod train;
 pub use config::{Activation, BertConfig, ModelConfig, Pooling};
 pub use embedder::{cosine, missing_files, Embedder, EmbedderOptions, REQUIRED_FILES};
 pub use graph::{build_graph, encoder_graph, encoder_layers, pooled_embeddings, weight_shapes, WeightSource};
+pub use tokenizer::{SentenceTokenizer, TokenBatch};
 #[cfg(not(target_arch = "wasm32"))]
 pub use train::{EmbedderFineTune, FineTuneOptions, Pairs};
-pub use tokenizer::{SentenceTokenizer, TokenBatch};

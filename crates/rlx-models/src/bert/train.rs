@@ -169,7 +169,12 @@ fn invalid(reason: String) -> ModelError {
 impl EmbedderFineTune {
     /// Loads the model in `dir` (config.json, model.safetensors, tokenizer.json) onto
     /// `session` and compiles the training step for `pairs` (which fix the padded length).
-    pub fn new(dir: &Path, session: &Session, pairs: &Pairs, opts: FineTuneOptions) -> Result<EmbedderFineTune> {
+    pub fn new(
+        dir: &Path,
+        session: &Session,
+        pairs: &Pairs,
+        opts: FineTuneOptions,
+    ) -> Result<EmbedderFineTune> {
         check_options(&opts)?;
         if let Some(missing) = crate::bert::embedder::missing_files(dir) {
             return Err(ModelError::NoModel { dir: dir.to_path_buf(), missing });
@@ -199,7 +204,12 @@ impl EmbedderFineTune {
         let weights = weight_shapes(&config.bert, config.pooling)?;
         let cfg = TrainConfig {
             opts: StepOpts {
-                optimizer: Optimizer::AdamW { beta1: 0.9, beta2: 0.999, eps: 1e-8, weight_decay: opts.weight_decay },
+                optimizer: Optimizer::AdamW {
+                    beta1: 0.9,
+                    beta2: 0.999,
+                    eps: 1e-8,
+                    weight_decay: opts.weight_decay,
+                },
                 clip_grad_norm: opts.max_grad_norm,
                 skip_nonfinite: true,
                 loss_scale: opts.precision == Precision::Mixed,
@@ -230,7 +240,15 @@ impl EmbedderFineTune {
             };
             trainer.set_weight(name, &value)?;
         }
-        Ok(EmbedderFineTune { trainer, tokenizer, config, source: dir.to_path_buf(), opts, seq, steps_per_epoch })
+        Ok(EmbedderFineTune {
+            trainer,
+            tokenizer,
+            config,
+            source: dir.to_path_buf(),
+            opts,
+            seq,
+            steps_per_epoch,
+        })
     }
 
     /// The padded sentence length every step uses.
@@ -281,7 +299,8 @@ impl EmbedderFineTune {
         let all: Vec<&str> = anchors.iter().chain(positives).copied().collect();
         let t = self.tokenizer.batch(&all)?;
         let (ids, types, mask) = pad_to(&t, self.seq)?;
-        let feeds: [(&str, &dyn HostData); 3] = [(TRAIN_IDS, &ids), (TRAIN_TYPES, &types), (TRAIN_MASK, &mask)];
+        let feeds: [(&str, &dyn HostData); 3] =
+            [(TRAIN_IDS, &ids), (TRAIN_TYPES, &types), (TRAIN_MASK, &mask)];
         self.trainer.step(&feeds)
     }
 
@@ -374,7 +393,10 @@ fn check_options(o: &FineTuneOptions) -> Result<()> {
         return Err(invalid("epochs must be at least 1".into()));
     }
     if !(o.scale.is_finite() && o.scale > 0.0) {
-        return Err(invalid(format!("scale {}: use a finite value > 0 (sentence-transformers uses 20)", o.scale)));
+        return Err(invalid(format!(
+            "scale {}: use a finite value > 0 (sentence-transformers uses 20)",
+            o.scale
+        )));
     }
     if o.precision == Precision::F16 {
         return Err(invalid(
