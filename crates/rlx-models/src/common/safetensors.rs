@@ -161,6 +161,42 @@ fn alternate_name(name: &str) -> String {
     }
 }
 
+/// Writes `tensors` (`(name, tensor)`, every element widened or kept as f32) to the
+/// safetensors file `path`, with string `metadata` in its header: a fine-tuned model's
+/// weights and a training checkpoint. The file appears whole or not at all (written beside
+/// `path`, then renamed).
+pub fn write_f32(
+    path: &Path,
+    tensors: &[(String, rlx_ir::Tensor)],
+    metadata: Option<std::collections::HashMap<String, String>>,
+) -> Result<()> {
+    let bytes: Vec<(String, Vec<usize>, Vec<u8>)> = tensors
+        .iter()
+        .map(|(name, t)| {
+            let data = t.to_f32_vec().iter().flat_map(|x| x.to_le_bytes()).collect();
+            (name.clone(), t.shape().dims().to_vec(), data)
+        })
+        .collect();
+    let bad = |reason: String| ModelError::Safetensors { path: path.to_path_buf(), reason };
+    let views = bytes
+        .iter()
+        .map(|(name, dims, data)| {
+            safetensors::tensor::TensorView::new(Dtype::F32, dims.clone(), data)
+                .map(|v| (name.as_str(), v))
+                .map_err(|e| bad(format!("tensor '{name}': {e}")))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let out = safetensors::serialize(views, metadata).map_err(|e| bad(e.to_string()))?;
+    // Written beside and renamed: a crash mid-write never leaves half a file at `path`.
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    let write_err = |p: &Path, source| ModelError::Write { path: p.to_path_buf(), source };
+    std::fs::write(&tmp, out).map_err(|e| write_err(&tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        write_err(path, e)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -186,32 +222,4 @@ mod tests {
         assert_eq!(alternate_name("embeddings.x"), "bert.embeddings.x");
         assert_eq!(alternate_name("bert.embeddings.x"), "embeddings.x");
     }
-}
-
-/// Writes `tensors` (`(name, tensor)`, every element widened or kept as f32) to the
-/// safetensors file `path`, with string `metadata` in its header: a fine-tuned model's
-/// weights and a training checkpoint.
-pub fn write_f32(
-    path: &Path,
-    tensors: &[(String, rlx_ir::Tensor)],
-    metadata: Option<std::collections::HashMap<String, String>>,
-) -> Result<()> {
-    let bytes: Vec<(String, Vec<usize>, Vec<u8>)> = tensors
-        .iter()
-        .map(|(name, t)| {
-            let data = t.to_f32_vec().iter().flat_map(|x| x.to_le_bytes()).collect();
-            (name.clone(), t.shape().dims().to_vec(), data)
-        })
-        .collect();
-    let bad = |reason: String| ModelError::Safetensors { path: path.to_path_buf(), reason };
-    let views = bytes
-        .iter()
-        .map(|(name, dims, data)| {
-            safetensors::tensor::TensorView::new(Dtype::F32, dims.clone(), data)
-                .map(|v| (name.as_str(), v))
-                .map_err(|e| bad(format!("tensor '{name}': {e}")))
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let out = safetensors::serialize(views, metadata).map_err(|e| bad(e.to_string()))?;
-    std::fs::write(path, out).map_err(|source| ModelError::Write { path: path.to_path_buf(), source })
 }

@@ -8,7 +8,6 @@ use super::Trainer;
 use crate::error::{ModelError, Result};
 use rlx_ir::Tensor;
 use rlx_nn::state_name;
-use safetensors::tensor::TensorView;
 use safetensors::{Dtype, SafeTensors};
 use std::collections::HashMap;
 use std::path::Path;
@@ -55,31 +54,9 @@ fn settings(tr: &Trainer) -> HashMap<String, String> {
 
 pub(super) fn save(tr: &mut Trainer, path: &Path) -> Result<()> {
     let values = tr.export()?;
-    let names = tensor_names(tr);
-    let mut bytes = Vec::with_capacity(values.len());
-    for ((name, dims, _, _), t) in names.iter().zip(&values) {
-        let Some(v) = t.as_f32() else {
-            return Err(ModelError::InvalidInput {
-                reason: format!("checkpoint: tensor '{name}' came back as {}, not F32", t.dtype()),
-            });
-        };
-        let b: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
-        bytes.push((name.clone(), dims.clone(), b));
-    }
-    let bad = |reason: String| ModelError::Safetensors { path: path.to_path_buf(), reason };
-    let views = bytes
-        .iter()
-        .map(|(n, d, b)| TensorView::new(Dtype::F32, d.clone(), b).map(|v| (n.clone(), v)))
-        .collect::<std::result::Result<Vec<_>, _>>()
-        .map_err(|e| bad(e.to_string()))?;
-    let data = safetensors::serialize(views, Some(settings(tr))).map_err(|e| bad(e.to_string()))?;
-    // Written beside and renamed: a crash mid-write never leaves half a checkpoint at `path`.
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    std::fs::write(&tmp, data).map_err(|e| ModelError::io(&tmp, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        ModelError::io(path, e)
-    })
+    let tensors: Vec<(String, Tensor)> =
+        tensor_names(tr).into_iter().zip(values).map(|((name, ..), t)| (name, t)).collect();
+    crate::common::safetensors::write_f32(path, &tensors, Some(settings(tr)))
 }
 
 pub(super) fn resume(tr: &mut Trainer, path: &Path) -> Result<()> {
