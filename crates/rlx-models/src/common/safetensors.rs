@@ -161,33 +161,6 @@ fn alternate_name(name: &str) -> String {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn decodes_each_dtype() {
-        let f32_bytes: Vec<u8> = [1.5f32, -2.0].iter().flat_map(|v| v.to_le_bytes()).collect();
-        assert_eq!(decode(Dtype::F32, &f32_bytes, Precision::F32), WeightData::F32(vec![1.5, -2.0]));
-        let h: Vec<u8> =
-            [f16::from_f32(0.5), f16::from_f32(-3.0)].iter().flat_map(|v| v.to_le_bytes()).collect();
-        assert_eq!(decode(Dtype::F16, &h, Precision::F32), WeightData::F32(vec![0.5, -3.0]));
-        let b: Vec<u8> =
-            [bf16::from_f32(0.25), bf16::from_f32(8.0)].iter().flat_map(|v| v.to_le_bytes()).collect();
-        assert_eq!(decode(Dtype::BF16, &b, Precision::F32), WeightData::F32(vec![0.25, 8.0]));
-        assert_eq!(
-            decode(Dtype::F32, &f32_bytes, Precision::F16),
-            WeightData::F16(vec![f16::from_f32(1.5), f16::from_f32(-2.0)])
-        );
-    }
-
-    #[test]
-    fn alternate_adds_or_strips_prefix() {
-        assert_eq!(alternate_name("embeddings.x"), "bert.embeddings.x");
-        assert_eq!(alternate_name("bert.embeddings.x"), "embeddings.x");
-    }
-}
-
 /// Writes `tensors` (`(name, tensor)`, every element widened or kept as f32) to the
 /// safetensors file `path`, with string `metadata` in its header: a fine-tuned model's
 /// weights and a training checkpoint.
@@ -214,4 +187,31 @@ pub fn write_f32(
         .collect::<Result<Vec<_>>>()?;
     let out = safetensors::serialize(views, metadata).map_err(|e| bad(e.to_string()))?;
     std::fs::write(path, out).map_err(|source| ModelError::Write { path: path.to_path_buf(), source })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decodes_each_dtype() {
+        let f32_bytes: Vec<u8> = [1.5f32, -2.0].iter().flat_map(|v| v.to_le_bytes()).collect();
+        assert_eq!(decode(Dtype::F32, &f32_bytes, Precision::F32), WeightData::F32(vec![1.5, -2.0]));
+        let h: Vec<u8> =
+            [f16::from_f32(0.5), f16::from_f32(-3.0)].iter().flat_map(|v| v.to_le_bytes()).collect();
+        assert_eq!(decode(Dtype::F16, &h, Precision::F32), WeightData::F32(vec![0.5, -3.0]));
+        let b: Vec<u8> =
+            [bf16::from_f32(0.25), bf16::from_f32(8.0)].iter().flat_map(|v| v.to_le_bytes()).collect();
+        assert_eq!(decode(Dtype::BF16, &b, Precision::F32), WeightData::F32(vec![0.25, 8.0]));
+        assert_eq!(
+            decode(Dtype::F32, &f32_bytes, Precision::F16),
+            WeightData::F16(vec![f16::from_f32(1.5), f16::from_f32(-2.0)])
+        );
+    }
+
+    #[test]
+    fn alternate_adds_or_strips_prefix() {
+        assert_eq!(alternate_name("embeddings.x"), "bert.embeddings.x");
+        assert_eq!(alternate_name("bert.embeddings.x"), "embeddings.x");
+    }
 }
