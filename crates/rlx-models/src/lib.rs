@@ -53,6 +53,8 @@
 //! - [`Trainer`] drives training on the device (rlx-nn's optimizer steps): a learning-rate
 //!   schedule, dynamic loss scaling, non-finite steps skipped or refused, weights read back,
 //!   and checkpoints saved to and resumed from one safetensors file.
+//! - [`DecoderFineTune`] trains a dense decoder on a text file with the next-token loss (from
+//!   its checkpoint or a seeded init) and saves a folder [`Decoder`] loads ([`decoder::train`]).
 
 #![warn(missing_docs)]
 
