@@ -15,6 +15,24 @@ schedule and loss, step by step.
       embeddings of both fine-tuned models (computed by torch) on the pairs' first 256
       sentences: their lowest cosine
 
+The decoder (next-token loss on a text file, `rlx train decoder`):
+
+  python3 scripts/train_compare.py init-decoder TOKENIZER.json OUT_DIR [--hidden 256 --layers 4 ...]
+      a small Llama folder: config.json, model.safetensors (transformers' LlamaForCausalLM
+      init, seeded) and the tokenizer.json copied; its vocab is the tokenizer's
+  python3 scripts/train_compare.py text TOKENIZER.json OUT.txt [--words N] [--seed S]
+      a synthetic text (seeded) of words from the tokenizer's vocab, each word followed by one
+      of a few likely successors, so a small model can learn it
+  python3 scripts/train_compare.py torch-decoder MODEL_DIR TEXT --log torch.jsonl [--out DIR]
+      trains with transformers' AutoModelForCausalLM on CUDA in f32, on the same windows in the
+      same order as `rlx train decoder --max-steps N --log rlx.jsonl ...` (no --shuffle)
+  python3 scripts/train_compare.py compare torch.jsonl rlx.jsonl --rtol 1e-2 --batch 8
+      as above (the rate is then windows/s)
+
+  The rlx side: `rlx train decoder --model MODEL_DIR --text TEXT --out DIR --max-steps 500
+  --batch-size 8 --seq-len 128 --lr 5e-4 --warmup-steps 50 --weight-decay 0 --log rlx.jsonl`
+  (torch-decoder's defaults); both start from the same model.safetensors.
+
 The rlx side is `rlx train embedder --no-shuffle --log rlx.jsonl ...` with the same options.
 The training recipe is sentence-transformers' MultipleNegativesRankingLoss (scale 20, cosine,
 the other positives of the batch as negatives) over mean-pooled BERT outputs, AdamW with
@@ -156,6 +174,114 @@ def train_torch(args):
         save_file({k: v.detach().contiguous().cpu() for k, v in model.state_dict().items()}, f"{args.out}/model.safetensors")
 
 
+def init_decoder(args):
+    import os
+    import shutil
+
+    import torch
+    from tokenizers import Tokenizer
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    vocab = Tokenizer.from_file(args.tokenizer).get_vocab_size(with_added_tokens=True)
+    cfg = LlamaConfig(
+        vocab_size=vocab,
+        hidden_size=args.hidden,
+        intermediate_size=args.intermediate,
+        num_hidden_layers=args.layers,
+        num_attention_heads=args.heads,
+        num_key_value_heads=args.kv_heads,
+        max_position_embeddings=args.max_pos,
+        rms_norm_eps=1e-6,
+        rope_theta=10000.0,
+        tie_word_embeddings=False,
+        initializer_range=0.02,
+    )
+    torch.manual_seed(args.seed)
+    model = LlamaForCausalLM(cfg).float()
+    os.makedirs(args.out, exist_ok=True)
+    model.save_pretrained(args.out, safe_serialization=True)
+    shutil.copy(args.tokenizer, f"{args.out}/tokenizer.json")
+    n = sum(p.numel() for p in model.parameters())
+    print(f"wrote {args.out}: Llama, {n} weights, vocab {vocab}, seed {args.seed}")
+
+
+def make_text(args):
+    from tokenizers import Tokenizer
+
+    words = []
+    for tok in Tokenizer.from_file(args.tokenizer).get_vocab():
+        w = tok.lstrip("\u0120\u2581")  # GPT-2's and SentencePiece's word-start marks
+        if w.isalpha() and w.isascii() and len(w) > 2 and w.islower():
+            words.append(w)
+    words = sorted(set(words))[: args.vocab]
+    if len(words) < 8:
+        sys.exit(f"{args.tokenizer}: only {len(words)} plain words in the vocab")
+    rng = random.Random(args.seed)
+    succ = {w: [rng.choice(words) for _ in range(3)] for w in words}
+    w = rng.choice(words)
+    out = []
+    for i in range(args.words):
+        out.append(w)
+        w = rng.choice(succ[w]) if rng.random() < 0.9 else rng.choice(words)
+    lines = [" ".join(out[i : i + 16]) for i in range(0, len(out), 16)]
+    with open(args.out, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+    print(f"wrote {args.words} words ({len(words)} distinct) to {args.out}")
+
+
+def train_torch_decoder(args):
+    import torch
+    import torch.nn.functional as F
+    from tokenizers import Tokenizer
+    from transformers import AutoModelForCausalLM, get_linear_schedule_with_warmup
+
+    torch.manual_seed(args.seed)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    with open(args.text, encoding="utf-8") as f:
+        text = f.read()
+    # As rlx: the whole text as one stream, no special tokens.
+    ids = Tokenizer.from_file(f"{args.model}/tokenizer.json").encode(text, add_special_tokens=False).ids
+    n, b = args.seq_len + 1, args.batch
+    windows = torch.tensor(ids[: len(ids) // n * n], dtype=torch.long).view(-1, n)
+    per_epoch = windows.shape[0] // b
+    if per_epoch == 0:
+        sys.exit(f"{args.text}: {len(ids)} tokens make no batch of {b} windows of {n}")
+    # Config keys given to from_pretrained override config.json's: no attention dropout
+    # (Llama's default too), as rlx has none.
+    model = AutoModelForCausalLM.from_pretrained(args.model, attn_implementation="eager", attention_dropout=0.0)
+    model = model.float().cuda()
+    model.train()
+    # rlx's AdamW decays every weight (norms too), so this one does as well.
+    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay, eps=1e-8)
+    sched = get_linear_schedule_with_warmup(opt, args.warmup, args.steps)
+    log = open(args.log, "w", encoding="utf-8")
+    t0 = time.perf_counter()
+    for step in range(args.steps):
+        i = step % per_epoch  # the windows in order, epoch after epoch
+        batch = windows[i * b : (i + 1) * b].cuda()
+        x, y = batch[:, :-1], batch[:, 1:]
+        logits = model(input_ids=x).logits
+        loss = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), y.reshape(-1))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        if args.max_grad_norm > 0:
+            norm = torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm).item()
+        else:
+            norm = None
+        lr = sched.get_last_lr()[0]
+        opt.step()
+        sched.step()
+        torch.cuda.synchronize()
+        rec = {"step": step + 1, "loss": loss.item(), "lr": lr, "grad_norm": norm,
+               "elapsed_s": time.perf_counter() - t0}
+        log.write(json.dumps(rec) + "\n")
+    log.close()
+    print(f"torch: {args.steps} steps of {b} windows of {n} tokens ({len(ids)} tokens), loss {rec['loss']:.5f}")
+    if args.out:
+        model.save_pretrained(args.out, safe_serialization=True)
+
+
 def read_log(path):
     with open(path, encoding="utf-8") as f:
         return [json.loads(line) for line in f if line.strip()]
@@ -248,8 +374,46 @@ def main():
     e.add_argument("rlx_dir")
     e.add_argument("pairs")
     e.add_argument("--min-cos", type=float, default=0.9999)
+    d = sub.add_parser("init-decoder")
+    d.add_argument("tokenizer", help="a tokenizer.json; its vocab size is the model's")
+    d.add_argument("out")
+    d.add_argument("--hidden", type=int, default=256)
+    d.add_argument("--layers", type=int, default=4)
+    d.add_argument("--heads", type=int, default=4)
+    d.add_argument("--kv-heads", type=int, default=2)
+    d.add_argument("--intermediate", type=int, default=688)
+    d.add_argument("--max-pos", type=int, default=512)
+    d.add_argument("--seed", type=int, default=0)
+    x = sub.add_parser("text")
+    x.add_argument("tokenizer")
+    x.add_argument("out")
+    x.add_argument("--words", type=int, default=200000)
+    x.add_argument("--vocab", type=int, default=2000, help="distinct words at most")
+    x.add_argument("--seed", type=int, default=7)
+    td = sub.add_parser("torch-decoder")
+    td.add_argument("model")
+    td.add_argument("text")
+    td.add_argument("--log", required=True)
+    td.add_argument("--out")
+    td.add_argument("--batch", type=int, default=8)
+    td.add_argument("--seq-len", type=int, default=128)
+    td.add_argument("--steps", type=int, default=500)
+    td.add_argument("--lr", type=float, default=5e-4)
+    td.add_argument("--warmup", type=int, default=50)
+    td.add_argument("--weight-decay", type=float, default=0.0)
+    td.add_argument("--max-grad-norm", type=float, default=1.0)
+    td.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
-    {"init": init_model, "pairs": make_pairs, "torch": train_torch, "compare": compare, "cosine": cosine}[args.cmd](args)
+    {
+        "init": init_model,
+        "pairs": make_pairs,
+        "torch": train_torch,
+        "compare": compare,
+        "cosine": cosine,
+        "init-decoder": init_decoder,
+        "text": make_text,
+        "torch-decoder": train_torch_decoder,
+    }[args.cmd](args)
 
 
 if __name__ == "__main__":

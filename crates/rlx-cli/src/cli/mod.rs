@@ -24,3 +24,4 @@ pub mod similarity;
 pub mod stdout;
 pub mod table;
 pub mod train;
+pub mod train_decoder;

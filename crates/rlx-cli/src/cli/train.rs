@@ -20,6 +20,9 @@ pub enum TrainCommand {
     /// `anchor<TAB>positive` pairs with sentence-transformers' MultipleNegativesRankingLoss and
     /// AdamW; writes a model folder that `rlx embed --model` and sentence-transformers load.
     Embedder(EmbedderArgs),
+    /// Train a dense decoder (Llama, Qwen2, Qwen3, Mistral) on a text file with the next-token
+    /// loss, from its checkpoint or from a seeded init; writes a folder `rlx generate` loads.
+    Decoder(super::train_decoder::DecoderArgs),
 }
 
 /// Options of `rlx train embedder`.
@@ -100,6 +103,7 @@ impl EmbedderArgs {
 pub fn run(cmd: &TrainCommand) -> Result<(), Box<dyn std::error::Error>> {
     match cmd {
         TrainCommand::Embedder(args) => embedder(args),
+        TrainCommand::Decoder(args) => super::train_decoder::run(args),
     }
 }
 

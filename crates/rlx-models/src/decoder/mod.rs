@@ -18,6 +18,8 @@
 //! - [`BatchDecoder`] decodes many sequences together over one compiled batched step, each with
 //!   its own cache slot, position and length; sequences join and leave between steps
 //!   ([`batch`], graphs in [`batched`]).
+//! - [`DecoderFineTune`] trains a dense decoder on a text file with the next-token loss, from
+//!   its checkpoint or from a seeded init ([`train`]).
 //! - [`ChatTemplate`](chat::ChatTemplate) renders the checkpoint's chat template ([`chat`]).
 //!
 //! Checkpoint reading (safetensors, shards, GGUF) and the stop tokens live in
@@ -37,12 +39,15 @@ pub mod graph;
 pub mod model;
 pub mod params;
 pub mod rope;
+pub mod train;
+mod train_data;
 
 pub use crate::common::tokens::argmax;
 pub use batch::{BatchDecoder, SeqId, SeqParams, SeqToken};
 pub use batched::{batched_decode_graph, batched_decode_outputs, BatchInputs, BatchOutput};
 pub use config::{Architecture, DecoderConfig, MoeConfig, RopeScaling};
-pub use graph::{decoder_graph, decoder_graph_with, LogitRows};
+pub use graph::{decoder_graph, decoder_graph_with, decoder_logits_given, decoder_weight_shapes, LogitRows};
 pub use model::{Decoder, DecoderOptions};
 pub use params::{ParamData, QuantizedWeights};
 pub use rope::{inverse_frequencies, rope_tables, RopeTables};
+pub use train::{DecoderFineTune, DecoderTrainOptions, TokenWindows};

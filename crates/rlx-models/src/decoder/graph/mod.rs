@@ -22,12 +22,15 @@
 
 use super::config::DecoderConfig;
 mod moe;
+mod train;
 use super::params::QuantizedWeights;
 use crate::common::safetensors::{f16_weights, Precision};
 use rlx_ir::{
     AttentionSpec, AttnLayout, DType, Graph, IrError, MaskKind, NodeId, QuantType, RopeStyle, Shape,
 };
 use rlx_nn::prelude::*;
+use std::collections::HashMap;
+pub use train::{decoder_logits_given, decoder_weight_shapes};
 
 /// Names of the graph's inputs.
 pub const INPUT_IDS: &str = "input_ids";
@@ -102,6 +105,9 @@ pub(crate) struct DecoderBuilder<'a> {
     embed_table: Option<NodeId>,
     /// Params stored block-quantized (U8 [rows, row_bytes]), by name.
     quant: &'a QuantizedWeights,
+    /// `Some`: every weight is the node given here by HF name (a training step's weight
+    /// states, f32) instead of a param ([`DecoderBuilder::with_given`]).
+    given: Option<&'a HashMap<String, NodeId>>,
 }
 
 impl<'a> DecoderBuilder<'a> {
@@ -111,7 +117,47 @@ impl<'a> DecoderBuilder<'a> {
         precision: Precision,
         quant: &'a QuantizedWeights,
     ) -> Self {
-        DecoderBuilder { g, cfg, precision, embed_table: None, quant }
+        DecoderBuilder { g, cfg, precision, embed_table: None, quant, given: None }
+    }
+
+    /// A builder whose weights are the f32 nodes in `given` (by HF name), each checked against
+    /// the shape the param would have; `quant` must be empty (training is dense).
+    pub fn with_given(
+        g: &'a mut Graph,
+        cfg: &'a DecoderConfig,
+        quant: &'a QuantizedWeights,
+        given: &'a HashMap<String, NodeId>,
+    ) -> Self {
+        DecoderBuilder { g, cfg, precision: Precision::F32, embed_table: None, quant, given: Some(given) }
+    }
+
+    /// The node given for weight `name` of shape `dims` (see [`DecoderBuilder::with_given`]).
+    fn given_weight(
+        &self,
+        map: &HashMap<String, NodeId>,
+        name: &str,
+        dims: &[usize],
+    ) -> Result<NodeId, IrError> {
+        let err = |reason: String| IrError::Attribute {
+            op: "decoder",
+            attr: "weights",
+            shape: Shape::new(dims),
+            reason,
+        };
+        let node = map.get(name).copied().ok_or_else(|| {
+            err(format!(
+                "no node was given for weight '{name}'; list the weights with `decoder_weight_shapes`"
+            ))
+        })?;
+        let ty = self.g.ty(node)?;
+        if ty.shape.dims() != dims || ty.dtype != DType::F32 {
+            return Err(err(format!(
+                "the node given for weight '{name}' is {} {:?}; expected f32 {dims:?}",
+                ty.dtype,
+                ty.shape.dims()
+            )));
+        }
+        Ok(node)
     }
 
     /// A quantized param `name` holding `rows` rows of `cols` elements of `quant`: U8
@@ -152,6 +198,9 @@ impl<'a> DecoderBuilder<'a> {
     /// Vectors (norm weights, biases) stay f32 whatever the storage: they are a few KiB, and
     /// an f16 copy would cost a cast launch per vector per run.
     fn weight(&mut self, name: &str, dims: &[usize]) -> Result<NodeId, IrError> {
+        if let Some(map) = self.given {
+            return self.given_weight(map, name, dims);
+        }
         if dims.len() == 1 {
             return self.g.param(name, dims, DType::F32);
         }
@@ -195,6 +244,11 @@ impl<'a> DecoderBuilder<'a> {
         }
         const NAME: &str = "model.embed_tokens.weight";
         let (vocab, hidden) = (self.cfg.vocab_size, self.cfg.hidden_size);
+        if let Some(map) = self.given {
+            let t = self.given_weight(map, NAME, &[vocab, hidden])?;
+            self.embed_table = Some(t);
+            return Ok(t);
+        }
         let t = match self.quant.get(NAME) {
             Some(&q) => self.quant_param(NAME, q, vocab, hidden)?,
             None => {

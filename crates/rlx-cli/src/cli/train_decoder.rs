@@ -1,0 +1,225 @@
+//! `rlx train decoder`: train a dense decoder (Llama, Qwen2, Qwen3, Mistral) on a text file with
+//! the next-token loss, on any device, from its checkpoint or (a folder with only config.json and
+//! tokenizer.json) from a seeded init, and write a model folder `rlx generate --model` loads.
+//! A progress bar (stderr, on a terminal) shows the loss and tokens/s; `--log` writes one JSON
+//! line per step with the fields of `rlx train embedder`'s log (step, loss, lr, grad_norm,
+//! skipped, loss_scale, elapsed_s). With `RLX_PROFILE=1` (Vulkan) the last step's GPU time is
+//! printed by kernel.
+
+use super::fetch::resolve_lm;
+use super::progress;
+use rlx::prelude::{Device, Precision, Session};
+use rlx_models::{DecoderFineTune, DecoderTrainOptions};
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Options of `rlx train decoder`.
+#[derive(clap::Args, Debug)]
+pub struct DecoderArgs {
+    /// The model: a folder with config.json and tokenizer.json (and model.safetensors to
+    /// fine-tune; without weights it trains from a seeded init), or a hub repo (fetched).
+    #[arg(long)]
+    model: PathBuf,
+    /// The training text (UTF-8), tokenized as one stream with no special tokens.
+    #[arg(long)]
+    text: PathBuf,
+    /// Where to write the trained model folder.
+    #[arg(long)]
+    out: PathBuf,
+    /// cpu, gpu, vulkan or auto (auto honours RLX_DEVICE).
+    #[arg(long, default_value = "auto")]
+    device: Device,
+    /// f32, or mixed (f16 tensor-core operands, f32 weights, dynamic loss scaling).
+    #[arg(long, default_value = "f32")]
+    precision: Precision,
+    /// Tokens each window predicts (a window holds one more); at most the model's positions.
+    #[arg(long, default_value_t = 128)]
+    seq_len: usize,
+    /// Windows per step.
+    #[arg(long, default_value_t = 8)]
+    batch_size: usize,
+    /// Passes over the text.
+    #[arg(long, default_value_t = 1)]
+    epochs: usize,
+    /// Stop after this many steps, going round the text as often as needed (overrides
+    /// --epochs).
+    #[arg(long)]
+    max_steps: Option<usize>,
+    /// AdamW's peak learning rate (linear warmup, then linear decay to 0).
+    #[arg(long, default_value_t = 5e-5)]
+    lr: f32,
+    /// Warmup steps.
+    #[arg(long, default_value_t = 0)]
+    warmup_steps: u64,
+    /// AdamW's weight decay.
+    #[arg(long, default_value_t = 0.0)]
+    weight_decay: f32,
+    /// Clip gradients to this global norm (0: no clipping).
+    #[arg(long, default_value_t = 1.0)]
+    max_grad_norm: f32,
+    /// The seed of the initial weights (a folder without weights) and of --shuffle.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// Shuffle the windows each epoch (default: the text's order).
+    #[arg(long)]
+    shuffle: bool,
+    /// Write one JSON line per step here.
+    #[arg(long)]
+    log: Option<PathBuf>,
+    /// Resume from a checkpoint written by --checkpoint.
+    #[arg(long)]
+    resume: Option<PathBuf>,
+    /// Write a checkpoint (weights, optimizer state, step) here at the end, to resume later.
+    #[arg(long)]
+    checkpoint: Option<PathBuf>,
+}
+
+impl DecoderArgs {
+    fn options(&self) -> DecoderTrainOptions {
+        DecoderTrainOptions {
+            batch_size: self.batch_size,
+            seq_len: self.seq_len,
+            epochs: self.epochs,
+            max_steps: self.max_steps,
+            lr: self.lr,
+            warmup_steps: self.warmup_steps,
+            weight_decay: self.weight_decay,
+            max_grad_norm: (self.max_grad_norm > 0.0).then_some(self.max_grad_norm),
+            shuffle_seed: self.shuffle.then_some(self.seed),
+            init_seed: self.seed,
+            precision: self.precision,
+        }
+    }
+}
+
+/// Runs `rlx train decoder`.
+pub fn run(args: &DecoderArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let mut dir = args.model.clone();
+    resolve_lm(&mut dir, None)?;
+    let text = std::fs::read_to_string(&args.text)
+        .map_err(|e| format!("cannot read {}: {e}", args.text.display()))?;
+    let session = Session::new(args.device)?;
+    eprintln!("training {} on {} ({} bytes of text)", dir.display(), session.device(), text.len());
+    let started = Instant::now();
+    let mut ft = DecoderFineTune::new(&dir, &session, &text, args.options())?;
+    let tokens_per_step = args.batch_size * args.seq_len;
+    eprintln!(
+        "compiled the training step in {:.1} s: {} tokens, {} steps of {} windows of {} tokens{}",
+        started.elapsed().as_secs_f64(),
+        ft.data().tokens().len(),
+        ft.total_steps(),
+        args.batch_size,
+        args.seq_len + 1,
+        if ft.from_scratch() { format!(", from a seeded init (seed {})", args.seed) } else { String::new() }
+    );
+    if let Some(path) = &args.resume {
+        ft.resume(path)?;
+        eprintln!("resumed from {} at step {}", path.display(), ft.steps());
+    }
+    let mut log = match &args.log {
+        Some(p) => Some(std::io::BufWriter::new(
+            std::fs::File::create(p).map_err(|e| format!("cannot write {}: {e}", p.display()))?,
+        )),
+        None => None,
+    };
+    let bar = progress::count("training", ft.total_steps().saturating_sub(ft.steps() as usize) as u64);
+    let t0 = Instant::now();
+    let mut log_err = None;
+    let reports = ft.train(|r| {
+        let rate =
+            ((bar.position() + 1) as f64 * tokens_per_step as f64) / t0.elapsed().as_secs_f64().max(1e-9);
+        bar.set_message(format!("loss {} · {rate:.0} tokens/s", loss_text(r.loss)));
+        bar.inc(1);
+        if let Some(w) = log.as_mut() {
+            let line = serde_json::json!({
+                "step": r.step, "loss": r.loss, "lr": r.lr, "grad_norm": r.grad_norm,
+                "skipped": r.skipped, "loss_scale": r.loss_scale,
+                "elapsed_s": t0.elapsed().as_secs_f64(),
+            });
+            if let Err(e) = writeln!(w, "{line}") {
+                log_err.get_or_insert(e);
+            }
+        }
+    })?;
+    bar.finish_and_clear();
+    if let (Some(e), Some(p)) = (log_err, &args.log) {
+        return Err(format!("writing {}: {e}", p.display()).into());
+    }
+    if let Some(w) = log.as_mut() {
+        w.flush()?;
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    let (first, last) = (reports.first().map(|r| r.loss), reports.last().map(|r| r.loss));
+    let skipped = reports.iter().filter(|r| r.skipped).count();
+    eprintln!(
+        "{} steps in {secs:.1} s ({:.0} tokens/s); loss {} → {}{}",
+        reports.len(),
+        (reports.len() * tokens_per_step) as f64 / secs.max(1e-9),
+        first.map_or("-".into(), loss_text),
+        last.map_or("-".into(), loss_text),
+        if skipped > 0 {
+            format!(", {skipped} step(s) skipped (non-finite, loss scale lowered)")
+        } else {
+            String::new()
+        }
+    );
+    super::bench_generate::print_kernel_times("the last training step", &ft.kernel_times());
+    if let Some(path) = &args.checkpoint {
+        ft.save_checkpoint(path)?;
+        eprintln!("checkpoint: {}", path.display());
+    }
+    ft.save(&args.out)?;
+    println!("{}", args.out.display());
+    Ok(())
+}
+
+/// A loss for people: four decimals, or four significant digits below 0.01 (as
+/// `rlx train embedder` prints it).
+fn loss_text(loss: f32) -> String {
+    if loss.abs() >= 0.01 || loss == 0.0 || !loss.is_finite() {
+        format!("{loss:.4}")
+    } else {
+        format!("{loss:.3e}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use clap::Parser as _;
+
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: DecoderArgs,
+    }
+
+    #[test]
+    fn flags_become_options() {
+        let cli = Cli::try_parse_from([
+            "t",
+            "--model",
+            "m",
+            "--text",
+            "t.txt",
+            "--out",
+            "o",
+            "--seq-len",
+            "64",
+            "--max-steps",
+            "500",
+            "--max-grad-norm",
+            "0",
+            "--shuffle",
+            "--seed",
+            "3",
+        ])
+        .unwrap();
+        let o = cli.args.options();
+        assert_eq!((o.seq_len, o.batch_size, o.max_steps), (64, 8, Some(500)));
+        assert_eq!((o.max_grad_norm, o.shuffle_seed, o.init_seed), (None, Some(3), 3));
+        assert_eq!(loss_text(7.5587e-7), "7.559e-7");
+    }
+}
