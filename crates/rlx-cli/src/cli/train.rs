@@ -8,7 +8,7 @@
 use super::fetch::resolve_embedder;
 use super::progress;
 use rlx::prelude::{Device, Precision, Session};
-use rlx_models::{EmbedderFineTune, FineTuneOptions, Pairs};
+use rlx_models::{EmbedderFineTune, FineTuneOptions, Pairs, StepReport};
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -125,53 +125,10 @@ fn embedder(args: &EmbedderArgs) -> Result<(), Box<dyn std::error::Error>> {
         ft.resume(path)?;
         eprintln!("resumed from {} at step {}", path.display(), ft.steps());
     }
-    let mut log = match &args.log {
-        Some(p) => Some(std::io::BufWriter::new(
-            std::fs::File::create(p).map_err(|e| format!("cannot write {}: {e}", p.display()))?,
-        )),
-        None => None,
-    };
-    let bar = progress::count("training", ft.total_steps().saturating_sub(ft.steps() as usize) as u64);
-    let t0 = Instant::now();
-    let mut log_err = None;
-    let reports = ft.train(&pairs, |r| {
-        let rate =
-            ((bar.position() + 1) as f64 * args.batch_size as f64) / t0.elapsed().as_secs_f64().max(1e-9);
-        bar.set_message(format!("loss {} · {rate:.0} pairs/s", loss_text(r.loss)));
-        bar.inc(1);
-        if let Some(w) = log.as_mut() {
-            let line = serde_json::json!({
-                "step": r.step, "loss": r.loss, "lr": r.lr, "grad_norm": r.grad_norm,
-                "skipped": r.skipped, "loss_scale": r.loss_scale,
-                "elapsed_s": t0.elapsed().as_secs_f64(),
-            });
-            if let Err(e) = writeln!(w, "{line}") {
-                log_err.get_or_insert(e);
-            }
-        }
-    })?;
-    bar.finish_and_clear();
-    if let (Some(e), Some(p)) = (log_err, &args.log) {
-        return Err(format!("writing {}: {e}", p.display()).into());
-    }
-    if let Some(w) = log.as_mut() {
-        w.flush()?;
-    }
-    let secs = t0.elapsed().as_secs_f64();
-    let (first, last) = (reports.first().map(|r| r.loss), reports.last().map(|r| r.loss));
-    let skipped = reports.iter().filter(|r| r.skipped).count();
-    eprintln!(
-        "{} steps in {secs:.1} s ({:.0} pairs/s); loss {} → {}{}",
-        reports.len(),
-        (reports.len() * args.batch_size) as f64 / secs.max(1e-9),
-        first.map_or("-".into(), loss_text),
-        last.map_or("-".into(), loss_text),
-        if skipped > 0 {
-            format!(", {skipped} step(s) skipped (non-finite, loss scale lowered)")
-        } else {
-            String::new()
-        }
-    );
+    let remaining = ft.total_steps().saturating_sub(ft.steps() as usize);
+    let mut steps = StepLog::new(remaining, args.log.as_deref(), args.batch_size, "pairs")?;
+    let reports = ft.train(&pairs, |r| steps.record(r))?;
+    steps.finish(&reports)?;
     super::bench_generate::print_kernel_times("the last training step", &ft.kernel_times());
     if let Some(path) = &args.checkpoint {
         ft.save_checkpoint(path)?;
@@ -180,6 +137,87 @@ fn embedder(args: &EmbedderArgs) -> Result<(), Box<dyn std::error::Error>> {
     ft.save(&args.out)?;
     println!("{}", args.out.display());
     Ok(())
+}
+
+/// What both `rlx train` commands show while they train: a progress bar with the loss and the
+/// rate, one JSON line per step in `--log` (step, loss, lr, grad_norm, skipped, loss_scale,
+/// elapsed_s), and a summary line at the end.
+pub(super) struct StepLog {
+    bar: indicatif::ProgressBar,
+    log: Option<(PathBuf, std::io::BufWriter<std::fs::File>)>,
+    log_err: Option<std::io::Error>,
+    t0: Instant,
+    per_step: usize,
+    unit: &'static str,
+}
+
+impl StepLog {
+    /// A log of `steps` steps, each of `per_step` `unit`s (pairs, tokens), writing JSON lines
+    /// to `log` when given.
+    pub(super) fn new(
+        steps: usize,
+        log: Option<&std::path::Path>,
+        per_step: usize,
+        unit: &'static str,
+    ) -> Result<StepLog, Box<dyn std::error::Error>> {
+        let log = match log {
+            Some(p) => Some((
+                p.to_path_buf(),
+                std::io::BufWriter::new(
+                    std::fs::File::create(p).map_err(|e| format!("cannot write {}: {e}", p.display()))?,
+                ),
+            )),
+            None => None,
+        };
+        let bar = progress::count("training", steps as u64);
+        Ok(StepLog { bar, log, log_err: None, t0: Instant::now(), per_step, unit })
+    }
+
+    /// One step done.
+    pub(super) fn record(&mut self, r: &StepReport) {
+        let done = (self.bar.position() + 1) as f64 * self.per_step as f64;
+        let rate = done / self.t0.elapsed().as_secs_f64().max(1e-9);
+        self.bar.set_message(format!("loss {} · {rate:.0} {}/s", loss_text(r.loss), self.unit));
+        self.bar.inc(1);
+        if let Some((_, w)) = self.log.as_mut() {
+            let line = serde_json::json!({
+                "step": r.step, "loss": r.loss, "lr": r.lr, "grad_norm": r.grad_norm,
+                "skipped": r.skipped, "loss_scale": r.loss_scale,
+                "elapsed_s": self.t0.elapsed().as_secs_f64(),
+            });
+            if let Err(e) = writeln!(w, "{line}") {
+                self.log_err.get_or_insert(e);
+            }
+        }
+    }
+
+    /// Clears the bar, reports a failed log write, and prints the summary of `reports`.
+    pub(super) fn finish(mut self, reports: &[StepReport]) -> Result<(), Box<dyn std::error::Error>> {
+        self.bar.finish_and_clear();
+        if let Some((path, w)) = self.log.as_mut() {
+            if let Some(e) = self.log_err.take() {
+                return Err(format!("writing {}: {e}", path.display()).into());
+            }
+            w.flush().map_err(|e| format!("writing {}: {e}", path.display()))?;
+        }
+        let secs = self.t0.elapsed().as_secs_f64();
+        let (first, last) = (reports.first().map(|r| r.loss), reports.last().map(|r| r.loss));
+        let skipped = reports.iter().filter(|r| r.skipped).count();
+        eprintln!(
+            "{} steps in {secs:.1} s ({:.0} {}/s); loss {} → {}{}",
+            reports.len(),
+            (reports.len() * self.per_step) as f64 / secs.max(1e-9),
+            self.unit,
+            first.map_or("-".into(), loss_text),
+            last.map_or("-".into(), loss_text),
+            if skipped > 0 {
+                format!(", {skipped} step(s) skipped (non-finite, loss scale lowered)")
+            } else {
+                String::new()
+            }
+        );
+        Ok(())
+    }
 }
 
 /// A loss for people: four decimals, or four significant digits when it is below 0.01.

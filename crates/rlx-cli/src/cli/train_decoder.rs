@@ -7,10 +7,9 @@
 //! printed by kernel.
 
 use super::fetch::resolve_lm;
-use super::progress;
+use super::train::StepLog;
 use rlx::prelude::{Device, Precision, Session};
 use rlx_models::{DecoderFineTune, DecoderTrainOptions};
-use std::io::Write as _;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -117,53 +116,10 @@ pub fn run(args: &DecoderArgs) -> Result<(), Box<dyn std::error::Error>> {
         ft.resume(path)?;
         eprintln!("resumed from {} at step {}", path.display(), ft.steps());
     }
-    let mut log = match &args.log {
-        Some(p) => Some(std::io::BufWriter::new(
-            std::fs::File::create(p).map_err(|e| format!("cannot write {}: {e}", p.display()))?,
-        )),
-        None => None,
-    };
-    let bar = progress::count("training", ft.total_steps().saturating_sub(ft.steps() as usize) as u64);
-    let t0 = Instant::now();
-    let mut log_err = None;
-    let reports = ft.train(|r| {
-        let rate =
-            ((bar.position() + 1) as f64 * tokens_per_step as f64) / t0.elapsed().as_secs_f64().max(1e-9);
-        bar.set_message(format!("loss {} · {rate:.0} tokens/s", loss_text(r.loss)));
-        bar.inc(1);
-        if let Some(w) = log.as_mut() {
-            let line = serde_json::json!({
-                "step": r.step, "loss": r.loss, "lr": r.lr, "grad_norm": r.grad_norm,
-                "skipped": r.skipped, "loss_scale": r.loss_scale,
-                "elapsed_s": t0.elapsed().as_secs_f64(),
-            });
-            if let Err(e) = writeln!(w, "{line}") {
-                log_err.get_or_insert(e);
-            }
-        }
-    })?;
-    bar.finish_and_clear();
-    if let (Some(e), Some(p)) = (log_err, &args.log) {
-        return Err(format!("writing {}: {e}", p.display()).into());
-    }
-    if let Some(w) = log.as_mut() {
-        w.flush()?;
-    }
-    let secs = t0.elapsed().as_secs_f64();
-    let (first, last) = (reports.first().map(|r| r.loss), reports.last().map(|r| r.loss));
-    let skipped = reports.iter().filter(|r| r.skipped).count();
-    eprintln!(
-        "{} steps in {secs:.1} s ({:.0} tokens/s); loss {} → {}{}",
-        reports.len(),
-        (reports.len() * tokens_per_step) as f64 / secs.max(1e-9),
-        first.map_or("-".into(), loss_text),
-        last.map_or("-".into(), loss_text),
-        if skipped > 0 {
-            format!(", {skipped} step(s) skipped (non-finite, loss scale lowered)")
-        } else {
-            String::new()
-        }
-    );
+    let remaining = ft.total_steps().saturating_sub(ft.steps() as usize);
+    let mut steps = StepLog::new(remaining, args.log.as_deref(), tokens_per_step, "tokens")?;
+    let reports = ft.train(|r| steps.record(r))?;
+    steps.finish(&reports)?;
     super::bench_generate::print_kernel_times("the last training step", &ft.kernel_times());
     if let Some(path) = &args.checkpoint {
         ft.save_checkpoint(path)?;
@@ -172,16 +128,6 @@ pub fn run(args: &DecoderArgs) -> Result<(), Box<dyn std::error::Error>> {
     ft.save(&args.out)?;
     println!("{}", args.out.display());
     Ok(())
-}
-
-/// A loss for people: four decimals, or four significant digits below 0.01 (as
-/// `rlx train embedder` prints it).
-fn loss_text(loss: f32) -> String {
-    if loss.abs() >= 0.01 || loss == 0.0 || !loss.is_finite() {
-        format!("{loss:.4}")
-    } else {
-        format!("{loss:.3e}")
-    }
 }
 
 #[cfg(test)]
@@ -220,6 +166,5 @@ mod tests {
         let o = cli.args.options();
         assert_eq!((o.seq_len, o.batch_size, o.max_steps), (64, 8, Some(500)));
         assert_eq!((o.max_grad_norm, o.shuffle_seed, o.init_seed), (None, Some(3), 3));
-        assert_eq!(loss_text(7.5587e-7), "7.559e-7");
     }
 }
