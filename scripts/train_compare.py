@@ -241,7 +241,10 @@ def train_torch_decoder(args):
     with open(args.text, encoding="utf-8") as f:
         text = f.read()
     # As rlx: the whole text as one stream, no special tokens.
-    ids = Tokenizer.from_file(f"{args.model}/tokenizer.json").encode(text, add_special_tokens=False).ids
+    tok = Tokenizer.from_file(f"{args.model}/tokenizer.json")
+    tok.no_truncation()
+    tok.no_padding()
+    ids = tok.encode(text, add_special_tokens=False).ids
     n, b = args.seq_len + 1, args.batch
     windows = torch.tensor(ids[: len(ids) // n * n], dtype=torch.long).view(-1, n)
     per_epoch = windows.shape[0] // b

@@ -20,7 +20,14 @@ fn invalid(reason: String) -> ModelError {
 /// one stream, and a window starts wherever the cut falls). Each id must be below `vocab`
 /// (the model's vocabulary size).
 pub fn tokens_from_text(tokenizer: &Tokenizer, text: &str, vocab: usize) -> Result<Vec<i32>> {
-    let enc = tokenizer.encode(text, false).map_err(|e| ModelError::Tokenize { reason: e.to_string() })?;
+    // The whole text is one stream: a tokenizer.json that truncates or pads (BERT's, at 512)
+    // would cut it, so neither applies here.
+    let mut whole = tokenizer.clone();
+    whole.with_padding(None);
+    whole
+        .with_truncation(None)
+        .map_err(|e| ModelError::Tokenize { reason: format!("turning truncation off: {e}") })?;
+    let enc = whole.encode(text, false).map_err(|e| ModelError::Tokenize { reason: e.to_string() })?;
     enc.get_ids()
         .iter()
         .map(|&id| match i32::try_from(id) {
@@ -239,6 +246,21 @@ mod tests {
         s.sort_unstable();
         assert_eq!(s, (0..100).collect::<Vec<_>>());
         assert_eq!(a, TokenWindows::new((0..400).collect(), 3, 4, Some(5)).unwrap().epoch_order(0));
+    }
+
+    /// A tokenizer.json that truncates (BERT's do, at 512) must not cut the training text.
+    #[test]
+    fn a_truncating_tokenizer_does_not_cut_the_text() {
+        let json = r#"{"version":"1.0","truncation":{"direction":"Right","max_length":4,"strategy":"LongestFirst","stride":0},
+            "padding":null,"added_tokens":[],"normalizer":null,"pre_tokenizer":{"type":"Whitespace"},
+            "post_processor":null,"decoder":null,
+            "model":{"type":"WordLevel","vocab":{"[UNK]":0,"a":1,"b":2},"unk_token":"[UNK]"}}"#;
+        let tok: Tokenizer = json.parse().unwrap();
+        assert_eq!(tok.encode("a b a b a b a b a b", false).unwrap().get_ids().len(), 4);
+        let ids = tokens_from_text(&tok, "a b a b a b a b a b", 3).unwrap();
+        assert_eq!(ids, [1, 2, 1, 2, 1, 2, 1, 2, 1, 2]);
+        let e = tokens_from_text(&tok, "a b", 2).unwrap_err().to_string();
+        assert!(e.contains("id 2") && e.contains("vocabulary of 2"), "{e}");
     }
 
     #[test]
