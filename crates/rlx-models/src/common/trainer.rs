@@ -3,7 +3,7 @@
 //! graphs that read the weights and optimizer moments back, as one compile group; it feeds the
 //! schedule's rate, the bias corrections and the loss scale per step, handles non-finite steps
 //! (skipped under loss scaling, an error without), and saves and resumes checkpoints
-//! ([`checkpoint`](self::checkpoint): one safetensors file).
+//! (`trainer/checkpoint.rs`: one safetensors file).
 
 mod checkpoint;
 
