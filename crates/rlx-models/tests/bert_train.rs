@@ -146,6 +146,12 @@ fn fine_tune_lowers_the_loss_and_saves_a_loadable_model() {
         let w = saved.load(&name, t.shape().dims(), Precision::F32).unwrap();
         assert_eq!(w, rlx_models::WeightData::F32(t.to_f32_vec()), "{name}");
     }
+    // Saving into the source folder replaces its weights and keeps its other files whole
+    // (copying a file onto itself would have truncated it).
+    let tokenizer = std::fs::read(dir.join("tokenizer.json")).unwrap();
+    ft.save(&dir).unwrap();
+    assert_eq!(std::fs::read(dir.join("tokenizer.json")).unwrap(), tokenizer);
+    assert_eq!(embed(&dir, &["a b c", "f g h"]), after);
     std::fs::remove_dir_all(&dir).unwrap();
     std::fs::remove_dir_all(&out).unwrap();
 }

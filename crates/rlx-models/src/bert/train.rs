@@ -350,20 +350,7 @@ impl EmbedderFineTune {
     /// weights (f32), and the source folder's config, tokenizer and sentence-transformers files,
     /// so that [`crate::Embedder::load`] and sentence-transformers read it.
     pub fn save(&mut self, out: &Path) -> Result<()> {
-        let io = |path: &Path, source| ModelError::Write { path: path.to_path_buf(), source };
-        std::fs::create_dir_all(out).map_err(|e| io(out, e))?;
-        for rel in MODEL_FILES {
-            let from = self.source.join(rel);
-            if from.is_file() {
-                let to = out.join(rel);
-                if let Some(parent) = to.parent() {
-                    std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
-                }
-                std::fs::copy(&from, &to).map_err(|e| io(&to, e))?;
-            }
-        }
-        let weights = self.weights()?;
-        crate::common::safetensors::write_f32(&out.join("model.safetensors"), &weights, None)
+        self.trainer.save_folder(&self.source, out, &MODEL_FILES)
     }
 }
 

@@ -266,6 +266,48 @@ impl Trainer {
         Ok(self.weights.iter().map(|(n, _)| n.clone()).zip(out).collect())
     }
 
+    /// Writes the trained weights as `out/model.safetensors` (f32, under the names they were
+    /// trained by) beside copies of those of `files` (paths relative to the folder) that the
+    /// model folder `source` holds, so that the loader of the model's kind reads `out`. Saving
+    /// into `source` itself replaces only its weights file; a sharded checkpoint there would
+    /// shadow it, so that is refused.
+    pub fn save_folder(
+        &mut self,
+        source: &std::path::Path,
+        out: &std::path::Path,
+        files: &[&str],
+    ) -> Result<()> {
+        use crate::common::checkpoint::{INDEX_FILE, SINGLE_FILE};
+        let io = |path: &std::path::Path, source| ModelError::Write { path: path.to_path_buf(), source };
+        std::fs::create_dir_all(out).map_err(|e| io(out, e))?;
+        let same = match (source.canonicalize(), out.canonicalize()) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => false,
+        };
+        if same && out.join(INDEX_FILE).is_file() {
+            return Err(ModelError::InvalidInput {
+                reason: format!(
+                    "{} holds a sharded checkpoint ({INDEX_FILE}) that would shadow the trained weights; \
+                     save to another folder",
+                    out.display()
+                ),
+            });
+        }
+        // Copying a file onto itself would truncate it: in place, only the weights change.
+        for rel in files.iter().filter(|_| !same) {
+            let from = source.join(rel);
+            if from.is_file() {
+                let to = out.join(rel);
+                if let Some(parent) = to.parent() {
+                    std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
+                }
+                std::fs::copy(&from, &to).map_err(|e| io(&to, e))?;
+            }
+        }
+        let weights = self.weights()?;
+        crate::common::safetensors::write_f32(&out.join(SINGLE_FILE), &weights, None)
+    }
+
     /// Saves weights, optimizer moments, the step count and the optimizer/schedule settings
     /// (safetensors metadata) to one safetensors file.
     pub fn save_checkpoint(&mut self, path: &std::path::Path) -> Result<()> {

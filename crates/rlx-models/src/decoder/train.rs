@@ -300,28 +300,7 @@ impl DecoderFineTune {
     /// (f32) and the source folder's config, generation config and tokenizer files, so that
     /// `rlx generate --model out` ([`crate::Decoder`]) and transformers load it.
     pub fn save(&mut self, out: &Path) -> Result<()> {
-        let io = |path: &Path, source| ModelError::Write { path: path.to_path_buf(), source };
-        std::fs::create_dir_all(out).map_err(|e| io(out, e))?;
-        let same = match (self.source.canonicalize(), out.canonicalize()) {
-            (Ok(a), Ok(b)) => a == b,
-            _ => false,
-        };
-        for rel in MODEL_FILES {
-            let from = self.source.join(rel);
-            if !same && from.is_file() {
-                let to = out.join(rel);
-                std::fs::copy(&from, &to).map_err(|e| io(&to, e))?;
-            }
-        }
-        if same && out.join(INDEX_FILE).is_file() {
-            // The folder's own sharded weights would shadow the file written here.
-            return Err(invalid(format!(
-                "{} holds a sharded checkpoint ({INDEX_FILE}); save the trained model to another folder",
-                out.display()
-            )));
-        }
-        let weights = self.weights()?;
-        crate::common::safetensors::write_f32(&out.join(SINGLE_FILE), &weights, None)
+        self.trainer.save_folder(&self.source, out, &MODEL_FILES)
     }
 }
 
