@@ -238,3 +238,22 @@ fn bad_fine_tune_input_is_a_clear_error() {
     assert!(e.contains("missing.safetensors"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Activation checkpointing recomputes the forward's values in the backward: the losses and
+/// the weights are bit-identical to the run that keeps them.
+#[test]
+fn recompute_gives_the_same_training() {
+    let dir = model_dir("recompute");
+    let pairs = pairs();
+    let run = |recompute: bool| {
+        let session = Session::new(Device::Cpu).unwrap();
+        let opts = FineTuneOptions { recompute, ..options() };
+        let mut ft = EmbedderFineTune::new(&dir, &session, &pairs, opts).unwrap();
+        let losses: Vec<u32> = ft.train(&pairs, |_| {}).unwrap().iter().map(|r| r.loss.to_bits()).collect();
+        (losses, ft.weights().unwrap())
+    };
+    let (plain, re) = (run(false), run(true));
+    assert_eq!(plain.0, re.0);
+    assert_eq!(plain.1, re.1);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -18,7 +18,7 @@
 //! with [`StepOpts::loss_scale`] ([`LOSS_SCALE_INPUT`]); `crate::schedule` holds the host-side
 //! schedule and loss scaler that pick those values.
 
-use rlx_ir::{DType, Graph, IrError, NodeId, Shape, Tensor};
+use rlx_ir::{BackwardOptions, DType, Graph, IrError, NodeId, Op, Shape, Tensor};
 
 /// The input holding the learning rate (F32, rank 0).
 pub const LR_INPUT: &str = "optim.lr";
@@ -149,11 +149,24 @@ pub struct StepOpts {
     /// overflow there is what a loss scaler backs off from); [`StepNodes::loss`] is unscaled.
     /// The host picks s per step (`GradScaler`).
     pub loss_scale: bool,
+    /// Activation checkpointing ([`rlx_ir::BackwardOptions::recompute`]) at the norms: the
+    /// input and the output of every layer norm and RMS norm the forward makes (a
+    /// transformer's residual stream, where its blocks meet) are kept for the backward, and
+    /// every other value it needs (attention inputs, MLP activations, ...) is recomputed from
+    /// them next to its use. The gradients are bit-identical; the forward's intermediates no
+    /// longer live until the backward, for about one more forward of compute.
+    pub recompute: bool,
 }
 
 impl From<Optimizer> for StepOpts {
     fn from(optimizer: Optimizer) -> Self {
-        StepOpts { optimizer, clip_grad_norm: None, skip_nonfinite: false, loss_scale: false }
+        StepOpts {
+            optimizer,
+            clip_grad_norm: None,
+            skip_nonfinite: false,
+            loss_scale: false,
+            recompute: false,
+        }
     }
 }
 
@@ -199,7 +212,7 @@ pub trait OptimExt: AsMut<Graph> {
         opts: impl Into<StepOpts>,
         forward: impl FnOnce(&mut Graph, &[NodeId]) -> Result<NodeId, IrError>,
     ) -> Result<StepNodes, IrError> {
-        let StepOpts { optimizer: opt, clip_grad_norm, skip_nonfinite, loss_scale } = opts.into();
+        let StepOpts { optimizer: opt, clip_grad_norm, skip_nonfinite, loss_scale, recompute } = opts.into();
         self.as_mut().atomically(|g| {
             opt.check()?;
             if let Some(c) = clip_grad_norm {
@@ -225,19 +238,21 @@ pub trait OptimExt: AsMut<Graph> {
                 }
                 read.push(g.state(&state_name(name, None, p), dims, DType::F32)?);
             }
+            let start = g.len();
             let loss = forward(g, &read)?;
+            let backward = BackwardOptions { recompute: recompute.then(|| norm_boundaries(g, start)) };
             let (mut grads, finite) = if loss_scale {
                 let scale = scalar_input(g, LOSS_SCALE_INPUT)?;
                 let l32 = if g.ty(loss)?.dtype == DType::F32 { loss } else { g.cast(loss, DType::F32)? };
                 let scaled = g.mul(l32, scale)?;
-                let grads = g.backward(scaled, &read)?;
+                let grads = g.backward_with(scaled, &read, &backward)?;
                 let finite = all_finite(g, scaled, &grads)?;
                 let one = g.scalar(1.0)?;
                 let inv = g.div(one, scale)?;
                 let grads = grads.iter().map(|&gr| g.mul(gr, inv)).collect::<Result<Vec<_>, _>>()?;
                 (grads, finite)
             } else {
-                let grads = g.backward(loss, &read)?;
+                let grads = g.backward_with(loss, &read, &backward)?;
                 let finite = all_finite(g, loss, &grads)?;
                 (grads, finite)
             };
@@ -259,9 +274,20 @@ pub trait OptimExt: AsMut<Graph> {
             };
             let lr = scalar_input(g, LR_INPUT)?;
             let zero = g.constant(Tensor::from_i32([1], vec![0])?)?;
-            let bias = match opt {
-                Optimizer::AdamW { .. } => {
-                    Some((scalar_input(g, BIAS1_INPUT)?, scalar_input(g, BIAS2_INPUT)?))
+            // AdamW's rank-0 factors, made once for every weight (each is a launch on a GPU):
+            // the decay factor 1 − lr·wd, the step size lr / (1 − β₁ᵗ) and √(1 − β₂ᵗ).
+            let adam = match opt {
+                Optimizer::AdamW { weight_decay, .. } => {
+                    let (b1, b2) = (scalar_input(g, BIAS1_INPUT)?, scalar_input(g, BIAS2_INPUT)?);
+                    let decay = if weight_decay > 0.0 {
+                        let k = g.scalar(weight_decay)?;
+                        let one = g.scalar(1.0)?;
+                        let lk = g.mul(lr, k)?;
+                        Some(g.sub(one, lk)?)
+                    } else {
+                        None
+                    };
+                    Some((decay, g.div(lr, b1)?, g.sqrt(b2)?))
                 }
                 Optimizer::Sgd { .. } => None,
             };
@@ -302,20 +328,15 @@ pub trait OptimExt: AsMut<Graph> {
                         let s = g.mul(step, lr)?;
                         g.sub(w, s)?
                     }
-                    Optimizer::AdamW { beta1, beta2, eps, weight_decay } => {
-                        let (b1, b2) = bias.ok_or_else(|| IrError::Arity {
+                    Optimizer::AdamW { beta1, beta2, eps, .. } => {
+                        let (decay, step_size, sb2) = adam.ok_or_else(|| IrError::Arity {
                             op: "train_step",
                             expected: "AdamW's bias-correction inputs".into(),
                             got: 0,
                         })?;
-                        let w = if weight_decay > 0.0 {
-                            let k = g.scalar(weight_decay)?;
-                            let one = g.scalar(1.0)?;
-                            let lk = g.mul(lr, k)?;
-                            let f = g.sub(one, lk)?;
-                            g.mul(w, f)?
-                        } else {
-                            w
+                        let w = match decay {
+                            Some(f) => g.mul(w, f)?,
+                            None => w,
                         };
                         let m_old = slot(g, "m", None)?;
                         let v_old = slot(g, "v", None)?;
@@ -330,9 +351,7 @@ pub trait OptimExt: AsMut<Graph> {
                         let v = g.add(v, g2)?;
                         slot(g, "m", Some((m, m_old)))?;
                         slot(g, "v", Some((v, v_old)))?;
-                        let step_size = g.div(lr, b1)?;
                         let sv = g.sqrt(v)?;
-                        let sb2 = g.sqrt(b2)?;
                         let denom = g.div(sv, sb2)?;
                         let ke = g.scalar(eps)?;
                         let denom = g.add(denom, ke)?;
@@ -351,6 +370,19 @@ pub trait OptimExt: AsMut<Graph> {
 }
 
 impl OptimExt for Graph {}
+
+/// The checkpoints of [`StepOpts::recompute`]: the operand and the value of every layer norm
+/// and RMS norm from node `start` on.
+fn norm_boundaries(g: &Graph, start: usize) -> Vec<NodeId> {
+    let mut keep = Vec::new();
+    for (i, n) in g.nodes().iter().enumerate().skip(start) {
+        if matches!(n.op, Op::LayerNorm { .. } | Op::RmsNorm { .. }) {
+            keep.extend(n.inputs.first().copied());
+            keep.push(NodeId(i as u32));
+        }
+    }
+    keep
+}
 
 /// Whether `loss` and every gradient are finite: Σ x·0 over all of them is 0, or NaN when any
 /// element is NaN or ±∞.

@@ -44,6 +44,10 @@ pub struct EmbedderArgs {
     /// f32, or mixed (f16 tensor-core operands, f32 weights, dynamic loss scaling).
     #[arg(long, default_value = "f32")]
     precision: Precision,
+    /// Recompute activations in the backward instead of keeping them (checkpoints at the
+    /// norms): less GPU memory for about one more forward of compute, the same gradients.
+    #[arg(long)]
+    recompute: bool,
     /// Passes over the pairs.
     #[arg(long, default_value_t = 1)]
     epochs: usize,
@@ -94,6 +98,7 @@ impl EmbedderArgs {
             max_seq_length: self.max_seq_length,
             shuffle_seed: (!self.no_shuffle).then_some(self.seed),
             precision: self.precision,
+            recompute: self.recompute,
             ..FineTuneOptions::default()
         }
     }

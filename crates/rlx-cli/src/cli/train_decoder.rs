@@ -32,6 +32,10 @@ pub struct DecoderArgs {
     /// f32, or mixed (f16 tensor-core operands, f32 weights, dynamic loss scaling).
     #[arg(long, default_value = "f32")]
     precision: Precision,
+    /// Recompute activations in the backward instead of keeping them (checkpoints at the
+    /// norms): less GPU memory for about one more forward of compute, the same gradients.
+    #[arg(long)]
+    recompute: bool,
     /// Tokens each window predicts (a window holds one more); at most the model's positions.
     #[arg(long, default_value_t = 128)]
     seq_len: usize,
@@ -88,6 +92,7 @@ impl DecoderArgs {
             shuffle_seed: self.shuffle.then_some(self.seed),
             init_seed: self.seed,
             precision: self.precision,
+            recompute: self.recompute,
         }
     }
 }

@@ -22,6 +22,9 @@
 //! to run on every backend, and costs one pass over dy (no [n, V] one-hot). Its own gradient
 //! is a gather by the same ids.
 //!
+//! With [`BackwardOptions::recompute`] (activation checkpointing) the rules read copies of the
+//! forward values, recomputed from chosen checkpoint nodes, instead of the values themselves.
+//!
 //! An op with no rule on the path to a param (integer ops, arg-reductions, top-k indices,
 //! samplers, quantized weights, fused forms, custom ops, the scans, ...) is
 //! [`IrError::NoGradient`], naming the op and the param; ops that do not depend on any param
@@ -35,6 +38,7 @@ mod rules_reduce;
 mod rules_shape;
 
 use crate::{DType, Graph, IrError, Node, NodeId, Op, Shape, ShapeList};
+use std::collections::HashMap;
 
 /// A graph with its backward appended ([`grad`]).
 #[derive(Clone, Debug)]
@@ -76,6 +80,22 @@ pub fn grad(graph: &Graph, loss: NodeId, wrt: &[NodeId]) -> Result<Gradients, Ir
     Ok(Gradients { graph: g, loss, grads })
 }
 
+/// How [`Graph::backward_with`] builds the backward.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BackwardOptions {
+    /// Activation checkpointing. `None`: the backward reads the forward's values, which stay
+    /// alive (and hold memory) until their last reader in the backward. `Some(keep)`: only the
+    /// nodes of `keep` (the checkpoints, typically each block's input or output) and the
+    /// graph's leaves are read as they are; every other forward value a gradient rule needs is
+    /// recomputed from them, by copies of the forward nodes appended where the backward first
+    /// needs them. The forward's intermediates then die inside the forward, and the memory
+    /// planner reuses their space, for about one more forward of compute. The copies compute
+    /// exactly what the originals did (every op is deterministic, random numbers included:
+    /// they are counter-based), so the gradients are bit-identical to the kept ones. State
+    /// writes and custom ops are never copied.
+    pub recompute: Option<Vec<NodeId>>,
+}
+
 impl Graph {
     /// Appends the backward of `loss` with respect to each of `wrt` to this graph and returns
     /// the gradient nodes, in `wrt`'s order (outputs are not touched). On error nothing is
@@ -89,7 +109,68 @@ impl Graph {
     /// - Gradients have their node's dtype and shape; broadcast operands get the gradient summed
     ///   back to their own shape.
     pub fn backward(&mut self, loss: NodeId, wrt: &[NodeId]) -> Result<Vec<NodeId>, IrError> {
-        self.atomically(|g| backward(g, loss, wrt))
+        self.backward_with(loss, wrt, &BackwardOptions::default())
+    }
+
+    /// [`Graph::backward`] with options: activation checkpointing ([`BackwardOptions`]).
+    pub fn backward_with(
+        &mut self,
+        loss: NodeId,
+        wrt: &[NodeId],
+        opts: &BackwardOptions,
+    ) -> Result<Vec<NodeId>, IrError> {
+        self.atomically(|g| backward(g, loss, wrt, opts))
+    }
+}
+
+/// Forward values recomputed for the backward (activation checkpointing): the copy of each
+/// forward node made so far, built from the kept nodes.
+struct Recompute {
+    keep: Vec<bool>,
+    copy: HashMap<NodeId, NodeId>,
+}
+
+impl Recompute {
+    fn new(g: &Graph, checkpoints: &[NodeId]) -> Result<Recompute, IrError> {
+        let mut keep: Vec<bool> = g
+            .nodes()
+            .iter()
+            .map(|n| n.op.is_leaf() || matches!(n.op, Op::WriteRows { .. } | Op::Custom(_)))
+            .collect();
+        for &c in checkpoints {
+            g.node(c)?;
+            keep[c.index()] = true;
+        }
+        Ok(Recompute { keep, copy: HashMap::new() })
+    }
+
+    /// The value of forward node `id` for the backward: itself when kept, else its copy,
+    /// made (with the copies of its own operands) on first use.
+    fn value(&mut self, g: &mut Graph, id: NodeId) -> Result<NodeId, IrError> {
+        // Depth-first without recursion: a chain between checkpoints may be long.
+        let mut stack = vec![id];
+        while let Some(&top) = stack.last() {
+            if self.keep.get(top.index()).copied().unwrap_or(true) || self.copy.contains_key(&top) {
+                stack.pop();
+                continue;
+            }
+            let node = g.node(top)?.clone();
+            let missing: Vec<NodeId> = node
+                .inputs
+                .iter()
+                .copied()
+                .filter(|x| !(self.keep.get(x.index()).copied().unwrap_or(true) || self.copy.contains_key(x)))
+                .collect();
+            if !missing.is_empty() {
+                stack.extend(missing);
+                continue;
+            }
+            let inputs: Vec<NodeId> = node.inputs.iter().map(|x| *self.copy.get(x).unwrap_or(x)).collect();
+            let c = g.push(node.op.clone(), &inputs)?;
+            self.copy.insert(top, c);
+            stack.pop();
+        }
+        Ok(*self.copy.get(&id).unwrap_or(&id))
     }
 }
 
@@ -125,7 +206,12 @@ impl At<'_> {
     }
 }
 
-fn backward(g: &mut Graph, loss: NodeId, wrt: &[NodeId]) -> Result<Vec<NodeId>, IrError> {
+fn backward(
+    g: &mut Graph,
+    loss: NodeId,
+    wrt: &[NodeId],
+    opts: &BackwardOptions,
+) -> Result<Vec<NodeId>, IrError> {
     let lt = g.ty_for("grad", loss)?.clone();
     if !lt.dtype.is_float() {
         return Err(IrError::DType {
@@ -168,6 +254,10 @@ fn backward(g: &mut Graph, loss: NodeId, wrt: &[NodeId]) -> Result<Vec<NodeId>, 
         }
     }
 
+    let mut recompute = match &opts.recompute {
+        Some(keep) => Some(Recompute::new(g, keep)?),
+        None => None,
+    };
     let mut adj: Vec<Option<NodeId>> = vec![None; n];
     if source[loss.index()].is_some() {
         let one = g.full(&[], lt.dtype, 1.0)?;
@@ -181,12 +271,23 @@ fn backward(g: &mut Graph, loss: NodeId, wrt: &[NodeId]) -> Result<Vec<NodeId>, 
         }
         let node = g.nodes()[i].clone();
         let need: Vec<bool> = node.inputs.iter().map(|x| source[x.index()].is_some()).collect();
-        let at = At { id: NodeId(i as u32), node: &node, need: &need };
+        // The rule reads the node's value and operands: kept, or recomputed copies.
+        let (id, seen) = match recompute.as_mut() {
+            None => (NodeId(i as u32), node.clone()),
+            Some(r) => {
+                let mut seen = node.clone();
+                for x in seen.inputs.iter_mut() {
+                    *x = r.value(g, *x)?;
+                }
+                (r.value(g, NodeId(i as u32))?, seen)
+            }
+        };
+        let at = At { id, node: &seen, need: &need };
         let grads = rule(g, &at, dy).map_err(|e| match e {
             RuleError::Ir(e) => e,
             RuleError::NoRule(reason) => IrError::NoGradient {
                 op: node.op.name(),
-                node: at.id,
+                node: NodeId(i as u32),
                 shapes: operand_shapes(g, &node),
                 wrt: leaf_name(g, wrt[k]),
                 reason,

@@ -121,6 +121,9 @@ pub struct FineTuneOptions {
     /// [`Precision::F32`], or [`Precision::Mixed`] (f16 tensor-core operands, f32 weights,
     /// dynamic loss scaling). [`Precision::F16`] is refused: the weights being trained stay f32.
     pub precision: Precision,
+    /// Activation checkpointing at the layer norms (`StepOpts::recompute`): less memory for
+    /// about one more forward of compute; the same gradients.
+    pub recompute: bool,
 }
 
 impl Default for FineTuneOptions {
@@ -136,6 +139,7 @@ impl Default for FineTuneOptions {
             max_seq_length: None,
             shuffle_seed: Some(42),
             precision: Precision::F32,
+            recompute: false,
         }
     }
 }
@@ -213,6 +217,7 @@ impl EmbedderFineTune {
                 clip_grad_norm: opts.max_grad_norm,
                 skip_nonfinite: true,
                 loss_scale: opts.precision == Precision::Mixed,
+                recompute: opts.recompute,
             },
             schedule: LrSchedule { base: opts.lr, warmup, total, kind: Decay::Linear },
             loss_scale: (opts.precision == Precision::Mixed).then(GradScaler::default),

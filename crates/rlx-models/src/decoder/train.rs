@@ -67,6 +67,9 @@ pub struct DecoderTrainOptions {
     /// [`Precision::F32`], or [`Precision::Mixed`] (f16 tensor-core operands, f32 weights,
     /// dynamic loss scaling). [`Precision::F16`] is refused: the weights being trained stay f32.
     pub precision: Precision,
+    /// Activation checkpointing at the norms (`StepOpts::recompute`): less memory for about
+    /// one more forward of compute; the same gradients.
+    pub recompute: bool,
 }
 
 impl Default for DecoderTrainOptions {
@@ -83,6 +86,7 @@ impl Default for DecoderTrainOptions {
             shuffle_seed: None,
             init_seed: 0,
             precision: Precision::F32,
+            recompute: false,
         }
     }
 }
@@ -153,6 +157,7 @@ impl DecoderFineTune {
                 clip_grad_norm: opts.max_grad_norm,
                 skip_nonfinite: true,
                 loss_scale: mixed,
+                recompute: opts.recompute,
             },
             schedule: LrSchedule {
                 base: opts.lr,
