@@ -45,7 +45,8 @@ pub struct EmbedderArgs {
     #[arg(long, default_value = "f32")]
     precision: Precision,
     /// Recompute activations in the backward instead of keeping them (checkpoints at the
-    /// norms): less GPU memory for about one more forward of compute, the same gradients.
+    /// norms): the same gradients for about one more forward of compute; it saves memory on
+    /// the CPU, not yet on the GPU backends (their buffer pools do not shrink with it).
     #[arg(long)]
     recompute: bool,
     /// Passes over the pairs.

@@ -121,8 +121,8 @@ pub struct FineTuneOptions {
     /// [`Precision::F32`], or [`Precision::Mixed`] (f16 tensor-core operands, f32 weights,
     /// dynamic loss scaling). [`Precision::F16`] is refused: the weights being trained stay f32.
     pub precision: Precision,
-    /// Activation checkpointing at the layer norms (`StepOpts::recompute`): less memory for
-    /// about one more forward of compute; the same gradients.
+    /// Activation checkpointing at the layer norms (`StepOpts::recompute`): the same gradients
+    /// for about one more forward of compute, less memory on the CPU (not yet on the GPUs).
     pub recompute: bool,
 }
 
