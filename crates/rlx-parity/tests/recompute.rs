@@ -1,7 +1,8 @@
 //! Activation checkpointing (`BackwardOptions::recompute`): a stack of residual MLP blocks
 //! differentiated with the block outputs as checkpoints gives bit-identical gradients to the
-//! plain backward on every device, and the memory plan of the compiled graph is smaller, since
-//! the blocks' wide intermediates die inside the forward.
+//! plain backward on every device, and the memory plan of the compiled graph is smaller (the
+//! CPU's arena and the GPU backends' pools), since the blocks' wide intermediates die inside
+//! the forward.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -41,8 +42,9 @@ fn graph(recompute: bool) -> Graph {
     g
 }
 
-/// The outputs (loss, then gradients) on `device`, and the compiled graph's planned arena bytes.
-fn run(session: &Session, recompute: bool) -> (Vec<Tensor>, u64) {
+/// The outputs (loss, then gradients) on `device`, and the compiled graph's planned memory:
+/// the arena bytes (what the CPU allocates) and the GPU backends' pool bytes for that plan.
+fn run(session: &Session, recompute: bool) -> (Vec<Tensor>, (u64, u64)) {
     let g = graph(recompute);
     let mut exe = session.compile(&g).unwrap();
     for i in 0..BLOCKS {
@@ -53,8 +55,9 @@ fn run(session: &Session, recompute: bool) -> (Vec<Tensor>, u64) {
     }
     let x = rlx_test_support::uniform(ROWS * WIDTH, 3, 1.0);
     let out = exe.run(&[("x", &x as &dyn HostData)]).unwrap();
-    let peak = rlx_opt::memory::plan(exe.graph(), 64).unwrap().peak_bytes;
-    (out, peak)
+    let plan = rlx_opt::memory::plan(exe.graph(), 64).unwrap();
+    let pools: u64 = rlx_gpu::assign_pools(&plan).1.iter().sum();
+    (out, (plan.peak_bytes, pools))
 }
 
 fn same_bits(a: &[Tensor], b: &[Tensor], what: &str) {
@@ -76,13 +79,15 @@ fn recomputed_gradients_are_bit_identical_and_need_less_memory() {
     // The plain backward keeps every block's [64, 256] pre-activation and activation (64 KiB
     // each) from the forward; with recompute they are rebuilt one block at a time. The
     // gradients (outputs, live to the end) are the same in both. At least four blocks' worth
-    // of one such value must be saved (measured: 1 073 216 → 712 768 bytes).
-    eprintln!("planned arena: plain {plain_peak} B, recompute {re_peak} B");
+    // of one such value must be saved, in the CPU's arena and in the GPU's pools (measured:
+    // arena 1 073 216 → 712 768 bytes; pools 1 064 976 → 704 528).
     let block_value = (ROWS * WIDE * 4) as u64;
-    assert!(
-        re_peak + 4 * block_value <= plain_peak,
-        "recompute planned {re_peak} bytes, the plain backward {plain_peak}"
-    );
+    for (what, plain, re) in [("arena", plain_peak.0, re_peak.0), ("gpu pools", plain_peak.1, re_peak.1)] {
+        assert!(
+            re + 4 * block_value <= plain,
+            "{what}: recompute planned {re} bytes, the plain backward {plain}"
+        );
+    }
     // The copies are really there: the recompute graph is longer.
     assert!(graph(true).len() > graph(false).len());
 }
