@@ -154,9 +154,7 @@ pub struct StepOpts {
     /// transformer's residual stream, where its blocks meet) are kept for the backward, and
     /// every other value it needs (attention inputs, MLP activations, ...) is recomputed from
     /// them next to its use. The gradients are bit-identical; the forward's intermediates no
-    /// longer live until the backward, for about one more forward of compute. That shrinks
-    /// memory planned by lifetime (the CPU's arena); the GPU backends' pools, each as large as
-    /// the largest value it ever holds, do not shrink with it yet.
+    /// longer live until the backward, for about one more forward of compute.
     pub recompute: bool,
 }
 

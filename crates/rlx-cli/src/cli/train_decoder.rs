@@ -33,8 +33,7 @@ pub struct DecoderArgs {
     #[arg(long, default_value = "f32")]
     precision: Precision,
     /// Recompute activations in the backward instead of keeping them (checkpoints at the
-    /// norms): the same gradients for about one more forward of compute; it saves memory on
-    /// the CPU, not yet on the GPU backends (their buffer pools do not shrink with it).
+    /// norms): the same gradients and less memory, for about one more forward of compute.
     #[arg(long)]
     recompute: bool,
     /// Tokens each window predicts (a window holds one more); at most the model's positions.

@@ -122,7 +122,7 @@ pub struct FineTuneOptions {
     /// dynamic loss scaling). [`Precision::F16`] is refused: the weights being trained stay f32.
     pub precision: Precision,
     /// Activation checkpointing at the layer norms (`StepOpts::recompute`): the same gradients
-    /// for about one more forward of compute, less memory on the CPU (not yet on the GPUs).
+    /// and less memory, for about one more forward of compute.
     pub recompute: bool,
 }
 

@@ -67,8 +67,8 @@ pub struct DecoderTrainOptions {
     /// [`Precision::F32`], or [`Precision::Mixed`] (f16 tensor-core operands, f32 weights,
     /// dynamic loss scaling). [`Precision::F16`] is refused: the weights being trained stay f32.
     pub precision: Precision,
-    /// Activation checkpointing at the norms (`StepOpts::recompute`): the same gradients for
-    /// about one more forward of compute, less memory on the CPU (not yet on the GPUs).
+    /// Activation checkpointing at the norms (`StepOpts::recompute`): the same gradients and
+    /// less memory, for about one more forward of compute.
     pub recompute: bool,
 }
 
