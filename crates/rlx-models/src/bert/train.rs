@@ -19,6 +19,7 @@ use crate::bert::graph::{pooled_embeddings, weight_shapes, WeightSource};
 use crate::bert::tokenizer::SentenceTokenizer;
 use crate::common::safetensors::{Precision, SafetensorsFile, WeightData};
 use crate::common::trainer::{StepReport, TrainConfig, Trainer};
+use crate::decoder::train_data::shuffle;
 use crate::error::{ModelError, Result};
 use rlx_ir::{DType, Graph, IrError, NodeId, Tensor};
 use rlx_nn::prelude::*;
@@ -417,22 +418,6 @@ fn pad_to(t: &crate::bert::tokenizer::TokenBatch, seq: usize) -> Result<(Tensor,
         Ok(Tensor::from_i32([t.batch, seq], out)?)
     };
     Ok((pad(&t.input_ids)?, pad(&t.token_type_ids)?, pad(&t.attention_mask)?))
-}
-
-/// A Fisher–Yates shuffle driven by SplitMix64 (a fixed, documented order for a seed).
-fn shuffle(v: &mut [usize], seed: u64) {
-    let mut state = seed;
-    let mut next = || {
-        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    };
-    for i in (1..v.len()).rev() {
-        let j = (next() % (i as u64 + 1)) as usize;
-        v.swap(i, j);
-    }
 }
 
 #[cfg(test)]

@@ -40,7 +40,7 @@ pub mod model;
 pub mod params;
 pub mod rope;
 pub mod train;
-mod train_data;
+pub(crate) mod train_data;
 
 pub use crate::common::tokens::argmax;
 pub use batch::{BatchDecoder, SeqId, SeqParams, SeqToken};

@@ -135,8 +135,9 @@ impl SplitMix {
     }
 }
 
-/// A Fisher–Yates shuffle driven by SplitMix64.
-fn shuffle(v: &mut [usize], seed: u64) {
+/// A Fisher–Yates shuffle driven by SplitMix64: the order of a seed is fixed (both
+/// fine-tunes, the embedder's pairs and the decoder's windows, shuffle with it).
+pub(crate) fn shuffle(v: &mut [usize], seed: u64) {
     let mut rng = SplitMix(seed);
     for i in (1..v.len()).rev() {
         let j = (rng.next() % (i as u64 + 1)) as usize;
