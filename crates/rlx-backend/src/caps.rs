@@ -1,6 +1,6 @@
 //! What a backend can do, probed once and converted once.
 
-use rlx_ir::{DType, OpKind};
+use rlx_ir::{DType, EwProgram, EwStep, OpKind};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A backend's abilities, as the optimizer and the runtime need them.
@@ -39,6 +39,38 @@ pub struct Capabilities {
     /// pipeline refuses a graph holding a bigger tensor. Every tensor is also bounded by
     /// [`rlx_ir::MAX_TENSOR_BYTES`] when it is built, whatever this says.
     pub max_tensor_bytes: u64,
+    /// What one `FusedElementwise` node may hold on this device, when it runs them
+    /// (`None`: no limit). rlx-opt's fusion builds only nodes within it, and legalize
+    /// decomposes a given node past it.
+    pub fusion_limits: Option<FusionLimits>,
+}
+
+/// The most a device's fused elementwise kernel takes in one launch (a GPU's program travels
+/// in its push constants, and its inputs are storage bindings).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FusionLimits {
+    /// Inputs (storage bindings besides the output).
+    pub max_inputs: usize,
+    /// Program words: its scalar steps and its op steps (unary, binary, where) together.
+    pub max_words: usize,
+}
+
+impl FusionLimits {
+    /// The words `prog` takes: one per scalar and per op step (inputs are free).
+    pub fn words(prog: &EwProgram) -> usize {
+        prog.steps.iter().filter(|s| !matches!(s, EwStep::Input(_))).count()
+    }
+
+    /// Whether a fused node of `prog` over inputs of `shapes`, with output `out`, fits: at
+    /// least one input (a node of scalars alone is a constant) but few enough, few enough
+    /// words, and every input read as one run of the output's dims
+    /// ([`rlx_ir::infer::broadcast_run`]: a scalar, a row, a column or the whole tensor).
+    pub fn admits(&self, prog: &EwProgram, shapes: &[&[usize]], out: &[usize]) -> bool {
+        !shapes.is_empty()
+            && shapes.len() <= self.max_inputs
+            && Self::words(prog) <= self.max_words
+            && shapes.iter().all(|s| rlx_ir::infer::broadcast_run(out, s).is_some())
+    }
 }
 
 impl Capabilities {
@@ -62,6 +94,7 @@ impl Capabilities {
             native_broadcast: true,
             buffer_alignment: 64,
             max_tensor_bytes: u64::MAX,
+            fusion_limits: None,
         }
     }
 
@@ -81,6 +114,18 @@ impl Capabilities {
 
     pub fn supports(&self, kind: OpKind) -> bool {
         self.native_ops.contains(&kind)
+    }
+
+    /// Whether the device runs this very node natively: [`Self::supports`] its kind, and for
+    /// a fused elementwise node, the program and input shapes fit [`Self::fusion_limits`].
+    pub fn runs(&self, op: &rlx_ir::Op, inputs: &[&[usize]], out: &[usize]) -> bool {
+        if !self.supports(op.kind()) {
+            return false;
+        }
+        match (op, &self.fusion_limits) {
+            (rlx_ir::Op::FusedElementwise(prog), Some(limits)) => limits.admits(prog, inputs, out),
+            _ => true,
+        }
     }
 
     /// The dtype an op on `dtype` values computes in on this backend: `dtype` itself when the

@@ -26,7 +26,7 @@ mod live;
 mod options;
 
 pub use cache_dir::{rlx_cache_dir, rlx_cache_dir_from, user_cache_dir};
-pub use caps::Capabilities;
+pub use caps::{Capabilities, FusionLimits};
 pub use error::BackendError;
 pub use live::{LiveCounters, LiveGuard, LiveKind, LiveObjects};
 pub use options::{KernelOptions, MatmulKernel, Precision};

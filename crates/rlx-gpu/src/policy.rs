@@ -4,11 +4,18 @@
 
 use crate::schedule::GpuLimits;
 use crate::GpuError;
-use rlx_backend::{BackendError, Capabilities, DType, OpKind};
+use rlx_backend::{BackendError, Capabilities, DType, FusionLimits, OpKind};
 
 /// Ops rlx-opt must decompose for every GPU: they have no kernel of their own.
-pub const DECOMPOSED: [OpKind; 4] =
-    [OpKind::Conv2d, OpKind::Pool2d, OpKind::Upsample2x, OpKind::FusedElementwise];
+pub const DECOMPOSED: [OpKind; 3] = [OpKind::Conv2d, OpKind::Pool2d, OpKind::Upsample2x];
+
+/// What `fused.wgsl` takes in one launch: seven inputs (eight storage bindings with the
+/// output, WebGPU's default per stage) and a program of twelve words, which with the inputs'
+/// indexing fills the 128 bytes of push constants ([`crate::catalog::elementwise::params::FusedParams`]).
+pub const FUSION_LIMITS: FusionLimits = FusionLimits {
+    max_inputs: crate::catalog::elementwise::params::FUSED_MAX_INPUTS,
+    max_words: crate::catalog::elementwise::params::FUSED_MAX_WORDS,
+};
 
 /// Dtypes GPUs store, each at its own size (see [`crate::convert`]); F16 only where
 /// [`GpuLimits::shader_f16`] holds.
@@ -43,6 +50,7 @@ pub fn capabilities(device_name: &str, limits: &GpuLimits) -> Capabilities {
         native_broadcast: true,
         buffer_alignment: usize::try_from(limits.alignment()).unwrap_or(usize::MAX),
         max_tensor_bytes: limits.max_binding_bytes,
+        fusion_limits: Some(FUSION_LIMITS),
     }
 }
 
@@ -103,7 +111,8 @@ mod tests {
         for k in [OpKind::MatMul, OpKind::FusedMatMul, OpKind::AddNorm, OpKind::Attention, OpKind::TopK] {
             assert!(caps.supports(k), "{k:?}");
         }
-        assert_eq!(caps.native_ops.len(), Capabilities::all_ops().len() - 4);
+        assert_eq!(caps.native_ops.len(), Capabilities::all_ops().len() - 3);
+        assert!(caps.supports(OpKind::FusedElementwise) && caps.fusion_limits == Some(FUSION_LIMITS));
         assert_eq!(caps.dtypes.len(), 7);
         assert!(caps.compute_dtypes.iter().all(|d| caps.dtypes.contains(d)));
         for d in [DType::F16, DType::BF16, DType::U8] {

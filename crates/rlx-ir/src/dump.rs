@@ -155,6 +155,7 @@ fn attrs(op: &Op) -> String {
                     EwStep::Scalar(x) => format!("{x:?}"),
                     EwStep::Unary(u, r) => format!("{}(r{r})", u.name()),
                     EwStep::Binary(b, x, y) => format!("{}(r{x}, r{y})", b.name()),
+                    EwStep::Where(c, x, y) => format!("where(r{c}, r{x}, r{y})"),
                 })
                 .collect::<Vec<_>>();
             a.push(format!("program=[{}]", steps.join(", ")));

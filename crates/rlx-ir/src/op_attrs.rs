@@ -346,11 +346,76 @@ pub enum EwStep {
     Unary(UnaryOp, usize),
     /// The op on two earlier registers (left, right).
     Binary(BinaryOp, usize, usize),
+    /// `cond ? a : b` (registers cond, a, b). The cond register must be an [`EwStep::Input`]
+    /// of a Bool input (the only thing a Bool input may feed), so the fused node selects as
+    /// `Op::Where` does; every other register is f32.
+    Where(usize, usize, usize),
 }
 
-/// A fused chain of f32 elementwise ops (created by rlx-opt's fusion, never by users).
+/// A fused chain of f32 elementwise ops (created by rlx-opt's fusion, never by users). Its
+/// inputs are F32, or Bool where a [`EwStep::Where`] reads them as its condition.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EwProgram {
     /// The steps, in order; the last one is the output.
     pub steps: Vec<EwStep>,
+}
+
+impl EwProgram {
+    /// Checks the program against its inputs' dtypes (F32, or Bool): it has steps, every
+    /// input index exists, every register read comes from an earlier step, a Bool input is
+    /// read only as a [`EwStep::Where`] condition and every condition is one. The error says
+    /// which step breaks which rule.
+    pub fn check(&self, inputs: &[crate::DType]) -> Result<(), String> {
+        use crate::DType;
+        if self.steps.is_empty() {
+            return Err("the program has no steps".into());
+        }
+        // Whether register r holds a Bool input.
+        let is_bool = |r: usize| match self.steps.get(r) {
+            Some(EwStep::Input(n)) => inputs.get(*n) == Some(&DType::Bool),
+            _ => false,
+        };
+        for (i, step) in self.steps.iter().enumerate() {
+            let reads: Vec<usize> = match *step {
+                EwStep::Input(n) => {
+                    match inputs.get(n) {
+                        None => {
+                            return Err(format!("step {i} ({step:?}) reads input {n} of {}", inputs.len()))
+                        }
+                        Some(DType::F32 | DType::Bool) => {}
+                        Some(d) => return Err(format!("input {n} is {d}; fused inputs are F32 or Bool")),
+                    }
+                    Vec::new()
+                }
+                EwStep::Scalar(_) => Vec::new(),
+                EwStep::Unary(_, r) => vec![r],
+                EwStep::Binary(_, a, b) => vec![a, b],
+                EwStep::Where(c, a, b) => {
+                    if c < i && !is_bool(c) {
+                        return Err(format!(
+                            "step {i} ({step:?}): a where's condition must be a Bool input's register"
+                        ));
+                    }
+                    vec![c, a, b]
+                }
+            };
+            if let Some(&r) = reads.iter().find(|&&r| r >= i) {
+                return Err(format!("step {i} ({step:?}) reads register {r}, not computed before it"));
+            }
+            let value_reads = match *step {
+                EwStep::Where(_, a, b) => vec![a, b],
+                _ => reads,
+            };
+            if let Some(&r) = value_reads.iter().find(|&&r| is_bool(r)) {
+                return Err(format!(
+                    "step {i} ({step:?}) computes on register {r}, a Bool input (only a where's \
+                     condition may read one)"
+                ));
+            }
+        }
+        if self.steps.last().is_some_and(|s| matches!(s, EwStep::Input(_))) && is_bool(self.steps.len() - 1) {
+            return Err("the output is a Bool input; the fused output is F32".into());
+        }
+        Ok(())
+    }
 }

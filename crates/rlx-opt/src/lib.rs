@@ -102,7 +102,9 @@ fn check_native(g: &Graph, caps: &Capabilities) -> Result<(), OptError> {
         if n.op.is_leaf() {
             continue;
         }
-        if !caps.supports(n.op.kind()) {
+        let shapes =
+            n.inputs.iter().map(|&i| g.ty(i).map(|t| t.shape.dims())).collect::<Result<Vec<_>, _>>()?;
+        if !caps.runs(&n.op, &shapes, n.ty.shape.dims()) {
             return Err(broken(format!(
                 "{} left in a graph for {}, which does not run it",
                 n.op.name(),

@@ -255,10 +255,9 @@ fn capabilities_follow_the_device() {
             assert!(caps.dtypes.contains(&d), "{d}");
         }
         assert!(!caps.compute_dtypes.contains(&DType::F16) && !caps.compute_dtypes.contains(&DType::U8));
-        for op in [rlx_ir::OpKind::Conv2d, rlx_ir::OpKind::FusedElementwise] {
-            assert!(!caps.supports(op), "{op:?}");
-        }
+        assert!(!caps.supports(rlx_ir::OpKind::Conv2d));
         assert!(caps.supports(rlx_ir::OpKind::Attention) && caps.supports(rlx_ir::OpKind::MatMul));
+        assert!(caps.supports(rlx_ir::OpKind::FusedElementwise) && caps.fusion_limits.is_some());
         assert_eq!(backend.name(), "vulkan");
     }
 }

@@ -236,17 +236,26 @@ pub fn where_(cond: &Tensor, a: &Tensor, b: &Tensor, out: &TensorType) -> Result
     })
 }
 
-/// A fused elementwise program over f32 inputs broadcast to the output shape.
+/// A fused elementwise program over f32 inputs (and Bool where conditions, read as 1/0)
+/// broadcast to the output shape.
 pub fn fused(prog: &EwProgram, inputs: &[&Tensor], out: &TensorType) -> Result<Tensor, BackendError> {
     const OP: &str = "fused_elementwise";
     if out.dtype != DType::F32 {
         return Err(unsupported(OP, format!("output dtype {}", out.dtype)));
     }
-    check_program(prog, inputs.len())?;
+    let dtypes: Vec<DType> = inputs.iter().map(|t| t.dtype()).collect();
+    prog.check(&dtypes).map_err(|reason| invalid(OP, reason))?;
     let dims = out.shape.dims();
     let ins = inputs
         .iter()
-        .map(|t| Ok(expand(elems::<f32>(t, OP)?, t.dims(), dims)))
+        .map(|t| {
+            if t.dtype() == DType::Bool {
+                let ones: Vec<f32> =
+                    elems::<bool>(t, OP)?.iter().map(|&b| if b { 1.0 } else { 0.0 }).collect();
+                return Ok(std::borrow::Cow::Owned(expand(&ones, t.dims(), dims).into_owned()));
+            }
+            Ok(expand(elems::<f32>(t, OP)?, t.dims(), dims))
+        })
         .collect::<Result<Vec<_>, BackendError>>()?;
     let n = out.numel();
     let mut res = vec![0f32; n];
@@ -261,6 +270,13 @@ pub fn fused(prog: &EwProgram, inputs: &[&Tensor], out: &TensorType) -> Result<T
                     EwStep::Scalar(v) => v,
                     EwStep::Unary(op, r) => unary_f32(op, regs[r]),
                     EwStep::Binary(op, p, q) => binary_f32(op, regs[p], regs[q]),
+                    EwStep::Where(c, p, q) => {
+                        if regs[c] != 0.0 {
+                            regs[p]
+                        } else {
+                            regs[q]
+                        }
+                    }
                 };
             }
             *slot = regs.last().copied().unwrap_or(0.0);
@@ -273,26 +289,4 @@ pub fn fused(prog: &EwProgram, inputs: &[&Tensor], out: &TensorType) -> Result<T
         res.chunks_mut(CHUNK).enumerate().for_each(run_chunk);
     }
     tensor(&out.shape, TensorData::F32(res))
-}
-
-/// Every register read refers to an earlier step and every input index exists.
-fn check_program(prog: &EwProgram, n_inputs: usize) -> Result<(), BackendError> {
-    if prog.steps.is_empty() {
-        return Err(invalid("fused_elementwise", "program has no steps"));
-    }
-    for (s, step) in prog.steps.iter().enumerate() {
-        let ok = match *step {
-            EwStep::Input(j) => j < n_inputs,
-            EwStep::Scalar(_) => true,
-            EwStep::Unary(_, r) => r < s,
-            EwStep::Binary(_, p, q) => p < s && q < s,
-        };
-        if !ok {
-            return Err(invalid(
-                "fused_elementwise",
-                format!("step {s} ({step:?}) reads a later register or a missing input (of {n_inputs})"),
-            ));
-        }
-    }
-    Ok(())
 }

@@ -10,8 +10,8 @@
 // same layout as push constants and as a uniform buffer. Every dtype moves as u32 words and is
 // reinterpreted with bitcast where the dtype matters.
 //
-// f32: maximum/minimum return NaN when either operand is NaN (PyTorch semantics); pow has the
-// C semantics (pow_c below).
+// f32: include/ew_math.wgsl's `binary_f32` (shared with the fused kernel): maximum/minimum
+// return NaN when either operand is NaN (PyTorch semantics); pow has the C semantics.
 // Integer semantics are rlx-cpu's: + − × wrap (WGSL integer arithmetic is two's complement
 // and wrapping; i32 and u32 share the low bits of +, − and ×); division truncates, x / 0 = 0
 // and i32::MIN / −1 = i32::MIN (wrapping); pow is exponentiation by squaring, wrapping, and
@@ -29,72 +29,6 @@ const WG: u32 = 256u;
 @group(0) @binding(0) var<storage, read> a: array<u32>;
 @group(0) @binding(1) var<storage, read> b: array<u32>;
 @group(0) @binding(2) var<storage, read_write> out: array<u32>;
-
-fn is_odd_integer(y: f32) -> bool {
-    // |y| >= 2^24 is always even in f32.
-    return abs(y) < 16777216.0 && floor(y) == y && (i32(y) & 1) != 0;
-}
-
-// pow with the C/Rust semantics that WGSL's pow (exp2(y * log2(x))) lacks: pow(x, 0) = 1 and
-// pow(1, y) = 1 even for NaN, a negative base with an integer exponent keeps its sign, a
-// negative base with a non-integer exponent is NaN.
-fn pow_c(x: f32, y: f32) -> f32 {
-    if (y == 0.0 || x == 1.0) {
-        return 1.0;
-    }
-    if (is_nan(x) || is_nan(y)) {
-        return x + y;
-    }
-    let ax = abs(x);
-    let inf = f32_bits(0x7f800000u);
-    if (abs(y) == inf) {
-        // (±1)^±inf = 1; otherwise 0 or inf by whether |x| and y pull the same way.
-        if (ax == 1.0) {
-            return 1.0;
-        }
-        return select(0.0, inf, (ax > 1.0) == (y > 0.0));
-    }
-    if (x == -inf) {
-        // (-inf)^y: the magnitude is inf or 0; an odd integer exponent keeps the sign.
-        let mag = select(0.0, inf, y > 0.0);
-        return select(mag, -mag, is_odd_integer(y));
-    }
-    let m = pow(ax, y);
-    if (x < 0.0) {
-        if (floor(y) != y) {
-            // (x - x) / (x - x) is 0/0 at run time: a NaN without a NaN literal.
-            return (x - x) / (x - x);
-        }
-        return select(m, -m, is_odd_integer(y));
-    }
-    if (x == 0.0) {
-        // The sign of a zero base survives only an odd integer exponent: pow(-0, -1) = -inf.
-        let odd = is_odd_integer(y);
-        if (y < 0.0) {
-            return select(1.0 / abs(x), 1.0 / x, odd);
-        }
-        return select(0.0, x, odd);
-    }
-    return m;
-}
-
-fn float_op(x: f32, y: f32) -> f32 {
-    if (OP == OP_ADD) {
-        return x + y;
-    } else if (OP == OP_SUB) {
-        return x - y;
-    } else if (OP == OP_MUL) {
-        return x * y;
-    } else if (OP == OP_DIV) {
-        return x / y;
-    } else if (OP == OP_POW) {
-        return pow_c(x, y);
-    } else if (OP == OP_MAXIMUM) {
-        return max_nan(x, y);
-    } else {
-        return min_nan(x, y);
-    }
-}
 
 // base^e, wrapping, by squaring (at most 32 rounds).
 fn pow_wrap(base: u32, e: u32) -> u32 {
@@ -194,7 +128,7 @@ fn apply(x: u32, y: u32) -> u32 {
         return select(0u, 1u, compare(x, y));
     }
     if (T == T_F32) {
-        return bitcast<u32>(float_op(bitcast<f32>(x), bitcast<f32>(y)));
+        return bitcast<u32>(binary_f32(OP, bitcast<f32>(x), bitcast<f32>(y)));
     }
     return int_op(x, y);
 }

@@ -16,7 +16,8 @@
 // - → bool is `x != 0`: NaN is nonzero, −0 is zero (a bit test, immune to flushed denormals).
 // Bool words are 0/1, so casts from bool use the u32 ops.
 
-// OP_GELU … OP_ABS_I32: generated from Rust (src/catalog/consts_wgsl.rs: unary_ops).
+// OP_GELU … OP_ABS_I32: generated from Rust (src/catalog/consts_wgsl.rs: unary_ops). The f32
+// math is include/ew_math.wgsl's `unary_f32`, which the fused kernel shares.
 
 const OP: u32 = {{OP}};
 const WG: u32 = 256u;
@@ -26,61 +27,9 @@ const WG: u32 = 256u;
 @group(0) @binding(0) var<storage, read> x: array<u32>;
 @group(0) @binding(1) var<storage, read_write> out: array<u32>;
 
-fn math(v: f32) -> f32 {
-    if (OP == OP_GELU) {
-        return gelu_erf(v);
-    } else if (OP == OP_GELU_TANH) {
-        return gelu_tanh(v);
-    } else if (OP == OP_SILU) {
-        return silu(v);
-    } else if (OP == OP_RELU) {
-        return relu(v);
-    } else if (OP == OP_SIGMOID) {
-        return sigmoid(v);
-    } else if (OP == OP_TANH) {
-        return tanh_acc(v);
-    } else if (OP == OP_EXP) {
-        return exp(v);
-    } else if (OP == OP_LOG) {
-        if (v < 0.0) {
-            return nan_from(v);
-        }
-        if (v == 0.0) {
-            return -1.0 / abs(v);
-        }
-        return log(v);
-    } else if (OP == OP_SQRT) {
-        if (v < 0.0) {
-            return nan_from(v);
-        }
-        return sqrt(v);
-    } else if (OP == OP_RSQRT) {
-        if (v < 0.0) {
-            return nan_from(v);
-        }
-        if (v == 0.0) {
-            // 1/sqrt(±0) = ±inf, as the reference computes it.
-            return 1.0 / v;
-        }
-        return inverseSqrt(v);
-    } else if (OP == OP_NEG) {
-        return -v;
-    } else if (OP == OP_ABS) {
-        return abs(v);
-    } else if (OP == OP_SIN) {
-        return sin(v);
-    } else if (OP == OP_COS) {
-        return cos(v);
-    } else if (OP == OP_RECIP) {
-        return 1.0 / v;
-    } else {
-        return v * v;
-    }
-}
-
 fn apply(w: u32) -> u32 {
     if (OP < OP_CAST_F32_I32) {
-        return bitcast<u32>(math(bitcast<f32>(w)));
+        return bitcast<u32>(unary_f32(OP, bitcast<f32>(w)));
     } else if (OP == OP_CAST_F32_I32) {
         return f32_to_i32(w);
     } else if (OP == OP_CAST_F32_U32) {

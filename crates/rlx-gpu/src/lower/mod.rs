@@ -248,7 +248,9 @@ fn lower_node(cx: &mut LowerCtx, id: NodeId, node: &Node, out: &mut Vec<Dispatch
     match kind {
         OpKind::Input | OpKind::Param | OpKind::Constant | OpKind::State => Ok(()),
         OpKind::WriteRows => state::lower(cx, &at, out),
-        OpKind::Unary | OpKind::Binary | OpKind::Compare | OpKind::Where => elementwise::lower(cx, &at, out),
+        OpKind::Unary | OpKind::Binary | OpKind::Compare | OpKind::Where | OpKind::FusedElementwise => {
+            elementwise::lower(cx, &at, out)
+        }
         OpKind::Cast => cast::lower(cx, &at, out),
         OpKind::Reshape => shape::lower_reshape(cx, &at, out),
         OpKind::Permute
@@ -273,7 +275,7 @@ fn lower_node(cx: &mut LowerCtx, id: NodeId, node: &Node, out: &mut Vec<Dispatch
         OpKind::Random => random::lower(cx, &at, out),
         OpKind::Custom => custom::lower(cx, &at, out),
         // Decomposed by rlx-opt for GPU capabilities; reaching here is a pipeline bug.
-        OpKind::Conv2d | OpKind::Pool2d | OpKind::Upsample2x | OpKind::FusedElementwise => {
+        OpKind::Conv2d | OpKind::Pool2d | OpKind::Upsample2x => {
             Err(at.bad("GPU capabilities do not list this op, so rlx-opt should have decomposed it"))
         }
     }

@@ -3,7 +3,7 @@
 
 use super::broadcast_shapes;
 use super::{arity, attr_err, mismatch, not_in_family, numeric, same_dtype, unary_dtype, want_dtype};
-use crate::{DType, EwStep, IrError, Op, OpFamily, Shape, TensorType};
+use crate::{DType, IrError, Op, OpFamily, Shape, TensorType};
 
 pub(super) fn infer(op: &Op, inputs: &[&TensorType]) -> Result<TensorType, IrError> {
     let name = op.name();
@@ -38,7 +38,9 @@ pub(super) fn infer(op: &Op, inputs: &[&TensorType]) -> Result<TensorType, IrErr
         }
         Op::FusedElementwise(prog) => {
             for (i, t) in inputs.iter().enumerate() {
-                want_dtype(name, i, t.dtype, DType::F32)?;
+                if t.dtype != DType::Bool {
+                    want_dtype(name, i, t.dtype, DType::F32)?;
+                }
             }
             let mut shape = Shape::scalar();
             for t in inputs {
@@ -46,29 +48,8 @@ pub(super) fn infer(op: &Op, inputs: &[&TensorType]) -> Result<TensorType, IrErr
                     mismatch(name, inputs, "the inputs of a fused elementwise node must broadcast together")
                 })?;
             }
-            if prog.steps.is_empty() {
-                return Err(attr_err(name, "program", &shape, "the program has no steps"));
-            }
-            for (i, step) in prog.steps.iter().enumerate() {
-                let bad = match step {
-                    EwStep::Input(n) => *n >= inputs.len(),
-                    EwStep::Scalar(_) => false,
-                    EwStep::Unary(_, r) => *r >= i,
-                    EwStep::Binary(_, a, b) => *a >= i || *b >= i,
-                };
-                if bad {
-                    return Err(attr_err(
-                        name,
-                        "program",
-                        &shape,
-                        format!(
-                            "step {i} ({step:?}) reads a missing input or a register not computed \
-                             before it ({} inputs)",
-                            inputs.len()
-                        ),
-                    ));
-                }
-            }
+            let dtypes: Vec<DType> = inputs.iter().map(|t| t.dtype).collect();
+            prog.check(&dtypes).map_err(|reason| attr_err(name, "program", &shape, reason))?;
             Ok(TensorType::new(shape, DType::F32))
         }
         _ => Err(not_in_family(op, inputs, OpFamily::Elementwise)),

@@ -116,6 +116,39 @@ pub(crate) fn dims<'a>(inputs: &[&'a TensorType], i: usize) -> &'a [usize] {
     inputs.get(i).map_or(&[][..], |t| t.shape.dims())
 }
 
+/// Where output element `i` (row-major over `out`) of a numpy broadcast reads the contiguous
+/// operand of shape `input`: at `(i / div) % modulus`, returned as `(div, modulus)`. `Some`
+/// when the operand's dims that are not broadcast form one run of `out`'s dims (size-1 output
+/// dims ignored): the whole tensor, a scalar, a row such as a bias, a column. `None` for other
+/// patterns (`[M, 1, K]` read as `[M, N, K]`) or operands that do not broadcast to `out`.
+/// Fused elementwise kernels index their inputs this way.
+pub fn broadcast_run(out: &[usize], input: &[usize]) -> Option<(u64, u64)> {
+    if input.len() > out.len() {
+        return None;
+    }
+    let lead = out.len() - input.len();
+    // (size, present) of each output dim of size > 1.
+    let mut dims = Vec::with_capacity(out.len());
+    for (d, &n) in out.iter().enumerate() {
+        let x = if d >= lead { input[d - lead] } else { 1 };
+        if x != 1 && x != n {
+            return None;
+        }
+        if n != 1 {
+            dims.push((n as u64, x == n));
+        }
+    }
+    let first = dims.iter().position(|&(_, p)| p);
+    let last = dims.iter().rposition(|&(_, p)| p);
+    let (Some(first), Some(last)) = (first, last) else { return Some((1, 1)) };
+    if dims[first..=last].iter().any(|&(_, p)| !p) {
+        return None;
+    }
+    let modulus = dims[first..=last].iter().map(|&(n, _)| n).product();
+    let div = dims[last + 1..].iter().map(|&(n, _)| n).product();
+    Some((div, modulus))
+}
+
 /// Numpy broadcasting of two shapes: align from the right; each pair of dims must be equal or
 /// contain a 1. `op` names the caller in the error.
 pub fn broadcast_shapes(op: &'static str, a: &Shape, b: &Shape) -> Result<Shape, IrError> {
@@ -293,3 +326,32 @@ pub(crate) fn same_dtype(
 
 #[cfg(test)]
 mod flops_tests;
+#[cfg(test)]
+mod broadcast_run_tests {
+    use super::broadcast_run;
+
+    #[test]
+    fn runs_of_present_dims_index_by_div_and_modulus() {
+        // The whole tensor, a scalar, a bias row, a column, a middle run.
+        assert_eq!(broadcast_run(&[4, 5], &[4, 5]), Some((1, 20)));
+        assert_eq!(broadcast_run(&[4, 5], &[]), Some((1, 1)));
+        assert_eq!(broadcast_run(&[4, 5], &[1, 1]), Some((1, 1)));
+        assert_eq!(broadcast_run(&[4, 5], &[5]), Some((1, 5)));
+        assert_eq!(broadcast_run(&[4, 5], &[4, 1]), Some((5, 4)));
+        assert_eq!(broadcast_run(&[2, 3, 4], &[3, 1]), Some((4, 3)));
+        // Size-1 output dims do not break a run.
+        assert_eq!(broadcast_run(&[2, 1, 3], &[2, 1, 3]), Some((1, 6)));
+        // Two separate runs, or sizes that do not broadcast.
+        assert_eq!(broadcast_run(&[2, 3, 4], &[2, 1, 4]), None);
+        assert_eq!(broadcast_run(&[4, 5], &[3]), None);
+        assert_eq!(broadcast_run(&[5], &[2, 5]), None);
+        // Every element of the output reads inside the operand.
+        for (out, input) in [(vec![3, 4, 5], vec![4, 1]), (vec![3, 4, 5], vec![5]), (vec![6, 2], vec![6, 1])]
+        {
+            let (div, m) = broadcast_run(&out, &input).unwrap();
+            let n: usize = out.iter().product();
+            let numel: u64 = input.iter().product::<usize>() as u64;
+            assert!((0..n as u64).all(|i| (i / div) % m < numel));
+        }
+    }
+}

@@ -72,3 +72,28 @@ fn fused_elementwise() {
     let c = f32_in(&mut g, "c", &[4]);
     assert!(matches!(g.push(prog(vec![EwStep::Input(0)]), &[a, c]), Err(IrError::ShapeMismatch { .. })));
 }
+
+#[test]
+fn fused_where_reads_a_bool_input_as_its_condition_only() {
+    let mut g = Graph::new("g");
+    let a = f32_in(&mut g, "a", &[2, 3]);
+    let k = g.input("k", &[3], DType::Bool).unwrap();
+    let prog = |steps| Op::FusedElementwise(EwProgram { steps });
+    let good = prog(vec![
+        EwStep::Input(0),
+        EwStep::Input(1),
+        EwStep::Unary(UnaryOp::Exp, 0),
+        EwStep::Where(1, 2, 0),
+    ]);
+    let y = g.push(good, &[a, k]).unwrap();
+    assert_eq!(ty(&g, y), tt(&[2, 3], DType::F32));
+    // A condition that is not a Bool input, arithmetic on a Bool input, a Bool output.
+    let f32_cond = prog(vec![EwStep::Input(0), EwStep::Where(0, 0, 0)]);
+    let e = g.push(f32_cond, &[a]).unwrap_err();
+    assert_msg(&e, &["fused_elementwise", "condition"]);
+    let on_bool = prog(vec![EwStep::Input(0), EwStep::Input(1), EwStep::Binary(BinaryOp::Add, 0, 1)]);
+    let e = g.push(on_bool, &[a, k]).unwrap_err();
+    assert_msg(&e, &["fused_elementwise", "Bool input"]);
+    let bool_out = prog(vec![EwStep::Input(1)]);
+    assert!(g.push(bool_out, &[a, k]).is_err());
+}

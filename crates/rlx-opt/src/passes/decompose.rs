@@ -200,6 +200,11 @@ fn elementwise(
                 (Some(a), Some(b)) => Some(binary(em, *op, a, b)?),
                 _ => None,
             },
+            // The condition register is a Bool input (EwProgram::check), read as it is.
+            EwStep::Where(c, a, b) => match (reg(*c), reg(*a), reg(*b)) {
+                (Some(c), Some(a), Some(b)) => Some(em.emit(Op::Where, &[c, a, b])?),
+                _ => None,
+            },
         };
         // An out-of-range register cannot pass the IR's checks; refuse rather than guess.
         let Some(id) = id else { return Ok(None) };

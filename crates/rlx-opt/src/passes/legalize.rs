@@ -89,7 +89,7 @@ impl Emitter<'_> {
 
     /// Adds `op` to the graph in a form the device runs.
     pub(crate) fn emit(&mut self, op: Op, inputs: &[NodeId]) -> Result<NodeId, OptError> {
-        if op.is_leaf() || self.caps.supports(op.kind()) {
+        if op.is_leaf() || self.native(&op, inputs)? {
             let inputs =
                 if self.caps.native_broadcast { inputs.to_vec() } else { self.expand_operands(&op, inputs)? };
             let id = self.graph.push(op, &inputs)?;
@@ -124,6 +124,18 @@ impl Emitter<'_> {
                     .into(),
             )),
         }
+    }
+
+    /// Whether the device runs `op` on `inputs` as it is ([`Capabilities::runs`]: a fused
+    /// elementwise node must also fit the device's fusion limits, else it is decomposed).
+    fn native(&self, op: &Op, inputs: &[NodeId]) -> Result<bool, OptError> {
+        if !matches!(op, Op::FusedElementwise(_)) {
+            return Ok(self.caps.supports(op.kind()));
+        }
+        let tys = inputs.iter().map(|&i| self.graph.ty(i)).collect::<Result<Vec<_>, _>>()?;
+        let out = infer(op, &tys)?;
+        let shapes: Vec<&[usize]> = tys.iter().map(|t| t.shape.dims()).collect();
+        Ok(self.caps.runs(op, &shapes, out.shape.dims()))
     }
 
     /// The device must store the node's dtype and hold its size.

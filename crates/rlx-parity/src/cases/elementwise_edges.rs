@@ -15,9 +15,8 @@ pub(super) fn cases(out: &mut Vec<Case>) {
     prebuilt_fused(out);
 }
 
-/// A fused elementwise node in the graph as given (rlx-opt makes them for the CPU; a GPU,
-/// which has no fused-elementwise kernel, gets it decomposed back into its steps): exp(x)·y + 2
-/// with y broadcast along rows.
+/// A fused elementwise node in the graph as given (rlx-opt makes them; the GPUs run it in
+/// `fused.wgsl`): exp(x)·y + 2 with y broadcast along rows.
 fn prebuilt_fused(out: &mut Vec<Case>) {
     use rlx_ir::{BinaryOp, EwProgram, EwStep, Op, UnaryOp};
     out.push(Case::new("fused_elementwise_prebuilt_bcast", |c| {

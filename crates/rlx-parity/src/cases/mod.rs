@@ -16,6 +16,7 @@ mod decode_batch;
 mod elementwise;
 mod elementwise_edges;
 mod fft;
+mod fused;
 mod grad;
 mod grid;
 mod grouped;
@@ -82,6 +83,7 @@ pub fn cases() -> Vec<Case> {
         decode_batch::cases,
         boundaries::cases,
         elementwise_edges::cases,
+        fused::cases,
         shape_edges::cases,
         reduce_edges::cases,
         matmul_edges::cases,

@@ -151,3 +151,97 @@ impl WhereParams {
         Ok((p, per_element(K, n)?))
     }
 }
+
+/// Inputs `fused.wgsl` binds (bindings 0–6; the output is 7).
+pub const FUSED_MAX_INPUTS: usize = 7;
+/// Program words `fused.wgsl` takes: scalars, then ops.
+pub const FUSED_MAX_WORDS: usize = 12;
+
+/// One op word of a fused program: `kind | op << 2 | a << 8 | b << 16 | c << 24`, where the
+/// kind is [`FusedKind`] and a, b, c are registers (inputs, then scalars, then op results).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FusedKind {
+    /// `unary_f32(op, r[a])` (`op` a unary.wgsl `OP_*` code).
+    Unary = 0,
+    /// `binary_f32(op, r[a], r[b])` (`op` a binary.wgsl arithmetic `OP_*` code).
+    Binary = 1,
+    /// `r[a] != 0 ? r[b] : r[c]` (r[a] a Bool input, read as 1 or 0).
+    Where = 2,
+}
+
+impl FusedKind {
+    pub const ALL: [FusedKind; 3] = [FusedKind::Unary, FusedKind::Binary, FusedKind::Where];
+
+    /// The name part of the WGSL constant (`KIND_UNARY`).
+    pub fn name(self) -> &'static str {
+        match self {
+            FusedKind::Unary => "unary",
+            FusedKind::Binary => "binary",
+            FusedKind::Where => "where",
+        }
+    }
+
+    /// The word of this op on registers `a`, `b`, `c` (each below 256, op below 64).
+    pub fn word(self, op: u32, a: u32, b: u32, c: u32) -> u32 {
+        self as u32 | op << 2 | a << 8 | b << 16 | c << 24
+    }
+}
+
+/// Params of `fused.wgsl`: a fused elementwise program and how each input is indexed.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
+pub struct FusedParams {
+    pub numel: u32,
+    /// Inputs (bits 0–7), scalars (bits 8–15), and which inputs are Bool (bits 16–23).
+    pub counts: u32,
+    pub n_ops: u32,
+    /// The register the output takes.
+    pub out_reg: u32,
+    /// Input k is read at `(i / index[2k]) % index[2k + 1]` for output element i.
+    pub index: [u32; 16],
+    /// The scalars' f32 bits, then the op words.
+    pub code: [u32; 12],
+}
+
+impl FusedParams {
+    /// Params for `numel` outputs of a program of `scalars` (f32) then `ops` (words made by
+    /// [`FusedKind::word`]), over inputs each read at `(i / div) % modulus`, with `bool_inputs`
+    /// a bit per Bool input, and the output in register `out_reg`.
+    pub fn new(
+        numel: usize,
+        inputs: &[(u64, u64)],
+        bool_inputs: u32,
+        scalars: &[f32],
+        ops: &[u32],
+        out_reg: u32,
+    ) -> Result<(Self, [u32; 3]), GpuError> {
+        const K: &str = "fused_elementwise";
+        let n = fits_u32(K, "element count", numel as u64)?;
+        let too_many = |what: &str, got: usize, max: usize| GpuError::Lowering {
+            node: K.into(),
+            reason: format!("{got} {what}, the kernel takes at most {max}; rlx-opt's fusion keeps within it"),
+        };
+        if inputs.len() > FUSED_MAX_INPUTS {
+            return Err(too_many("inputs", inputs.len(), FUSED_MAX_INPUTS));
+        }
+        if scalars.len() + ops.len() > FUSED_MAX_WORDS {
+            return Err(too_many("program words", scalars.len() + ops.len(), FUSED_MAX_WORDS));
+        }
+        let mut p = FusedParams {
+            numel: n,
+            counts: inputs.len() as u32 | (scalars.len() as u32) << 8 | (bool_inputs & 0xff) << 16,
+            n_ops: ops.len() as u32,
+            out_reg,
+            ..Zeroable::zeroed()
+        };
+        for (k, &(div, modulus)) in inputs.iter().enumerate() {
+            p.index[2 * k] = fits_u32(K, "input index divisor", div.max(1))?;
+            p.index[2 * k + 1] = fits_u32(K, "input index modulus", modulus.max(1))?;
+        }
+        for (slot, w) in p.code.iter_mut().zip(scalars.iter().map(|s| s.to_bits()).chain(ops.iter().copied()))
+        {
+            *slot = w;
+        }
+        Ok((p, per_element(K, u64::from(n))?))
+    }
+}
