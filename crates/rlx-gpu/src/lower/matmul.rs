@@ -1,5 +1,6 @@
 //! Lowering of MatMul and FusedMatMul onto a matmul rung ([`MatmulRung::choose`]: the 128×128
-//! register tile for big outputs, the 64×64 tile otherwise) and its epilogue variants.
+//! register tile for big outputs, and for single products whose split along K fills the card;
+//! the 64×64 tile otherwise) and its epilogue variants. [`MatmulPlan`] holds every decision.
 //!
 //! - Transposes and batch broadcasts are addressing (strides, offsets): no operand is copied.
 //!   A broadcast the kernel's two batch levels cannot express becomes several launches
@@ -8,10 +9,12 @@
 //!   act(0 + bias); the empty a and b are bound to a 4-byte dummy, never read.
 //! - A single matmul of at most 8 rows times a transposed B (a linear layer at decode) runs the
 //!   matrix-vector kernel, unless a rung is forced.
-//! - A single matmul with few output tiles and a long K (small M) is split along K
-//!   ([`split_count`]): its slices run as a batch of partial products into a scratch buffer,
-//!   then `matmul_splitk.wgsl` adds them and applies the bias and activation. A forced rung
-//!   still decides the kernel of the partial products.
+//! - A single matmul with few output tiles and a long K (small M, or a weight gradient whose K
+//!   is every token of the batch) is split along K ([`split_count`]): its equal slices run as a
+//!   batch of partial products into a scratch buffer, the rest of K (on the f32 rungs, where
+//!   the slices do not cover it) as one more launch after them, then `matmul_splitk.wgsl` adds
+//!   every part and applies the bias and activation. A forced rung still decides the kernel of
+//!   the partial products.
 //! - An f16 weight widened by a cast that only matrix-vector matmuls read (a decode step's
 //!   weights under `Precision::F16`) is read by them as f16 ([`absorbed_casts`]): the cast
 //!   launches nothing, and the weight streams at half the bytes.
@@ -20,14 +23,80 @@
 
 use super::{LowerCtx, Site};
 use crate::catalog::matmul::{
-    matmul_launches, partial_params, split_count, vec_fits, vec_grid, Epilogue, MatmulKernel, MatmulRung,
-    SplitKParams,
+    matmul_launches, partial_params, rest_params, split_count, split_parts, vec_fits, vec_grid, Epilogue,
+    MatmulKernel, MatmulLaunch, MatmulRung, SplitKParams,
 };
 use crate::schedule::{Dispatch, GpuLimits, Operand};
-use crate::{GpuError, KernelKey, UnaryParams};
+use crate::{GpuError, KernelKey, MatmulParams, UnaryParams};
 use rlx_backend::KernelOptions;
 use rlx_ir::{DType, Graph, NodeId, Op, UnaryOp};
 use std::collections::HashSet;
+
+/// How one MatMul or FusedMatMul runs, decided from its operands' shapes alone: the lowering
+/// and [`absorbed_casts`] (which runs before any node is lowered) both take it from
+/// [`MatmulPlan::new`], so they cannot disagree.
+pub(super) struct MatmulPlan {
+    /// The launches of the product (several only where a batch broadcast needs them; every
+    /// one has the node's M, N and K).
+    pub launches: Vec<MatmulLaunch>,
+    pub out_shape: Vec<usize>,
+    /// The rung of the launches (Tiled64 where there are none).
+    pub rung: MatmulRung,
+    pub path: MatmulPath,
+}
+
+/// What runs a [`MatmulPlan`].
+pub(super) enum MatmulPath {
+    /// The one launch on the matrix-vector kernel.
+    Vec(MatmulParams),
+    /// The one launch split along K into this many equal slices ([`split_count`]).
+    Split(MatmulParams, u32),
+    /// Every launch on the rung.
+    Rung,
+}
+
+/// Why a matmul has no plan: its shapes (a kernel error), or the forced rung (a reason).
+pub(super) enum PlanError {
+    Shape(GpuError),
+    Rung(String),
+}
+
+impl MatmulPlan {
+    /// The plan of `a` (dims `a_dims`) times `b` with these transposes on a device with
+    /// `limits`, as `options` allow.
+    pub fn new(
+        a_dims: &[usize],
+        b_dims: &[usize],
+        (ta, tb): (bool, bool),
+        limits: &GpuLimits,
+        options: &KernelOptions,
+    ) -> Result<Self, PlanError> {
+        let (launches, out_shape) = matmul_launches(a_dims, b_dims, ta, tb).map_err(PlanError::Shape)?;
+        let batches: u32 = launches.iter().map(|(_, g)| g[2]).fold(0, u32::saturating_add);
+        let rung = match launches.first() {
+            Some((p, _)) => {
+                MatmulRung::choose(p.m, p.n, p.k, batches, limits, options).map_err(PlanError::Rung)?
+            }
+            None => MatmulRung::Tiled64,
+        };
+        let path = match launches.as_slice() {
+            [(p, _)] if options.matmul.is_none() && vec_fits(p) => MatmulPath::Vec(*p),
+            [(p, _)] => split_count(p, rung).map_or(MatmulPath::Rung, |s| MatmulPath::Split(*p, s)),
+            _ => MatmulPath::Rung,
+        };
+        Ok(MatmulPlan { launches, out_shape, rung, path })
+    }
+
+    /// Whether its kernel can read B as the f16 it is stored in: the matrix-vector kernel, or
+    /// a single launch (split or not) on a cooperative-matrix rung.
+    fn reads_b_as_stored(&self) -> bool {
+        match self.path {
+            MatmulPath::Vec(_) => true,
+            MatmulPath::Split(..) => self.rung.is_coop(),
+            MatmulPath::Rung => self.launches.len() == 1 && self.rung.is_coop(),
+        }
+    }
+}
 
 pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Result<(), GpuError> {
     let (id, node) = (at.id, at.node);
@@ -45,9 +114,13 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
     };
     let a_dims = cx.ty(a)?.shape.dims().to_vec();
     let b_dims = cx.ty(b)?.shape.dims().to_vec();
-    let (launches, out_shape) = matmul_launches(&a_dims, &b_dims, ta, tb).map_err(|e| at.named(e))?;
-    if out_shape.as_slice() != at.ty().shape.dims() {
-        return Err(at.bad(format!("kernel output shape {out_shape:?} differs from the node's")));
+    let plan = MatmulPlan::new(&a_dims, &b_dims, (ta, tb), cx.limits, &cx.options).map_err(|e| match e {
+        PlanError::Shape(e) => at.named(e),
+        PlanError::Rung(reason) => at.bad(reason),
+    })?;
+    if plan.out_shape.as_slice() != at.ty().shape.dims() {
+        let shape = &plan.out_shape;
+        return Err(at.bad(format!("kernel output shape {shape:?} differs from the node's")));
     }
 
     let result = cx.operand_nonempty(id)?;
@@ -57,14 +130,7 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
         Some((op, None)) => (cx.scratch(result.size), Some(op)),
         _ => (result, None),
     };
-    // Every launch has the node's M and N (a split only moves batches and offsets).
-    let batches: u32 = launches.iter().map(|(_, g)| g[2]).fold(0, u32::saturating_add);
-    let rung = match launches.first() {
-        Some((p, _)) => {
-            MatmulRung::choose(p.m, p.n, batches, cx.limits, &cx.options).map_err(|reason| at.bad(reason))?
-        }
-        None => MatmulRung::Tiled64,
-    };
+    let rung = plan.rung;
     let act = epilogue.and_then(|(_, e)| e);
     let (a_op, b_op) = (operand_or_dummy(cx, a)?, operand_or_dummy(cx, b)?);
     // The bias is [N] and N > 0 here (the output is non-empty).
@@ -72,39 +138,42 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
         Some(bias) => Some(cx.operand_nonempty(bias)?),
         None => None,
     };
-    let single = match launches.as_slice() {
-        [(p, _)] => Some(*p),
-        _ => None,
-    };
-    let split = single.and_then(|p| split_count(&p, rung).map(|s| (p, s)));
-    // An absorbed cast (see absorbed_casts: only where this matmul takes the matrix-vector or a
-    // cooperative-matrix kernel): bind the f16 value it would have widened.
+    // An absorbed cast (see absorbed_casts: only where the plan's kernel reads B as stored):
+    // bind the f16 value it would have widened.
     let (b_op, f16_b) = match absorbed_source(cx.graph, &cx.absorbed, b) {
         Some(src) => (cx.operand_nonempty(src)?, true),
         None => (b_op, false),
     };
-    if let Some(p) = single.filter(|p| cx.options.matmul.is_none() && vec_fits(p)) {
-        let grid = vec_grid(&p).map_err(|e| at.named(e))?;
-        let key = KernelKey::Matmul(MatmulKernel::Vec { bias: bias_op.is_some(), act, f16_b });
-        let operands = [Some(a_op), Some(b_op), bias_op, Some(target)].into_iter().flatten().collect();
-        out.push(at.step(key, operands, &p, grid));
-    } else if let Some((p, splits)) = split {
-        let partial = partial_params(&p, splits);
-        let parts = cx.scratch(4 * u64::from(p.m) * u64::from(p.n) * u64::from(splits));
-        let grid = rung.grid(&partial, splits);
-        let key = matmul_key(rung, false, None, f16_b);
-        out.push(at.step(key, vec![a_op, b_op, parts], &partial, grid));
-        let (sum, grid) = SplitKParams::new(&p, splits).map_err(|e| at.named(e))?;
-        let key = KernelKey::Matmul(MatmulKernel::SplitK { bias: bias_op.is_some(), act });
-        let operands = [Some(parts), bias_op, Some(target)].into_iter().flatten().collect();
-        out.push(at.step(key, operands, &sum, grid));
-    } else {
-        let key = matmul_key(rung, bias_op.is_some(), act, f16_b);
-        let operands: Vec<Operand> =
-            [Some(a_op), Some(b_op), bias_op, Some(target)].into_iter().flatten().collect();
-        for (params, grid) in launches {
-            let grid = rung.grid(&params, grid[2]);
-            out.push(at.step(key, operands.clone(), &params, grid));
+    match plan.path {
+        MatmulPath::Vec(p) => {
+            let grid = vec_grid(&p).map_err(|e| at.named(e))?;
+            let key = KernelKey::Matmul(MatmulKernel::Vec { bias: bias_op.is_some(), act, f16_b });
+            let operands = [Some(a_op), Some(b_op), bias_op, Some(target)].into_iter().flatten().collect();
+            out.push(at.step(key, operands, &p, grid));
+        }
+        MatmulPath::Split(p, splits) => {
+            let parts_count = split_parts(&p, splits);
+            let (sum, sum_grid) = SplitKParams::new(&p, parts_count).map_err(|e| at.named(e))?;
+            let parts = cx.scratch(4 * u64::from(p.m) * u64::from(p.n) * u64::from(parts_count));
+            let key = matmul_key(rung, false, None, f16_b);
+            let partial = partial_params(&p, splits);
+            out.push(at.step(key, vec![a_op, b_op, parts], &partial, rung.grid(&partial, splits)));
+            // The rest of K past the equal slices, as the last partial product.
+            if let Some(rest) = rest_params(&p, splits).map_err(|e| at.named(e))? {
+                out.push(at.step(key, vec![a_op, b_op, parts], &rest, rung.grid(&rest, 1)));
+            }
+            let key = KernelKey::Matmul(MatmulKernel::SplitK { bias: bias_op.is_some(), act });
+            let operands = [Some(parts), bias_op, Some(target)].into_iter().flatten().collect();
+            out.push(at.step(key, operands, &sum, sum_grid));
+        }
+        MatmulPath::Rung => {
+            let key = matmul_key(rung, bias_op.is_some(), act, f16_b);
+            let operands: Vec<Operand> =
+                [Some(a_op), Some(b_op), bias_op, Some(target)].into_iter().flatten().collect();
+            for (params, grid) in plan.launches {
+                let grid = rung.grid(&params, grid[2]);
+                out.push(at.step(key, operands.clone(), &params, grid));
+            }
         }
     }
     if let Some(op) = unary_after {
@@ -165,7 +234,7 @@ fn widens_f16(g: &Graph, id: NodeId) -> bool {
 /// The casts f16 → f32 whose every reader reads it as a weight that its kernel can read as
 /// stored: B of a single-launch matmul that takes the matrix-vector kernel (transposed,
 /// unless a rung is forced) or a cooperative-matrix rung (any layout; its split-K partial
-/// products too), and w of a grouped matmul. Those kernels bind the f16 value
+/// products too), as the matmul's [`MatmulPlan`] says, and w of a grouped matmul. Those kernels bind the f16 value
 /// ([`absorbed_source`]) and the cast launches nothing: a batched decode step's f16 weights
 /// (M = the streams, past the matrix-vector kernel) no longer widen every step. Its planned
 /// buffer stays allocated but unwritten.
@@ -177,19 +246,9 @@ pub(super) fn absorbed_casts(g: &Graph, options: &KernelOptions, limits: &GpuLim
         let reads_as_stored = match node.op {
             Op::MatMul { transpose_a, transpose_b } | Op::FusedMatMul { transpose_a, transpose_b, .. } => {
                 let (Ok(at), Ok(bt)) = (g.ty(a), g.ty(b)) else { continue };
-                match matmul_launches(at.shape.dims(), bt.shape.dims(), transpose_a, transpose_b) {
-                    Ok((launches, _)) => match launches.as_slice() {
-                        [(p, grid)] => {
-                            (options.matmul.is_none() && vec_fits(p))
-                                || matches!(
-                                    MatmulRung::choose(p.m, p.n, grid[2], limits, options),
-                                    Ok(MatmulRung::Coop64 | MatmulRung::Coop128)
-                                )
-                        }
-                        _ => false,
-                    },
-                    Err(_) => false,
-                }
+                let (ad, bd) = (at.shape.dims(), bt.shape.dims());
+                MatmulPlan::new(ad, bd, (transpose_a, transpose_b), limits, options)
+                    .is_ok_and(|plan| plan.reads_b_as_stored())
             }
             Op::GroupedMatMul => true,
             _ => false,

@@ -269,7 +269,7 @@ impl VecGroups {
         for grp in siblings(candidates, joins) {
             let total: u32 = grp.iter().map(|m| m.n).fold(0, u32::saturating_add);
             let Some(first) = grp.first() else { continue };
-            let Ok(rung) = MatmulRung::choose(first.m, total, 1, limits, options) else { continue };
+            let Ok(rung) = MatmulRung::choose(first.m, total, first.k, 1, limits, options) else { continue };
             let combined = MatmulParams::from_shapes(
                 &[first.m as usize, first.k as usize],
                 &[total as usize, first.k as usize],

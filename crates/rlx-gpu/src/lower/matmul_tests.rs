@@ -157,15 +157,59 @@ fn a_small_m_matmul_with_a_long_k_is_split_along_k() {
         keys(&s),
         [KernelKey::MATMUL_TILED_F32, KernelKey::Matmul(MatmulKernel::SplitK { bias: true, act: gelu })]
     );
-    // Four slices of 128: a batch of 4 partial products into a scratch [4][9][100].
+    // Two slices of 256 (the f32 rungs' shortest): a batch of 2 partial products into a
+    // scratch [2][9][100].
     let p = matmul_params(&s.steps[0].params);
-    assert_eq!((p.k, p.batch, p.a_batch_inner, p.b_batch_inner), (128, 4, 128, 128));
+    assert_eq!((p.k, p.batch, p.a_batch_inner, p.b_batch_inner), (256, 2, 256, 256));
     let parts = s.steps[0].operands[2];
-    assert!(matches!(parts.buffer, BufferId::Scratch(_)) && parts.size == 4 * 9 * 100 * 4);
-    assert_eq!(s.steps[0].workgroups, [2, 1, 4]);
+    assert!(matches!(parts.buffer, BufferId::Scratch(_)) && parts.size == 2 * 9 * 100 * 4);
+    assert_eq!(s.steps[0].workgroups, [2, 1, 2]);
     // The sum reads the parts and the bias and writes the result.
     assert_eq!(s.steps[1].operands[0], parts);
     assert_eq!(s.steps[1].operands.len(), 3);
+}
+
+#[test]
+fn a_ragged_k_adds_a_launch_for_its_rest() {
+    // K = 600: two slices of 288 and a rest of 24, the third partial product.
+    let inputs: [(&str, &[usize]); 2] = [("a", &[9, 600]), ("b", &[100, 600])];
+    let g = graph("ragged", &inputs, |g, x| g.matmul_t(x[0], x[1], false, true).unwrap());
+    let s = schedule(&g);
+    let sum = KernelKey::Matmul(MatmulKernel::SplitK { bias: false, act: None });
+    assert_eq!(keys(&s), [KernelKey::MATMUL_TILED_F32, KernelKey::MATMUL_TILED_F32, sum]);
+    let (slices, rest) = (matmul_params(&s.steps[0].params), matmul_params(&s.steps[1].params));
+    assert_eq!((slices.k, slices.batch, rest.k, rest.batch), (288, 2, 24, 1));
+    assert_eq!((rest.a_offset, rest.b_offset, rest.c_offset), (576, 576, 2 * 9 * 100));
+    assert_eq!((s.steps[0].workgroups, s.steps[1].workgroups), ([2, 1, 2], [2, 1, 1]));
+    // Both write the one scratch of three parts, which the sum reads.
+    let parts = s.steps[0].operands[2];
+    assert_eq!(parts.size, 3 * 9 * 100 * 4);
+    assert_eq!((s.steps[1].operands[2], s.steps[2].operands[0]), (parts, parts));
+    assert_eq!(
+        bytemuck::pod_read_unaligned::<crate::catalog::matmul::SplitKParams>(&s.steps[2].params).splits,
+        3
+    );
+}
+
+#[test]
+fn a_weight_gradient_takes_the_register_tile_through_split_k() {
+    // dW = Xᵀ·dY of a MiniLM fine-tune step: X [15 616, 384], dY [15 616, 1536]. 36 tiles of 128
+    // in 16 slices of 960 (576 workgroups), and the rest of 256.
+    let inputs: [(&str, &[usize]); 2] = [("x", &[15_616, 384]), ("dy", &[15_616, 1536])];
+    let g = graph("dw", &inputs, |g, x| g.matmul_t(x[0], x[1], true, false).unwrap());
+    let s = schedule(&g);
+    let reg = KernelKey::Matmul(MatmulKernel::Reg { bias: false, act: None });
+    let sum = KernelKey::Matmul(MatmulKernel::SplitK { bias: false, act: None });
+    assert_eq!(keys(&s), [reg, reg, sum]);
+    assert_eq!((s.steps[0].workgroups, s.steps[1].workgroups), ([12, 3, 16], [12, 3, 1]));
+    let (slices, rest) = (matmul_params(&s.steps[0].params), matmul_params(&s.steps[1].params));
+    assert_eq!((slices.k, rest.k, rest.a_offset, rest.b_offset), (960, 256, 15_360 * 384, 15_360 * 1536));
+    // 384×384 has too few tiles of 128 for that: the 64 tile in 16 slices.
+    let inputs: [(&str, &[usize]); 2] = [("x", &[15_616, 384]), ("dy", &[15_616, 384])];
+    let g = graph("dw", &inputs, |g, x| g.matmul_t(x[0], x[1], true, false).unwrap());
+    let s = schedule(&g);
+    assert_eq!(keys(&s), [KernelKey::MATMUL_TILED_F32, KernelKey::MATMUL_TILED_F32, sum]);
+    assert_eq!(s.steps[0].workgroups, [6, 6, 16]);
 }
 
 #[test]

@@ -28,6 +28,9 @@ pub(super) fn cases(out: &mut Vec<Case>) {
         super::matmul_edges::epilogue_cases(&mut set, "fused", [37, 67], 29);
         // Few output tiles and a long K: split along K, then summed with the epilogue.
         super::matmul_edges::epilogue_cases(&mut set, "fused_splitk", [7, 512], 100);
+        // The same on a ragged K (f32 rungs: 2 slices of 288 and a rest of 24; the coop rung
+        // cuts only exact K, so it runs these unsplit).
+        super::matmul_edges::epilogue_cases(&mut set, "matmul_splitk_ragged_fused", [7, 600], 100);
         if rung == MatmulKernel::Coop {
             // Enough 128×128 groups for the wide coop tile, with edges in M and N.
             super::matmul_edges::epilogue_cases(&mut set, "fused_wide", [1300, 67], 1536);
@@ -61,7 +64,7 @@ fn matmul(
 type Shape = (&'static str, &'static [usize], &'static [usize], (usize, usize, usize), (bool, bool));
 
 fn shapes(out: &mut Vec<Case>) {
-    let shapes: [Shape; 17] = [
+    let shapes: [Shape; 19] = [
         ("1x1x1", &[], &[], (1, 1, 1), (false, false)),
         ("7x13x5", &[], &[], (7, 13, 5), (false, false)),
         ("17x33x65", &[], &[], (17, 33, 65), (false, false)),
@@ -81,6 +84,10 @@ fn shapes(out: &mut Vec<Case>) {
         ("splitk_128x768x768_tb", &[], &[], (128, 768, 768), (false, true)),
         ("splitk_1x4864x896_tb", &[], &[], (1, 4864, 896), (false, true)),
         ("splitk_ta_9x1024x33", &[], &[], (9, 1024, 33), (true, false)),
+        // A K the f32 rungs cut raggedly (equal slices of 32-multiples, and a launch for the
+        // rest): 16 slices of 256 and 64; a transposed-A weight gradient, 8 of 352 and 184.
+        ("splitk_ragged_128x4160x128", &[], &[], (128, 4160, 128), (false, false)),
+        ("splitk_ragged_ta_64x3000x256", &[], &[], (64, 3000, 256), (true, false)),
     ];
     for (tag, ba, bb, mkn, t) in shapes {
         out.push(Case::new(format!("matmul_{tag}"), move |c| matmul(c, ba, bb, mkn, t)));

@@ -24,7 +24,9 @@ pub use params::{MatmulParams, MATMUL_TILE};
 use rlx_ir::UnaryOp;
 pub(crate) use rung::coop_available;
 pub use rung::{MatmulRung, MIN_WIDE_WORKGROUPS};
-pub use splitk::{partial_params, split_count, SplitKParams};
+pub use splitk::{
+    partial_params, rest_params, split_count, split_parts, SplitKParams, SIMT_SPLIT_WORKGROUPS,
+};
 use std::borrow::Cow;
 pub use vec::{vec_fits, vec_grid, B_F16, B_F32, VEC_MAX_ROWS};
 pub use vec_multi::{multi_bindings, VecMultiParams, MULTI_MAX_PARTS};

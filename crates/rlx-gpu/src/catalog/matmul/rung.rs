@@ -96,7 +96,8 @@ impl MatmulRung {
         Ok(())
     }
 
-    /// The rung for `batches` M×N outputs on a device with `limits`, as `options` allow.
+    /// The rung for `batches` M×N outputs over a K of `k` on a device with `limits`, as
+    /// `options` allow.
     ///
     /// - A forced kernel ([`KernelOptions::matmul`]) is taken if available, else the error
     ///   says why; [`MatmulKernel::Coop`] takes the tile by the rule below.
@@ -104,23 +105,31 @@ impl MatmulRung {
     ///   its tile, the launch has at least [`MIN_WIDE_WORKGROUPS`] of its workgroups (fewer
     ///   leave most of a large GPU idle) and the device has the memory. The cooperative-matrix
     ///   rungs are preferred wherever the device and the precision allow them.
+    /// - In f32, Reg128 is also taken for a single product (`batches` = 1) with fewer output
+    ///   tiles but a K long enough that split-K brings its launch to
+    ///   [`SIMT_SPLIT_WORKGROUPS`](super::splitk::SIMT_SPLIT_WORKGROUPS) workgroups (a training
+    ///   step's weight gradients: outputs of 384×1536, K = every token of the batch).
     pub fn choose(
         m: u32,
         n: u32,
+        k: u32,
         batches: u32,
         limits: &GpuLimits,
         options: &KernelOptions,
     ) -> Result<Self, String> {
         let precision = options.precision;
+        let fits =
+            |big: MatmulRung| m >= big.tile() && n >= big.tile() && big.available(limits, precision).is_ok();
         let wide = |big: MatmulRung| {
             let t = u64::from(big.tile());
             let groups = u64::from(m).div_ceil(t) * u64::from(n).div_ceil(t) * u64::from(batches.max(1));
-            m >= big.tile()
-                && n >= big.tile()
-                && groups >= MIN_WIDE_WORKGROUPS
-                && big.available(limits, precision).is_ok()
+            fits(big) && groups >= MIN_WIDE_WORKGROUPS
         };
         let pick = |big: MatmulRung, small: MatmulRung| if wide(big) { big } else { small };
+        let split_wide = || {
+            let big = MatmulRung::Reg128;
+            batches == 1 && fits(big) && super::splitk::split_fills(m, n, k, big)
+        };
         let rung = match options.matmul {
             Some(MatmulKernel::Tiled64) => MatmulRung::Tiled64,
             Some(MatmulKernel::Reg128) => MatmulRung::Reg128,
@@ -128,6 +137,7 @@ impl MatmulRung {
             None if MatmulRung::Coop64.available(limits, precision).is_ok() => {
                 pick(MatmulRung::Coop128, MatmulRung::Coop64)
             }
+            None if split_wide() => MatmulRung::Reg128,
             None => pick(MatmulRung::Reg128, MatmulRung::Tiled64),
         };
         rung.available(limits, precision)?;
@@ -181,7 +191,7 @@ mod tests {
     }
 
     fn auto(m: u32, n: u32, batches: u32, l: &GpuLimits) -> MatmulRung {
-        MatmulRung::choose(m, n, batches, l, &KernelOptions::default()).unwrap()
+        MatmulRung::choose(m, n, 64, batches, l, &KernelOptions::default()).unwrap()
     }
 
     #[test]
@@ -221,12 +231,48 @@ mod tests {
             (128, 768, 1, MatmulRung::Coop64),
             (1, 1, 1, MatmulRung::Coop64),
         ] {
-            assert_eq!(MatmulRung::choose(m, n, batches, &h, &mixed), Ok(rung), "{m}x{n}");
+            assert_eq!(MatmulRung::choose(m, n, 64, batches, &h, &mixed), Ok(rung), "{m}x{n}");
         }
         // lavapipe has no cooperative matrices: mixed precision keeps the f32 rungs there.
         let l = limits(32 * 1024);
-        assert_eq!(MatmulRung::choose(4096, 4096, 1, &l, &mixed), Ok(MatmulRung::Reg128));
-        assert_eq!(MatmulRung::choose(8, 8, 1, &l, &opts(Precision::F16, None)), Ok(MatmulRung::Tiled64));
+        assert_eq!(MatmulRung::choose(4096, 4096, 64, 1, &l, &mixed), Ok(MatmulRung::Reg128));
+        assert_eq!(MatmulRung::choose(8, 8, 64, 1, &l, &opts(Precision::F16, None)), Ok(MatmulRung::Tiled64));
+    }
+
+    #[test]
+    fn long_k_products_take_the_register_tile_where_split_k_fills_the_card() {
+        use MatmulRung::{Coop128, Coop64, Reg128, Tiled64};
+        let l = limits(32 * 1024);
+        let f32_rung = |m, n, k, batches, l: &GpuLimits| {
+            MatmulRung::choose(m, n, k, batches, l, &KernelOptions::default()).unwrap()
+        };
+        for (m, n, k, batches, rung) in [
+            // A MiniLM fine-tune's weight gradients (K = 128 × 122 tokens): 384×1536 is 36
+            // tiles of 128, in 16 slices 576 workgroups.
+            (384, 1536, 15_616, 1, Reg128),
+            (1536, 384, 15_616, 1, Reg128),
+            // 384×384 is 9 tiles of 128, 144 workgroups at 16 slices: the 64 tile (576).
+            (384, 384, 15_616, 1, Tiled64),
+            // K too short to reach 512 workgroups (2 slices of 384 at most), or a batch (never
+            // split), or M below the wide tile: as before.
+            (384, 1536, 768, 1, Tiled64),
+            (384, 1536, 15_616, 2, Tiled64),
+            (64, 4096, 15_616, 1, Tiled64),
+            // Enough tiles without a split.
+            (1536, 1536, 15_616, 1, Reg128),
+        ] {
+            assert_eq!(f32_rung(m, n, k, batches, &l), rung, "{m}x{n}x{k}, {batches} batches");
+        }
+        // A device without the memory for the wide tile keeps the 64 tile.
+        assert_eq!(f32_rung(384, 1536, 15_616, 1, &limits(16 * 1024)), Tiled64);
+        // The tensor-core rungs keep their rule: 36 tiles of 128 are too few for Coop128.
+        let h = GpuLimits::hopper();
+        let mixed = opts(Precision::Mixed, None);
+        assert_eq!(MatmulRung::choose(384, 1536, 15_616, 1, &h, &mixed), Ok(Coop64));
+        assert_eq!(MatmulRung::choose(4096, 1536, 15_616, 1, &h, &mixed), Ok(Coop128));
+        // A forced 64 tile stays forced.
+        let tiled = opts(Precision::F32, Some(MatmulKernel::Tiled64));
+        assert_eq!(MatmulRung::choose(384, 1536, 15_616, 1, &l, &tiled), Ok(Tiled64));
     }
 
     #[test]
@@ -234,24 +280,26 @@ mod tests {
         let h = GpuLimits::hopper();
         let l = limits(32 * 1024);
         let force = |k| opts(Precision::Mixed, Some(k));
-        assert_eq!(MatmulRung::choose(8, 8, 1, &l, &force(MatmulKernel::Reg128)), Ok(MatmulRung::Reg128));
+        assert_eq!(MatmulRung::choose(8, 8, 64, 1, &l, &force(MatmulKernel::Reg128)), Ok(MatmulRung::Reg128));
         assert_eq!(
-            MatmulRung::choose(4096, 4096, 1, &h, &force(MatmulKernel::Tiled64)),
+            MatmulRung::choose(4096, 4096, 64, 1, &h, &force(MatmulKernel::Tiled64)),
             Ok(MatmulRung::Tiled64)
         );
         assert_eq!(
-            MatmulRung::choose(4096, 4096, 1, &h, &force(MatmulKernel::Coop)),
+            MatmulRung::choose(4096, 4096, 64, 1, &h, &force(MatmulKernel::Coop)),
             Ok(MatmulRung::Coop128)
         );
-        assert_eq!(MatmulRung::choose(5, 7, 1, &h, &force(MatmulKernel::Coop)), Ok(MatmulRung::Coop64));
-        let e = MatmulRung::choose(8, 8, 1, &l, &force(MatmulKernel::Coop)).unwrap_err();
+        assert_eq!(MatmulRung::choose(5, 7, 64, 1, &h, &force(MatmulKernel::Coop)), Ok(MatmulRung::Coop64));
+        let e = MatmulRung::choose(8, 8, 64, 1, &l, &force(MatmulKernel::Coop)).unwrap_err();
         assert!(e.contains("cooperative matrices"), "{e}");
-        let e = MatmulRung::choose(8, 8, 1, &h, &opts(Precision::F32, Some(MatmulKernel::Coop))).unwrap_err();
+        let e =
+            MatmulRung::choose(8, 8, 64, 1, &h, &opts(Precision::F32, Some(MatmulKernel::Coop))).unwrap_err();
         assert!(e.contains("Precision::Mixed"), "{e}");
         let warp64 = GpuLimits { subgroup_size: 64, ..h.clone() };
-        let e = MatmulRung::choose(8, 8, 1, &warp64, &force(MatmulKernel::Coop)).unwrap_err();
+        let e = MatmulRung::choose(8, 8, 64, 1, &warp64, &force(MatmulKernel::Coop)).unwrap_err();
         assert!(e.contains("64"), "{e}");
-        let e = MatmulRung::choose(8, 8, 1, &limits(16 * 1024), &force(MatmulKernel::Reg128)).unwrap_err();
+        let e =
+            MatmulRung::choose(8, 8, 64, 1, &limits(16 * 1024), &force(MatmulKernel::Reg128)).unwrap_err();
         assert!(e.contains("workgroup memory"), "{e}");
     }
 
