@@ -46,8 +46,31 @@ pub fn intern(op: &CustomOp, inputs: usize) -> Result<CustomKernel, String> {
     let w = op.wgsl().ok_or_else(|| {
         format!("custom op {name} has no WGSL kernel, so GPUs cannot run it; give it one with .wgsl(..)")
     })?;
+    intern_source(
+        &format!("custom_{name}"),
+        &format!("custom op {name}"),
+        &w.source,
+        w.workgroup_size,
+        inputs,
+        w.params_size,
+    )
+}
+
+/// The key of the kernel `source` (WGSL with a `{{PARAMS}}` placeholder for its params of
+/// `params_size` bytes, `main` of `workgroup_size`, `inputs` read-only storage bindings and
+/// the output after them), entering it in the table (validated and compiled to SPIR-V) if it
+/// is new. Its variant is named `{stem}_{index}`; errors start with `what`. Custom ops and
+/// rlx-gpu's generated kernels (the fused elementwise programs) both come through here.
+pub(crate) fn intern_source(
+    stem: &str,
+    what: &str,
+    source: &str,
+    workgroup_size: [u32; 3],
+    inputs: usize,
+    params_size: u32,
+) -> Result<CustomKernel, String> {
     let mut t = table();
-    if let Some(i) = t.iter().position(|e| e.op_name == name && e.source == w.source && e.inputs == inputs) {
+    if let Some(i) = t.iter().position(|e| e.op_name == stem && e.source == source && e.inputs == inputs) {
         return Ok(CustomKernel(i as u32));
     }
     let index = t.len();
@@ -55,17 +78,17 @@ pub fn intern(op: &CustomOp, inputs: usize) -> Result<CustomKernel, String> {
     bindings.push(Access::ReadWrite);
     let variant = KernelVariant {
         key: crate::KernelKey::Custom(CustomKernel(index as u32)),
-        name: format!("custom_{name}_{index}").into(),
-        file: leak(format!("custom op {name}")),
-        source: leak(w.source.clone()),
+        name: format!("{stem}_{index}").into(),
+        file: leak(what.to_string()),
+        source: leak(source.to_string()),
         defines: Vec::new(),
-        workgroup_size: w.workgroup_size,
+        workgroup_size,
         bindings: Box::leak(bindings.into_boxed_slice()),
-        params_size: w.params_size,
+        params_size,
         params: None,
     };
     let spirv = compile(&variant, inputs)?;
-    t.push(Entry { op_name: name.to_string(), source: w.source.clone(), inputs, variant, spirv });
+    t.push(Entry { op_name: stem.to_string(), source: source.to_string(), inputs, variant, spirv });
     Ok(CustomKernel(index as u32))
 }
 

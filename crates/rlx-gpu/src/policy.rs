@@ -9,12 +9,11 @@ use rlx_backend::{BackendError, Capabilities, DType, FusionLimits, OpKind};
 /// Ops rlx-opt must decompose for every GPU: they have no kernel of their own.
 pub const DECOMPOSED: [OpKind; 3] = [OpKind::Conv2d, OpKind::Pool2d, OpKind::Upsample2x];
 
-/// What `fused.wgsl` takes in one launch: seven inputs (eight storage bindings with the
-/// output, WebGPU's default per stage) and a program of twelve words, which with the inputs'
-/// indexing fills the 128 bytes of push constants ([`crate::catalog::elementwise::params::FusedParams`]).
+/// What one generated fused elementwise kernel takes (`lower/fused.rs`): seven inputs (eight
+/// storage bindings with the output, WebGPU's default per stage) and 64 program words.
 pub const FUSION_LIMITS: FusionLimits = FusionLimits {
-    max_inputs: crate::catalog::elementwise::params::FUSED_MAX_INPUTS,
-    max_words: crate::catalog::elementwise::params::FUSED_MAX_WORDS,
+    max_inputs: crate::lower::fused::FUSED_MAX_INPUTS,
+    max_words: crate::lower::fused::FUSED_MAX_WORDS,
 };
 
 /// Dtypes GPUs store, each at its own size (see [`crate::convert`]); F16 only where

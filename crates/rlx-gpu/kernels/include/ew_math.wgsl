@@ -1,7 +1,8 @@
-// The f32 math of the elementwise kernels, one function per family taking the op code at run
-// time: unary.wgsl and binary.wgsl call them with their constant OP (which the compiler folds),
-// fused.wgsl with the op of each program step. The codes are the OP_* constants of the unary
-// and binary tables (src/catalog/consts_wgsl.rs), which every kernel including this file gets.
+// The f32 math of the elementwise kernels, one function per family taking the op code:
+// unary.wgsl and binary.wgsl call them with their constant OP, and the kernels generated for
+// fused programs (src/lower/fused.rs) with each step's constant op code; the compiler folds
+// the choice. The codes are the OP_* constants of the unary and binary tables
+// (src/catalog/consts_wgsl.rs), which every kernel including this file gets.
 //
 // Unary: the activations and their accuracy are the prelude's; log, sqrt and rsqrt of a
 // negative number are NaN, NaN in gives NaN out.

@@ -10,7 +10,6 @@
 //! its table declares. The codes are those the kernels have always used.
 
 use super::attention::AttentionKernel;
-use super::elementwise::params::FusedKind;
 use super::elementwise::{ElementwiseKernel, UnaryFn};
 use super::matmul::Epilogue;
 use super::reduce::{arg_name, topk_name, IntReduceOp, ReduceKernel};
@@ -55,11 +54,6 @@ pub(crate) fn binary_ops() -> Table {
 /// `unary.wgsl`'s `OP_*`: the f32 math ops, then the word maps, in [`UnaryFn::all`] order.
 pub(crate) fn unary_ops() -> Table {
     ("OP_", codes(UnaryFn::all(), UnaryFn::op_name))
-}
-
-/// `fused.wgsl`'s `KIND_*`: the kind of each program op word.
-pub(crate) fn fused_kinds() -> Table {
-    ("KIND_", FusedKind::ALL.iter().map(|&k| (k.name(), k as u32)).collect())
 }
 
 /// `cast.wgsl`'s `D_*`: every dtype, in [`DType::ALL`] order.
@@ -126,7 +120,6 @@ pub(crate) fn tables(key: KernelKey) -> Vec<Table> {
         KernelKey::Elementwise(ElementwiseKernel::Binary(..) | ElementwiseKernel::Unary(_)) => {
             vec![binary_ops(), unary_ops()]
         }
-        KernelKey::Elementwise(ElementwiseKernel::Fused) => vec![binary_ops(), unary_ops(), fused_kinds()],
         KernelKey::Cast(_) => vec![cast_dtypes()],
         KernelKey::Reduce(ReduceKernel::F32(_) | ReduceKernel::Int(..)) => vec![reduce_ops()],
         KernelKey::Reduce(ReduceKernel::Arg(..)) => vec![arg_ops()],

@@ -21,7 +21,7 @@
 use super::attention::params::AttentionParams;
 use super::attention::AttnCombineParams;
 use super::cast::CastParams;
-use super::elementwise::params::{BinaryParams, FusedParams, UnaryParams, WhereParams};
+use super::elementwise::params::{BinaryParams, UnaryParams, WhereParams};
 use super::fft::FftParams;
 use super::grouped::GroupedParams;
 use super::matmul::{CoopSplitParams, MatmulParams, SplitKParams, VecMultiParams};
@@ -211,7 +211,6 @@ mod structs {
     wgsl_struct!(CastParams { numel: u32, words: u32, _pad: [u32; 2] });
     wgsl_struct!(BinaryParams { numel: u32, rank: u32, _pad: [u32; 2], shape: [u32; MAX_RANK], a_strides: [u32; MAX_RANK], b_strides: [u32; MAX_RANK] });
     wgsl_struct!(UnaryParams { numel: u32, _pad: [u32; 3] });
-    wgsl_struct!(FusedParams { numel: u32, counts: u32, n_ops: u32, out_reg: u32, index: [u32; 16], code: [u32; 12] });
     wgsl_struct!(WhereParams { numel: u32, rank: u32, _pad: [u32; 2], dims: [[u32; 4]; WHERE_MAX_RANK] });
     wgsl_struct!(FftParams { n: u32, log2n: u32, rows: u32, per_group: u32, inverse: u32, pad: [u32; 3] });
     wgsl_struct!(GroupedParams { t: u32, s: u32, top: u32, n: u32, k: u32, e: u32, row_bytes: u32, last_word: u32 });

@@ -19,6 +19,7 @@ mod cast;
 mod custom;
 mod elementwise;
 mod fft;
+pub(crate) mod fused;
 mod grouped;
 mod matmul;
 mod matmul_group;

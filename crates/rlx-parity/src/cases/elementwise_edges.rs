@@ -16,7 +16,7 @@ pub(super) fn cases(out: &mut Vec<Case>) {
 }
 
 /// A fused elementwise node in the graph as given (rlx-opt makes them; the GPUs run it in
-/// `fused.wgsl`): exp(x)·y + 2 with y broadcast along rows.
+/// a kernel generated for its program): exp(x)·y + 2 with y broadcast along rows.
 fn prebuilt_fused(out: &mut Vec<Case>) {
     use rlx_ir::{BinaryOp, EwProgram, EwStep, Op, UnaryOp};
     out.push(Case::new("fused_elementwise_prebuilt_bcast", |c| {

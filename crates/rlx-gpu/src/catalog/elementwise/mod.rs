@@ -1,8 +1,8 @@
 //! Kernel family "elementwise": one broadcasting binary kernel (`binary.wgsl`: arithmetic and
 //! comparisons) and one contiguous unary kernel (`unary.wgsl`: f32 math, casts, i32 neg/abs),
-//! each with variants by op × dtype, where (`where.wgsl`), and the fused program kernel
-//! (`fused.wgsl`), which runs rlx-opt's FusedElementwise nodes with the same f32 math
-//! (`include/ew_math.wgsl`) as the unary and binary kernels. Its keys ([`ElementwiseKernel`]),
+//! each with variants by op × dtype, and where (`where.wgsl`). Their f32 math is
+//! `include/ew_math.wgsl`'s, which the kernels generated for fused programs (`lower/fused.rs`)
+//! share. Its keys ([`ElementwiseKernel`]),
 //! variants and params structs ([`params`]).
 //!
 //! Both kernels move 32-bit words (`array<u32>` bindings) and reinterpret them with `bitcast`
@@ -12,26 +12,13 @@ pub mod params;
 #[cfg(test)]
 mod params_tests;
 
-use super::{name, params_of, upper, Access, Spec, WordType, IN2_OUT, IN3_OUT, IN_OUT};
-use params::{BinaryParams, FusedParams, UnaryParams, WhereParams};
+use super::{name, params_of, upper, Spec, WordType, IN2_OUT, IN3_OUT, IN_OUT};
+use params::{BinaryParams, UnaryParams, WhereParams};
 use rlx_ir::{BinaryOp, CompareOp, UnaryOp};
 use std::borrow::Cow;
 
 const BINARY_SRC: &str = flat_kernel!("elementwise/binary.wgsl", "include/ew_math.wgsl");
 const UNARY_SRC: &str = flat_kernel!("elementwise/unary.wgsl", "include/ew_math.wgsl");
-const FUSED_SRC: &str = flat_kernel!("elementwise/fused.wgsl", "include/ew_math.wgsl");
-
-/// `fused.wgsl`'s bindings: seven inputs and the output.
-const IN7_OUT: &[Access] = &[
-    Access::Read,
-    Access::Read,
-    Access::Read,
-    Access::Read,
-    Access::Read,
-    Access::Read,
-    Access::Read,
-    Access::ReadWrite,
-];
 const WHERE_SRC: &str = flat_kernel!("elementwise/where.wgsl");
 
 /// What the binary kernel computes. With [`WordType`] it picks a variant; every pair exists.
@@ -109,9 +96,6 @@ pub enum ElementwiseKernel {
     Unary(UnaryFn),
     /// `cond ? a : b`, all three broadcast, on words of any type ([`WhereParams`]).
     Where,
-    /// A fused f32 program of unary, binary and where steps over up to seven inputs
-    /// ([`FusedParams`]).
-    Fused,
 }
 
 impl BinaryFn {
@@ -182,13 +166,6 @@ pub(crate) fn spec(k: ElementwiseKernel) -> Spec {
             IN3_OUT,
             params_of::<WhereParams>(),
         ),
-        ElementwiseKernel::Fused => Spec::wg256(
-            (name(&["fused", "elementwise", "f32"]), Vec::new()),
-            "kernels/elementwise/fused.wgsl",
-            FUSED_SRC,
-            IN7_OUT,
-            params_of::<FusedParams>(),
-        ),
     }
 }
 
@@ -196,7 +173,7 @@ pub(crate) fn spec(k: ElementwiseKernel) -> Spec {
 pub(crate) fn keys() -> Vec<ElementwiseKernel> {
     let binary = BinaryFn::all().flat_map(|f| WordType::ALL.map(|t| ElementwiseKernel::Binary(f, t)));
     let unary = UnaryFn::all().map(ElementwiseKernel::Unary);
-    binary.chain(unary).chain([ElementwiseKernel::Where, ElementwiseKernel::Fused]).collect()
+    binary.chain(unary).chain([ElementwiseKernel::Where]).collect()
 }
 
 #[cfg(test)]
@@ -215,7 +192,7 @@ mod tests {
     #[test]
     fn every_op_and_dtype_has_its_own_variant() {
         let all: Vec<Spec> = keys().into_iter().map(spec).collect();
-        assert_eq!(all.len(), (7 + 6) * 3 + 16 + 10 + 2);
+        assert_eq!(all.len(), (7 + 6) * 3 + 16 + 10 + 1);
         let names: HashSet<_> = all.iter().map(|s| s.name.clone()).collect();
         assert_eq!(names.len(), all.len());
         assert_eq!(binary(BinaryFn::Arith(BinaryOp::Maximum), WordType::F32).name, "binary_maximum_f32");
@@ -224,7 +201,6 @@ mod tests {
         assert_eq!(unary(UnaryFn::F32(UnaryOp::GeluTanh)).name, "unary_gelu_tanh_f32");
         assert_eq!(unary(UnaryFn::CastU32ToF32).name, "unary_cast_u32_f32");
         assert_eq!(spec(ElementwiseKernel::Where).name, "where_word");
-        assert_eq!(spec(ElementwiseKernel::Fused).name, "fused_elementwise_f32");
     }
 
     #[test]
