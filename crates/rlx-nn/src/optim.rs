@@ -75,15 +75,18 @@ impl Optimizer {
     }
 
     /// The run-time scalars of step `t` (counted from 1) at learning rate `lr`: (input name,
-    /// rank-0 F32 value) pairs to feed to the step's run. `lr` must be finite and > 0.
+    /// rank-0 F32 value) pairs to feed to the step's run. `lr` must be finite and ≥ 0: a rate
+    /// of 0 is a real step (a warmup's first, as in PyTorch: the moments take the gradient and
+    /// the weights stay). A base rate of 0 from the user is refused where it is given
+    /// (`LrSchedule::check`), not here.
     pub fn scalars(&self, t: u64, lr: f32) -> Result<Vec<(&'static str, Tensor)>, IrError> {
-        if !(lr.is_finite() && lr > 0.0) || t == 0 {
+        if !(lr.is_finite() && lr >= 0.0) || t == 0 {
             return Err(IrError::Attribute {
                 op: "optimizer",
                 attr: "lr",
                 shape: Shape::scalar(),
                 reason: format!(
-                    "learning rate {lr} at step {t}: the rate must be finite and > 0, and steps \
+                    "learning rate {lr} at step {t}: the rate must be finite and ≥ 0, and steps \
                      count from 1"
                 ),
             });
