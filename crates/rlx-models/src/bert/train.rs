@@ -167,10 +167,6 @@ impl std::fmt::Debug for EmbedderFineTune {
     }
 }
 
-fn invalid(reason: String) -> ModelError {
-    ModelError::InvalidInput { reason }
-}
-
 impl EmbedderFineTune {
     /// Loads the model in `dir` (config.json, model.safetensors, tokenizer.json) onto
     /// `session` and compiles the training step for `pairs` (which fix the padded length).
@@ -189,7 +185,7 @@ impl EmbedderFineTune {
         let tokenizer = SentenceTokenizer::from_file(&dir.join("tokenizer.json"), max_len)?;
         let b = opts.batch_size;
         if pairs.len() < b {
-            return Err(invalid(format!(
+            return Err(ModelError::invalid(format!(
                 "{} pair(s) make no full batch of {b}; give more pairs or a smaller --batch-size",
                 pairs.len()
             )));
@@ -296,7 +292,7 @@ impl EmbedderFineTune {
     pub fn step(&mut self, anchors: &[&str], positives: &[&str]) -> Result<StepReport> {
         let b = self.opts.batch_size;
         if anchors.len() != b || positives.len() != b {
-            return Err(invalid(format!(
+            return Err(ModelError::invalid(format!(
                 "a step takes {b} anchors and {b} positives, got {} and {}",
                 anchors.len(),
                 positives.len()
@@ -377,25 +373,24 @@ const MODEL_FILES: [&str; 10] = [
 
 fn check_options(o: &FineTuneOptions) -> Result<()> {
     if o.batch_size < 2 {
-        return Err(invalid(format!(
+        return Err(ModelError::invalid(format!(
             "batch size {}: the ranking loss needs at least 2 pairs per step (the other pairs are the negatives)",
             o.batch_size
         )));
     }
     if o.epochs == 0 {
-        return Err(invalid("epochs must be at least 1".into()));
+        return Err(ModelError::invalid("epochs must be at least 1"));
     }
     if !(o.scale.is_finite() && o.scale > 0.0) {
-        return Err(invalid(format!(
+        return Err(ModelError::invalid(format!(
             "scale {}: use a finite value > 0 (sentence-transformers uses 20)",
             o.scale
         )));
     }
     if o.precision == Precision::F16 {
-        return Err(invalid(
+        return Err(ModelError::invalid(
             "precision f16 keeps weights f16, which a fine-tune cannot update; use mixed (f16 compute, f32 weights) \
-             or f32"
-                .into(),
+             or f32",
         ));
     }
     Ok(())
@@ -404,7 +399,7 @@ fn check_options(o: &FineTuneOptions) -> Result<()> {
 /// The batch's ids, types and mask as [rows, seq] tensors, padded on the right with zeros.
 fn pad_to(t: &crate::bert::tokenizer::TokenBatch, seq: usize) -> Result<(Tensor, Tensor, Tensor)> {
     if t.seq > seq {
-        return Err(invalid(format!(
+        return Err(ModelError::invalid(format!(
             "a sentence of {} tokens is longer than the {seq} the step was compiled for; give the training pairs \
              when the fine-tune is made",
             t.seq

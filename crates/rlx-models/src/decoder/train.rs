@@ -113,10 +113,6 @@ impl std::fmt::Debug for DecoderFineTune {
     }
 }
 
-fn invalid(reason: String) -> ModelError {
-    ModelError::InvalidInput { reason }
-}
-
 impl DecoderFineTune {
     /// Loads the decoder in `dir` (config.json, tokenizer.json, and model.safetensors or a
     /// sharded checkpoint when present, else a seeded init) onto `session`, tokenizes `text`
@@ -135,7 +131,7 @@ impl DecoderFineTune {
         refuse_untrainable(dir)?;
         let config = DecoderConfig::from_file(&dir.join("config.json"))?;
         if opts.seq_len > config.max_position_embeddings {
-            return Err(invalid(format!(
+            return Err(ModelError::invalid(format!(
                 "seq_len {} is beyond the model's max_position_embeddings {}; use --seq-len {} or less",
                 opts.seq_len, config.max_position_embeddings, config.max_position_embeddings
             )));
@@ -240,7 +236,7 @@ impl DecoderFineTune {
     pub fn step(&mut self, batch: &[i32]) -> Result<StepReport> {
         let (b, s) = (self.opts.batch_size, self.opts.seq_len);
         if batch.len() != b * (s + 1) {
-            return Err(invalid(format!(
+            return Err(ModelError::invalid(format!(
                 "a step takes {b} windows of {} tokens ({} ids), got {} ids",
                 s + 1,
                 b * (s + 1),
@@ -249,7 +245,9 @@ impl DecoderFineTune {
         }
         let vocab = self.config.vocab_size;
         if let Some(bad) = batch.iter().find(|&&t| t < 0 || t as usize >= vocab) {
-            return Err(invalid(format!("token id {bad} is outside the model's vocabulary of {vocab}")));
+            return Err(ModelError::invalid(format!(
+                "token id {bad} is outside the model's vocabulary of {vocab}"
+            )));
         }
         let mut ids = Vec::with_capacity(b * s);
         let mut labels = Vec::with_capacity(b * s);
@@ -324,7 +322,7 @@ const MODEL_FILES: [&str; 7] = [
 /// The tokenizer.json of the folder, required for training on text.
 fn training_tokenizer(dir: &Path) -> Result<Tokenizer> {
     causal_tokenizer(dir)?.ok_or_else(|| {
-        invalid(format!(
+        ModelError::invalid(format!(
             "{} has no tokenizer.json; training on text needs the model's tokenizer (copy it into the folder)",
             dir.display()
         ))
@@ -333,22 +331,21 @@ fn training_tokenizer(dir: &Path) -> Result<Tokenizer> {
 
 fn check_options(o: &DecoderTrainOptions) -> Result<()> {
     if o.batch_size == 0 || o.seq_len == 0 {
-        return Err(invalid(format!(
+        return Err(ModelError::invalid(format!(
             "batch size {} and seq_len {}: both must be at least 1",
             o.batch_size, o.seq_len
         )));
     }
     if o.epochs == 0 && o.max_steps.is_none() {
-        return Err(invalid("epochs must be at least 1 (or give max_steps)".into()));
+        return Err(ModelError::invalid("epochs must be at least 1 (or give max_steps)"));
     }
     if o.max_steps == Some(0) {
-        return Err(invalid("max_steps must be at least 1".into()));
+        return Err(ModelError::invalid("max_steps must be at least 1"));
     }
     if o.precision == Precision::F16 {
-        return Err(invalid(
+        return Err(ModelError::invalid(
             "precision f16 keeps weights f16, which training cannot update; use mixed (f16 compute, f32 weights) \
-             or f32"
-                .into(),
+             or f32",
         ));
     }
     Ok(())
