@@ -151,7 +151,7 @@ impl Trainer {
         let mut graphs = Vec::with_capacity(4);
         for phase in 0..2 {
             let mut g = Graph::new(format!("{name}_step{phase}"));
-            let step = g.train_step(phase, &refs, cfg.opts, &forward)?;
+            let step = g.train_step(phase, &refs, cfg.opts.clone(), &forward)?;
             let mut outs = vec![step.loss, step.finite];
             outs.extend(step.grad_norm);
             g.set_outputs(&outs)?;
