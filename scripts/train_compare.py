@@ -36,7 +36,9 @@ The decoder (next-token loss on a text file, `rlx train decoder`):
 The rlx side is `rlx train embedder --no-shuffle --log rlx.jsonl ...` with the same options.
 The training recipe is sentence-transformers' MultipleNegativesRankingLoss (scale 20, cosine,
 the other positives of the batch as negatives) over mean-pooled BERT outputs, AdamW with
-decoupled weight decay on every weight, gradients clipped to norm 1, and
+decoupled weight decay on every weight but the biases and LayerNorm weights (transformers'
+two parameter groups, as rlx's `transformers_decays`; the decoder's likewise spares its
+biases and norm weights), gradients clipped to norm 1, and
 get_linear_schedule_with_warmup. Dropout is off on both sides (rlx has none), so the two runs
 compute the same function.
 """
@@ -100,6 +102,25 @@ def read_pairs(path):
     return pairs
 
 
+def decays(name):
+    """rlx's `transformers_decays` (transformers' `Trainer.get_decay_parameter_names` by name):
+    no weight decay when the lowercased name contains bias, layernorm or rmsnorm, or has a
+    dot-separated part that is `norm` or ends in `_norm`."""
+    lower = name.lower()
+    if any(p in lower for p in ("bias", "layernorm", "rmsnorm")):
+        return False
+    return not any(part == "norm" or part.endswith("_norm") for part in lower.split("."))
+
+
+def param_groups(model, weight_decay):
+    """AdamW's two parameter groups: the decayed weights, and the rest at weight decay 0."""
+    named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    return [
+        {"params": [p for n, p in named if decays(n)], "weight_decay": weight_decay},
+        {"params": [p for n, p in named if not decays(n)], "weight_decay": 0.0},
+    ]
+
+
 def load_bert(model_dir, weights=None):
     import torch
     from safetensors.torch import load_file
@@ -139,7 +160,7 @@ def train_torch(args):
     model.train()
     b = args.batch
     steps = min(args.steps, len(pairs) // b)
-    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay, eps=1e-8)
+    opt = torch.optim.AdamW(param_groups(model, args.weight_decay), lr=args.lr, eps=1e-8)
     sched = get_linear_schedule_with_warmup(opt, args.warmup, steps)
     # rlx pads every step to the longest sentence of the data set (capped at max length).
     every = [s for p in pairs for s in p]
@@ -255,8 +276,8 @@ def train_torch_decoder(args):
     model = AutoModelForCausalLM.from_pretrained(args.model, attn_implementation="eager", attention_dropout=0.0)
     model = model.float().cuda()
     model.train()
-    # rlx's AdamW decays every weight (norms too), so this one does as well.
-    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay, eps=1e-8)
+    # As rlx: no weight decay on the biases and norm weights.
+    opt = torch.optim.AdamW(param_groups(model, args.weight_decay), lr=args.lr, eps=1e-8)
     sched = get_linear_schedule_with_warmup(opt, args.warmup, args.steps)
     log = open(args.log, "w", encoding="utf-8")
     t0 = time.perf_counter()

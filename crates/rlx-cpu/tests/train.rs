@@ -262,7 +262,7 @@ fn linear_regression_loss_goes_down() {
 #[test]
 fn optimizer_arguments_are_checked() {
     let opt = Optimizer::adamw();
-    for (t, lr) in [(1, 0.0), (1, f32::NAN), (0, 0.1), (1, -1.0)] {
+    for (t, lr) in [(1, f32::INFINITY), (1, f32::NAN), (0, 0.1), (1, -1.0)] {
         let e = opt.scalars(t, lr).unwrap_err();
         assert!(e.to_string().contains("learning rate"), "{e}");
     }

@@ -154,6 +154,12 @@ impl Graph {
         r
     }
 
+    /// Drops every node from index `len` on (a rolled-back trial build, as the backward's
+    /// look at which forward values a gradient rule reads). Outputs are not touched.
+    pub(crate) fn truncate(&mut self, len: usize) {
+        self.nodes.truncate(len);
+    }
+
     /// Marks the graph's results, in order. Every id must exist; at least one is required.
     pub fn set_outputs(&mut self, outputs: &[NodeId]) -> Result<(), IrError> {
         if outputs.is_empty() {

@@ -349,6 +349,12 @@ impl ModelError {
         matches!(self, ModelError::Unreachable { .. } | ModelError::NoNetwork { .. })
     }
 
+    /// [`ModelError::InvalidInput`]: input the model or a run cannot take, `reason` saying
+    /// what is wrong and the fix.
+    pub fn invalid(reason: impl Into<String>) -> Self {
+        ModelError::InvalidInput { reason: reason.into() }
+    }
+
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         ModelError::Io { path: path.into(), source }
     }

@@ -17,7 +17,7 @@
 //! | [`interpolate`] | `interpolate` (nearest, bilinear) | `Gather`, elementwise |
 //! | [`lora`] | `lora_matmul` | three `MatMul`s and an add |
 //! | [`loss`] | `cross_entropy` (ignore-index, label smoothing), `mse`, `multiple_negatives_ranking` | log-softmax, a one-hot `Compare`, reductions |
-//! | [`optim`] | `train_step`, `train_graphs`: SGD with momentum, AdamW (weights and moments in states), gradient clipping by global norm, loss scaling, a finite flag and skipped non-finite steps | `Graph::backward`, `State`, `WriteRows` |
+//! | [`optim`] | `train_step`, `train_graphs`: SGD with momentum, AdamW (weights and moments in states, weight decay per weight: `transformers_decays`), gradient clipping by global norm, loss scaling, a finite flag and skipped non-finite steps | `Graph::backward`, `State`, `WriteRows` |
 //! | [`schedule`] | host-side, no graph: `LrSchedule` (transformers' warmup schedules), `GradScaler` (dynamic loss scaling) | the optimizer's run-time scalars |
 //! | [`moe`] | `moe_swiglu`, `moe_swiglu_stacks` | `GroupedMatMul`, `QuantGroupedMatMul`, `TopK`, softmax |
 //! | [`recurrent`] | `lstm`, `gru`, `rnn` | matmuls and gates unrolled over time |
@@ -72,7 +72,7 @@ pub use layers::LayerExt;
 pub use lora::LoraExt;
 pub use loss::{CrossEntropyOpts, LossExt};
 pub use moe::{ExpertStack, MoeExt};
-pub use optim::{state_name, train_graphs, OptimExt, Optimizer, StepNodes, StepOpts};
+pub use optim::{state_name, train_graphs, transformers_decays, OptimExt, Optimizer, StepNodes, StepOpts};
 pub use recurrent::{RecurrentExt, RnnActivation, RnnConfig, RnnOutput, RnnWeights};
 pub use sample::{SampleExt, SamplingSpec, DEFAULT_TOP_K};
 pub use schedule::{Decay, GradScaler, LrSchedule};

@@ -34,6 +34,7 @@ pub const LOSS_SCALE_INPUT: &str = "optim.loss_scale";
 pub enum Optimizer {
     /// `torch.optim.SGD` (dampening 0, not Nesterov): d = g + wd·w, b = μ·b + d (b = d on the
     /// first step, since b starts at zero), w ← w − lr·b. With μ = 0 there is no momentum state.
+    /// A weight exempt from decay ([`StepOpts::decay`]) has d = g.
     Sgd {
         /// μ ≥ 0.
         momentum: f32,
@@ -42,6 +43,7 @@ pub enum Optimizer {
     },
     /// `torch.optim.AdamW` (not amsgrad), decoupled weight decay: w ← w·(1 − lr·wd),
     /// m ← β₁m + (1 − β₁)g, v ← β₂v + (1 − β₂)g², w ← w − lr/(1 − β₁ᵗ) · m / (√v/√(1 − β₂ᵗ) + ε).
+    /// A weight exempt from decay ([`StepOpts::decay`]) skips the first factor.
     AdamW {
         /// β₁ in [0, 1).
         beta1: f32,
@@ -75,15 +77,18 @@ impl Optimizer {
     }
 
     /// The run-time scalars of step `t` (counted from 1) at learning rate `lr`: (input name,
-    /// rank-0 F32 value) pairs to feed to the step's run. `lr` must be finite and > 0.
+    /// rank-0 F32 value) pairs to feed to the step's run. `lr` must be finite and ≥ 0: a rate
+    /// of 0 is a real step (a warmup's first, as in PyTorch: the moments take the gradient and
+    /// the weights stay). A base rate of 0 from the user is refused where it is given
+    /// (`LrSchedule::check`), not here.
     pub fn scalars(&self, t: u64, lr: f32) -> Result<Vec<(&'static str, Tensor)>, IrError> {
-        if !(lr.is_finite() && lr > 0.0) || t == 0 {
+        if !(lr.is_finite() && lr >= 0.0) || t == 0 {
             return Err(IrError::Attribute {
                 op: "optimizer",
                 attr: "lr",
                 shape: Shape::scalar(),
                 reason: format!(
-                    "learning rate {lr} at step {t}: the rate must be finite and > 0, and steps \
+                    "learning rate {lr} at step {t}: the rate must be finite and ≥ 0, and steps \
                      count from 1"
                 ),
             });
@@ -129,8 +134,9 @@ impl Optimizer {
 }
 
 /// A training step's options: the optimizer, clipping of the gradients by their global norm,
-/// and skipping non-finite steps. An [`Optimizer`] alone converts into options with neither.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// skipping non-finite steps, loss scaling, recomputation and which weights decay. An
+/// [`Optimizer`] alone converts into options with none of those (every weight decays).
+#[derive(Clone, Debug, PartialEq)]
 pub struct StepOpts {
     /// The update rule.
     pub optimizer: Optimizer,
@@ -156,6 +162,13 @@ pub struct StepOpts {
     /// them next to its use. The gradients are bit-identical; the forward's intermediates no
     /// longer live until the backward, for about one more forward of compute.
     pub recompute: bool,
+    /// Which weights the optimizer's weight decay applies to, one flag per weight in
+    /// `train_step`'s order (PyTorch's two parameter groups, the second with
+    /// `weight_decay = 0`). A weight marked `false` is updated as with a weight decay of 0,
+    /// and its update has no decay ops at all. `None`: every weight decays. [`transformers_decays`]
+    /// is the rule the HF Trainer and sentence-transformers use (no decay for biases and
+    /// norm weights).
+    pub decay: Option<Vec<bool>>,
 }
 
 impl From<Optimizer> for StepOpts {
@@ -166,8 +179,24 @@ impl From<Optimizer> for StepOpts {
             skip_nonfinite: false,
             loss_scale: false,
             recompute: false,
+            decay: None,
         }
     }
+}
+
+/// Whether the weight named `name` takes weight decay under transformers' rule
+/// (`Trainer.get_decay_parameter_names`, which sentence-transformers' trainer inherits): no
+/// decay when the lowercased name contains `bias`, `layernorm` or `rmsnorm`, or has a
+/// dot-separated part that is `norm` or ends in `_norm`; every other weight decays. So BERT's
+/// `*.bias` and `*.LayerNorm.weight`, and a Llama's `*.bias`, `*_layernorm.weight` and
+/// `model.norm.weight` (GGUF's `*_norm.weight` too) are exempt: in practice every 1-D weight.
+/// transformers also exempts every parameter of an `nn.LayerNorm` module whatever its name;
+/// from a name alone that is the `LayerNorm` (and `*norm`) names its models give them.
+pub fn transformers_decays(name: &str) -> bool {
+    let lower = name.to_lowercase();
+    let exempt = ["bias", "layernorm", "rmsnorm"].iter().any(|p| lower.contains(p))
+        || lower.split('.').any(|part| part == "norm" || part.ends_with("_norm"));
+    !exempt
 }
 
 /// The state holding weight `name` (or its optimizer `slot`, "m" or "v") that the step of
@@ -212,9 +241,26 @@ pub trait OptimExt: AsMut<Graph> {
         opts: impl Into<StepOpts>,
         forward: impl FnOnce(&mut Graph, &[NodeId]) -> Result<NodeId, IrError>,
     ) -> Result<StepNodes, IrError> {
-        let StepOpts { optimizer: opt, clip_grad_norm, skip_nonfinite, loss_scale, recompute } = opts.into();
+        let StepOpts { optimizer: opt, clip_grad_norm, skip_nonfinite, loss_scale, recompute, decay } =
+            opts.into();
         self.as_mut().atomically(|g| {
             opt.check()?;
+            let decays = match decay {
+                None => vec![true; weights.len()],
+                Some(d) if d.len() == weights.len() => d,
+                Some(d) => {
+                    return Err(IrError::Attribute {
+                        op: "train_step",
+                        attr: "decay",
+                        shape: Shape::scalar(),
+                        reason: format!(
+                            "{} decay flags for {} weights: give one per weight, in the weights' order",
+                            d.len(),
+                            weights.len()
+                        ),
+                    })
+                }
+            };
             if let Some(c) = clip_grad_norm {
                 if !(c > 0.0 && c.is_finite()) {
                     return Err(IrError::Attribute {
@@ -275,11 +321,12 @@ pub trait OptimExt: AsMut<Graph> {
             let lr = scalar_input(g, LR_INPUT)?;
             let zero = g.constant(Tensor::from_i32([1], vec![0])?)?;
             // AdamW's rank-0 factors, made once for every weight (each is a launch on a GPU):
-            // the decay factor 1 − lr·wd, the step size lr / (1 − β₁ᵗ) and √(1 − β₂ᵗ).
+            // the decay factor 1 − lr·wd (when some weight decays), the step size
+            // lr / (1 − β₁ᵗ) and √(1 − β₂ᵗ).
             let adam = match opt {
                 Optimizer::AdamW { weight_decay, .. } => {
                     let (b1, b2) = (scalar_input(g, BIAS1_INPUT)?, scalar_input(g, BIAS2_INPUT)?);
-                    let decay = if weight_decay > 0.0 {
+                    let decay = if weight_decay > 0.0 && decays.contains(&true) {
                         let k = g.scalar(weight_decay)?;
                         let one = g.scalar(1.0)?;
                         let lk = g.mul(lr, k)?;
@@ -292,7 +339,7 @@ pub trait OptimExt: AsMut<Graph> {
                 Optimizer::Sgd { .. } => None,
             };
             let mut updated = Vec::with_capacity(weights.len());
-            for (((name, dims), &w), &gr) in weights.iter().zip(&read).zip(&grads) {
+            for ((((name, dims), &w), &gr), &decays) in weights.iter().zip(&read).zip(&grads).zip(&decays) {
                 let w_old = w;
                 // An optimizer moment: its old value (`None`), or the write of its new one.
                 let slot =
@@ -308,7 +355,7 @@ pub trait OptimExt: AsMut<Graph> {
                     };
                 let new_w = match opt {
                     Optimizer::Sgd { momentum, weight_decay } => {
-                        let d = if weight_decay > 0.0 {
+                        let d = if weight_decay > 0.0 && decays {
                             let k = g.scalar(weight_decay)?;
                             let dw = g.mul(w, k)?;
                             g.add(gr, dw)?
@@ -335,8 +382,8 @@ pub trait OptimExt: AsMut<Graph> {
                             got: 0,
                         })?;
                         let w = match decay {
-                            Some(f) => g.mul(w, f)?,
-                            None => w,
+                            Some(f) if decays => g.mul(w, f)?,
+                            _ => w,
                         };
                         let m_old = slot(g, "m", None)?;
                         let v_old = slot(g, "v", None)?;
@@ -476,7 +523,7 @@ pub fn train_graphs(
     let opts = opts.into();
     let build = |phase: usize| -> Result<Graph, IrError> {
         let mut g = Graph::new(format!("{name}_step{phase}"));
-        let step = g.train_step(phase, weights, opts, &forward)?;
+        let step = g.train_step(phase, weights, opts.clone(), &forward)?;
         g.set_outputs(&[step.loss])?;
         Ok(g)
     };

@@ -27,9 +27,8 @@ pub enum Decay {
 /// `warmup > 0`), for `Linear` from step `total + 1` on, and for `Cosine` at step
 /// `total + 1` (past it transformers' half cycle climbs again, and so does this). A rate of exactly 0
 /// is a real step, as in PyTorch: the optimizer's moments take the gradient and the weights
-/// stay as they are (w·(1 − 0·wd) − 0·u = w). The `Trainer` of rlx-models runs it that way;
-/// `Optimizer::scalars` itself refuses a rate of 0, which is what a user's own rate of 0
-/// (always a mistake) meets.
+/// stay as they are (w·(1 − 0·wd) − 0·u = w); `Optimizer::scalars` takes it. A user's own
+/// base rate of 0 (always a mistake) is refused by [`LrSchedule::check`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LrSchedule {
     /// The peak rate, reached at the end of the warmup (finite, > 0).

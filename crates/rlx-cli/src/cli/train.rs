@@ -60,7 +60,7 @@ pub struct EmbedderArgs {
     /// Warmup steps (default: 10 % of all steps).
     #[arg(long)]
     warmup_steps: Option<u64>,
-    /// AdamW's weight decay.
+    /// AdamW's weight decay (not on biases and norm weights, as in transformers' Trainer).
     #[arg(long, default_value_t = 0.01)]
     weight_decay: f32,
     /// Clip gradients to this global norm (0: no clipping).

@@ -55,7 +55,7 @@ pub struct DecoderArgs {
     /// Warmup steps.
     #[arg(long, default_value_t = 0)]
     warmup_steps: u64,
-    /// AdamW's weight decay.
+    /// AdamW's weight decay (not on biases and norm weights, as in transformers' Trainer).
     #[arg(long, default_value_t = 0.0)]
     weight_decay: f32,
     /// Clip gradients to this global norm (0: no clipping).

@@ -271,15 +271,21 @@ fn backward(
         }
         let node = g.nodes()[i].clone();
         let need: Vec<bool> = node.inputs.iter().map(|x| source[x.index()].is_some()).collect();
-        // The rule reads the node's value and operands: kept, or recomputed copies.
+        // The rule reads the node's value and operands: kept, or recomputed copies, made only
+        // for the values this rule reads (a matmul's or an add's reads neither its own value
+        // nor, for an add, its operands).
         let (id, seen) = match recompute.as_mut() {
             None => (NodeId(i as u32), node.clone()),
             Some(r) => {
+                let (reads_value, reads) = values_read(g, &node, NodeId(i as u32), &need, dy);
                 let mut seen = node.clone();
-                for x in seen.inputs.iter_mut() {
-                    *x = r.value(g, *x)?;
+                for (x, read) in seen.inputs.iter_mut().zip(reads) {
+                    if read {
+                        *x = r.value(g, *x)?;
+                    }
                 }
-                (r.value(g, NodeId(i as u32))?, seen)
+                let id = if reads_value { r.value(g, NodeId(i as u32))? } else { NodeId(i as u32) };
+                (id, seen)
             }
         };
         let at = At { id, node: &seen, need: &need };
@@ -319,6 +325,24 @@ fn backward(
             }
         })
         .collect()
+}
+
+/// Which forward values the gradient rule of `node` (at `id`) reads: its own value, and each
+/// operand's. Found by a trial build of the rule on the originals, rolled back: a value is read
+/// when a node the rule appends takes it as an operand or the rule returns it as a gradient
+/// (reading only its type does not count). A rule that fails here fails again in the real
+/// build, which reports it.
+fn values_read(g: &mut Graph, node: &Node, id: NodeId, need: &[bool], dy: NodeId) -> (bool, Vec<bool>) {
+    let start = g.len();
+    let returned: Vec<NodeId> = match rule(g, &At { id, node, need }, dy) {
+        Ok(grads) => grads.into_iter().flatten().collect(),
+        Err(_) => Vec::new(),
+    };
+    let appended = g.nodes().get(start..).unwrap_or_default();
+    let reads = |x: NodeId| returned.contains(&x) || appended.iter().any(|n| n.inputs.contains(&x));
+    let found = (reads(id), node.inputs.iter().map(|&x| reads(x)).collect());
+    g.truncate(start);
+    found
 }
 
 /// A rule's gradient must have its operand's exact type; anything else is a bug in the rule,
@@ -472,6 +496,37 @@ mod tests {
         assert_eq!(gr.graph.outputs()[0], loss);
         assert_eq!(&gr.graph.outputs()[1..], &gr.grads[..]);
         crate::verify(&gr.graph).unwrap();
+    }
+
+    /// With recompute, a copy of a forward value is made only where a rule reads it: x·w → gelu
+    /// → sum with no checkpoints copies the matmul (gelu's rule reads its operand) but not the
+    /// sum or the gelu (their values are read by no rule), and the gradients are built as
+    /// without recompute otherwise.
+    #[test]
+    fn recompute_copies_only_the_values_rules_read() {
+        let build = |recompute: bool| {
+            let mut g = Graph::new("copies");
+            let x = g.input("x", &[2, 3], DType::F32).unwrap();
+            let w = g.param("w", &[3, 4], DType::F32).unwrap();
+            let u = g.matmul(x, w).unwrap();
+            let a = g.push(Op::Unary(crate::UnaryOp::Relu), &[u]).unwrap();
+            let loss = g.sum(a, &[0, 1], false).unwrap();
+            let forward = g.len();
+            let opts = BackwardOptions { recompute: recompute.then(Vec::new) };
+            let dw = g.backward_with(loss, &[w], &opts).unwrap();
+            g.set_outputs(&[loss, dw[0]]).unwrap();
+            crate::verify(&g).unwrap();
+            let count = |f: fn(&Op) -> bool| g.nodes()[forward..].iter().filter(|n| f(&n.op)).count();
+            let mm = count(|op| matches!(op, Op::MatMul { .. }));
+            let red = count(|op| matches!(op, Op::Reduce { .. }));
+            let relu = count(|op| matches!(op, Op::Unary(crate::UnaryOp::Relu)));
+            (mm, red, relu, g.len() - forward)
+        };
+        let (mm, red, relu, added) = build(false);
+        let (mm_r, red_r, relu_r, added_r) = build(true);
+        assert_eq!(mm_r, mm + 1, "the matmul relu's rule reads is copied");
+        assert_eq!((red_r, relu_r), (red, relu), "the sum and the relu are not copied");
+        assert_eq!(added_r, added + 1);
     }
 
     /// An op without a rule is an error that names it and the param, and leaves the graph

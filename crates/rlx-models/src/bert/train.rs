@@ -23,7 +23,7 @@ use crate::decoder::train_data::shuffle;
 use crate::error::{ModelError, Result};
 use rlx_ir::{DType, Graph, IrError, NodeId, Tensor};
 use rlx_nn::prelude::*;
-use rlx_nn::{Decay, GradScaler, LrSchedule, StepOpts};
+use rlx_nn::{transformers_decays, Decay, GradScaler, LrSchedule, StepOpts};
 use rlx_runtime::{CompileOptions, HostData, Session};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -109,7 +109,9 @@ pub struct FineTuneOptions {
     pub lr: f32,
     /// Steps of linear warmup from 0 (`None`: 10 % of all steps).
     pub warmup_steps: Option<u64>,
-    /// AdamW's decoupled weight decay (on every weight).
+    /// AdamW's decoupled weight decay, on every weight but the biases and LayerNorm weights
+    /// (transformers' and sentence-transformers' parameter groups,
+    /// `rlx_nn::transformers_decays`).
     pub weight_decay: f32,
     /// Clip the gradients to this global norm (`None`: no clipping).
     pub max_grad_norm: Option<f32>,
@@ -167,10 +169,6 @@ impl std::fmt::Debug for EmbedderFineTune {
     }
 }
 
-fn invalid(reason: String) -> ModelError {
-    ModelError::InvalidInput { reason }
-}
-
 impl EmbedderFineTune {
     /// Loads the model in `dir` (config.json, model.safetensors, tokenizer.json) onto
     /// `session` and compiles the training step for `pairs` (which fix the padded length).
@@ -189,7 +187,7 @@ impl EmbedderFineTune {
         let tokenizer = SentenceTokenizer::from_file(&dir.join("tokenizer.json"), max_len)?;
         let b = opts.batch_size;
         if pairs.len() < b {
-            return Err(invalid(format!(
+            return Err(ModelError::invalid(format!(
                 "{} pair(s) make no full batch of {b}; give more pairs or a smaller --batch-size",
                 pairs.len()
             )));
@@ -208,18 +206,7 @@ impl EmbedderFineTune {
         let warmup = opts.warmup_steps.unwrap_or(total.div_ceil(10)).min(total);
         let weights = weight_shapes(&config.bert, config.pooling)?;
         let cfg = TrainConfig {
-            opts: StepOpts {
-                optimizer: Optimizer::AdamW {
-                    beta1: 0.9,
-                    beta2: 0.999,
-                    eps: 1e-8,
-                    weight_decay: opts.weight_decay,
-                },
-                clip_grad_norm: opts.max_grad_norm,
-                skip_nonfinite: true,
-                loss_scale: opts.precision == Precision::Mixed,
-                recompute: opts.recompute,
-            },
+            opts: step_opts(&opts, &weights),
             schedule: LrSchedule { base: opts.lr, warmup, total, kind: Decay::Linear },
             loss_scale: (opts.precision == Precision::Mixed).then(GradScaler::default),
             compile: CompileOptions { precision: opts.precision, ..CompileOptions::default() },
@@ -296,7 +283,7 @@ impl EmbedderFineTune {
     pub fn step(&mut self, anchors: &[&str], positives: &[&str]) -> Result<StepReport> {
         let b = self.opts.batch_size;
         if anchors.len() != b || positives.len() != b {
-            return Err(invalid(format!(
+            return Err(ModelError::invalid(format!(
                 "a step takes {b} anchors and {b} positives, got {} and {}",
                 anchors.len(),
                 positives.len()
@@ -375,27 +362,40 @@ const MODEL_FILES: [&str; 10] = [
     "README.md",
 ];
 
+/// The fine-tune's optimizer step: AdamW with PyTorch's betas and ε at `o`'s rate and decay,
+/// non-finite steps skipped, and sentence-transformers' (transformers') two parameter groups:
+/// no weight decay on the biases and LayerNorm weights ([`transformers_decays`]).
+fn step_opts(o: &FineTuneOptions, weights: &[(String, Vec<usize>)]) -> StepOpts {
+    StepOpts {
+        optimizer: Optimizer::AdamW { beta1: 0.9, beta2: 0.999, eps: 1e-8, weight_decay: o.weight_decay },
+        clip_grad_norm: o.max_grad_norm,
+        skip_nonfinite: true,
+        loss_scale: o.precision == Precision::Mixed,
+        recompute: o.recompute,
+        decay: Some(weights.iter().map(|(name, _)| transformers_decays(name)).collect()),
+    }
+}
+
 fn check_options(o: &FineTuneOptions) -> Result<()> {
     if o.batch_size < 2 {
-        return Err(invalid(format!(
+        return Err(ModelError::invalid(format!(
             "batch size {}: the ranking loss needs at least 2 pairs per step (the other pairs are the negatives)",
             o.batch_size
         )));
     }
     if o.epochs == 0 {
-        return Err(invalid("epochs must be at least 1".into()));
+        return Err(ModelError::invalid("epochs must be at least 1"));
     }
     if !(o.scale.is_finite() && o.scale > 0.0) {
-        return Err(invalid(format!(
+        return Err(ModelError::invalid(format!(
             "scale {}: use a finite value > 0 (sentence-transformers uses 20)",
             o.scale
         )));
     }
     if o.precision == Precision::F16 {
-        return Err(invalid(
+        return Err(ModelError::invalid(
             "precision f16 keeps weights f16, which a fine-tune cannot update; use mixed (f16 compute, f32 weights) \
-             or f32"
-                .into(),
+             or f32",
         ));
     }
     Ok(())
@@ -404,7 +404,7 @@ fn check_options(o: &FineTuneOptions) -> Result<()> {
 /// The batch's ids, types and mask as [rows, seq] tensors, padded on the right with zeros.
 fn pad_to(t: &crate::bert::tokenizer::TokenBatch, seq: usize) -> Result<(Tensor, Tensor, Tensor)> {
     if t.seq > seq {
-        return Err(invalid(format!(
+        return Err(ModelError::invalid(format!(
             "a sentence of {} tokens is longer than the {seq} the step was compiled for; give the training pairs \
              when the fine-tune is made",
             t.seq
@@ -450,6 +450,42 @@ mod tests {
         let mut c: Vec<usize> = (0..100).collect();
         shuffle(&mut c, 8);
         assert_ne!(a, c);
+    }
+
+    #[test]
+    fn biases_and_layer_norm_weights_are_exempt_from_weight_decay() {
+        let cfg = crate::bert::BertConfig {
+            vocab_size: 16,
+            hidden_size: 8,
+            num_hidden_layers: 2,
+            num_attention_heads: 2,
+            intermediate_size: 16,
+            max_position_embeddings: 8,
+            ..crate::bert::BertConfig::base()
+        };
+        let weights = weight_shapes(&cfg, crate::bert::Pooling::Mean).unwrap();
+        let decay = step_opts(&FineTuneOptions::default(), &weights).decay.unwrap();
+        assert_eq!(decay.len(), weights.len());
+        let flag: HashMap<&str, bool> =
+            weights.iter().map(|(n, _)| n.as_str()).zip(decay.iter().copied()).collect();
+        for (name, decays) in [
+            ("embeddings.word_embeddings.weight", true),
+            ("embeddings.LayerNorm.weight", false),
+            ("embeddings.LayerNorm.bias", false),
+            ("encoder.layer.0.attention.self.query.weight", true),
+            ("encoder.layer.0.attention.self.query.bias", false),
+            ("encoder.layer.1.attention.output.LayerNorm.weight", false),
+            ("encoder.layer.1.intermediate.dense.weight", true),
+            ("encoder.layer.1.output.dense.bias", false),
+        ] {
+            assert_eq!(flag.get(name), Some(&decays), "{name} in {:?}", flag.keys());
+        }
+        // Exactly the bias and LayerNorm weights are exempt, and those are the 1-D ones.
+        for ((name, dims), decays) in weights.iter().zip(&decay) {
+            let exempt = name.contains("bias") || name.contains("LayerNorm");
+            assert_eq!(*decays, !exempt, "{name}");
+            assert_eq!(dims.len() == 1, exempt, "{name} {dims:?}");
+        }
     }
 
     #[test]

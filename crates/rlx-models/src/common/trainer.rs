@@ -9,7 +9,7 @@ mod checkpoint;
 
 use crate::error::{ModelError, Result};
 use rlx_ir::{DType, Graph, IrError, NodeId, Tensor};
-use rlx_nn::optim::{LOSS_SCALE_INPUT, LR_INPUT};
+use rlx_nn::optim::LOSS_SCALE_INPUT;
 use rlx_nn::{state_name, GradScaler, LrSchedule, OptimExt, StepOpts};
 use rlx_runtime::{CompileOptions, Executable, HostData, Session};
 
@@ -151,7 +151,7 @@ impl Trainer {
         let mut graphs = Vec::with_capacity(4);
         for phase in 0..2 {
             let mut g = Graph::new(format!("{name}_step{phase}"));
-            let step = g.train_step(phase, &refs, cfg.opts, &forward)?;
+            let step = g.train_step(phase, &refs, cfg.opts.clone(), &forward)?;
             let mut outs = vec![step.loss, step.finite];
             outs.extend(step.grad_norm);
             g.set_outputs(&outs)?;
@@ -198,16 +198,9 @@ impl Trainer {
     pub fn step(&mut self, inputs: &[(&str, &dyn HostData)]) -> Result<StepReport> {
         let t = self.steps + 1;
         let lr = self.cfg.schedule.lr(self.updates + 1);
-        let opt = self.cfg.opts.optimizer;
         // A rate of exactly 0 (the first warmup step) is a real step, as in PyTorch: the
-        // moments take the gradient and the update is w·1 − 0·u = w. `scalars` refuses 0 (a
-        // user's rate of 0 is a mistake), so its other values are taken at rate 1.
-        let mut scalars = opt.scalars(self.updates + 1, if lr == 0.0 { 1.0 } else { lr })?;
-        for (n, v) in scalars.iter_mut() {
-            if *n == LR_INPUT {
-                *v = Tensor::scalar_f32(lr);
-            }
-        }
+        // moments take the gradient and the update is w·1 − 0·u = w.
+        let mut scalars = self.cfg.opts.optimizer.scalars(self.updates + 1, lr)?;
         let scale = self.cfg.loss_scale.map(|s| s.scale());
         if let Some(s) = scale {
             scalars.push((LOSS_SCALE_INPUT, Tensor::scalar_f32(s)));

@@ -127,10 +127,6 @@ impl std::fmt::Debug for BatchDecoder {
 /// so that a chat turn of 40 tokens does not pay for 512 padded rows when it joins the batch.
 const SHORT_PART: usize = 8;
 
-fn invalid(reason: String) -> ModelError {
-    ModelError::InvalidInput { reason }
-}
-
 impl BatchDecoder {
     /// Compiles the batched decoder of `dec`'s model on `dec`'s device: up to `max_streams`
     /// sequences at once, each of at most `capacity` positions (prompt and new tokens). The
@@ -139,13 +135,13 @@ impl BatchDecoder {
     pub fn new(dec: &Decoder, max_streams: usize, capacity: usize) -> Result<BatchDecoder> {
         let cfg = &dec.config;
         if max_streams == 0 || capacity == 0 {
-            return Err(invalid(format!(
+            return Err(ModelError::invalid(format!(
                 "a batched decoder needs at least one stream and one position; got {max_streams} \
                  streams of {capacity} positions"
             )));
         }
         if capacity > cfg.max_position_embeddings {
-            return Err(invalid(format!(
+            return Err(ModelError::invalid(format!(
                 "a capacity of {capacity} positions is more than the model's max_position_embeddings \
                  {}; ask for at most that",
                 cfg.max_position_embeddings
@@ -175,8 +171,8 @@ impl BatchDecoder {
         let (Some(mut prefill), Some(copy), Some(step), Some(step_logits)) =
             (exes.next(), exes.next(), exes.next(), exes.next())
         else {
-            return Err(invalid(
-                "internal: compiling the batched decoder gave fewer than 4 executables".into(),
+            return Err(ModelError::invalid(
+                "internal: compiling the batched decoder gave fewer than 4 executables",
             ));
         };
         let prefill_short = exes.next();
@@ -236,12 +232,12 @@ impl BatchDecoder {
             self.samplers.prepare(&params.sampling)?;
         }
         if params.max_new == 0 {
-            return Err(invalid("max_new is 0: ask for at least one new token".into()));
+            return Err(ModelError::invalid("max_new is 0: ask for at least one new token"));
         }
         // The last new token is never fed back.
         let used = prompt.len().saturating_add(params.max_new - 1);
         if used > self.capacity {
-            return Err(invalid(format!(
+            return Err(ModelError::invalid(format!(
                 "a prompt of {} tokens with {} new ones needs {used} positions, more than the batched \
                  decoder's capacity {}: ask for at most {} new tokens, or build the decoder with a \
                  larger capacity",
@@ -252,7 +248,7 @@ impl BatchDecoder {
             )));
         }
         let Some(slot) = self.slots.iter().position(|s| s.is_none()) else {
-            return Err(invalid(format!(
+            return Err(ModelError::invalid(format!(
                 "all {} streams are busy: step until one finishes, or remove one",
                 self.slots.len()
             )));
@@ -324,7 +320,9 @@ impl BatchDecoder {
                 *s = None;
                 Ok(())
             }
-            None => Err(invalid(format!("{id} is not in the batch (finished, removed or never added)"))),
+            None => Err(ModelError::invalid(format!(
+                "{id} is not in the batch (finished, removed or never added)"
+            ))),
         }
     }
 
@@ -342,8 +340,8 @@ impl BatchDecoder {
         for (s, seq) in self.slots.iter().enumerate() {
             if let Some(q) = seq {
                 ids[s] = q.last;
-                pos[s] =
-                    i32::try_from(q.pos).map_err(|_| invalid(format!("position {} is past i32", q.pos)))?;
+                pos[s] = i32::try_from(q.pos)
+                    .map_err(|_| ModelError::invalid(format!("position {} is past i32", q.pos)))?;
             }
         }
         let inputs: [(&str, &dyn HostData); 3] = [(INPUT_IDS, &ids), (POSITIONS, &pos), (OFFSETS, &pos)];
@@ -429,7 +427,7 @@ fn check_slots_room(dec: &Decoder, slots: usize, capacity: usize) -> Result<()> 
     let limit = caps.max_tensor_bytes;
     let fit = |per: u64| limit / per.max(1);
     if one > limit {
-        return Err(invalid(format!(
+        return Err(ModelError::invalid(format!(
             "{slots} streams of {capacity} positions need {one} bytes for one layer's keys, more than \
              the {limit} bytes {} holds in one tensor: at most {} streams fit; ask for fewer streams \
              or a smaller capacity",
@@ -438,7 +436,7 @@ fn check_slots_room(dec: &Decoder, slots: usize, capacity: usize) -> Result<()> 
         )));
     }
     if dec.session.device() == rlx_runtime::Device::Cpu && all > limit {
-        return Err(invalid(format!(
+        return Err(ModelError::invalid(format!(
             "{slots} streams of {capacity} positions need {all} bytes of KV cache, more than the host's \
              {limit}: at most {} streams fit; ask for fewer streams or a smaller capacity",
             fit(per_slot.saturating_mul(2 * c.num_hidden_layers as u64))

@@ -44,10 +44,6 @@ impl std::fmt::Debug for Generator {
     }
 }
 
-fn invalid(reason: String) -> ModelError {
-    ModelError::InvalidInput { reason }
-}
-
 /// The inputs of a sampling step beyond the tokens: the random key and, with a repetition
 /// penalty, the tokens so far (padded with −1 to the capacity).
 struct Draw<'a> {
@@ -129,7 +125,7 @@ impl Decoder {
         let limit = caps.max_tensor_bytes;
         let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
         let too_big = |what: &str, need: u64, have: u64, per: u64| {
-            invalid(format!(
+            ModelError::invalid(format!(
                 "a KV cache of {capacity} positions needs {:.2} GiB for {what}, more than the {:.2} GiB \
                  {} can hold: at most {} positions fit; ask for fewer tokens (--max-tokens) or a \
                  shorter prompt",
@@ -164,15 +160,17 @@ impl Decoder {
             let opts = CompileOptions { precision: p, ..Default::default() };
             let mut exes = self.session.compile_group(&[&prefill, &decode], &opts)?.into_iter();
             let (Some(mut prefill), Some(decode)) = (exes.next(), exes.next()) else {
-                return Err(invalid(
-                    "internal: compiling the generator gave fewer than 2 executables".into(),
+                return Err(ModelError::invalid(
+                    "internal: compiling the generator gave fewer than 2 executables",
                 ));
             };
             // The group shares params: setting them once sets them for both.
             set_weights(&mut prefill, &self.weights)?;
             self.generator = Some(Generator { capacity, chunk, output, prefill, decode });
         }
-        self.generator.as_mut().ok_or_else(|| invalid("internal: no generator after compiling one".into()))
+        self.generator
+            .as_mut()
+            .ok_or_else(|| ModelError::invalid("internal: no generator after compiling one"))
     }
 
     /// Greedy generation over the KV cache: `n` new tokens, each the argmax (computed on the
@@ -250,7 +248,7 @@ impl Decoder {
             let g = self
                 .generator
                 .as_mut()
-                .ok_or_else(|| invalid("internal: no generator after compiling one".into()))?;
+                .ok_or_else(|| ModelError::invalid("internal: no generator after compiling one"))?;
             let d = Draw {
                 key: sampled.then_some([seed, out.len() as u32]),
                 prev: penalised.then_some(&history[..]),

@@ -73,10 +73,6 @@ enum Source {
     Gguf(GgufWeights),
 }
 
-fn invalid(reason: String) -> ModelError {
-    ModelError::InvalidInput { reason }
-}
-
 impl Decoder {
     /// Opens `device` and loads the model at `path` at `precision`: a Hugging Face checkpoint
     /// directory (config.json and model.safetensors or a sharded
@@ -146,7 +142,7 @@ impl Decoder {
         let mut weights = Vec::with_capacity(given.len());
         for (name, _, ty) in probe.params() {
             let Some(pos) = given.iter().position(|(n, _)| n == name) else {
-                return Err(invalid(format!("weight '{name}' ({ty}) is missing")));
+                return Err(ModelError::invalid(format!("weight '{name}' ({ty}) is missing")));
             };
             let (n, data) = given.swap_remove(pos);
             let (len, f16) = match &data {
@@ -155,12 +151,14 @@ impl Decoder {
             };
             if len != ty.numel() || f16 != (ty.dtype == rlx_ir::DType::F16) {
                 let got = if f16 { "f16" } else { "f32" };
-                return Err(invalid(format!("weight '{name}' must be {ty}; got {len} {got} values")));
+                return Err(ModelError::invalid(format!(
+                    "weight '{name}' must be {ty}; got {len} {got} values"
+                )));
             }
             weights.push((n, ParamData::Dense(data)));
         }
         if let Some((extra, _)) = given.first() {
-            return Err(invalid(format!("weight '{extra}' is not a param of this decoder")));
+            return Err(ModelError::invalid(format!("weight '{extra}' is not a param of this decoder")));
         }
         Ok(Decoder::assemble(session, config, weights, opts))
     }
@@ -261,7 +259,7 @@ impl Decoder {
         // The last token is never fed back.
         let used = prompt.len() + n.saturating_sub(1);
         if used > max {
-            return Err(invalid(format!(
+            return Err(ModelError::invalid(format!(
                 "a prompt of {} tokens leaves room for {} new ones within max_position_embeddings {max}, not {n}",
                 prompt.len(),
                 max + 1 - prompt.len()
@@ -274,7 +272,7 @@ impl Decoder {
         check_token_ids(ids, self.config.vocab_size)?;
         let max = self.config.max_position_embeddings;
         if ids.len() > max {
-            return Err(invalid(format!(
+            return Err(ModelError::invalid(format!(
                 "{} tokens are more than the model's max_position_embeddings {max}",
                 ids.len()
             )));

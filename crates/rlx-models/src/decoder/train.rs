@@ -26,6 +26,7 @@ use crate::decoder::train_data::{initializer_range, refuse_untrainable};
 use crate::error::{ModelError, Result};
 use rlx_ir::{DType, Graph, IrError, NodeId, Tensor};
 use rlx_nn::prelude::*;
+use rlx_nn::transformers_decays;
 use rlx_runtime::{CompileOptions, HostData, Session};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -55,7 +56,8 @@ pub struct DecoderTrainOptions {
     pub lr: f32,
     /// Steps of linear warmup from 0, then linear decay to 0 at the last step.
     pub warmup_steps: u64,
-    /// AdamW's decoupled weight decay (on every weight).
+    /// AdamW's decoupled weight decay, on every weight but the biases and norm weights
+    /// (transformers' parameter groups, `rlx_nn::transformers_decays`).
     pub weight_decay: f32,
     /// Clip the gradients to this global norm (`None`: no clipping).
     pub max_grad_norm: Option<f32>,
@@ -113,10 +115,6 @@ impl std::fmt::Debug for DecoderFineTune {
     }
 }
 
-fn invalid(reason: String) -> ModelError {
-    ModelError::InvalidInput { reason }
-}
-
 impl DecoderFineTune {
     /// Loads the decoder in `dir` (config.json, tokenizer.json, and model.safetensors or a
     /// sharded checkpoint when present, else a seeded init) onto `session`, tokenizes `text`
@@ -135,7 +133,7 @@ impl DecoderFineTune {
         refuse_untrainable(dir)?;
         let config = DecoderConfig::from_file(&dir.join("config.json"))?;
         if opts.seq_len > config.max_position_embeddings {
-            return Err(invalid(format!(
+            return Err(ModelError::invalid(format!(
                 "seq_len {} is beyond the model's max_position_embeddings {}; use --seq-len {} or less",
                 opts.seq_len, config.max_position_embeddings, config.max_position_embeddings
             )));
@@ -147,18 +145,7 @@ impl DecoderFineTune {
         let total = opts.max_steps.unwrap_or(data.steps_per_epoch() * opts.epochs) as u64;
         let mixed = opts.precision == Precision::Mixed;
         let cfg = TrainConfig {
-            opts: StepOpts {
-                optimizer: Optimizer::AdamW {
-                    beta1: 0.9,
-                    beta2: 0.999,
-                    eps: 1e-8,
-                    weight_decay: opts.weight_decay,
-                },
-                clip_grad_norm: opts.max_grad_norm,
-                skip_nonfinite: true,
-                loss_scale: mixed,
-                recompute: opts.recompute,
-            },
+            opts: step_opts(&opts, &weights),
             schedule: LrSchedule {
                 base: opts.lr,
                 warmup: opts.warmup_steps.min(total),
@@ -240,7 +227,7 @@ impl DecoderFineTune {
     pub fn step(&mut self, batch: &[i32]) -> Result<StepReport> {
         let (b, s) = (self.opts.batch_size, self.opts.seq_len);
         if batch.len() != b * (s + 1) {
-            return Err(invalid(format!(
+            return Err(ModelError::invalid(format!(
                 "a step takes {b} windows of {} tokens ({} ids), got {} ids",
                 s + 1,
                 b * (s + 1),
@@ -249,7 +236,9 @@ impl DecoderFineTune {
         }
         let vocab = self.config.vocab_size;
         if let Some(bad) = batch.iter().find(|&&t| t < 0 || t as usize >= vocab) {
-            return Err(invalid(format!("token id {bad} is outside the model's vocabulary of {vocab}")));
+            return Err(ModelError::invalid(format!(
+                "token id {bad} is outside the model's vocabulary of {vocab}"
+            )));
         }
         let mut ids = Vec::with_capacity(b * s);
         let mut labels = Vec::with_capacity(b * s);
@@ -324,7 +313,7 @@ const MODEL_FILES: [&str; 7] = [
 /// The tokenizer.json of the folder, required for training on text.
 fn training_tokenizer(dir: &Path) -> Result<Tokenizer> {
     causal_tokenizer(dir)?.ok_or_else(|| {
-        invalid(format!(
+        ModelError::invalid(format!(
             "{} has no tokenizer.json; training on text needs the model's tokenizer (copy it into the folder)",
             dir.display()
         ))
@@ -333,31 +322,79 @@ fn training_tokenizer(dir: &Path) -> Result<Tokenizer> {
 
 fn check_options(o: &DecoderTrainOptions) -> Result<()> {
     if o.batch_size == 0 || o.seq_len == 0 {
-        return Err(invalid(format!(
+        return Err(ModelError::invalid(format!(
             "batch size {} and seq_len {}: both must be at least 1",
             o.batch_size, o.seq_len
         )));
     }
     if o.epochs == 0 && o.max_steps.is_none() {
-        return Err(invalid("epochs must be at least 1 (or give max_steps)".into()));
+        return Err(ModelError::invalid("epochs must be at least 1 (or give max_steps)"));
     }
     if o.max_steps == Some(0) {
-        return Err(invalid("max_steps must be at least 1".into()));
+        return Err(ModelError::invalid("max_steps must be at least 1"));
     }
     if o.precision == Precision::F16 {
-        return Err(invalid(
+        return Err(ModelError::invalid(
             "precision f16 keeps weights f16, which training cannot update; use mixed (f16 compute, f32 weights) \
-             or f32"
-                .into(),
+             or f32",
         ));
     }
     Ok(())
+}
+
+/// The decoder's optimizer step: AdamW with PyTorch's betas and ε at `o`'s rate and decay,
+/// non-finite steps skipped, and transformers' two parameter groups: no weight decay on the
+/// biases and norm weights ([`transformers_decays`]).
+fn step_opts(o: &DecoderTrainOptions, weights: &[(String, Vec<usize>)]) -> StepOpts {
+    StepOpts {
+        optimizer: Optimizer::AdamW { beta1: 0.9, beta2: 0.999, eps: 1e-8, weight_decay: o.weight_decay },
+        clip_grad_norm: o.max_grad_norm,
+        skip_nonfinite: true,
+        loss_scale: o.precision == Precision::Mixed,
+        recompute: o.recompute,
+        decay: Some(weights.iter().map(|(name, _)| transformers_decays(name)).collect()),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn biases_and_norm_weights_are_exempt_from_weight_decay() {
+        use crate::decoder::graph::tests::tiny;
+        use crate::decoder::Architecture;
+        // Llama; Qwen2 with q, k, v biases; Qwen3 with q and k norms.
+        for arch in [Architecture::Llama, Architecture::Qwen2, Architecture::Qwen3] {
+            let cfg = tiny(arch);
+            let weights = decoder_weight_shapes(&cfg).unwrap();
+            let decay = step_opts(&DecoderTrainOptions::default(), &weights).decay.unwrap();
+            assert_eq!(decay.len(), weights.len());
+            let flag: HashMap<&str, bool> =
+                weights.iter().map(|(n, _)| n.as_str()).zip(decay.iter().copied()).collect();
+            for (name, decays) in [
+                ("model.embed_tokens.weight", true),
+                ("model.layers.0.input_layernorm.weight", false),
+                ("model.layers.1.post_attention_layernorm.weight", false),
+                ("model.layers.0.self_attn.q_proj.weight", true),
+                ("model.layers.1.mlp.down_proj.weight", true),
+                ("model.norm.weight", false),
+            ] {
+                assert_eq!(flag.get(name), Some(&decays), "{name} in {:?}", flag.keys());
+            }
+            // The exempt weights are exactly the 1-D ones: biases and norm weights.
+            for ((name, dims), decays) in weights.iter().zip(&decay) {
+                assert_eq!(*decays, dims.len() > 1, "{name} {dims:?}");
+            }
+        }
+        let exempt = |arch| {
+            let weights = decoder_weight_shapes(&tiny(arch)).unwrap();
+            weights.into_iter().map(|(n, _)| n).filter(|n| !transformers_decays(n)).collect::<Vec<_>>()
+        };
+        assert!(exempt(Architecture::Qwen2).contains(&"model.layers.0.self_attn.q_proj.bias".to_string()));
+        assert!(exempt(Architecture::Qwen3).contains(&"model.layers.1.self_attn.k_norm.weight".to_string()));
+    }
 
     #[test]
     fn bad_options_are_refused() {

@@ -12,10 +12,6 @@ use crate::error::{ModelError, Result};
 use std::path::Path;
 use tokenizers::Tokenizer;
 
-fn invalid(reason: String) -> ModelError {
-    ModelError::InvalidInput { reason }
-}
-
 /// The token ids of `text`, with no special tokens added (no BOS or EOS anywhere: the text is
 /// one stream, and a window starts wherever the cut falls). Each id must be below `vocab`
 /// (the model's vocabulary size).
@@ -32,7 +28,7 @@ pub fn tokens_from_text(tokenizer: &Tokenizer, text: &str, vocab: usize) -> Resu
         .iter()
         .map(|&id| match i32::try_from(id) {
             Ok(v) if (id as usize) < vocab => Ok(v),
-            _ => Err(invalid(format!(
+            _ => Err(ModelError::invalid(format!(
                 "the tokenizer gave the id {id}, outside the model's vocabulary of {vocab}; the \
                  tokenizer.json and config.json (vocab_size) do not belong together"
             ))),
@@ -64,7 +60,7 @@ impl TokenWindows {
         let w = TokenWindows { tokens, seq_len, batch_size, shuffle_seed };
         if w.steps_per_epoch() == 0 {
             let need = batch_size * (seq_len + 1);
-            return Err(invalid(format!(
+            return Err(ModelError::invalid(format!(
                 "the text has {} token(s): {} window(s) of seq_len + 1 = {} tokens, fewer than one batch of \
                  {batch_size} (which needs {need} tokens); give a longer text, or a smaller --seq-len or \
                  --batch-size",
@@ -178,7 +174,7 @@ pub fn init_weight(name: &str, dims: &[usize], std: f32, seed: u64) -> Vec<f32> 
 /// model. Other unsupported configs (experts) are refused where they are parsed.
 pub fn refuse_untrainable(dir: &Path) -> Result<()> {
     if crate::common::gguf::is_gguf(dir) {
-        return Err(invalid(format!(
+        return Err(ModelError::invalid(format!(
             "{} is a GGUF file: its weights are quantized or half-precision blocks that training cannot \
              update; train from a Hugging Face folder (config.json, model.safetensors, tokenizer.json)",
             dir.display()
