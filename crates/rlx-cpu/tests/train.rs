@@ -330,15 +330,15 @@ fn gradient_clipping_by_global_norm() {
     assert!(e.to_string().contains("clip_grad_norm"), "{e}");
 }
 
-/// A NaN or infinite gradient clears the `finite` flag; with `skip_nonfinite` the weights and
-/// moments are written back unchanged, without it the step goes through (and the host sees
-/// the flag).
+/// A NaN or infinite gradient clears the `finite` flag (read from the gradients, or from the
+/// global norm when the step clips); with `skip_nonfinite` the weights and moments are written
+/// back unchanged, without it the step goes through (and the host sees the flag).
 #[test]
 fn non_finite_steps_are_flagged_and_skipped_on_request() {
-    for skip in [true, false] {
+    for (skip, clip) in [(true, None), (false, None), (true, Some(1.0)), (false, Some(1.0))] {
         for bad in [f32::INFINITY, f32::NAN, 1.0] {
             let mut g = Graph::new("nonfinite");
-            let opts = StepOpts { skip_nonfinite: skip, ..Optimizer::adamw().into() };
+            let opts = StepOpts { skip_nonfinite: skip, clip_grad_norm: clip, ..Optimizer::adamw().into() };
             let step = g
                 .train_step(0, &[("w", &[3])], opts, |g, w| {
                     let c = g.input("c", &[3], DType::F32)?;
@@ -365,7 +365,7 @@ fn non_finite_steps_are_flagged_and_skipped_on_request() {
             let refs: Vec<(NodeId, &Tensor)> = feeds.iter().map(|(i, t)| (*i, t)).collect();
             let out = exe.run(&refs).unwrap();
             let finite = out[0].as_bool().unwrap()[0];
-            assert_eq!(finite, bad.is_finite(), "skip {skip}, c[1] = {bad}");
+            assert_eq!(finite, bad.is_finite(), "skip {skip}, clip {clip:?}, c[1] = {bad}");
             let w = out[1].as_f32().unwrap();
             if !finite && skip {
                 assert_eq!(w, &[1.0, 2.0, 3.0], "a skipped step keeps the weights");

@@ -221,7 +221,9 @@ pub struct StepNodes {
     pub updated: Vec<NodeId>,
     /// The gradients' global norm before clipping (rank 0), when the step clips.
     pub grad_norm: Option<NodeId>,
-    /// Bool, rank 0: whether the loss and every gradient are finite (no NaN, no ±∞).
+    /// Bool, rank 0: whether the loss and every gradient are finite (no NaN, no ±∞). With
+    /// clipping it is read from the global norm, so gradients whose squares sum past f32's
+    /// range (|g| of about 1.8e19) count as non-finite too.
     pub finite: NodeId,
 }
 
@@ -287,20 +289,36 @@ pub trait OptimExt: AsMut<Graph> {
             let start = g.len();
             let loss = forward(g, &read)?;
             let backward = BackwardOptions { recompute: recompute.then(|| norm_boundaries(g, start)) };
-            let (mut grads, finite) = if loss_scale {
+            // The loss the backward starts from (times the scale, with loss scaling), and the
+            // gradients of the loss itself.
+            let (checked, grads) = if loss_scale {
                 let scale = scalar_input(g, LOSS_SCALE_INPUT)?;
                 let l32 = if g.ty(loss)?.dtype == DType::F32 { loss } else { g.cast(loss, DType::F32)? };
                 let scaled = g.mul(l32, scale)?;
                 let grads = g.backward_with(scaled, &read, &backward)?;
-                let finite = all_finite(g, scaled, &grads)?;
                 let one = g.scalar(1.0)?;
                 let inv = g.div(one, scale)?;
                 let grads = grads.iter().map(|&gr| g.mul(gr, inv)).collect::<Result<Vec<_>, _>>()?;
-                (grads, finite)
+                (scaled, grads)
             } else {
-                let grads = g.backward_with(loss, &read, &backward)?;
-                let finite = all_finite(g, loss, &grads)?;
-                (grads, finite)
+                (loss, g.backward_with(loss, &read, &backward)?)
+            };
+            // With clipping, the global norm already reduces every gradient: it is finite
+            // exactly when they all are (or when a sum of squares passes f32's range, |g| of
+            // about 1.8e19, which counts as non-finite), so the check costs no pass of its own.
+            // The clip factor multiplies each gradient where the update reads it (a rank-0
+            // operand of every use), so that the clipped gradient is never stored: on a GPU it
+            // fuses into the moment updates.
+            let (grad_norm, coef) = match clip_grad_norm {
+                Some(c) => {
+                    let (norm, coef) = clip(g, &grads, c)?;
+                    (Some(norm), Some(coef))
+                }
+                None => (None, None),
+            };
+            let finite = match grad_norm {
+                Some(norm) => all_finite(g, checked, &[norm])?,
+                None => all_finite(g, checked, &grads)?,
             };
             // The value written for `new` (whose old value is `old`): unchanged on a skipped step.
             let keep = |g: &mut Graph, new: NodeId, old: NodeId| -> Result<NodeId, IrError> {
@@ -309,14 +327,6 @@ pub trait OptimExt: AsMut<Graph> {
                 } else {
                     Ok(new)
                 }
-            };
-            let grad_norm = match clip_grad_norm {
-                Some(c) => {
-                    let (norm, scaled) = clip(g, &grads, c)?;
-                    grads = scaled;
-                    Some(norm)
-                }
-                None => None,
             };
             let lr = scalar_input(g, LR_INPUT)?;
             let zero = g.constant(Tensor::from_i32([1], vec![0])?)?;
@@ -341,7 +351,16 @@ pub trait OptimExt: AsMut<Graph> {
             let mut updated = Vec::with_capacity(weights.len());
             for ((((name, dims), &w), &gr), &decays) in weights.iter().zip(&read).zip(&grads).zip(&decays) {
                 let w_old = w;
-                // An optimizer moment: its old value (`None`), or the write of its new one.
+                // The (clipped) gradient, as a new node for each use.
+                let grad = |g: &mut Graph| match coef {
+                    Some(c) => g.mul(gr, c),
+                    None => Ok(gr),
+                };
+                // An optimizer moment: its old value (`None`), or, given its new one, the value
+                // kept (the new one, or the old on a skipped step), written for the next step.
+                // The weight's update reads the kept value: the same on a step that is taken,
+                // and on a skipped one the weight keeps its old value anyway. So the new value
+                // has one reader and fuses into the kept one (one kernel for both on a GPU).
                 let slot =
                     |g: &mut Graph, s: &str, value: Option<(NodeId, NodeId)>| -> Result<NodeId, IrError> {
                         match value {
@@ -349,26 +368,27 @@ pub trait OptimExt: AsMut<Graph> {
                             Some((new, old)) => {
                                 let v = keep(g, new, old)?;
                                 let dst = g.state(&state_name(name, Some(s), q), dims, DType::F32)?;
-                                g.write_rows(dst, v, zero, 0)
+                                g.write_rows(dst, v, zero, 0)?;
+                                Ok(v)
                             }
                         }
                     };
                 let new_w = match opt {
                     Optimizer::Sgd { momentum, weight_decay } => {
+                        let gc = grad(g)?;
                         let d = if weight_decay > 0.0 && decays {
                             let k = g.scalar(weight_decay)?;
                             let dw = g.mul(w, k)?;
-                            g.add(gr, dw)?
+                            g.add(gc, dw)?
                         } else {
-                            gr
+                            gc
                         };
                         let step = if momentum > 0.0 {
                             let b_old = slot(g, "m", None)?;
                             let k = g.scalar(momentum)?;
                             let b = g.mul(b_old, k)?;
                             let b = g.add(b, d)?;
-                            slot(g, "m", Some((b, b_old)))?;
-                            b
+                            slot(g, "m", Some((b, b_old)))?
                         } else {
                             d
                         };
@@ -389,15 +409,17 @@ pub trait OptimExt: AsMut<Graph> {
                         let v_old = slot(g, "v", None)?;
                         let (kb1, kg1) = (g.scalar(beta1)?, g.scalar(1.0 - beta1)?);
                         let m = g.mul(m_old, kb1)?;
-                        let gm = g.mul(gr, kg1)?;
+                        let gc = grad(g)?;
+                        let gm = g.mul(gc, kg1)?;
                         let m = g.add(m, gm)?;
                         let (kb2, kg2) = (g.scalar(beta2)?, g.scalar(1.0 - beta2)?);
                         let v = g.mul(v_old, kb2)?;
-                        let g2 = g.mul(gr, gr)?;
+                        let gc = grad(g)?;
+                        let g2 = g.square(gc)?;
                         let g2 = g.mul(g2, kg2)?;
                         let v = g.add(v, g2)?;
-                        slot(g, "m", Some((m, m_old)))?;
-                        slot(g, "v", Some((v, v_old)))?;
+                        let m = slot(g, "m", Some((m, m_old)))?;
+                        let v = slot(g, "v", Some((v, v_old)))?;
                         let sv = g.sqrt(v)?;
                         let denom = g.div(sv, sb2)?;
                         let ke = g.scalar(eps)?;
@@ -431,8 +453,8 @@ fn norm_boundaries(g: &Graph, start: usize) -> Vec<NodeId> {
     keep
 }
 
-/// Whether `loss` and every gradient are finite: Σ x·0 over all of them is 0, or NaN when any
-/// element is NaN or ±∞.
+/// Whether `loss` and every one of `values` (the gradients, or their global norm) are finite:
+/// Σ x·0 over all of them is 0, or NaN when any element is NaN or ±∞.
 fn all_finite(g: &mut Graph, loss: NodeId, grads: &[NodeId]) -> Result<NodeId, IrError> {
     let lt = g.ty(loss)?.dtype;
     let lzero = g.full(&[], lt, 0.0)?;
@@ -442,15 +464,19 @@ fn all_finite(g: &mut Graph, loss: NodeId, grads: &[NodeId]) -> Result<NodeId, I
     for &gr in grads {
         let z = g.mul(gr, zero)?;
         let r = g.ty(z)?.shape.rank() as isize;
-        let axes: Vec<isize> = (0..r).collect();
-        let s = g.sum(z, &axes, false)?;
+        let s = if r == 0 {
+            z
+        } else {
+            let axes: Vec<isize> = (0..r).collect();
+            g.sum(z, &axes, false)?
+        };
         total = g.add(total, s)?;
     }
     g.eq(total, zero)
 }
 
-/// The global norm of `grads` and the gradients scaled by min(1, max / (norm + 1e-6)).
-fn clip(g: &mut Graph, grads: &[NodeId], max: f32) -> Result<(NodeId, Vec<NodeId>), IrError> {
+/// The global norm of `grads` and the factor min(1, max / (norm + 1e-6)) that clips them.
+fn clip(g: &mut Graph, grads: &[NodeId], max: f32) -> Result<(NodeId, NodeId), IrError> {
     let mut total: Option<NodeId> = None;
     for &gr in grads {
         let sq = g.square(gr)?;
@@ -473,8 +499,7 @@ fn clip(g: &mut Graph, grads: &[NodeId], max: f32) -> Result<(NodeId, Vec<NodeId
     let coef = g.div(limit, denom)?;
     let one = g.scalar(1.0)?;
     let coef = g.minimum(coef, one)?;
-    let scaled = grads.iter().map(|&gr| g.mul(gr, coef)).collect::<Result<_, _>>()?;
-    Ok((norm, scaled))
+    Ok((norm, coef))
 }
 
 /// The graph's rank-0 F32 input `name`, made if it has none (so that steps appended to one
