@@ -61,6 +61,8 @@ pub struct LowerCtx<'a> {
     pub absorbed: std::collections::HashSet<NodeId>,
     /// Matrix-vector matmuls that launch together ([`matmul_group`]).
     groups: matmul_group::VecGroups,
+    /// Values computed straight into a state's buffer (value → state; [`state::in_place_writes`]).
+    pub in_place: HashMap<NodeId, NodeId>,
 }
 
 impl<'a> LowerCtx<'a> {
@@ -89,6 +91,7 @@ impl<'a> LowerCtx<'a> {
             });
         }
         let base = self.plan.view_of.get(id.index()).copied().flatten().unwrap_or(id);
+        let base = self.in_place.get(&base).copied().unwrap_or(base);
         if let Some(&leaf) = self.leaf_index.get(&base) {
             return Ok(Some(Operand { buffer: BufferId::Leaf(leaf), offset: 0, size }));
         }
@@ -160,6 +163,7 @@ pub fn lower(graph: &Graph, limits: &GpuLimits, options: &KernelOptions) -> Resu
         scratch: Vec::new(),
         absorbed,
         groups,
+        in_place: state::in_place_writes(graph),
     };
     let mut steps = Vec::new();
     for (i, node) in graph.nodes().iter().enumerate() {
