@@ -157,13 +157,13 @@ fn a_small_m_matmul_with_a_long_k_is_split_along_k() {
         keys(&s),
         [KernelKey::MATMUL_TILED_F32, KernelKey::Matmul(MatmulKernel::SplitK { bias: true, act: gelu })]
     );
-    // Two slices of 256 (the f32 rungs' shortest): a batch of 2 partial products into a
-    // scratch [2][9][100].
+    // Four slices of 128 (the shortest): a batch of 4 partial products into a scratch
+    // [4][9][100].
     let p = matmul_params(&s.steps[0].params);
-    assert_eq!((p.k, p.batch, p.a_batch_inner, p.b_batch_inner), (256, 2, 256, 256));
+    assert_eq!((p.k, p.batch, p.a_batch_inner, p.b_batch_inner), (128, 4, 128, 128));
     let parts = s.steps[0].operands[2];
-    assert!(matches!(parts.buffer, BufferId::Scratch(_)) && parts.size == 2 * 9 * 100 * 4);
-    assert_eq!(s.steps[0].workgroups, [2, 1, 2]);
+    assert!(matches!(parts.buffer, BufferId::Scratch(_)) && parts.size == 4 * 9 * 100 * 4);
+    assert_eq!(s.steps[0].workgroups, [2, 1, 4]);
     // The sum reads the parts and the bias and writes the result.
     assert_eq!(s.steps[1].operands[0], parts);
     assert_eq!(s.steps[1].operands.len(), 3);
@@ -171,23 +171,23 @@ fn a_small_m_matmul_with_a_long_k_is_split_along_k() {
 
 #[test]
 fn a_ragged_k_adds_a_launch_for_its_rest() {
-    // K = 600: two slices of 288 and a rest of 24, the third partial product.
+    // K = 600: four slices of 128 and a rest of 88, the fifth partial product.
     let inputs: [(&str, &[usize]); 2] = [("a", &[9, 600]), ("b", &[100, 600])];
     let g = graph("ragged", &inputs, |g, x| g.matmul_t(x[0], x[1], false, true).unwrap());
     let s = schedule(&g);
     let sum = KernelKey::Matmul(MatmulKernel::SplitK { bias: false, act: None });
     assert_eq!(keys(&s), [KernelKey::MATMUL_TILED_F32, KernelKey::MATMUL_TILED_F32, sum]);
     let (slices, rest) = (matmul_params(&s.steps[0].params), matmul_params(&s.steps[1].params));
-    assert_eq!((slices.k, slices.batch, rest.k, rest.batch), (288, 2, 24, 1));
-    assert_eq!((rest.a_offset, rest.b_offset, rest.c_offset), (576, 576, 2 * 9 * 100));
-    assert_eq!((s.steps[0].workgroups, s.steps[1].workgroups), ([2, 1, 2], [2, 1, 1]));
-    // Both write the one scratch of three parts, which the sum reads.
+    assert_eq!((slices.k, slices.batch, rest.k, rest.batch), (128, 4, 88, 1));
+    assert_eq!((rest.a_offset, rest.b_offset, rest.c_offset), (512, 512, 4 * 9 * 100));
+    assert_eq!((s.steps[0].workgroups, s.steps[1].workgroups), ([2, 1, 4], [2, 1, 1]));
+    // Both write the one scratch of five parts, which the sum reads.
     let parts = s.steps[0].operands[2];
-    assert_eq!(parts.size, 3 * 9 * 100 * 4);
+    assert_eq!(parts.size, 5 * 9 * 100 * 4);
     assert_eq!((s.steps[1].operands[2], s.steps[2].operands[0]), (parts, parts));
     assert_eq!(
         bytemuck::pod_read_unaligned::<crate::catalog::matmul::SplitKParams>(&s.steps[2].params).splits,
-        3
+        5
     );
 }
 

@@ -85,7 +85,7 @@ fn shapes(out: &mut Vec<Case>) {
         ("splitk_1x4864x896_tb", &[], &[], (1, 4864, 896), (false, true)),
         ("splitk_ta_9x1024x33", &[], &[], (9, 1024, 33), (true, false)),
         // A K the f32 rungs cut raggedly (equal slices of 32-multiples, and a launch for the
-        // rest): 16 slices of 256 and 64; a transposed-A weight gradient, 8 of 352 and 184.
+        // rest): 16 slices of 256 and 64; a transposed-A weight gradient, 16 of 160 and 440.
         ("splitk_ragged_128x4160x128", &[], &[], (128, 4160, 128), (false, false)),
         ("splitk_ragged_ta_64x3000x256", &[], &[], (64, 3000, 256), (true, false)),
     ];

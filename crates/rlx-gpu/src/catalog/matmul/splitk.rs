@@ -18,10 +18,10 @@ const SPLITK_SRC: &str = kernel_src!("matmul/matmul_splitk.wgsl", "include/matmu
 /// Slices of K on the cooperative-matrix rungs never shorter than this many elements: shorter
 /// ones leave too little work per workgroup to pay for the extra pass.
 const MIN_SLICE: u32 = 128;
-/// Slices of K on the SIMT rungs (Tiled64, Reg128) never shorter than this many elements: they
-/// split to more workgroups than the tensor-core rungs ([`SIMT_SPLIT_WORKGROUPS`]), and a
-/// workgroup should still walk K for longer than it takes to fill its tile.
-const SIMT_MIN_SLICE: u32 = 256;
+/// Slices of K on the SIMT rungs (Tiled64, Reg128) never shorter than this many elements, as
+/// on the tensor-core rungs. 256 was tried first: on the H200 it halved BERT-base b1's slices
+/// (K = 768: 4 → 2, 96 → 48 workgroups) and its f32 forward went 4.67 → 6.87 ms.
+const SIMT_MIN_SLICE: u32 = 128;
 /// Slices are whole multiples of this (the coop rung's K step, so each slice's loads stay on its
 /// 16-byte path and no slice ends in a partial step).
 const SLICE_UNIT: u32 = 32;
@@ -71,7 +71,7 @@ struct Policy {
 
 impl Policy {
     /// The cooperative-matrix rungs: 128 workgroups, slices of 128 or more that cut K exactly
-    /// (as tuned on the H200). The SIMT rungs: [`SIMT_SPLIT_WORKGROUPS`], slices of 256 or more,
+    /// (as tuned on the H200). The SIMT rungs: [`SIMT_SPLIT_WORKGROUPS`], slices of 128 or more,
     /// and any K (a rest of fewer than splits·32 runs as its own launch).
     fn of(rung: MatmulRung) -> Self {
         if rung.is_coop() {
@@ -125,7 +125,7 @@ fn splits_of(m: u32, n: u32, k: u32, rung: MatmulRung) -> Option<u32> {
 ///
 /// - Cooperative-matrix rungs: [`MIN_WIDE_WORKGROUPS`], slices of at least 128 that cut K
 ///   exactly (K a multiple of splits·32).
-/// - SIMT rungs (Tiled64, Reg128): [`SIMT_SPLIT_WORKGROUPS`], slices of at least 256, any K:
+/// - SIMT rungs (Tiled64, Reg128): [`SIMT_SPLIT_WORKGROUPS`], slices of at least 128, any K:
 ///   the slices are ⌊K / splits / 32⌋·32 long and the rest of K (fewer than splits·32) is one
 ///   more partial product ([`rest_params`]).
 pub fn split_count(p: &MatmulParams, rung: MatmulRung) -> Option<u32> {
@@ -241,7 +241,7 @@ mod tests {
     }
 
     #[test]
-    fn simt_rungs_split_to_512_workgroups_with_slices_of_256() {
+    fn simt_rungs_split_to_512_workgroups_with_slices_of_128() {
         use MatmulRung::{Reg128, Tiled64};
         // K = 15 616 = 128 × 122 tokens = 32 · 488: 16 slices would need 32 · 16 | K.
         let k = 15_616;
@@ -263,17 +263,18 @@ mod tests {
             assert_eq!(u64::from(q.k) * u64::from(splits) + u64::from(p.k % (32 * splits)), 15_616);
             assert_eq!(output_groups(m, n, rung) * u64::from(splits), groups, "{m}x{n} {rung:?}");
         }
-        // Enough tiles already, K too short for two slices of 256, or a batch: not split.
+        // Enough tiles already, K too short for two slices of 128, or a batch: not split.
         assert_eq!(split_count(&grad_params(3072, 3072, k), Tiled64), None);
         assert_eq!(split_count(&grad_params(3072, 3072, k), Reg128), None);
         assert_eq!(split_count(&grad_params(1536, 3072, k), Reg128), Some(2));
-        assert_eq!(split_count(&params(9, 100, 511), Tiled64), None);
-        assert_eq!(split_count(&params(9, 100, 512), Tiled64), Some(2));
+        assert_eq!(split_count(&params(9, 100, 255), Tiled64), None);
+        assert_eq!(split_count(&params(9, 100, 256), Tiled64), Some(2));
         let (batched, _, _) = MatmulParams::from_shapes(&[2, 9, 4096], &[2, 4096, 9], false, false).unwrap();
         assert_eq!(split_count(&batched, Tiled64), None);
-        // The old policy's cases on the SIMT rungs: slices of 256 or more.
-        assert_eq!(split_count(&params(128, 768, 768), Tiled64), Some(2));
-        assert_eq!(split_count(&params(128, 768, 3072), Tiled64), Some(8));
+        // BERT-base at batch 1: as many slices of 128 or more as K allows (4 at K = 768: 96
+        // workgroups, which ran 4.67 ms for the f32 forward on the H200 where 2 ran 6.87).
+        assert_eq!(split_count(&params(128, 768, 768), Tiled64), Some(4));
+        assert_eq!(split_count(&params(128, 768, 3072), Tiled64), Some(16));
         assert_eq!(split_count(&params(1, 896, 4864), Reg128), Some(16));
     }
 
@@ -293,15 +294,15 @@ mod tests {
         let (sum, _) = SplitKParams::new(&p, split_parts(&p, 16)).unwrap();
         assert_eq!(sum.splits, 17);
 
-        // A transposed-A weight gradient: X [3000, 64], dY [3000, 256]; 8 slices of 352 and a
-        // rest of 184, which starts 2816 rows (of 64 and 256 elements) into X and dY.
+        // A transposed-A weight gradient: X [3000, 64], dY [3000, 256]; 16 slices of 160 and a
+        // rest of 440, which starts 2560 rows (of 64 and 256 elements) into X and dY.
         let p = grad_params(64, 256, 3000);
-        assert_eq!(split_count(&p, MatmulRung::Tiled64), Some(8));
-        assert_eq!(split_count(&p, MatmulRung::Reg128), Some(8));
-        let q = partial_params(&p, 8);
-        assert_eq!((q.k, q.a_batch_inner, q.b_batch_inner), (352, 352 * 64, 352 * 256));
-        let r = rest_params(&p, 8).unwrap().unwrap();
-        assert_eq!((r.k, r.a_offset, r.b_offset, r.c_offset), (184, 2816 * 64, 2816 * 256, 8 * 64 * 256));
+        assert_eq!(split_count(&p, MatmulRung::Tiled64), Some(16));
+        assert_eq!(split_count(&p, MatmulRung::Reg128), Some(16));
+        let q = partial_params(&p, 16);
+        assert_eq!((q.k, q.a_batch_inner, q.b_batch_inner), (160, 160 * 64, 160 * 256));
+        let r = rest_params(&p, 16).unwrap().unwrap();
+        assert_eq!((r.k, r.a_offset, r.b_offset, r.c_offset), (440, 2560 * 64, 2560 * 256, 16 * 64 * 256));
 
         // K that the slices cover: no rest.
         let p = grad_params(384, 1536, 15_616);
