@@ -61,7 +61,7 @@ pub struct LowerCtx<'a> {
     pub absorbed: std::collections::HashSet<NodeId>,
     /// Matrix-vector matmuls that launch together ([`matmul_group`]).
     groups: matmul_group::VecGroups,
-    /// Values computed straight into a state's buffer (value → state; [`state::in_place_writes`]).
+    /// Values computed straight into a state's buffer (value → state; `state::in_place_writes`).
     pub in_place: HashMap<NodeId, NodeId>,
 }
 
