@@ -90,7 +90,7 @@ pub use decoder::{
     decoder_graph, rope_tables, Architecture, BatchDecoder, Decoder, DecoderConfig, DecoderOptions,
     RopeScaling, SeqId, SeqParams, SeqToken,
 };
-pub use decoder::{DecoderFineTune, DecoderTrainOptions, TokenWindows};
+pub use decoder::{DecoderFineTune, DecoderTrainOptions, LoraOptions, TokenWindows};
 pub use error::{ModelError, Result};
 pub use mamba::{Mamba, MambaConfig};
 /// How [`CausalLm::generate`] draws each token.
