@@ -4,7 +4,9 @@
 //! A progress bar (stderr, on a terminal) shows the loss and tokens/s; `--log` writes one JSON
 //! line per step with the fields of `rlx train embedder`'s log (step, loss, lr, grad_norm,
 //! skipped, loss_scale, elapsed_s). With `RLX_PROFILE=1` (Vulkan) the last step's GPU time is
-//! printed by kernel.
+//! printed by kernel. With `--lora-rank R` only PEFT-style LoRA adapters of the
+//! `--lora-targets` linears train (the base weights frozen); the output folder holds the merged
+//! model and PEFT's adapter_model.safetensors and adapter_config.json.
 
 use super::fetch::resolve_lm;
 use super::train::StepLog;

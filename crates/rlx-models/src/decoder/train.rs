@@ -476,6 +476,14 @@ mod tests {
         };
         assert!(exempt(Architecture::Qwen2).contains(&"model.layers.0.self_attn.q_proj.bias".to_string()));
         assert!(exempt(Architecture::Qwen3).contains(&"model.layers.1.self_attn.k_norm.weight".to_string()));
+        // LoRA's adapters decay, as PEFT's models under transformers' Trainer: they are neither
+        // biases nor norm weights.
+        let adapters: Vec<(String, Vec<usize>)> = ["q_proj.lora_A.weight", "v_proj.lora_B.weight"]
+            .iter()
+            .map(|n| (format!("model.layers.0.self_attn.{n}"), vec![8, 64]))
+            .collect();
+        let decay = step_opts(&DecoderTrainOptions::default(), &adapters).decay.unwrap();
+        assert_eq!(decay, [true, true]);
     }
 
     #[test]
