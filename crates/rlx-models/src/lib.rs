@@ -54,7 +54,9 @@
 //!   schedule, dynamic loss scaling, non-finite steps skipped or refused, weights read back,
 //!   and checkpoints saved to and resumed from one safetensors file.
 //! - [`DecoderFineTune`] trains a dense decoder on a text file with the next-token loss (from
-//!   its checkpoint or a seeded init) and saves a folder [`Decoder`] loads ([`decoder::train`]).
+//!   its checkpoint or a seeded init) and saves a folder [`Decoder`] loads ([`decoder::train`]);
+//!   with [`LoraOptions`] it trains only PEFT-style LoRA adapters and saves the merged model
+//!   with PEFT's adapter files.
 
 #![warn(missing_docs)]
 
@@ -90,7 +92,7 @@ pub use decoder::{
     decoder_graph, rope_tables, Architecture, BatchDecoder, Decoder, DecoderConfig, DecoderOptions,
     RopeScaling, SeqId, SeqParams, SeqToken,
 };
-pub use decoder::{DecoderFineTune, DecoderTrainOptions, TokenWindows};
+pub use decoder::{DecoderFineTune, DecoderTrainOptions, LoraOptions, TokenWindows};
 pub use error::{ModelError, Result};
 pub use mamba::{Mamba, MambaConfig};
 /// How [`CausalLm::generate`] draws each token.

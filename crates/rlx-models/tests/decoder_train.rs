@@ -129,12 +129,12 @@ fn a_resumed_run_ends_where_an_uninterrupted_one_does() {
     let text = text(2 * BATCH * (SEQ + 1));
     let opts = DecoderTrainOptions { shuffle_seed: Some(4), ..options() };
     let session = Session::new(Device::Cpu).unwrap();
-    let mut whole = DecoderFineTune::new(&dir, &session, &text, opts).unwrap();
+    let mut whole = DecoderFineTune::new(&dir, &session, &text, opts.clone()).unwrap();
     let all = whole.train(|_| {}).unwrap();
     assert_eq!(all.len(), 6);
 
     let session = Session::new(Device::Cpu).unwrap();
-    let mut first = DecoderFineTune::new(&dir, &session, &text, opts).unwrap();
+    let mut first = DecoderFineTune::new(&dir, &session, &text, opts.clone()).unwrap();
     for k in 0..3 {
         let batch = first.data().batch(k);
         first.step(&batch).unwrap();
@@ -182,7 +182,7 @@ fn follows_the_cpu(device: Device) {
     let text = text(2 * BATCH * (SEQ + 1));
     let opts = DecoderTrainOptions { epochs: 1, ..options() };
     let cpu = Session::new(Device::Cpu).unwrap();
-    let want = DecoderFineTune::new(&dir, &cpu, &text, opts).unwrap().train(|_| {}).unwrap();
+    let want = DecoderFineTune::new(&dir, &cpu, &text, opts.clone()).unwrap().train(|_| {}).unwrap();
     let Some(session) = rlx_test_support::open(device, "decoder training") else { return };
     let got = DecoderFineTune::new(&dir, &session, &text, opts).unwrap().train(|_| {}).unwrap();
     assert_eq!(got.len(), 2);

@@ -4,12 +4,14 @@
 //! A progress bar (stderr, on a terminal) shows the loss and tokens/s; `--log` writes one JSON
 //! line per step with the fields of `rlx train embedder`'s log (step, loss, lr, grad_norm,
 //! skipped, loss_scale, elapsed_s). With `RLX_PROFILE=1` (Vulkan) the last step's GPU time is
-//! printed by kernel.
+//! printed by kernel. With `--lora-rank R` only PEFT-style LoRA adapters of the
+//! `--lora-targets` linears train (the base weights frozen); the output folder holds the merged
+//! model and PEFT's adapter_model.safetensors and adapter_config.json.
 
 use super::fetch::resolve_lm;
 use super::train::StepLog;
 use rlx::prelude::{Device, Precision, Session};
-use rlx_models::{DecoderFineTune, DecoderTrainOptions};
+use rlx_models::{DecoderFineTune, DecoderTrainOptions, LoraOptions};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -76,6 +78,17 @@ pub struct DecoderArgs {
     /// Write a checkpoint (weights, optimizer state, step) here at the end, to resume later.
     #[arg(long)]
     checkpoint: Option<PathBuf>,
+    /// Train LoRA adapters of this rank (PEFT's) instead of every weight; the base weights stay
+    /// frozen. The output folder holds the merged model plus adapter_model.safetensors and
+    /// adapter_config.json.
+    #[arg(long)]
+    lora_rank: Option<usize>,
+    /// LoRA's alpha: the adapters' update is scaled by alpha / rank.
+    #[arg(long, default_value_t = 16.0, requires = "lora_rank")]
+    lora_alpha: f32,
+    /// The linears that get an adapter: module names, comma-separated (PEFT's target_modules).
+    #[arg(long, value_delimiter = ',', default_value = "q_proj,v_proj", requires = "lora_rank")]
+    lora_targets: Vec<String>,
 }
 
 impl DecoderArgs {
@@ -93,6 +106,11 @@ impl DecoderArgs {
             init_seed: self.seed,
             precision: self.precision,
             recompute: self.recompute,
+            lora: self.lora_rank.map(|rank| LoraOptions {
+                rank,
+                alpha: self.lora_alpha,
+                targets: self.lora_targets.clone(),
+            }),
         }
     }
 }
@@ -117,6 +135,22 @@ pub fn run(args: &DecoderArgs) -> Result<(), Box<dyn std::error::Error>> {
         args.seq_len + 1,
         if ft.from_scratch() { format!(", from a seeded init (seed {})", args.seed) } else { String::new() }
     );
+    if let Some((lora, modules)) = ft.lora_modules() {
+        let (trained, total) = ft.parameter_counts();
+        let layers = ft.config().num_hidden_layers;
+        let shape = if modules.len() == lora.targets.len() * layers {
+            format!("{} modules × {layers} layers", lora.targets.len())
+        } else {
+            format!("{} linears", modules.len())
+        };
+        eprintln!(
+            "LoRA r={} alpha={} on {shape} ({}): {trained} trainable weights of {total} ({:.3}%)",
+            lora.rank,
+            lora.alpha,
+            lora.targets.join(","),
+            100.0 * trained as f64 / total.max(1) as f64
+        );
+    }
     if let Some(path) = &args.resume {
         ft.resume(path)?;
         eprintln!("resumed from {} at step {}", path.display(), ft.steps());
@@ -171,5 +205,23 @@ mod tests {
         let o = cli.args.options();
         assert_eq!((o.seq_len, o.batch_size, o.max_steps), (64, 8, Some(500)));
         assert_eq!((o.max_grad_norm, o.shuffle_seed, o.init_seed), (None, Some(3), 3));
+        assert_eq!(o.lora, None);
+    }
+
+    #[test]
+    fn lora_flags_become_lora_options() {
+        let base = ["t", "--model", "m", "--text", "t.txt", "--out", "o"];
+        let cli = Cli::try_parse_from(base.iter().chain(&["--lora-rank", "4"])).unwrap();
+        let want = LoraOptions { rank: 4, alpha: 16.0, targets: vec!["q_proj".into(), "v_proj".into()] };
+        assert_eq!(cli.args.options().lora, Some(want));
+        let flags = ["--lora-rank", "16", "--lora-alpha", "32", "--lora-targets", "q_proj,k_proj,o_proj"];
+        let cli = Cli::try_parse_from(base.iter().chain(&flags)).unwrap();
+        let lora = cli.args.options().lora.unwrap();
+        assert_eq!(
+            (lora.rank, lora.alpha, lora.targets.join(",")),
+            (16, 32.0, "q_proj,k_proj,o_proj".into())
+        );
+        // Alpha or targets without a rank are a usage error, not silently ignored.
+        assert!(Cli::try_parse_from(base.iter().chain(&["--lora-alpha", "8"])).is_err());
     }
 }

@@ -270,35 +270,13 @@ impl Trainer {
         out: &std::path::Path,
         files: &[&str],
     ) -> Result<()> {
-        use crate::common::checkpoint::{INDEX_FILE, SINGLE_FILE};
-        let io = |path: &std::path::Path, source| ModelError::Write { path: path.to_path_buf(), source };
-        std::fs::create_dir_all(out).map_err(|e| io(out, e))?;
-        let same = match (source.canonicalize(), out.canonicalize()) {
-            (Ok(a), Ok(b)) => a == b,
-            _ => false,
-        };
-        if same && out.join(INDEX_FILE).is_file() {
-            return Err(ModelError::InvalidInput {
-                reason: format!(
-                    "{} holds a sharded checkpoint ({INDEX_FILE}) that would shadow the trained weights; \
-                     save to another folder",
-                    out.display()
-                ),
-            });
-        }
-        // Copying a file onto itself would truncate it: in place, only the weights change.
-        for rel in files.iter().filter(|_| !same) {
-            let from = source.join(rel);
-            if from.is_file() {
-                let to = out.join(rel);
-                if let Some(parent) = to.parent() {
-                    std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
-                }
-                std::fs::copy(&from, &to).map_err(|e| io(&to, e))?;
-            }
-        }
+        prepare_folder(source, out, files)?;
         let weights = self.weights()?;
-        crate::common::safetensors::write_f32(&out.join(SINGLE_FILE), &weights, None)
+        crate::common::safetensors::write_f32(
+            &out.join(crate::common::checkpoint::SINGLE_FILE),
+            &weights,
+            None,
+        )
     }
 
     /// Saves weights, optimizer moments, the step count and the optimizer/schedule settings
@@ -353,6 +331,46 @@ impl Trainer {
                 Err(ModelError::InvalidInput { reason: "the trainer has no compiled export graph".into() })
             }
         }
+    }
+}
+
+/// Makes the folder `out` and copies into it those of `files` (paths relative to the folder)
+/// that the model folder `source` holds, for a `model.safetensors` written next. Saving into
+/// `source` itself copies nothing; a sharded checkpoint there would shadow the new weights
+/// file, so that is refused.
+pub(crate) fn prepare_folder(source: &std::path::Path, out: &std::path::Path, files: &[&str]) -> Result<()> {
+    use crate::common::checkpoint::INDEX_FILE;
+    let io = |path: &std::path::Path, source| ModelError::Write { path: path.to_path_buf(), source };
+    std::fs::create_dir_all(out).map_err(|e| io(out, e))?;
+    let same = same_folder(source, out);
+    if same && out.join(INDEX_FILE).is_file() {
+        return Err(ModelError::InvalidInput {
+            reason: format!(
+                "{} holds a sharded checkpoint ({INDEX_FILE}) that would shadow the trained weights; \
+                 save to another folder",
+                out.display()
+            ),
+        });
+    }
+    // Copying a file onto itself would truncate it: in place, only the weights change.
+    for rel in files.iter().filter(|_| !same) {
+        let from = source.join(rel);
+        if from.is_file() {
+            let to = out.join(rel);
+            if let Some(parent) = to.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
+            }
+            std::fs::copy(&from, &to).map_err(|e| io(&to, e))?;
+        }
+    }
+    Ok(())
+}
+
+/// Whether `a` and `b` are one existing folder.
+pub(crate) fn same_folder(a: &std::path::Path, b: &std::path::Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
     }
 }
 

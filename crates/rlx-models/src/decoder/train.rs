@@ -13,13 +13,19 @@
 //!   windows. Every step has one shape, so the step compiles once; the rope tables of positions
 //!   0..seq_len are constants of the graph.
 //! - [`DecoderFineTune::save`] writes a folder that [`crate::Decoder`] (and transformers) load.
+//! - With [`DecoderTrainOptions::lora`] only low-rank adapters train (PEFT's LoRA, the
+//!   `decoder::lora` module): the base weights are constants of the graph, each targeted linear's
+//!   weight is `W + s·B·A`, and `save` writes the merged weights plus PEFT's adapter files.
 
 use crate::common::checkpoint::{Checkpoint, INDEX_FILE, SINGLE_FILE};
 use crate::common::safetensors::{Precision, WeightData};
 use crate::common::tokenizer::causal_tokenizer;
+use crate::common::trainer::{prepare_folder, same_folder};
 use crate::common::trainer::{StepReport, TrainConfig, Trainer};
 use crate::decoder::config::DecoderConfig;
 use crate::decoder::graph::{decoder_logits_given, decoder_weight_shapes};
+pub use crate::decoder::lora::LoraOptions;
+use crate::decoder::lora::{check_lora_options, LoraPlan};
 use crate::decoder::rope::rope_tables;
 pub use crate::decoder::train_data::{init_weight, tokens_from_text, TokenWindows};
 use crate::decoder::train_data::{initializer_range, refuse_untrainable};
@@ -40,7 +46,7 @@ pub const TRAIN_LABELS: &str = "labels";
 /// How a decoder trains. The defaults are transformers' `Trainer`'s (AdamW at 5e-5, no weight
 /// decay, no warmup, linear decay to 0, gradients clipped to norm 1), on windows of 128
 /// tokens, 8 a step, in the text's order.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct DecoderTrainOptions {
     /// Windows per step.
     pub batch_size: usize,
@@ -72,6 +78,10 @@ pub struct DecoderTrainOptions {
     /// Activation checkpointing at the norms (`StepOpts::recompute`): the same gradients and
     /// less memory, for about one more forward of compute.
     pub recompute: bool,
+    /// `Some`: train only LoRA adapters of the targeted linears (PEFT's), the base weights
+    /// frozen; `None`: train every weight. LoRA needs a folder with weights; its adapters'
+    /// init is seeded with `init_seed`, and `weight_decay` applies to them.
+    pub lora: Option<LoraOptions>,
 }
 
 impl Default for DecoderTrainOptions {
@@ -89,6 +99,7 @@ impl Default for DecoderTrainOptions {
             init_seed: 0,
             precision: Precision::F32,
             recompute: false,
+            lora: None,
         }
     }
 }
@@ -101,6 +112,7 @@ pub struct DecoderFineTune {
     opts: DecoderTrainOptions,
     data: TokenWindows,
     from_scratch: bool,
+    lora: Option<LoraPlan>,
 }
 
 impl std::fmt::Debug for DecoderFineTune {
@@ -110,6 +122,7 @@ impl std::fmt::Debug for DecoderFineTune {
             .field("opts", &self.opts)
             .field("tokens", &self.data.tokens().len())
             .field("from_scratch", &self.from_scratch)
+            .field("lora_modules", &self.lora.as_ref().map(|l| l.modules().len()))
             .field("steps", &self.trainer.steps())
             .finish()
     }
@@ -132,13 +145,21 @@ impl DecoderFineTune {
         check_options(&opts)?;
         refuse_untrainable(dir)?;
         let config = DecoderConfig::from_file(&dir.join("config.json"))?;
+        let lora = match &opts.lora {
+            Some(l) => Some(LoraPlan::new(l, dir, &decoder_weight_shapes(&config)?)?),
+            None => None,
+        };
         if opts.seq_len > config.max_position_embeddings {
             return Err(ModelError::invalid(format!(
                 "seq_len {} is beyond the model's max_position_embeddings {}; use --seq-len {} or less",
                 opts.seq_len, config.max_position_embeddings, config.max_position_embeddings
             )));
         }
-        let weights = decoder_weight_shapes(&config)?;
+        let all_weights = decoder_weight_shapes(&config)?;
+        let weights = match &lora {
+            Some(plan) => plan.trainable(),
+            None => all_weights.clone(),
+        };
         let tokenizer = training_tokenizer(dir)?;
         let tokens = tokens_from_text(&tokenizer, text, config.vocab_size)?;
         let data = TokenWindows::new(tokens, opts.seq_len, opts.batch_size, opts.shuffle_seed)?;
@@ -158,10 +179,15 @@ impl DecoderFineTune {
         let (b, s) = (opts.batch_size, opts.seq_len);
         let positions: Vec<usize> = (0..s).collect();
         let rope = rope_tables(&config, &positions);
-        let names: Vec<String> = weights.iter().map(|(n, _)| n.clone()).collect();
+        let names: Vec<String> = all_weights.iter().map(|(n, _)| n.clone()).collect();
         let model = config.clone();
+        let plan = lora.as_ref();
         let forward = move |g: &mut Graph, w: &[NodeId]| -> std::result::Result<NodeId, IrError> {
-            let map: HashMap<String, NodeId> = names.iter().cloned().zip(w.iter().copied()).collect();
+            let nodes = match plan {
+                Some(plan) => plan.weight_nodes(g, w)?,
+                None => w.to_vec(),
+            };
+            let map: HashMap<String, NodeId> = names.iter().cloned().zip(nodes).collect();
             let ids = g.input(TRAIN_IDS, &[b, s], DType::I32)?;
             let labels = g.input(TRAIN_LABELS, &[b, s], DType::I32)?;
             let cos = g.constant(Tensor::from_f32([s, rope.half], rope.cos.clone())?)?;
@@ -171,7 +197,11 @@ impl DecoderFineTune {
         };
         let mut trainer = Trainer::new(session, "decoder_train", &weights, cfg, forward)?;
         let from_scratch = !(dir.join(SINGLE_FILE).is_file() || dir.join(INDEX_FILE).is_file());
-        if from_scratch {
+        if let Some(plan) = &lora {
+            for (name, value) in plan.init(opts.init_seed)? {
+                trainer.set_weight(&name, &value)?;
+            }
+        } else if from_scratch {
             let std = initializer_range(dir);
             for (i, (name, dims)) in weights.iter().enumerate() {
                 let v = init_weight(name, dims, std, opts.init_seed.wrapping_add(i as u64));
@@ -189,7 +219,7 @@ impl DecoderFineTune {
                 trainer.set_weight(name, &value)?;
             }
         }
-        Ok(DecoderFineTune { trainer, config, source: dir.to_path_buf(), opts, data, from_scratch })
+        Ok(DecoderFineTune { trainer, config, source: dir.to_path_buf(), opts, data, from_scratch, lora })
     }
 
     /// The model's config.
@@ -274,9 +304,39 @@ impl DecoderFineTune {
         self.trainer.kernel_times()
     }
 
-    /// The current weights, read from the device: `(HF name, f32 tensor)`.
+    /// The trained weights, read from the device: `(HF name, f32 tensor)`; with LoRA, the
+    /// adapters (`<module>.lora_A.weight`, `<module>.lora_B.weight`).
     pub fn weights(&mut self) -> Result<Vec<(String, Tensor)>> {
         self.trainer.weights()
+    }
+
+    /// Every weight of the model as it now computes: with LoRA the merged `W + s·B·A` of the
+    /// adapted linears and the frozen base elsewhere, else [`DecoderFineTune::weights`].
+    pub fn merged_weights(&mut self) -> Result<Vec<(String, Tensor)>> {
+        let trained = self.trainer.weights()?;
+        match &self.lora {
+            Some(plan) => plan.merged(&trained),
+            None => Ok(trained),
+        }
+    }
+
+    /// The LoRA options and the module paths that have an adapter, when training LoRA.
+    pub fn lora_modules(&self) -> Option<(&LoraOptions, Vec<String>)> {
+        self.lora.as_ref().map(|p| (p.options(), p.modules()))
+    }
+
+    /// Elements trained and elements of the whole model (with LoRA: the adapters, and the
+    /// base plus the adapters, as PEFT's `print_trainable_parameters` counts).
+    pub fn parameter_counts(&self) -> (usize, usize) {
+        match &self.lora {
+            Some(plan) => plan.parameter_counts(),
+            None => {
+                let n = decoder_weight_shapes(&self.config)
+                    .map(|w| w.iter().map(|(_, d)| d.iter().product::<usize>()).sum())
+                    .unwrap_or(0);
+                (n, n)
+            }
+        }
     }
 
     /// Saves weights, optimizer moments and the step count, to resume with
@@ -293,8 +353,27 @@ impl DecoderFineTune {
     /// Writes the trained model to the folder `out`: `model.safetensors` with the weights
     /// (f32) and the source folder's config, generation config and tokenizer files, so that
     /// `rlx generate --model out` ([`crate::Decoder`]) and transformers load it.
+    ///
+    /// With LoRA, `model.safetensors` holds the merged weights ([`DecoderFineTune::merged_weights`])
+    /// and PEFT's `adapter_model.safetensors` and `adapter_config.json` (whose base model is the
+    /// source folder) are written beside it; saving into the source folder is refused, since it
+    /// would replace the base weights the adapter applies to.
     pub fn save(&mut self, out: &Path) -> Result<()> {
-        self.trainer.save_folder(&self.source, out, &MODEL_FILES)
+        let Some(plan) = &self.lora else {
+            return self.trainer.save_folder(&self.source, out, &MODEL_FILES);
+        };
+        if same_folder(&self.source, out) {
+            return Err(ModelError::invalid(format!(
+                "{} is the LoRA fine-tune's base model folder: saving there would replace the base weights \
+                 that the adapter applies to; save to another folder",
+                out.display()
+            )));
+        }
+        prepare_folder(&self.source, out, &MODEL_FILES)?;
+        let adapters = self.trainer.weights()?;
+        let merged = plan.merged(&adapters)?;
+        crate::common::safetensors::write_f32(&out.join(SINGLE_FILE), &merged, None)?;
+        plan.write_adapter(out, &self.source, &adapters)
     }
 }
 
@@ -332,6 +411,9 @@ fn check_options(o: &DecoderTrainOptions) -> Result<()> {
     }
     if o.max_steps == Some(0) {
         return Err(ModelError::invalid("max_steps must be at least 1"));
+    }
+    if let Some(l) = &o.lora {
+        check_lora_options(l)?;
     }
     if o.precision == Precision::F16 {
         return Err(ModelError::invalid(
@@ -394,21 +476,29 @@ mod tests {
         };
         assert!(exempt(Architecture::Qwen2).contains(&"model.layers.0.self_attn.q_proj.bias".to_string()));
         assert!(exempt(Architecture::Qwen3).contains(&"model.layers.1.self_attn.k_norm.weight".to_string()));
+        // LoRA's adapters decay, as PEFT's models under transformers' Trainer: they are neither
+        // biases nor norm weights.
+        let adapters: Vec<(String, Vec<usize>)> = ["q_proj.lora_A.weight", "v_proj.lora_B.weight"]
+            .iter()
+            .map(|n| (format!("model.layers.0.self_attn.{n}"), vec![8, 64]))
+            .collect();
+        let decay = step_opts(&DecoderTrainOptions::default(), &adapters).decay.unwrap();
+        assert_eq!(decay, [true, true]);
     }
 
     #[test]
     fn bad_options_are_refused() {
         let base = DecoderTrainOptions::default();
         for o in [
-            DecoderTrainOptions { batch_size: 0, ..base },
-            DecoderTrainOptions { seq_len: 0, ..base },
-            DecoderTrainOptions { epochs: 0, ..base },
-            DecoderTrainOptions { max_steps: Some(0), ..base },
-            DecoderTrainOptions { precision: Precision::F16, ..base },
+            DecoderTrainOptions { batch_size: 0, ..base.clone() },
+            DecoderTrainOptions { seq_len: 0, ..base.clone() },
+            DecoderTrainOptions { epochs: 0, ..base.clone() },
+            DecoderTrainOptions { max_steps: Some(0), ..base.clone() },
+            DecoderTrainOptions { precision: Precision::F16, ..base.clone() },
         ] {
             assert!(check_options(&o).is_err(), "{o:?}");
         }
         check_options(&base).unwrap();
-        check_options(&DecoderTrainOptions { epochs: 0, max_steps: Some(3), ..base }).unwrap();
+        check_options(&DecoderTrainOptions { epochs: 0, max_steps: Some(3), ..base.clone() }).unwrap();
     }
 }

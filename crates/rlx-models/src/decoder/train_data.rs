@@ -131,6 +131,13 @@ impl SplitMix {
     }
 }
 
+/// `n` values uniform in (−bound, bound] from SplitMix64 seeded with `seed` (LoRA's lora_A
+/// init, `kaiming_uniform_(a=√5)`, is this with bound 1/√fan_in).
+pub(crate) fn uniform(n: usize, bound: f32, seed: u64) -> Vec<f32> {
+    let mut rng = SplitMix(seed);
+    (0..n).map(|_| ((2.0 * rng.unit() - 1.0) * f64::from(bound)) as f32).collect()
+}
+
 /// A Fisher–Yates shuffle driven by SplitMix64: the order of a seed is fixed (both
 /// fine-tunes, the embedder's pairs and the decoder's windows, shuffle with it).
 pub(crate) fn shuffle(v: &mut [usize], seed: u64) {
