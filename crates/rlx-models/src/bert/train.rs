@@ -17,7 +17,7 @@
 use crate::bert::config::{read_model_config, ModelConfig};
 use crate::bert::graph::{pooled_embeddings, weight_shapes, WeightSource};
 use crate::bert::tokenizer::SentenceTokenizer;
-use crate::common::safetensors::{Precision, SafetensorsFile, WeightData};
+use crate::common::safetensors::{Precision, SafetensorsFile};
 use crate::common::trainer::{StepReport, TrainConfig, Trainer};
 use crate::decoder::train_data::shuffle;
 use crate::error::{ModelError, Result};
@@ -227,10 +227,7 @@ impl EmbedderFineTune {
         let mut trainer = Trainer::new(session, "bert_finetune", &weights, cfg, forward)?;
         let file = SafetensorsFile::open(&dir.join("model.safetensors"))?;
         for (name, dims) in &weights {
-            let value = match file.load(name, dims, Precision::F32)? {
-                WeightData::F32(v) => Tensor::from_f32(dims.clone(), v)?,
-                WeightData::F16(v) => Tensor::from_f32(dims.clone(), v.iter().map(|x| x.to_f32()).collect())?,
-            };
+            let value = file.load(name, dims, Precision::F32)?.into_f32_tensor(dims)?;
             trainer.set_weight(name, &value)?;
         }
         Ok(EmbedderFineTune {

@@ -29,6 +29,18 @@ pub enum WeightData {
     F16(Vec<f16>),
 }
 
+impl WeightData {
+    /// The values as an f32 tensor of shape `dims` (f16 widened exactly): how the training
+    /// drivers set the weights they train.
+    pub(crate) fn into_f32_tensor(self, dims: &[usize]) -> Result<rlx_ir::Tensor> {
+        let values = match self {
+            WeightData::F32(v) => v,
+            WeightData::F16(v) => v.iter().map(|x| x.to_f32()).collect(),
+        };
+        Ok(rlx_ir::Tensor::from_f32(dims.to_vec(), values)?)
+    }
+}
+
 impl crate::common::weights::Weight for WeightData {
     fn host_data(&self) -> &dyn rlx_runtime::HostData {
         match self {

@@ -344,13 +344,11 @@ pub(crate) fn prepare_folder(source: &std::path::Path, out: &std::path::Path, fi
     std::fs::create_dir_all(out).map_err(|e| io(out, e))?;
     let same = same_folder(source, out);
     if same && out.join(INDEX_FILE).is_file() {
-        return Err(ModelError::InvalidInput {
-            reason: format!(
-                "{} holds a sharded checkpoint ({INDEX_FILE}) that would shadow the trained weights; \
-                 save to another folder",
-                out.display()
-            ),
-        });
+        return Err(ModelError::invalid(format!(
+            "{} holds a sharded checkpoint ({INDEX_FILE}) that would shadow the trained weights; \
+             save to another folder",
+            out.display()
+        )));
     }
     // Copying a file onto itself would truncate it: in place, only the weights change.
     for rel in files.iter().filter(|_| !same) {

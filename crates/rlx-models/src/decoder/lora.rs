@@ -6,7 +6,7 @@
 //! (`adapter_model.safetensors`, `adapter_config.json`) written beside the merged model.
 
 use crate::common::checkpoint::{Checkpoint, INDEX_FILE, SINGLE_FILE};
-use crate::common::safetensors::{write_f32, Precision, WeightData};
+use crate::common::safetensors::{write_f32, Precision};
 use crate::decoder::train_data::uniform;
 use crate::error::{ModelError, Result};
 use rlx_ir::{DType, Graph, IrError, NodeId, Tensor};
@@ -129,11 +129,7 @@ impl LoraPlan {
         let file = Checkpoint::open(dir)?;
         let mut base = Vec::with_capacity(weights.len());
         for (name, dims) in weights {
-            let value = match file.load(name, dims, Precision::F32)? {
-                WeightData::F32(v) => Tensor::from_f32(dims.clone(), v)?,
-                WeightData::F16(v) => Tensor::from_f32(dims.clone(), v.iter().map(|x| x.to_f32()).collect())?,
-            };
-            base.push((name.clone(), value));
+            base.push((name.clone(), file.load(name, dims, Precision::F32)?.into_f32_tensor(dims)?));
         }
         Ok(LoraPlan { opts: opts.clone(), base, adapters })
     }

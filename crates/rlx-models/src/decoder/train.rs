@@ -18,7 +18,7 @@
 //!   weight is `W + s·B·A`, and `save` writes the merged weights plus PEFT's adapter files.
 
 use crate::common::checkpoint::{Checkpoint, INDEX_FILE, SINGLE_FILE};
-use crate::common::safetensors::{Precision, WeightData};
+use crate::common::safetensors::Precision;
 use crate::common::tokenizer::causal_tokenizer;
 use crate::common::trainer::{prepare_folder, same_folder};
 use crate::common::trainer::{StepReport, TrainConfig, Trainer};
@@ -145,8 +145,9 @@ impl DecoderFineTune {
         check_options(&opts)?;
         refuse_untrainable(dir)?;
         let config = DecoderConfig::from_file(&dir.join("config.json"))?;
+        let all_weights = decoder_weight_shapes(&config)?;
         let lora = match &opts.lora {
-            Some(l) => Some(LoraPlan::new(l, dir, &decoder_weight_shapes(&config)?)?),
+            Some(l) => Some(LoraPlan::new(l, dir, &all_weights)?),
             None => None,
         };
         if opts.seq_len > config.max_position_embeddings {
@@ -155,7 +156,6 @@ impl DecoderFineTune {
                 opts.seq_len, config.max_position_embeddings, config.max_position_embeddings
             )));
         }
-        let all_weights = decoder_weight_shapes(&config)?;
         let weights = match &lora {
             Some(plan) => plan.trainable(),
             None => all_weights.clone(),
@@ -210,12 +210,7 @@ impl DecoderFineTune {
         } else {
             let file = Checkpoint::open(dir)?;
             for (name, dims) in &weights {
-                let value = match file.load(name, dims, Precision::F32)? {
-                    WeightData::F32(v) => Tensor::from_f32(dims.clone(), v)?,
-                    WeightData::F16(v) => {
-                        Tensor::from_f32(dims.clone(), v.iter().map(|x| x.to_f32()).collect())?
-                    }
-                };
+                let value = file.load(name, dims, Precision::F32)?.into_f32_tensor(dims)?;
                 trainer.set_weight(name, &value)?;
             }
         }
