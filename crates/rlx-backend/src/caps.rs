@@ -43,6 +43,13 @@ pub struct Capabilities {
     /// (`None`: no limit). rlx-opt's fusion builds only nodes within it, and legalize
     /// decomposes a given node past it.
     pub fusion_limits: Option<FusionLimits>,
+    /// Native ops that this device runs faster as their decomposition at
+    /// [`Precision::F32`](crate::Precision::F32), where its fast kernels for them (tensor
+    /// cores) do not apply: [`Capabilities::for_precision`] leaves them out of `native_ops`
+    /// there, so rlx-opt decomposes them. GPUs list `AttentionGrad`: its f32 kernel is slower
+    /// than the composed gradient on the f32 matmul rungs (measured on the H100: a MiniLM
+    /// fine-tune step 7 % slower), while at mixed precision the tensor-core kernel is faster.
+    pub composed_at_f32: BTreeSet<OpKind>,
 }
 
 /// The most a device's fused elementwise kernel takes in one launch (a GPU's program travels
@@ -95,7 +102,22 @@ impl Capabilities {
             buffer_alignment: 64,
             max_tensor_bytes: u64::MAX,
             fusion_limits: None,
+            composed_at_f32: BTreeSet::new(),
         }
+    }
+
+    /// These capabilities as a compile at `precision` should see them: at
+    /// [`Precision::F32`](crate::Precision::F32) without the ops of
+    /// [`Self::composed_at_f32`].
+    pub fn for_precision(&self, precision: crate::Precision) -> std::borrow::Cow<'_, Capabilities> {
+        if precision != crate::Precision::F32 || self.composed_at_f32.is_empty() {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        let mut caps = self.clone();
+        for k in &self.composed_at_f32 {
+            caps.native_ops.remove(k);
+        }
+        std::borrow::Cow::Owned(caps)
     }
 
     /// Whether this device runs the gather `op` with data of type `data` on its stored words
@@ -147,6 +169,19 @@ impl Capabilities {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn f32_compiles_decompose_what_the_device_composes_better_there() {
+        let mut caps = Capabilities::everything("gpu");
+        assert!(matches!(caps.for_precision(crate::Precision::F32), std::borrow::Cow::Borrowed(_)));
+        caps.composed_at_f32.insert(OpKind::AttentionGrad);
+        let f32 = caps.for_precision(crate::Precision::F32);
+        assert!(!f32.supports(OpKind::AttentionGrad) && f32.supports(OpKind::Attention));
+        assert_eq!(f32.native_ops.len(), caps.native_ops.len() - 1);
+        for p in [crate::Precision::Mixed, crate::Precision::F16] {
+            assert!(caps.for_precision(p).supports(OpKind::AttentionGrad), "{p:?}");
+        }
+    }
 
     #[test]
     fn compute_dtypes_widen_what_is_only_stored() {

@@ -2,8 +2,8 @@
 
 use crate::elem::invalid;
 use crate::ops::{
-    attention, cast, conv, elementwise as ew, fft, grouped, matmul, norm, quant, random, reduce, rope, shape,
-    ssm, state,
+    attention, attention_grad, cast, conv, elementwise as ew, fft, grouped, matmul, norm, quant, random,
+    reduce, rope, shape, ssm, state,
 };
 use crate::widen;
 use rlx_backend::BackendError;
@@ -114,6 +114,7 @@ pub(crate) fn compute(op: &Op, inputs: &[&Tensor], out: &TensorType) -> Result<T
             norm::add_norm(*kind, *eps, arg(0)?, arg(1)?, arg(2)?, inputs.get(3).copied(), out)
         }
         Op::Attention(spec) => attention::attention(spec, inputs, out),
+        Op::AttentionGrad { spec, part } => attention_grad::attention_grad(spec, *part, inputs, out),
         Op::Rope { style, layout, rotary_dims } => {
             rope::rope(*style, *layout, *rotary_dims, arg(0)?, arg(1)?, arg(2)?, out)
         }

@@ -50,6 +50,7 @@ pub fn capabilities(device_name: &str, limits: &GpuLimits) -> Capabilities {
         buffer_alignment: usize::try_from(limits.alignment()).unwrap_or(usize::MAX),
         max_tensor_bytes: limits.max_binding_bytes,
         fusion_limits: Some(FUSION_LIMITS),
+        composed_at_f32: [OpKind::AttentionGrad].into(),
     }
 }
 

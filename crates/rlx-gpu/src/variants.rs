@@ -89,7 +89,7 @@ impl KernelKey {
         matches!(
             self,
             KernelKey::Matmul(MatmulKernel::Coop { .. } | MatmulKernel::CoopSplit { .. })
-                | KernelKey::Attention(AttentionKernel::Coop(..))
+                | KernelKey::Attention(AttentionKernel::Coop(..) | AttentionKernel::BackwardCoop(..))
                 | KernelKey::Quant(QuantKernel::Coop(_))
         )
     }

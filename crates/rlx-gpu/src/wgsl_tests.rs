@@ -143,19 +143,23 @@ fn cooperative_matrix_kernels_keep_workgroup_variables_in_16_byte_units() {
 /// coop attention kernel's own workgroup variables (the prelude's, unused there, left out).
 #[test]
 fn coop_attention_shared_bytes_match_the_kernel() {
+    use crate::catalog::attention::backward::bwd_coop_shared_bytes;
     use crate::catalog::attention::{AttentionKernel, CoopHead, CoopLoads};
+    let bytes = |k: AttentionKernel| {
+        let module = compile(&crate::variant(crate::KernelKey::Attention(k)), ParamsBinding::Immediate);
+        module
+            .global_variables
+            .iter()
+            .filter(|(_, g)| g.space == naga::AddressSpace::WorkGroup)
+            .filter(|(_, g)| !g.name.as_deref().is_some_and(|n| n.starts_with("prelude_")))
+            .map(|(_, g)| module.types[g.ty].inner.size(module.to_ctx()))
+            .sum::<u32>()
+    };
     for head in CoopHead::ALL {
         for loads in CoopLoads::ALL {
-            let v = crate::variant(crate::KernelKey::Attention(AttentionKernel::Coop(head, loads)));
-            let module = compile(&v, ParamsBinding::Immediate);
-            let bytes: u32 = module
-                .global_variables
-                .iter()
-                .filter(|(_, g)| g.space == naga::AddressSpace::WorkGroup)
-                .filter(|(_, g)| !g.name.as_deref().is_some_and(|n| n.starts_with("prelude_")))
-                .map(|(_, g)| module.types[g.ty].inner.size(module.to_ctx()))
-                .sum();
-            assert_eq!(bytes, head.shared_bytes(), "{}", v.name);
+            assert_eq!(bytes(AttentionKernel::Coop(head, loads)), head.shared_bytes(), "{head:?} {loads:?}");
         }
+        let bwd = AttentionKernel::BackwardCoop(head, rlx_ir::AttnGradPart::Q);
+        assert_eq!(bytes(bwd), bwd_coop_shared_bytes(head), "{head:?}");
     }
 }

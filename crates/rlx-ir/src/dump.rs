@@ -114,7 +114,10 @@ fn attrs(op: &Op) -> String {
             };
             a.push(format!("norm={n} eps={eps:?}"));
         }
-        Op::Attention(spec) => {
+        Op::Attention(spec) | Op::AttentionGrad { spec, .. } => {
+            if let Op::AttentionGrad { part, .. } = op {
+                a.push(format!("part={}", part.name()));
+            }
             a.push(format!("layout={} mask={}", layout(spec.layout), mask(spec.mask)));
             if let Some(s) = spec.scale {
                 a.push(format!("scale={s:?}"));

@@ -43,7 +43,7 @@ pub use custom::{CpuRef, CustomCall, CustomLaunch, CustomOp, CustomOpBuilder, Cu
 pub use dtype::DType;
 pub use dump::dump;
 pub use error::{IrError, ShapeList};
-pub use grad::{grad, BackwardOptions, Gradients};
+pub use grad::{attention_grad_composed, grad, BackwardOptions, Gradients};
 pub use graph::{Graph, Node, NodeId};
 pub use op::*;
 pub use op_attrs::*;

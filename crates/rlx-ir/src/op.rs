@@ -3,8 +3,8 @@
 //! in a graph has passed them.
 
 use crate::{
-    ArgReduceOp, AttentionSpec, AttnLayout, BinaryOp, CompareOp, DType, EwProgram, NormKind, PoolKind,
-    QuantType, RandomDist, ReduceOp, RopeStyle, ScanOutput, Shape, Tensor, TopKOutput, UnaryOp,
+    ArgReduceOp, AttentionSpec, AttnGradPart, AttnLayout, BinaryOp, CompareOp, DType, EwProgram, NormKind,
+    PoolKind, QuantType, RandomDist, ReduceOp, RopeStyle, ScanOutput, Shape, Tensor, TopKOutput, UnaryOp,
 };
 
 /// Largest row length N that [`Op::Fft`] takes: a power of two whose N complex f32 values
@@ -256,6 +256,17 @@ pub enum Op {
 
     /// inputs: q, k, v [, mask]. See [`AttentionSpec`].
     Attention(AttentionSpec),
+    /// The gradient of an `Attention` of `spec` without its [B, Hq, Sq, Sk] matrix (flash
+    /// attention's backward: the probabilities are recomputed tile by tile from q, k and the
+    /// row statistics). inputs: the forward's q, k, v; then for [`AttnGradPart::Stats`] the
+    /// forward's output o and its gradient dy, for the other parts dy and the `Stats` node;
+    /// then the mask where the spec has one. `spec` passes [`AttentionSpec::flash_grad`].
+    AttentionGrad {
+        /// The forward attention's spec.
+        spec: AttentionSpec,
+        /// Which part of the gradient this node is.
+        part: AttnGradPart,
+    },
     /// inputs: x (\[B,S,H,D\] or \[B,H,S,D\] per `layout`), cos, sin (both [S, rotary_dims/2]).
     /// Rotates the first `rotary_dims` of D; the rest pass through.
     Rope {

@@ -202,6 +202,34 @@ pub enum ArgReduceOp {
     ArgMin,
 }
 
+/// Which part of attention's gradient an [`Op::AttentionGrad`](crate::Op::AttentionGrad)
+/// node computes. The backward of one attention is a `Stats` node and one node per gradient
+/// asked for, all sharing the forward's spec.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AttnGradPart {
+    /// F32 [B, Hq, Sq, 2]: per query row, the log-sum-exp of its visible scores (−∞ for a row
+    /// that sees no key) and Σ dy·o, the row term of the softmax backward.
+    Stats,
+    /// The gradient of q, in q's shape.
+    Q,
+    /// The gradient of k, in k's shape (summed over the query heads of each kv head).
+    K,
+    /// The gradient of v, in v's shape (summed likewise).
+    V,
+}
+
+impl AttnGradPart {
+    /// Lower-case name, as dumps and kernel names spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            AttnGradPart::Stats => "stats",
+            AttnGradPart::Q => "q",
+            AttnGradPart::K => "k",
+            AttnGradPart::V => "v",
+        }
+    }
+}
+
 /// Which output of a top-k a node is. A top-k is two nodes sharing attributes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TopKOutput {
@@ -298,6 +326,14 @@ impl AttentionSpec {
     pub fn softcap(mut self, cap: f32) -> Self {
         self.softcap = Some(cap);
         self
+    }
+
+    /// Whether [`Op::AttentionGrad`](crate::Op::AttentionGrad) takes this spec: every mask
+    /// kind but a bias (whose gradient is the [B, Hq, Sq, Sk] score gradient itself, so
+    /// nothing is saved by never storing it) and no run-time kv lengths (a KV cache is not
+    /// trained through).
+    pub fn flash_grad(&self) -> bool {
+        self.mask != MaskKind::Bias && !self.kv_lengths
     }
 
     /// Whether a last I32 \[B\] input holds each sequence's count of valid keys.

@@ -104,7 +104,7 @@ impl OpKind {
             OpKind::LayerNorm | OpKind::RmsNorm | OpKind::AddNorm | OpKind::Softmax | OpKind::LogSoftmax => {
                 F::Norm
             }
-            OpKind::Attention => F::Attention,
+            OpKind::Attention | OpKind::AttentionGrad => F::Attention,
             OpKind::Rope => F::Rope,
             OpKind::Conv2d | OpKind::Pool2d | OpKind::Upsample2x => F::Conv,
             OpKind::QuantMatMul | OpKind::QuantGather => F::Quant,
@@ -226,6 +226,7 @@ mod tests {
                 "softmax",
                 "log_softmax",
                 "attention",
+                "attention_grad",
                 "rope",
                 "conv2d",
                 "pool2d",
@@ -266,7 +267,7 @@ mod tests {
             ("reduce", vec!["reduce", "arg_reduce", "cumsum", "topk"]),
             ("matmul", vec!["matmul", "fused_matmul"]),
             ("norm", vec!["layer_norm", "rms_norm", "softmax", "log_softmax", "add_norm"]),
-            ("attention", vec!["attention"]),
+            ("attention", vec!["attention", "attention_grad"]),
             ("rope", vec!["rope"]),
             ("conv", vec!["conv2d", "pool2d", "upsample2x"]),
             ("quant", vec!["quant_matmul", "quant_gather"]),

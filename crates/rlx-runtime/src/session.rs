@@ -170,7 +170,8 @@ impl Session {
         }
         rlx_ir::verify(g)?;
         let fold = |op: &Op, inputs: &[&Tensor], out: &TensorType| rlx_cpu::eval(op, inputs, out).ok();
-        Ok(rlx_opt::optimize(g, self.backend.capabilities(), &opts.passes, Some(&fold))?)
+        let caps = self.backend.capabilities().for_precision(opts.kernel_options().precision);
+        Ok(rlx_opt::optimize(g, &caps, &opts.passes, Some(&fold))?)
     }
 
     /// Compiles `graphs` together: params and states with the same name and type are one value

@@ -9,6 +9,7 @@ use crate::index::broadcast_strides;
 use rayon::prelude::*;
 use rlx_backend::BackendError;
 use rlx_ir::{AttentionSpec, AttnLayout, MaskKind, Tensor, TensorType};
+use std::borrow::Cow;
 
 /// A rank-4 attention operand viewed as (batch, seq, heads, dim) whatever its layout.
 #[derive(Clone, Copy)]
@@ -51,70 +52,11 @@ enum Mask {
 }
 
 pub fn attention(spec: &AttentionSpec, inputs: &[&Tensor], out: &TensorType) -> Result<Tensor, BackendError> {
-    const OP: &str = "attention";
-    let [q, k, v, rest @ ..] = inputs else {
-        return Err(invalid(
-            OP,
-            format!("needs q, k, v (and a mask for padding/bias), got {} operands", inputs.len()),
-        ));
-    };
-    let (qv, kv, vv) = (
-        View::new(spec.layout, q.dims(), OP)?,
-        View::new(spec.layout, k.dims(), OP)?,
-        View::new(spec.layout, v.dims(), OP)?,
-    );
-    let (qd, kd, vd) = (floats(q, OP)?, floats(k, OP)?, floats(v, OP)?);
-    let (b, sq, hq, dh) = (qv.b, qv.s, qv.h, qv.d);
-    let (sk, hkv, dv) = (kv.s, kv.h, vv.d);
-    if kv.b != b || vv.b != b || vv.s != sk || vv.h != hkv || kv.d != dh {
-        return Err(invalid(
-            OP,
-            format!("q {:?}, k {:?}, v {:?} do not fit together", q.dims(), k.dims(), v.dims()),
-        ));
-    }
-    let group = match hq.checked_div(hkv) {
-        Some(g) if g * hkv == hq => g,
-        _ if hq == 0 => 1,
-        _ => return Err(invalid(OP, format!("{hq} query heads are not a multiple of {hkv} kv heads"))),
-    };
-    let (rest, lens) = match (spec.kv_lengths, rest.split_last()) {
-        (true, Some((l, rest))) => {
-            // Clamped to [0, Sk], as the GPU kernels clamp it.
-            let lens = l.to_f64_vec().iter().map(|&x| x.clamp(0.0, sk as f64) as usize).collect::<Vec<_>>();
-            if lens.len() != b {
-                return Err(invalid(OP, format!("kv lengths {:?} are not [batch = {b}]", l.dims())));
-            }
-            (rest, lens)
-        }
-        (true, None) => return Err(invalid(OP, "kv_lengths is set but the lengths operand is missing")),
-        (false, _) => (rest, vec![sk; b]),
-    };
-    let mask = match (spec.mask, rest.first()) {
-        (MaskKind::Padding, Some(m)) if m.dims() == [b, sk] => Mask::Padding(m.to_f64_vec()),
-        (MaskKind::Bias, Some(m)) => {
-            Mask::Bias(floats(m, OP)?.into_owned(), broadcast_strides(m.dims(), &[b, hq, sq, sk]))
-        }
-        (MaskKind::Padding | MaskKind::Bias, _) => {
-            return Err(invalid(
-                OP,
-                format!("mask {:?} needs a fourth operand of a fitting shape", spec.mask),
-            ))
-        }
-        _ => Mask::None,
-    };
-    let heads = Heads {
-        spec,
-        q: (qv, &qd),
-        k: (kv, &kd),
-        v: (vv, &vd),
-        mask,
-        scale: spec.scale.map_or(1.0 / (dh as f64).sqrt(), |s| s as f64),
-        lens,
-        group,
-    };
+    let heads = Heads::new("attention", spec, inputs)?;
+    let (b, hq, dv) = (heads.q.0.b, heads.q.0.h, heads.v.0.d);
     // Each (batch, head) yields its [Sq, Dv] block; blocks are scattered by layout afterwards.
     let blocks: Vec<Vec<f32>> = (0..b * hq).into_par_iter().map(|bh| heads.block(bh / hq, bh % hq)).collect();
-    let ov = View { layout: spec.layout, b, s: sq, h: hq, d: dv };
+    let ov = View { layout: spec.layout, b, s: heads.q.0.s, h: hq, d: dv };
     let mut res = vec![0f32; out.numel()];
     for (bh, block) in blocks.iter().enumerate() {
         for (i, row) in block.chunks(dv.max(1)).enumerate() {
@@ -126,24 +68,93 @@ pub fn attention(spec: &AttentionSpec, inputs: &[&Tensor], out: &TensorType) -> 
 }
 
 /// Everything one (batch, head) block needs, shared by all blocks.
-struct Heads<'a> {
-    spec: &'a AttentionSpec,
-    q: (View, &'a [f32]),
-    k: (View, &'a [f32]),
-    v: (View, &'a [f32]),
+pub(crate) struct Heads<'a> {
+    pub spec: &'a AttentionSpec,
+    pub q: (View, Cow<'a, [f32]>),
+    pub k: (View, Cow<'a, [f32]>),
+    pub v: (View, Cow<'a, [f32]>),
     mask: Mask,
-    scale: f64,
+    pub scale: f64,
     /// Valid keys per batch (Sk without `kv_lengths`): query row i sits at absolute position
     /// i + (len − Sq), and keys at or past len are invisible.
     lens: Vec<usize>,
     /// Query heads per kv head.
-    group: usize,
+    pub group: usize,
 }
 
-impl Heads<'_> {
+impl<'a> Heads<'a> {
+    /// Reads q, k, v, then the mask where the spec has one, then the kv lengths where it has
+    /// them, checking that they fit together (`op` names the op in errors).
+    pub(crate) fn new(
+        op: &str,
+        spec: &'a AttentionSpec,
+        inputs: &[&'a Tensor],
+    ) -> Result<Self, BackendError> {
+        let [q, k, v, rest @ ..] = inputs else {
+            return Err(invalid(
+                op,
+                format!("needs q, k, v (and a mask for padding/bias), got {} operands", inputs.len()),
+            ));
+        };
+        let (qv, kv, vv) = (
+            View::new(spec.layout, q.dims(), op)?,
+            View::new(spec.layout, k.dims(), op)?,
+            View::new(spec.layout, v.dims(), op)?,
+        );
+        let (b, sq, hq, dh) = (qv.b, qv.s, qv.h, qv.d);
+        let (sk, hkv) = (kv.s, kv.h);
+        if kv.b != b || vv.b != b || vv.s != sk || vv.h != hkv || kv.d != dh {
+            return Err(invalid(
+                op,
+                format!("q {:?}, k {:?}, v {:?} do not fit together", q.dims(), k.dims(), v.dims()),
+            ));
+        }
+        let group = match hq.checked_div(hkv) {
+            Some(g) if g * hkv == hq => g,
+            _ if hq == 0 => 1,
+            _ => return Err(invalid(op, format!("{hq} query heads are not a multiple of {hkv} kv heads"))),
+        };
+        let (rest, lens) = match (spec.kv_lengths, rest.split_last()) {
+            (true, Some((l, rest))) => {
+                // Clamped to [0, Sk], as the GPU kernels clamp it.
+                let lens =
+                    l.to_f64_vec().iter().map(|&x| x.clamp(0.0, sk as f64) as usize).collect::<Vec<_>>();
+                if lens.len() != b {
+                    return Err(invalid(op, format!("kv lengths {:?} are not [batch = {b}]", l.dims())));
+                }
+                (rest, lens)
+            }
+            (true, None) => return Err(invalid(op, "kv_lengths is set but the lengths operand is missing")),
+            (false, _) => (rest, vec![sk; b]),
+        };
+        let mask = match (spec.mask, rest.first()) {
+            (MaskKind::Padding, Some(m)) if m.dims() == [b, sk] => Mask::Padding(m.to_f64_vec()),
+            (MaskKind::Bias, Some(m)) => {
+                Mask::Bias(floats(m, op)?.into_owned(), broadcast_strides(m.dims(), &[b, hq, sq, sk]))
+            }
+            (MaskKind::Padding | MaskKind::Bias, _) => {
+                return Err(invalid(
+                    op,
+                    format!("mask {:?} needs a fourth operand of a fitting shape", spec.mask),
+                ))
+            }
+            _ => Mask::None,
+        };
+        Ok(Heads {
+            spec,
+            q: (qv, floats(q, op)?),
+            k: (kv, floats(k, op)?),
+            v: (vv, floats(v, op)?),
+            mask,
+            scale: spec.scale.map_or(1.0 / (dh as f64).sqrt(), |s| s as f64),
+            lens,
+            group,
+        })
+    }
+
     /// The [Sq, Dv] output of query head `h` of batch `b`.
     fn block(&self, b: usize, h: usize) -> Vec<f32> {
-        let ((qv, qd), (kv, kd), (vv, vd)) = (self.q, self.k, self.v);
+        let ((qv, qd), (kv, kd), (vv, vd)) = (&self.q, &self.k, &self.v);
         let (sk, dh, dv) = (kv.s, qv.d, vv.d);
         let kh = h / self.group;
         let mut block = vec![0f32; qv.s * dv];
@@ -179,7 +190,7 @@ impl Heads<'_> {
     }
 
     /// Whether query `i` of batch `b` may see key `j` (causal, sliding window, padding).
-    fn visible(&self, b: usize, i: usize, j: usize) -> bool {
+    pub(crate) fn visible(&self, b: usize, i: usize, j: usize) -> bool {
         let len = self.lens.get(b).copied().unwrap_or(0);
         if j >= len {
             return false;
@@ -198,7 +209,7 @@ impl Heads<'_> {
     }
 
     /// Soft-cap, then the additive bias, applied to a scaled score.
-    fn adjust(&self, mut s: f64, b: usize, h: usize, i: usize, j: usize) -> f64 {
+    pub(crate) fn adjust(&self, mut s: f64, b: usize, h: usize, i: usize, j: usize) -> f64 {
         if let Some(cap) = self.spec.softcap {
             let cap = cap as f64;
             s = cap * (s / cap).tanh();
@@ -213,7 +224,7 @@ impl Heads<'_> {
 
 /// Maximum of the visible scores (NaN if any is NaN); `None` when no key is visible or all
 /// visible scores are −∞, i.e. the row is fully masked.
-fn row_max(scores: &[Option<f64>]) -> Option<f64> {
+pub(crate) fn row_max(scores: &[Option<f64>]) -> Option<f64> {
     let m =
         scores.iter().flatten().try_fold(
             f64::NEG_INFINITY,

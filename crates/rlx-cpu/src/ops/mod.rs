@@ -2,6 +2,7 @@
 //! operands, then the node's output type, and trusts that they fit (see [`crate::eval`]).
 
 pub(crate) mod attention;
+pub(crate) mod attention_grad;
 pub(crate) mod cast;
 pub(crate) mod conv;
 pub(crate) mod elementwise;

@@ -15,6 +15,7 @@
 //!   compile time naming the node.
 
 mod attention;
+mod attention_grad;
 mod cast;
 mod custom;
 mod elementwise;
@@ -276,6 +277,7 @@ fn lower_node(cx: &mut LowerCtx, id: NodeId, node: &Node, out: &mut Vec<Dispatch
             norm::lower(cx, &at, out)
         }
         OpKind::Attention => attention::lower(cx, &at, out),
+        OpKind::AttentionGrad => attention_grad::lower(cx, &at, out),
         OpKind::Rope => rope::lower(cx, &at, out),
         OpKind::Random => random::lower(cx, &at, out),
         OpKind::Custom => custom::lower(cx, &at, out),

@@ -31,6 +31,7 @@
 //! need no rule.
 
 mod rules_attention;
+pub use rules_attention::attention_grad_composed;
 mod rules_conv;
 mod rules_elementwise;
 mod rules_norm;

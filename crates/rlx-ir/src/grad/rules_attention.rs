@@ -1,4 +1,6 @@
-//! The gradient of scaled dot-product attention, by recomputing the attention matrix from its
+//! The gradient of scaled dot-product attention. Where [`AttentionSpec::flash_grad`] allows
+//! (every mask but a bias, no kv lengths) it is `Graph::attention_grad`'s nodes, which never
+//! hold the [B, H, Sq, Sk] matrix. Otherwise it is composed by recomputing that matrix from its
 //! parts: P = softmax(mask(bias + softcap(scale·Q·Kᵀ))), O = P·V, then
 //! dV = Pᵀ·dO, dP = dO·Vᵀ, dS = P ⊙ (dP − Σⱼ dP ⊙ P) and dQ = dS·K, dK = dSᵀ·Q (times the
 //! scale and the soft-cap's derivative). This holds the [B, H, Sq, Sk] matrix in memory, as
@@ -6,7 +8,9 @@
 //! Every mask kind is covered except a run-time `kv_lengths` (a KV cache: not a training graph).
 
 use super::{dims, reduce_to, scalar, At, Grads, RuleError};
-use crate::{AttentionSpec, AttnLayout, DType, Graph, IrError, MaskKind, NodeId, Tensor};
+use crate::{
+    AttentionSpec, AttnGradPart, AttnLayout, DType, Graph, IrError, MaskKind, NodeId, Tensor, UnaryOp,
+};
 
 pub(super) fn attention(g: &mut Graph, at: &At<'_>, spec: &AttentionSpec, dy: NodeId) -> Grads {
     let dt = at.dtype();
@@ -24,93 +28,200 @@ pub(super) fn attention(g: &mut Graph, at: &At<'_>, spec: &AttentionSpec, dy: No
     if has_mask && at.need[3] && spec.mask == MaskKind::Padding {
         return Err(RuleError::NoRule("a padding mask is discrete: it has no gradient".into()));
     }
-    let bshd = spec.layout == AttnLayout::Bshd;
-    let q = to_bhsd(g, at.input(0), bshd)?;
-    let k = to_bhsd(g, at.input(1), bshd)?;
-    let v = to_bhsd(g, at.input(2), bshd)?;
-    let (qd, kd) = (dims(g, q)?, dims(g, k)?);
-    let (b, hq, sq, d) = (qd[0], qd[1], qd[2], qd[3]);
-    let (hkv, sk) = (kd[1], kd[2]);
-    let group = hq / hkv.max(1);
-    let kx = widen_heads(g, k, group)?;
-    let vx = widen_heads(g, v, group)?;
-
-    // The forward scores, recomputed.
-    let scale = spec.scale.map(f64::from).unwrap_or(1.0 / (d.max(1) as f64).sqrt());
-    let ks = scalar(g, dt, scale)?;
-    let s = g.matmul_t(q, kx, false, true)?;
-    let mut s = g.mul(s, ks)?;
-    let mut capped = None;
-    if let Some(cap) = spec.softcap {
-        let inv = scalar(g, dt, 1.0 / cap as f64)?;
-        let t = g.mul(s, inv)?;
-        let t = g.tanh(t)?;
-        let kc = scalar(g, dt, cap as f64)?;
-        s = g.mul(t, kc)?;
-        capped = Some(t);
-    }
-    if spec.mask == MaskKind::Bias {
-        s = g.add(s, at.input(3))?;
-    }
-    let (visible, row_visible) = visibility(g, spec.mask, has_mask.then(|| at.input(3)), [b, sq, sk])?;
-    let s = match visible {
-        Some(vis) => {
-            let ninf = scalar(g, dt, f64::NEG_INFINITY)?;
-            g.where_(vis, s, ninf)?
+    if spec.flash_grad() {
+        let mask = (spec.mask == MaskKind::Padding).then(|| at.input(3));
+        let [q, k, v] = [at.input(0), at.input(1), at.input(2)];
+        let want = [at.need[0], at.need[1], at.need[2]];
+        let [dq, dk, dv] = g.attention_grad([q, k, v], at.id, dy, mask, *spec, want)?;
+        let mut grads = vec![dq, dk, dv];
+        if mask.is_some() {
+            grads.push(None);
         }
-        None => s,
-    };
-    let mut p = g.softmax(s, -1)?;
-    if let Some(rv) = row_visible {
-        // Rows that see no key give zeros (their softmax is NaN).
-        let zero = scalar(g, dt, 0.0)?;
-        p = g.where_(rv, p, zero)?;
+        return Ok(grads);
     }
-
-    let dout = to_bhsd(g, dy, bshd)?;
-    let dv = if at.need[2] {
-        let dvx = g.matmul_t(p, dout, true, false)?;
-        let dv = fold_heads(g, dvx, hkv, group)?;
-        Some(to_bhsd(g, dv, bshd)?)
-    } else {
-        None
-    };
-    let dp = g.matmul_t(dout, vx, false, true)?;
-    let pp = g.mul(dp, p)?;
+    let mask = has_mask.then(|| at.input(3));
+    let f = Fwd::recompute(g, spec, dt, [at.input(0), at.input(1), at.input(2)], mask)?;
+    let dout = to_bhsd(g, dy, f.bshd)?;
+    let dv = if at.need[2] { Some(f.dv(g, dout)?) } else { None };
+    let dp = g.matmul_t(dout, f.vx, false, true)?;
+    let pp = g.mul(dp, f.p)?;
     let row = g.sum(pp, &[-1], true)?;
     let centered = g.sub(dp, row)?;
-    let mut ds = g.mul(p, centered)?;
+    let ds = g.mul(f.p, centered)?;
     let dbias = if spec.mask == MaskKind::Bias && at.need[3] {
         let shape = g.ty(at.input(3))?.shape.clone();
         Some(reduce_to(g, ds, &shape)?)
     } else {
         None
     };
-    if let Some(t) = capped {
-        let one = scalar(g, dt, 1.0)?;
-        let t2 = g.square(t)?;
-        let sech2 = g.sub(one, t2)?;
-        ds = g.mul(ds, sech2)?;
-    }
-    let ds = g.mul(ds, ks)?;
-    let dq = if at.need[0] {
-        let dq = g.matmul(ds, kx)?;
-        Some(to_bhsd(g, dq, bshd)?)
-    } else {
-        None
-    };
-    let dk = if at.need[1] {
-        let dkx = g.matmul_t(ds, q, true, false)?;
-        let dk = fold_heads(g, dkx, hkv, group)?;
-        Some(to_bhsd(g, dk, bshd)?)
-    } else {
-        None
-    };
+    let ds = f.score_grad(g, ds)?;
+    let dq = if at.need[0] { Some(f.dq(g, ds)?) } else { None };
+    let dk = if at.need[1] { Some(f.dk(g, ds)?) } else { None };
     let mut grads = vec![dq, dk, dv];
     if has_mask {
         grads.push(dbias);
     }
     Ok(grads)
+}
+
+/// One part of [`crate::Op::AttentionGrad`] composed from forward ops (the same math as its
+/// kernels, holding the [B, H, Sq, Sk] matrix): rlx-opt's decomposition of the op, for a
+/// device that runs the composition better or lacks the kernel. `inputs` are the op's.
+pub fn attention_grad_composed(
+    g: &mut Graph,
+    spec: &AttentionSpec,
+    part: AttnGradPart,
+    inputs: &[NodeId],
+) -> Result<NodeId, IrError> {
+    let (&[q, k, v, x, y], mask) = match inputs {
+        [q, k, v, x, y] => (&[*q, *k, *v, *x, *y], None),
+        [q, k, v, x, y, m] => (&[*q, *k, *v, *x, *y], Some(*m)),
+        _ => {
+            return Err(IrError::Arity { op: "attention_grad", expected: "5 or 6".into(), got: inputs.len() })
+        }
+    };
+    let dt = g.ty(q)?.dtype;
+    let f = Fwd::recompute(g, spec, dt, [q, k, v], mask)?;
+    let dout = to_bhsd(g, if part == AttnGradPart::Stats { y } else { x }, f.bshd)?;
+    match part {
+        AttnGradPart::Stats => {
+            // lse = m + log Σ exp(s − m); a row that sees no key has m = −∞: 0 in its place
+            // keeps exp(s − m) at 0, so its lse is −∞, as the kernels write.
+            let mut m = g.max(f.s, &[-1], true)?;
+            if let Some(rv) = f.row_visible {
+                let zero = scalar(g, dt, 0.0)?;
+                m = g.where_(rv, m, zero)?;
+            }
+            let z = g.sub(f.s, m)?;
+            let e = g.unary(UnaryOp::Exp, z)?;
+            let l = g.sum(e, &[-1], true)?;
+            let l = g.unary(UnaryOp::Log, l)?;
+            let lse = g.add(m, l)?;
+            let o = to_bhsd(g, x, f.bshd)?;
+            let od = g.mul(o, dout)?;
+            let delta = g.sum(od, &[-1], true)?;
+            let stats = g.concat(&[lse, delta], -1)?;
+            g.cast(stats, DType::F32)
+        }
+        AttnGradPart::V => f.dv(g, dout),
+        AttnGradPart::Q | AttnGradPart::K => {
+            let dp = g.matmul_t(dout, f.vx, false, true)?;
+            let delta = g.narrow(y, -1, 1, 1)?;
+            let delta = g.cast(delta, dt)?;
+            let centered = g.sub(dp, delta)?;
+            let ds = g.mul(f.p, centered)?;
+            let ds = f.score_grad(g, ds)?;
+            if part == AttnGradPart::Q {
+                f.dq(g, ds)
+            } else {
+                f.dk(g, ds)
+            }
+        }
+    }
+}
+
+/// The forward recomputed for the composed gradient, in [B, H, S, D].
+struct Fwd {
+    /// q as [B, Hq, Sq, D]; k and v with each kv head repeated for its query heads.
+    q: NodeId,
+    kx: NodeId,
+    vx: NodeId,
+    /// The masked scores (−∞ where hidden) and their softmax P (0 on rows that see no key).
+    s: NodeId,
+    p: NodeId,
+    /// The scale, as a scalar of the dtype.
+    ks: NodeId,
+    /// tanh(scale·q·k / cap) under a soft-cap.
+    capped: Option<NodeId>,
+    /// Which rows see a key, where some do not.
+    row_visible: Option<NodeId>,
+    hkv: usize,
+    group: usize,
+    bshd: bool,
+}
+
+impl Fwd {
+    fn recompute(
+        g: &mut Graph,
+        spec: &AttentionSpec,
+        dt: DType,
+        [q, k, v]: [NodeId; 3],
+        mask: Option<NodeId>,
+    ) -> Result<Fwd, IrError> {
+        let bshd = spec.layout == AttnLayout::Bshd;
+        let q = to_bhsd(g, q, bshd)?;
+        let k = to_bhsd(g, k, bshd)?;
+        let v = to_bhsd(g, v, bshd)?;
+        let (qd, kd) = (dims(g, q)?, dims(g, k)?);
+        let (b, hq, sq, d) = (qd[0], qd[1], qd[2], qd[3]);
+        let (hkv, sk) = (kd[1], kd[2]);
+        let group = hq / hkv.max(1);
+        let kx = widen_heads(g, k, group)?;
+        let vx = widen_heads(g, v, group)?;
+
+        let scale = spec.scale.map(f64::from).unwrap_or(1.0 / (d.max(1) as f64).sqrt());
+        let ks = scalar(g, dt, scale)?;
+        let s = g.matmul_t(q, kx, false, true)?;
+        let mut s = g.mul(s, ks)?;
+        let mut capped = None;
+        if let Some(cap) = spec.softcap {
+            let inv = scalar(g, dt, 1.0 / cap as f64)?;
+            let t = g.mul(s, inv)?;
+            let t = g.tanh(t)?;
+            let kc = scalar(g, dt, cap as f64)?;
+            s = g.mul(t, kc)?;
+            capped = Some(t);
+        }
+        if spec.mask == MaskKind::Bias {
+            if let Some(bias) = mask {
+                s = g.add(s, bias)?;
+            }
+        }
+        let (visible, row_visible) = visibility(g, spec.mask, mask, [b, sq, sk])?;
+        let s = match visible {
+            Some(vis) => {
+                let ninf = scalar(g, dt, f64::NEG_INFINITY)?;
+                g.where_(vis, s, ninf)?
+            }
+            None => s,
+        };
+        let mut p = g.softmax(s, -1)?;
+        if let Some(rv) = row_visible {
+            // Rows that see no key give zeros (their softmax is NaN).
+            let zero = scalar(g, dt, 0.0)?;
+            p = g.where_(rv, p, zero)?;
+        }
+        Ok(Fwd { q, kx, vx, s, p, ks, capped, row_visible, hkv, group, bshd })
+    }
+
+    /// dS times the soft-cap's derivative and the scale: the gradient of q·kᵀ.
+    fn score_grad(&self, g: &mut Graph, mut ds: NodeId) -> Result<NodeId, IrError> {
+        if let Some(t) = self.capped {
+            let dt = g.ty(t)?.dtype;
+            let one = scalar(g, dt, 1.0)?;
+            let t2 = g.square(t)?;
+            let sech2 = g.sub(one, t2)?;
+            ds = g.mul(ds, sech2)?;
+        }
+        g.mul(ds, self.ks)
+    }
+
+    fn dv(&self, g: &mut Graph, dout: NodeId) -> Result<NodeId, IrError> {
+        let dvx = g.matmul_t(self.p, dout, true, false)?;
+        let dv = fold_heads(g, dvx, self.hkv, self.group)?;
+        to_bhsd(g, dv, self.bshd)
+    }
+
+    fn dq(&self, g: &mut Graph, ds: NodeId) -> Result<NodeId, IrError> {
+        let dq = g.matmul(ds, self.kx)?;
+        to_bhsd(g, dq, self.bshd)
+    }
+
+    fn dk(&self, g: &mut Graph, ds: NodeId) -> Result<NodeId, IrError> {
+        let dkx = g.matmul_t(ds, self.q, true, false)?;
+        let dk = fold_heads(g, dkx, self.hkv, self.group)?;
+        to_bhsd(g, dk, self.bshd)
+    }
 }
 
 /// [B, S, H, D] ↔ [B, H, S, D] (the permutation is its own inverse).

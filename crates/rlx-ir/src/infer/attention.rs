@@ -3,12 +3,15 @@
 
 use super::broadcast_shapes;
 use super::{arity, attr_err, dims, float, mismatch, not_in_family, same_dtype, want_dtype};
-use crate::{AttentionSpec, AttnLayout, DType, IrError, MaskKind, Op, OpFamily, Shape, TensorType};
+use crate::{
+    AttentionSpec, AttnGradPart, AttnLayout, DType, IrError, MaskKind, Op, OpFamily, Shape, TensorType,
+};
 
 pub(super) fn infer(op: &Op, inputs: &[&TensorType]) -> Result<TensorType, IrError> {
     let name = op.name();
     match op {
         Op::Attention(spec) => attention(name, spec, inputs),
+        Op::AttentionGrad { spec, part } => attention_grad(name, spec, *part, inputs),
         _ => Err(not_in_family(op, inputs, OpFamily::Attention)),
     }
 }
@@ -16,6 +19,9 @@ pub(super) fn infer(op: &Op, inputs: &[&TensorType]) -> Result<TensorType, IrErr
 /// q·kᵀ then p·v: out is [B, Sq, Hq, Dv] (or Bhsd); each output row needs Sk·(D+Dv)
 /// multiply-adds, per output element Sk·(D+Dv)/Dv.
 pub(super) fn flops(op: &Op, inputs: &[&TensorType], out: &TensorType) -> f64 {
+    if let Op::AttentionGrad { spec, part } = op {
+        return grad_flops(spec, *part, inputs);
+    }
     let Op::Attention(spec) = op else { return 0.0 };
     let seq = |d: &[usize]| match spec.layout {
         AttnLayout::Bshd => d.get(1).copied(),
@@ -27,6 +33,80 @@ pub(super) fn flops(op: &Op, inputs: &[&TensorType], out: &TensorType) -> f64 {
         (Some(sk), dv) if dv > 0 => 2.0 * out.shape.numel() as f64 * sk as f64 * (d + dv) as f64 / dv as f64,
         _ => 0.0,
     }
+}
+
+/// The flops of an attention gradient part: the products it recomputes and makes, per query
+/// row and key (2·(D + Dv) for the scores and dp = dy·vᵀ, 2·D or 2·Dv for its own product;
+/// the statistics recompute only the scores).
+fn grad_flops(spec: &AttentionSpec, part: AttnGradPart, inputs: &[&TensorType]) -> f64 {
+    let (Ok([b, sq, hq, d]), Ok([_, sk, _, _]), Some(&dv)) = (
+        rank4("attention_grad", "q", inputs[0], spec.layout),
+        rank4("attention_grad", "k", inputs[1], spec.layout),
+        dims(inputs, 2).last(),
+    ) else {
+        return 0.0;
+    };
+    let per = match part {
+        AttnGradPart::Stats => 2 * d,
+        AttnGradPart::Q => 2 * (d + dv) + 2 * d,
+        AttnGradPart::K => 2 * (d + dv) + 2 * d,
+        AttnGradPart::V => 2 * d + 2 * dv,
+    };
+    // Causal masks see about half the keys.
+    let seen = if matches!(spec.mask, MaskKind::Causal | MaskKind::SlidingWindow(_)) { 0.5 } else { 1.0 };
+    (b * hq * sq * sk * per) as f64 * seen
+}
+
+/// An attention gradient part: the forward's checks on q, k, v and the mask, then dy (and o)
+/// of the forward output's type and the statistics of [`AttnGradPart::Stats`]'s.
+fn attention_grad(
+    name: &'static str,
+    spec: &AttentionSpec,
+    part: AttnGradPart,
+    inputs: &[&TensorType],
+) -> Result<TensorType, IrError> {
+    if !spec.flash_grad() {
+        return Err(attr_err(
+            name,
+            "spec",
+            &inputs.first().map(|t| t.shape.clone()).unwrap_or_else(Shape::scalar),
+            "attention_grad takes no bias mask and no kv lengths; differentiate those through the \
+             composed gradient (rlx_ir::grad picks it)",
+        ));
+    }
+    let has_mask = spec.mask == MaskKind::Padding;
+    arity(name, inputs, 5 + has_mask as usize)?;
+    let mut fwd: Vec<&TensorType> = inputs[..3].to_vec();
+    if has_mask {
+        fwd.push(inputs[5]);
+    }
+    let out = attention(name, spec, &fwd)?;
+    let [b, sq, hq, _] = rank4(name, "q", inputs[0], spec.layout)?;
+    let stats = TensorType::new([b, hq, sq, 2], DType::F32);
+    let (x, y) = (inputs[3], inputs[4]);
+    let (want_x, want_y) = match part {
+        AttnGradPart::Stats => (&out, &out),
+        _ => (&out, &stats),
+    };
+    let what = match part {
+        AttnGradPart::Stats => ["o (the forward's output)", "dy (its gradient)"],
+        _ => ["dy (the gradient of the forward's output)", "the stats (an AttentionGrad Stats node)"],
+    };
+    for (operand, (got, want), what) in [(3, (x, want_x), what[0]), (4, (y, want_y), what[1])] {
+        if got != want {
+            return Err(mismatch(
+                name,
+                inputs,
+                format!("operand {operand}, {what}, is {got}; expected {want}"),
+            ));
+        }
+    }
+    Ok(match part {
+        AttnGradPart::Stats => stats,
+        AttnGradPart::Q => inputs[0].clone(),
+        AttnGradPart::K => inputs[1].clone(),
+        AttnGradPart::V => inputs[2].clone(),
+    })
 }
 
 /// `[B, S, H, D]` of a rank-4 operand, read per layout.

@@ -72,3 +72,56 @@ fn attention_errors() {
     bad.softcap = Some(0.0);
     assert!(matches!(g.attention(q, k, k, None, bad), Err(IrError::Attribute { attr: "softcap", .. })));
 }
+
+#[test]
+fn attention_grad_parts_types_and_errors() {
+    use rlx_ir::{AttnGradPart, Op};
+    let mut g = Graph::new("g");
+    let spec = AttentionSpec::new(AttnLayout::Bshd, MaskKind::Causal);
+    let q = f32_in(&mut g, "q", &[2, 5, 8, 16]);
+    let k = f32_in(&mut g, "k", &[2, 7, 2, 16]);
+    let v = f32_in(&mut g, "v", &[2, 7, 2, 32]);
+    let o = g.attention(q, k, v, None, spec).unwrap();
+    let dy = f32_in(&mut g, "dy", &[2, 5, 8, 32]);
+    let [dq, dk, dv] = g.attention_grad([q, k, v], o, dy, None, spec, [true, true, true]).unwrap();
+    assert_eq!(ty(&g, dq.unwrap()), tt(&[2, 5, 8, 16], DType::F32));
+    assert_eq!(ty(&g, dk.unwrap()), tt(&[2, 7, 2, 16], DType::F32));
+    assert_eq!(ty(&g, dv.unwrap()), tt(&[2, 7, 2, 32], DType::F32));
+    let stats = g.node(dq.unwrap()).unwrap().inputs[4];
+    assert_eq!(ty(&g, stats), tt(&[2, 8, 5, 2], DType::F32));
+    assert!(matches!(g.node(stats).unwrap().op, Op::AttentionGrad { part: AttnGradPart::Stats, .. }));
+    // Only the parts asked for.
+    let n = g.len();
+    let [dq, dk, dv] = g.attention_grad([q, k, v], o, dy, None, spec, [false, false, true]).unwrap();
+    assert!(dq.is_none() && dk.is_none() && dv.is_some());
+    assert_eq!(g.len(), n + 2, "the statistics and dv");
+    // dy of the wrong shape names the operand.
+    let e = g.attention_grad([q, k, v], o, q, None, spec, [true, false, false]).unwrap_err();
+    assert_msg(&e, &["attention_grad", "dy"]);
+    // The stats must be the statistics' shape.
+    let op = Op::AttentionGrad { spec, part: AttnGradPart::Q };
+    let e = g.push(op, &[q, k, v, dy, dy]).unwrap_err();
+    assert_msg(&e, &["attention_grad", "stats", "[2, 8, 5, 2]"]);
+    // A bias mask has no flash gradient.
+    let bias = f32_in(&mut g, "bias", &[1, 1, 5, 7]);
+    let bspec = AttentionSpec::new(AttnLayout::Bshd, MaskKind::Bias);
+    let e = g.attention_grad([q, k, v], o, dy, Some(bias), bspec, [true, true, true]).unwrap_err();
+    assert_msg(&e, &["attention_grad", "bias"]);
+}
+
+#[test]
+fn grad_uses_the_flash_backward_except_for_a_bias() {
+    use rlx_ir::{grad, Op};
+    for (mask, flash) in [(MaskKind::Causal, true), (MaskKind::None, true), (MaskKind::Bias, false)] {
+        let mut g = Graph::new("g");
+        let q = g.param("q", &[1, 2, 4, 8], DType::F32).unwrap();
+        let k = g.param("k", &[1, 2, 4, 8], DType::F32).unwrap();
+        let bias = (mask == MaskKind::Bias).then(|| f32_in(&mut g, "bias", &[1, 1, 4, 4]));
+        let y = g.attention(q, k, k, bias, AttentionSpec::new(AttnLayout::Bhsd, mask)).unwrap();
+        let loss = g.sum(y, &[0, 1, 2, 3], false).unwrap();
+        let gr = grad(&g, loss, &[q, k]).unwrap();
+        let parts = gr.graph.nodes().iter().filter(|n| matches!(n.op, Op::AttentionGrad { .. })).count();
+        // Stats, dq and dk (k is both k and v: dk and dv).
+        assert_eq!(parts, if flash { 4 } else { 0 }, "{mask:?}");
+    }
+}

@@ -5,7 +5,7 @@
 //! for the whole decomposition and the result is rounded back once, so a decomposed f16 norm is
 //! as accurate as a native one that accumulates in f32.
 
-use super::decompose_attention::attention;
+use super::decompose_attention::{attention, attention_grad};
 use super::decompose_vision::{conv2d, pool2d, upsample2x};
 use super::legalize::Emitter;
 use crate::OptError;
@@ -15,12 +15,13 @@ use rlx_ir::{BinaryOp, DType, EwProgram, EwStep, NodeId, NormKind, Op, OpKind, R
 /// The op kinds `decompose` rewrites into other ops: a device that lacks one of these still
 /// runs it, as the ops it decomposes into (so nothing ever falls back to the host). Any other
 /// kind a device lacks is an `Unsupported` error.
-pub const DECOMPOSABLE: [OpKind; 11] = [
+pub const DECOMPOSABLE: [OpKind; 12] = [
     OpKind::LayerNorm,
     OpKind::RmsNorm,
     OpKind::Softmax,
     OpKind::LogSoftmax,
     OpKind::Attention,
+    OpKind::AttentionGrad,
     OpKind::FusedMatMul,
     OpKind::AddNorm,
     OpKind::FusedElementwise,
@@ -41,6 +42,7 @@ pub(crate) fn decompose(
         (Op::Softmax, &[x]) => softmax(em, x, false).map(Some),
         (Op::LogSoftmax, &[x]) => softmax(em, x, true).map(Some),
         (Op::Attention(spec), _) => attention(em, spec, inputs).map(Some),
+        (Op::AttentionGrad { spec, part }, _) => attention_grad(em, spec, *part, inputs).map(Some),
         (Op::FusedMatMul { transpose_a, transpose_b, bias, activation }, _) => {
             let (a, b) = match inputs {
                 [a, b, ..] => (*a, *b),

@@ -11,11 +11,42 @@ use super::decompose::{binary, narrow, reduce_last, unary, widen};
 use super::legalize::Emitter;
 use crate::OptError;
 use rlx_ir::{
-    AttentionSpec, AttnLayout, BinaryOp, CompareOp, DType, IrError, MaskKind, NodeId, Op, ReduceOp, Shape,
-    Tensor, UnaryOp,
+    AttentionSpec, AttnGradPart, AttnLayout, BinaryOp, CompareOp, DType, Graph, IrError, MaskKind, NodeId,
+    Op, ReduceOp, Shape, Tensor, UnaryOp,
 };
 
 const TO_BHSD: [usize; 4] = [0, 2, 1, 3];
+
+/// A part of attention's gradient as rlx-ir's composition of forward ops
+/// (`rlx_ir::attention_grad_composed`, which holds the [B, H, Sq, Sk] matrix), built in a
+/// scratch graph over the operands' types and emitted op by op (each legalized in turn).
+pub(crate) fn attention_grad(
+    em: &mut Emitter<'_>,
+    spec: &AttentionSpec,
+    part: AttnGradPart,
+    inputs: &[NodeId],
+) -> Result<NodeId, OptError> {
+    let mut g = Graph::new("attention_grad");
+    let mut leaves = Vec::with_capacity(inputs.len());
+    for (i, &x) in inputs.iter().enumerate() {
+        let ty = em.ty(x)?.clone();
+        leaves.push(g.input(&format!("operand{i}"), ty.shape.dims(), ty.dtype)?);
+    }
+    let out = rlx_ir::attention_grad_composed(&mut g, spec, part, &leaves)?;
+    // The inputs are the scratch graph's first nodes, in order.
+    let mut map: Vec<NodeId> = Vec::with_capacity(g.len());
+    for node in g.nodes() {
+        let id = match &node.op {
+            Op::Input { .. } => inputs[map.len()],
+            op => {
+                let ins: Vec<NodeId> = node.inputs.iter().map(|i| map[i.0 as usize]).collect();
+                em.emit(op.clone(), &ins)?
+            }
+        };
+        map.push(id);
+    }
+    Ok(map[out.0 as usize])
+}
 
 pub(crate) fn attention(
     em: &mut Emitter<'_>,

@@ -5,23 +5,21 @@
 //! `grad_check*.rs`.
 
 use crate::{Case, CaseCtx};
-use rlx_ir::{
-    AttentionSpec, AttnLayout, BinaryOp, IrError, MaskKind, NodeId, ReduceOp, RopeStyle, Tensor, UnaryOp,
-};
+use rlx_ir::{AttnLayout, BinaryOp, IrError, NodeId, ReduceOp, RopeStyle, Tensor, UnaryOp};
 
 pub(super) fn cases(out: &mut Vec<Case>) {
     elementwise(out);
     reductions(out);
     matmul(out);
     norms(out);
-    attention(out);
+    super::grad_attention::cases(out);
     conv(out);
     shapes(out);
     composites(out);
 }
 
 /// `[loss, d loss / d wrt…]` for the loss `Σ out·R`.
-fn backward(c: &mut CaseCtx, out: NodeId, wrt: &[NodeId]) -> Result<Vec<NodeId>, IrError> {
+pub(super) fn backward(c: &mut CaseCtx, out: NodeId, wrt: &[NodeId]) -> Result<Vec<NodeId>, IrError> {
     let d = c.shape_of("grad", out)?.dims().to_vec();
     let r = c.input_f32("r", &d, -1.0, 1.0)?;
     let y = c.mul(out, r)?;
@@ -142,41 +140,6 @@ fn norms(out: &mut Vec<Case>) {
         let y = c.rms_norm(x, Some(g), -1, 1e-6)?;
         backward(c, y, &[x, g])
     }));
-}
-
-/// Attention's backward (the attention matrix recomputed from q, k, v) in each mask kind.
-fn attention(out: &mut Vec<Case>) {
-    // (tag, layout, mask, [b, hq, hkv, sq, sk, head dim])
-    let cases: [(&str, AttnLayout, MaskKind, [usize; 6]); 5] = [
-        ("none_bhsd_1x2x7x16", AttnLayout::Bhsd, MaskKind::None, [1, 2, 2, 7, 7, 16]),
-        ("causal_bshd_gqa_2x4x5x9", AttnLayout::Bshd, MaskKind::Causal, [2, 4, 2, 5, 9, 8]),
-        ("window3_bhsd_1x2x9x9", AttnLayout::Bhsd, MaskKind::SlidingWindow(3), [1, 2, 1, 9, 9, 8]),
-        ("padding_bshd_2x2x6x6", AttnLayout::Bshd, MaskKind::Padding, [2, 2, 2, 6, 6, 8]),
-        ("bias_softcap_bhsd_2x2x5x6", AttnLayout::Bhsd, MaskKind::Bias, [2, 2, 2, 5, 6, 8]),
-    ];
-    for (tag, layout, mask, [b, hq, hkv, sq, sk, d]) in cases {
-        out.push(Case::new(format!("grad_attention_f32_{tag}"), move |c| {
-            let dims = |h: usize, s: usize| match layout {
-                AttnLayout::Bshd => [b, s, h, d],
-                AttnLayout::Bhsd => [b, h, s, d],
-            };
-            let q = c.param_f32("q", &dims(hq, sq), -1.0, 1.0)?;
-            let k = c.param_f32("k", &dims(hkv, sk), -1.0, 1.0)?;
-            let v = c.param_f32("v", &dims(hkv, sk), -1.0, 1.0)?;
-            let mut spec = AttentionSpec::new(layout, mask);
-            let (m, wrt) = match mask {
-                MaskKind::Padding => (Some(c.input_bool("m", &[b, sk])?), vec![q, k, v]),
-                MaskKind::Bias => {
-                    spec = spec.softcap(2.0).scale(0.5);
-                    let bias = c.param_f32("bias", &[b, 1, sq, sk], -1.0, 1.0)?;
-                    (Some(bias), vec![q, k, v, bias])
-                }
-                _ => (None, vec![q, k, v]),
-            };
-            let y = c.attention(q, k, v, m, spec)?;
-            backward(c, y, &wrt)
-        }));
-    }
 }
 
 /// Convolution (transposed convolution for the input, a batch-as-channels convolution for the

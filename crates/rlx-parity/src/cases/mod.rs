@@ -18,6 +18,7 @@ mod elementwise_edges;
 mod fft;
 mod fused;
 mod grad;
+mod grad_attention;
 mod grid;
 mod grouped;
 mod grouped_quant;

@@ -2,6 +2,7 @@
 //! split-key attention for few query rows ([`split`]) and flash attention on cooperative
 //! matrices ([`coop`]). Its keys ([`AttentionKernel`]), variants and params ([`params`]).
 
+pub mod backward;
 pub mod coop;
 pub mod params;
 #[cfg(test)]
@@ -11,6 +12,7 @@ pub mod split;
 use super::{name, params_of, Spec, ATTENTION_BINDINGS};
 pub use coop::{CoopHead, CoopLoads, COOP_ATTN_ROWS};
 pub use params::{attention_launches, AttentionParams};
+use rlx_ir::AttnGradPart;
 pub use split::{combine_launches, partial_bytes, split_chunks, split_fits, AttnCombineParams, SPLIT_CHUNK};
 use std::borrow::Cow;
 
@@ -71,6 +73,13 @@ pub enum AttentionKernel {
     /// Split-key attention, second launch: merges the partials ([`AttnCombineParams`]).
     /// Bindings partials, out.
     Combine,
+    /// Flash attention's backward on f32, one part of the gradient ([`backward`],
+    /// [`AttentionParams`]). Bindings q, k, v, mask, out, kv lengths (unread), then the part's
+    /// two operands.
+    Backward(AttnBlock, AttnGradPart),
+    /// Flash attention's backward on cooperative matrices, one part of the gradient
+    /// ([`backward::bwd_coop_spec`]); same bindings and params as [`Self::Backward`].
+    BackwardCoop(CoopHead, AttnGradPart),
 }
 
 /// The variant of `k`.
@@ -88,6 +97,8 @@ pub(crate) fn spec(k: AttentionKernel) -> Spec {
         AttentionKernel::Coop(head, loads) => coop::spec(head, loads),
         AttentionKernel::Split => split::split_spec(),
         AttentionKernel::Combine => split::combine_spec(),
+        AttentionKernel::Backward(block, part) => backward::bwd_spec(block, part),
+        AttentionKernel::BackwardCoop(head, part) => backward::bwd_coop_spec(head, part),
     }
 }
 
@@ -98,6 +109,13 @@ pub(crate) fn keys() -> Vec<AttentionKernel> {
         keys.extend(CoopLoads::ALL.map(|loads| AttentionKernel::Coop(head, loads)));
     }
     keys.extend([AttentionKernel::Split, AttentionKernel::Combine]);
+    // The statistics write two numbers a row and always take the smallest block.
+    keys.push(AttentionKernel::Backward(AttnBlock::D64, AttnGradPart::Stats));
+    keys.extend(CoopHead::ALL.map(|head| AttentionKernel::BackwardCoop(head, AttnGradPart::Stats)));
+    for part in [AttnGradPart::Q, AttnGradPart::K, AttnGradPart::V] {
+        keys.extend(AttnBlock::ALL.map(|block| AttentionKernel::Backward(block, part)));
+        keys.extend(CoopHead::ALL.map(|head| AttentionKernel::BackwardCoop(head, part)));
+    }
     keys
 }
 
