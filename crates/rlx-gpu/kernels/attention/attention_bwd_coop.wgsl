@@ -5,8 +5,8 @@ enable wgpu_cooperative_matrix;
 // dk or dv (the PART define: 0, 1, 2, 3) with f16 16×16×16 products and f32 accumulation; the
 // weights (p and ds) are computed in f32 and rounded to f16 for the last product. The gradient
 // rung of Precision::Mixed and Precision::F16; attention_bwd.wgsl is the f32 one. Same params,
-// bindings, masks, layouts, grouped-query heads and soft-cap (attention_common.wgsl and
-// attention_bwd_common.wgsl are appended).
+// bindings, masks, layouts, grouped-query heads and soft-cap (attention_common.wgsl,
+// attention_bwd_common.wgsl and attention_coop_frags.wgsl are appended).
 //
 // Variant defines: DH (64 or 128): the head dim the tiles hold, d and dv anything up to it
 // (zero-filled past them); PART. Needs f16 16×16×16 cooperative matrices with f32
@@ -61,30 +61,6 @@ var<workgroup> t_sh: array<f16, 2u * BC * QP>; // the row block, then X1 [BC][QP
 var<workgroup> s_sh: array<f32, BR * SP>; // scores; output staging [BR][SP]
 var<workgroup> dp_sh: array<f32, BR * SP>; // dP [BR][SP]
 var<workgroup> w_sh: array<f16, BR * PP>; // weights [BR][PP]
-
-// A subgroup's 16 rows as A fragments of dims 16f .. 16f + 15 (f4..f7 only when DH is 128).
-struct Rows {
-    f0: coop_mat16x16<f16, A>,
-    f1: coop_mat16x16<f16, A>,
-    f2: coop_mat16x16<f16, A>,
-    f3: coop_mat16x16<f16, A>,
-    f4: coop_mat16x16<f16, A>,
-    f5: coop_mat16x16<f16, A>,
-    f6: coop_mat16x16<f16, A>,
-    f7: coop_mat16x16<f16, A>,
-}
-
-// The accumulators of one subgroup: fragments of output columns 16f .. 16f + 15.
-struct Acc {
-    a0: coop_mat16x16<f32, C>,
-    a1: coop_mat16x16<f32, C>,
-    a2: coop_mat16x16<f32, C>,
-    a3: coop_mat16x16<f32, C>,
-    a4: coop_mat16x16<f32, C>,
-    a5: coop_mat16x16<f32, C>,
-    a6: coop_mat16x16<f32, C>,
-    a7: coop_mat16x16<f32, C>,
-}
 
 @compute @workgroup_size(128, 1, 1)
 fn main(

@@ -4,7 +4,8 @@ enable wgpu_cooperative_matrix;
 // Flash attention on cooperative matrices (tensor cores), in one pass over the keys: Q·Kᵀ and
 // P·V are f16 16×16×16 products with f32 accumulation; the softmax statistics stay f32. The
 // attention rung of Precision::Mixed and Precision::F16. Same params, bindings, masks, layouts,
-// grouped-query heads and soft-cap as attention.wgsl (attention_common.wgsl is appended).
+// grouped-query heads and soft-cap as attention.wgsl (attention_common.wgsl and
+// attention_coop_frags.wgsl, with the fragment structs, are appended).
 //
 // Variant defines: DH (64 or 128): the head dim the tiles hold, d and dv anything up to it (the
 // tiles are zero-filled past them); BKV (32): keys per tile; LW (1 or 4) and QKV (f32 or
@@ -83,31 +84,6 @@ var<workgroup> kvis_sh: array<u32, BKV>; // 1 where the tile's key is valid and 
 // had accumulators to rescale ([1]). 16 bytes: see the top.
 var<workgroup> flag_sh: array<atomic<u32>, 4>;
 
-// The subgroup's 16 query rows as A fragments of dims 16f .. 16f + 15 (f4..f7 only when DH is
-// 128).
-struct QRows {
-    f0: coop_mat16x16<f16, A>,
-    f1: coop_mat16x16<f16, A>,
-    f2: coop_mat16x16<f16, A>,
-    f3: coop_mat16x16<f16, A>,
-    f4: coop_mat16x16<f16, A>,
-    f5: coop_mat16x16<f16, A>,
-    f6: coop_mat16x16<f16, A>,
-    f7: coop_mat16x16<f16, A>,
-}
-
-// The output accumulators of one subgroup: fragments of columns 16f .. 16f + 15.
-struct Out {
-    o0: coop_mat16x16<f32, C>,
-    o1: coop_mat16x16<f32, C>,
-    o2: coop_mat16x16<f32, C>,
-    o3: coop_mat16x16<f32, C>,
-    o4: coop_mat16x16<f32, C>,
-    o5: coop_mat16x16<f32, C>,
-    o6: coop_mat16x16<f32, C>,
-    o7: coop_mat16x16<f32, C>,
-}
-
 @compute @workgroup_size(128, 1, 1)
 fn main(
     @builtin(workgroup_id) wid: vec3<u32>,
@@ -153,7 +129,7 @@ fn main(
         atomicStore(&flag_sh[1], 0u);
     }
     workgroupBarrier();
-    var qr = QRows();
+    var qr = Rows();
     let qa = sg * 16u * QP;
     qr.f0 = q_frag(qa);
     qr.f1 = q_frag(qa + 16u);
@@ -170,7 +146,7 @@ fn main(
 
     var m = f32_bits(NEG_INF_BITS);
     var l = 0.0;
-    var o = Out();
+    var o = Acc();
     var tile = 0u;
     for (var j0 = lo; j0 < hi; j0 += BKV) {
         tile += 1u;
@@ -234,11 +210,11 @@ fn main(
     let none = is_neg_inf(m);
 
     let o_base = b * p.o_sb + i * p.o_ss + h * p.o_sh;
-    write_pair(o.o0, o.o1, 0u, sg, lr, half, row_live, none, l, o_base);
-    write_pair(o.o2, o.o3, 2u, sg, lr, half, row_live, none, l, o_base);
+    write_pair(o.a0, o.a1, 0u, sg, lr, half, row_live, none, l, o_base);
+    write_pair(o.a2, o.a3, 2u, sg, lr, half, row_live, none, l, o_base);
     if (NF == 8u) {
-        write_pair(o.o4, o.o5, 4u, sg, lr, half, row_live, none, l, o_base);
-        write_pair(o.o6, o.o7, 6u, sg, lr, half, row_live, none, l, o_base);
+        write_pair(o.a4, o.a5, 4u, sg, lr, half, row_live, none, l, o_base);
+        write_pair(o.a6, o.a7, 6u, sg, lr, half, row_live, none, l, o_base);
     }
 }
 
@@ -349,7 +325,7 @@ fn stage4(i: u32, x: vec4<f32>) {
 
 // S = Q·Kᵀ for the subgroup's 16 rows and the tile's 32 keys, stored row-major into s_sh.
 // Kᵀ as the B operand ([d][key]) is K's rows read column-major.
-fn scores(sg: u32, qr: ptr<function, QRows>) {
+fn scores(sg: u32, qr: ptr<function, Rows>) {
     let r0 = sg * 16u;
     let k2 = 16u * QP;
     var s0 = coop_mat16x16<f32, C>();
@@ -390,22 +366,22 @@ fn store_scores(frag: coop_mat16x16<f32, C>, i: u32) {
 }
 
 // O += P·V for the subgroup's 16 rows: P [row][key] and V [key][col] are both row-major.
-fn accumulate(sg: u32, o: ptr<function, Out>) {
+fn accumulate(sg: u32, o: ptr<function, Acc>) {
     let r0 = sg * 16u;
     for (var k0 = 0u; k0 < BKV; k0 += 16u) {
         let pi = r0 * PP + k0;
         let stride = PP;
         let a = coopLoadT<coop_mat16x16<f16, A>>(&p_sh[pi], stride);
         let vi = V_AT + k0 * QP;
-        (*o).o0 = coopMultiplyAdd(a, v_frag(vi), (*o).o0);
-        (*o).o1 = coopMultiplyAdd(a, v_frag(vi + 16u), (*o).o1);
-        (*o).o2 = coopMultiplyAdd(a, v_frag(vi + 32u), (*o).o2);
-        (*o).o3 = coopMultiplyAdd(a, v_frag(vi + 48u), (*o).o3);
+        (*o).a0 = coopMultiplyAdd(a, v_frag(vi), (*o).a0);
+        (*o).a1 = coopMultiplyAdd(a, v_frag(vi + 16u), (*o).a1);
+        (*o).a2 = coopMultiplyAdd(a, v_frag(vi + 32u), (*o).a2);
+        (*o).a3 = coopMultiplyAdd(a, v_frag(vi + 48u), (*o).a3);
         if (NF == 8u) {
-            (*o).o4 = coopMultiplyAdd(a, v_frag(vi + 64u), (*o).o4);
-            (*o).o5 = coopMultiplyAdd(a, v_frag(vi + 80u), (*o).o5);
-            (*o).o6 = coopMultiplyAdd(a, v_frag(vi + 96u), (*o).o6);
-            (*o).o7 = coopMultiplyAdd(a, v_frag(vi + 112u), (*o).o7);
+            (*o).a4 = coopMultiplyAdd(a, v_frag(vi + 64u), (*o).a4);
+            (*o).a5 = coopMultiplyAdd(a, v_frag(vi + 80u), (*o).a5);
+            (*o).a6 = coopMultiplyAdd(a, v_frag(vi + 96u), (*o).a6);
+            (*o).a7 = coopMultiplyAdd(a, v_frag(vi + 112u), (*o).a7);
         }
     }
 }
@@ -418,16 +394,16 @@ fn v_frag(i: u32) -> coop_mat16x16<f16, B> {
 
 // Every output fragment of the subgroup with each row multiplied by its alpha (1 where the
 // row's max did not move), through the subgroup's rows of s_sh.
-fn rescale(sg: u32, lr: u32, half: u32, alpha: f32, o: ptr<function, Out>) {
-    (*o).o0 = scaled((*o).o0, 0u, sg, lr, half, alpha);
-    (*o).o1 = scaled((*o).o1, 1u, sg, lr, half, alpha);
-    (*o).o2 = scaled((*o).o2, 0u, sg, lr, half, alpha);
-    (*o).o3 = scaled((*o).o3, 1u, sg, lr, half, alpha);
+fn rescale(sg: u32, lr: u32, half: u32, alpha: f32, o: ptr<function, Acc>) {
+    (*o).a0 = scaled((*o).a0, 0u, sg, lr, half, alpha);
+    (*o).a1 = scaled((*o).a1, 1u, sg, lr, half, alpha);
+    (*o).a2 = scaled((*o).a2, 0u, sg, lr, half, alpha);
+    (*o).a3 = scaled((*o).a3, 1u, sg, lr, half, alpha);
     if (NF == 8u) {
-        (*o).o4 = scaled((*o).o4, 0u, sg, lr, half, alpha);
-        (*o).o5 = scaled((*o).o5, 1u, sg, lr, half, alpha);
-        (*o).o6 = scaled((*o).o6, 0u, sg, lr, half, alpha);
-        (*o).o7 = scaled((*o).o7, 1u, sg, lr, half, alpha);
+        (*o).a4 = scaled((*o).a4, 0u, sg, lr, half, alpha);
+        (*o).a5 = scaled((*o).a5, 1u, sg, lr, half, alpha);
+        (*o).a6 = scaled((*o).a6, 0u, sg, lr, half, alpha);
+        (*o).a7 = scaled((*o).a7, 1u, sg, lr, half, alpha);
     }
 }
 

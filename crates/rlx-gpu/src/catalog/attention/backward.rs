@@ -39,7 +39,8 @@ const BWD_SRC: &str = kernel_src!(
 const BWD_COOP_SRC: &str = kernel_src!(
     "attention/attention_bwd_coop.wgsl",
     "include/attention_common.wgsl",
-    "include/attention_bwd_common.wgsl"
+    "include/attention_bwd_common.wgsl",
+    "include/attention_coop_frags.wgsl"
 );
 
 /// The PART define of `part`.

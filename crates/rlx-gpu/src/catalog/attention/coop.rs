@@ -11,7 +11,11 @@ use crate::GpuLimits;
 use rlx_backend::{KernelOptions, MatmulKernel, Precision};
 use std::borrow::Cow;
 
-const COOP_SRC: &str = kernel_src!("attention/attention_coop.wgsl", "include/attention_common.wgsl");
+const COOP_SRC: &str = kernel_src!(
+    "attention/attention_coop.wgsl",
+    "include/attention_common.wgsl",
+    "include/attention_coop_frags.wgsl"
+);
 
 /// Query rows per workgroup of the coop attention kernel (BQ).
 pub const COOP_ATTN_ROWS: usize = 64;
