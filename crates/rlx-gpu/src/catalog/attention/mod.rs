@@ -78,7 +78,7 @@ pub enum AttentionKernel {
     /// two operands.
     Backward(AttnBlock, AttnGradPart),
     /// Flash attention's backward on cooperative matrices, one part of the gradient
-    /// ([`backward::bwd_coop_spec`]); same bindings and params as [`Self::Backward`].
+    /// (`attention_bwd_coop.wgsl`); same bindings and params as [`Self::Backward`].
     BackwardCoop(CoopHead, AttnGradPart),
 }
 
