@@ -13,48 +13,12 @@ use rlx_models::{
     WeightData,
 };
 use rlx_runtime::Session;
-use std::path::{Path, PathBuf};
+#[path = "support/decoder_text.rs"]
+mod decoder_text;
+use decoder_text::*;
+use std::path::Path;
 
-const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/decoders");
-const VOCAB: usize = 256;
-const SEQ: usize = 16;
-const BATCH: usize = 4;
 const LAYERS: usize = 2;
-
-fn tmp(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("rlx-decoder-lora-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// A word-level tokenizer.json over the words `t0` … `t{VOCAB-1}`.
-fn write_tokenizer(dir: &Path) {
-    let vocab: serde_json::Map<String, serde_json::Value> =
-        (0..VOCAB).map(|i| (format!("t{i}"), serde_json::json!(i))).collect();
-    let tokenizer = serde_json::json!({
-        "version": "1.0", "truncation": null, "padding": null, "added_tokens": [],
-        "normalizer": null, "pre_tokenizer": {"type": "Whitespace"}, "post_processor": null,
-        "decoder": null, "model": {"type": "WordLevel", "vocab": vocab, "unk_token": "t0"}
-    });
-    std::fs::write(dir.join("tokenizer.json"), tokenizer.to_string()).unwrap();
-}
-
-/// A copy of the Llama fixture (config and weights) with the word-level tokenizer.
-fn model_dir(tag: &str) -> PathBuf {
-    let dir = tmp(tag);
-    for entry in std::fs::read_dir(Path::new(FIXTURE).join("llama")).unwrap() {
-        let path = entry.unwrap().path();
-        std::fs::copy(&path, dir.join(path.file_name().unwrap())).unwrap();
-    }
-    write_tokenizer(&dir);
-    dir
-}
-
-/// `n` tokens of a pattern of period 23 (a text the model can learn), as text.
-fn text(n: usize) -> String {
-    (0..n).map(|i| format!("t{}", (i * 7 + 3) % 23 + 10)).collect::<Vec<_>>().join(" ")
-}
 
 fn options(lora: Option<LoraOptions>) -> DecoderTrainOptions {
     DecoderTrainOptions {
@@ -72,22 +36,6 @@ fn lora() -> Option<LoraOptions> {
     Some(LoraOptions::default())
 }
 
-/// The mean next-token cross-entropy of `batch`'s windows, from `model`'s logits (f64 host
-/// log-softmax).
-fn host_loss(model: &mut Decoder, batch: &[i32]) -> f64 {
-    let (mut total, mut count) = (0.0, 0);
-    for w in batch.chunks_exact(SEQ + 1) {
-        let logits = model.logits(&w[..SEQ]).unwrap();
-        for (row, &target) in logits.chunks_exact(VOCAB).zip(&w[1..]) {
-            let m = row.iter().map(|&x| x as f64).fold(f64::NEG_INFINITY, f64::max);
-            let lse = m + row.iter().map(|&x| (x as f64 - m).exp()).sum::<f64>().ln();
-            total += lse - row[target as usize] as f64;
-            count += 1;
-        }
-    }
-    total / count as f64
-}
-
 fn f32s(file: &SafetensorsFile, name: &str, dims: &[usize]) -> Vec<f32> {
     match file.load(name, dims, Precision::F32).unwrap() {
         WeightData::F32(v) => v,
@@ -97,7 +45,7 @@ fn f32s(file: &SafetensorsFile, name: &str, dims: &[usize]) -> Vec<f32> {
 
 #[test]
 fn lora_starts_at_the_base_model_and_its_loss_falls() {
-    let dir = model_dir("start");
+    let dir = model_dir("llama", "start");
     let text = text(2 * BATCH * (SEQ + 1) + 5);
     let session = Session::new(Device::Cpu).unwrap();
     let mut full = DecoderFineTune::new(&dir, &session, &text, options(None)).unwrap();
@@ -151,7 +99,7 @@ fn lora_starts_at_the_base_model_and_its_loss_falls() {
 
 #[test]
 fn the_saved_model_is_merged_and_only_the_targets_changed() {
-    let dir = model_dir("save");
+    let dir = model_dir("llama", "save");
     let text = text(2 * BATCH * (SEQ + 1));
     let session = Session::new(Device::Cpu).unwrap();
     let targets = vec!["q_proj".to_string(), "down_proj".to_string()];
@@ -241,7 +189,7 @@ fn the_saved_model_is_merged_and_only_the_targets_changed() {
 
 #[test]
 fn a_resumed_lora_run_ends_where_an_uninterrupted_one_does() {
-    let dir = model_dir("resume");
+    let dir = model_dir("llama", "resume");
     let text = text(2 * BATCH * (SEQ + 1));
     let opts = DecoderTrainOptions { max_steps: Some(6), shuffle_seed: Some(3), ..options(lora()) };
     let session = Session::new(Device::Cpu).unwrap();
@@ -269,7 +217,7 @@ fn a_resumed_lora_run_ends_where_an_uninterrupted_one_does() {
 
 #[test]
 fn lora_on_vulkan_follows_the_cpu() {
-    let dir = model_dir("vulkan");
+    let dir = model_dir("llama", "vulkan");
     let text = text(2 * BATCH * (SEQ + 1));
     let opts = DecoderTrainOptions { max_steps: Some(3), ..options(lora()) };
     let cpu = Session::new(Device::Cpu).unwrap();
@@ -292,7 +240,7 @@ fn err(dir: &Path, lora: LoraOptions) -> String {
 
 #[test]
 fn bad_lora_options_are_clear_errors() {
-    let dir = model_dir("errors");
+    let dir = model_dir("llama", "errors");
     let e = err(&dir, LoraOptions { rank: 0, ..LoraOptions::default() });
     assert!(e.contains("rank 0"), "{e}");
     let e = err(&dir, LoraOptions { alpha: f32::NAN, ..LoraOptions::default() });
