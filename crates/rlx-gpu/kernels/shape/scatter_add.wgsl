@@ -16,7 +16,7 @@
 // its place, and the matching positions are written, in increasing t, to a shared list. Every
 // thread then adds the src rows of the listed positions, in list order, for its lanes. Matches
 // per row are few (an embedding row appears in a handful of tokens), so most chunks end after
-// the scan (one barrier: whether any thread of the chunk matched). Work: len·nidx·blocks id tests and outer·nidx·inner adds (each src element is read
+// the scan. Work: len·nidx·blocks id tests and outer·nidx·inner adds (each src element is read
 // by the one workgroup owning its id's row), against len·nidx·outer·inner id reads for one
 // invocation per output element. LANES = 4 makes rows up to 1024 wide (BERT-base's 768,
 // MiniLM's 384) one block, so the ids are scanned once per output row.
@@ -47,8 +47,6 @@ const LANES: u32 = 4u;
 var<workgroup> counts: array<u32, 512>;
 // The positions t of this chunk whose id is v, in increasing order.
 var<workgroup> found: array<u32, 256>;
-// The number (from 1) of the last chunk where some id was v.
-var<workgroup> hit_chunk: atomic<u32>;
 
 @compute @workgroup_size(WG, 1, 1)
 fn main(
@@ -75,26 +73,12 @@ fn main(
         out_at[k] = (o * p.len + v) * p.inner + j;
         acc[k] = 0.0;
     }
-    if (lid == 0u) {
-        atomicStore(&hit_chunk, 0u);
-    }
-    workgroupBarrier();
     for (var c = 0u; c < p.nidx; c = c + WG) {
         let t = c + lid;
         var hit = 0u;
         if (t < p.nidx) {
             let id = ids[t];
             hit = select(0u, 1u, id >= 0 && u32(id) == v);
-        }
-        // Most chunks hold no id of row v: the number of the last chunk with a hit (1-based,
-        // so it never needs a reset) tells the workgroup, in one barrier, whether to list this
-        // one's positions at all.
-        let chunk = c / WG + 1u;
-        if (hit == 1u) {
-            atomicMax(&hit_chunk, chunk);
-        }
-        if (workgroupUniformLoad(&hit_chunk) != chunk) {
-            continue;
         }
         counts[lid] = hit;
         workgroupBarrier();

@@ -38,9 +38,11 @@ pub(crate) fn attention_grad(
     for node in g.nodes() {
         let id = match &node.op {
             Op::Input { .. } => inputs[map.len()],
+            // The parts of one attention's gradient recompute the same scores and
+            // probabilities from the same operands: each is emitted once.
             op => {
                 let ins: Vec<NodeId> = node.inputs.iter().map(|i| map[i.0 as usize]).collect();
-                em.emit(op.clone(), &ins)?
+                em.emit_shared(op.clone(), &ins)?
             }
         };
         map.push(id);

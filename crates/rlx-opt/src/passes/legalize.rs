@@ -16,7 +16,8 @@ use super::Rewriter;
 use crate::OptError;
 use rlx_backend::Capabilities;
 use rlx_ir::infer::{broadcast_shapes, infer};
-use rlx_ir::{DType, Graph, NodeId, Op, Shape, Tensor, TensorType};
+use rlx_ir::{DType, Graph, NodeId, Op, OpKind, Shape, Tensor, TensorType};
+use std::collections::HashMap;
 
 /// Decomposes what `caps` lacks and makes broadcasts explicit where `caps` needs it. Leaves
 /// (input, param, constant) are storage, not kernels, and are always legal.
@@ -32,7 +33,13 @@ pub(crate) fn legalize_with_origin(
     origin: &dyn Fn(NodeId) -> NodeId,
 ) -> Result<Graph, OptError> {
     let mut rw = Rewriter::new(g, "legalize");
-    let mut em = Emitter { graph: Graph::new(g.name()), caps, node: NodeId(0), stack: Vec::new() };
+    let mut em = Emitter {
+        graph: Graph::new(g.name()),
+        caps,
+        node: NodeId(0),
+        stack: Vec::new(),
+        shared: HashMap::new(),
+    };
     for (i, node) in g.nodes().iter().enumerate() {
         let id = NodeId(i as u32);
         em.node = origin(id);
@@ -52,6 +59,9 @@ pub(crate) fn legalize_with_origin(
     rw.finish().map(|(g, _)| g)
 }
 
+/// The nodes made for one (op kind, inputs) pair by [`Emitter::emit_shared`], with their ops.
+type Made = Vec<(Op, NodeId)>;
+
 /// Pushes ops into the graph being built, decomposing or expanding as the device needs.
 pub(crate) struct Emitter<'c> {
     graph: Graph,
@@ -60,6 +70,8 @@ pub(crate) struct Emitter<'c> {
     node: NodeId,
     /// Names of the ops being decomposed, outermost first (for errors).
     stack: Vec<&'static str>,
+    /// Nodes [`Emitter::emit_shared`] made, by op kind and inputs, then by op.
+    shared: HashMap<(OpKind, Vec<NodeId>), Made>,
 }
 
 impl Emitter<'_> {
@@ -85,6 +97,20 @@ impl Emitter<'_> {
     fn leaf(&mut self, op: Op, ty: TensorType) -> Result<NodeId, OptError> {
         let id = self.graph.push_leaf(op, ty)?;
         self.check_storable(id)
+    }
+
+    /// [`Emitter::emit`], reusing the node an earlier call made for the same pure op on the same
+    /// inputs. For decompositions whose nodes share work: the parts of one attention's
+    /// gradient each recompute the scores and probabilities, which must be computed once.
+    /// Only for ops without side effects (no state writes).
+    pub(crate) fn emit_shared(&mut self, op: Op, inputs: &[NodeId]) -> Result<NodeId, OptError> {
+        let key = (op.kind(), inputs.to_vec());
+        if let Some(&(_, id)) = self.shared.get(&key).and_then(|made| made.iter().find(|(o, _)| *o == op)) {
+            return Ok(id);
+        }
+        let id = self.emit(op.clone(), inputs)?;
+        self.shared.entry(key).or_default().push((op, id));
+        Ok(id)
     }
 
     /// Adds `op` to the graph in a form the device runs.
