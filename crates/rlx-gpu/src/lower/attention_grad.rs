@@ -44,7 +44,7 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
         AttnGradPart::K | AttnGradPart::V => (fwd_grid[1] / params.group.max(1), params.sk),
     };
     // Tensor cores where the device, the precision and the launch allow them, as for the
-    // forward; the f32 kernel otherwise (and always for the statistics).
+    // forward; the f32 kernel otherwise.
     let dims = [params.d as usize, params.dv as usize];
     let coop = bwd_coop_head(dims, rows, pairs, cx.limits, &cx.options).map_err(|r| at.bad(r))?;
     let (kernel, grid) = match coop {
