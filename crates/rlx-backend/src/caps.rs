@@ -24,11 +24,16 @@ pub struct Capabilities {
     /// for them, with that feature's name (f16 on a GPU without shaderFloat16: "f16 storage
     /// (shaderFloat16 / storageBuffer16BitAccess)"). Errors about such a dtype name the feature.
     pub missing_dtype_features: BTreeMap<DType, String>,
-    /// Gathers rows of 2-byte elements (f16, bf16) as they are stored, when a row (the elements
-    /// after the gather axis) holds an even count of them: 32-bit words then move whole, and
-    /// rlx-opt leaves the gather unwidened (an embedding lookup in an f16 table no longer widens
-    /// the table). [`Capabilities::is_packed_row_gather`] is the rule.
-    pub packed_row_gather: bool,
+    /// Moves rows of 2-byte elements (f16, bf16) as they are stored, when a row (the elements
+    /// after the op's axis) holds an even count of them: 32-bit words then move whole, and
+    /// rlx-opt leaves the op unwidened. Gathers (an embedding lookup in an f16 table no longer
+    /// widens the table) and state row writes (a KV cache held in f16 takes its new rows
+    /// without a round trip through f32). [`Capabilities::moves_packed_rows`] is the rule.
+    pub packed_rows: bool,
+    /// Attention reads k and v stored as f16 under queries of a dtype it computes (a KV cache
+    /// held in f16): rlx-opt leaves those two operands as they are instead of widening them,
+    /// which would copy the whole cache to f32 every step.
+    pub half_kv_attention: bool,
     /// Binary/compare/where ops broadcast their operands themselves. When false, legalize makes
     /// every broadcast an explicit `Expand`.
     pub native_broadcast: bool,
@@ -96,8 +101,9 @@ impl Capabilities {
             dtypes: DType::ALL.into_iter().collect(),
             compute_dtypes: DType::ALL.into_iter().collect(),
             missing_dtype_features: BTreeMap::new(),
-            // A device that computes every dtype never needs it.
-            packed_row_gather: false,
+            // A device that computes every dtype never needs them.
+            packed_rows: false,
+            half_kv_attention: false,
             native_broadcast: true,
             buffer_alignment: 64,
             max_tensor_bytes: u64::MAX,
@@ -120,18 +126,49 @@ impl Capabilities {
         std::borrow::Cow::Owned(caps)
     }
 
-    /// Whether this device runs the gather `op` with data of type `data` on its stored words
-    /// (see [`Capabilities::packed_row_gather`]).
-    pub fn is_packed_row_gather(&self, op: &rlx_ir::Op, data: &rlx_ir::TensorType) -> bool {
-        self.packed_row_gather && Self::gathers_packed_rows(op, data)
+    /// Whether this device moves the rows of this very node as stored words (see
+    /// [`Capabilities::packed_rows`]); `inputs` are the node's operand types.
+    pub fn is_packed_rows(&self, op: &rlx_ir::Op, inputs: &[&rlx_ir::TensorType]) -> bool {
+        self.packed_rows && Self::moves_packed_rows(op, inputs)
     }
 
-    /// The rule itself, whatever the device: `op` is a gather of `data` rows of an even count
-    /// of 2-byte elements. A backend with `packed_row_gather` lowers exactly these as words.
-    pub fn gathers_packed_rows(op: &rlx_ir::Op, data: &rlx_ir::TensorType) -> bool {
-        let rlx_ir::Op::Gather { axis } = op else { return false };
+    /// The rule itself, whatever the device: `op` is a gather of rows of `inputs[0]`, or a
+    /// row write of `inputs[1]` into the state `inputs[0]` of the same dtype, where a row is
+    /// an even count of 2-byte elements. A backend with `packed_rows` lowers exactly these as
+    /// words.
+    pub fn moves_packed_rows(op: &rlx_ir::Op, inputs: &[&rlx_ir::TensorType]) -> bool {
+        let (axis, data) = match (op, inputs) {
+            (rlx_ir::Op::Gather { axis }, [data, ..]) => (*axis, *data),
+            (rlx_ir::Op::WriteRows { axis }, [state, rows, ..]) if state.dtype == rows.dtype => {
+                (*axis, *state)
+            }
+            _ => return false,
+        };
         let inner: usize = data.shape.dims().iter().skip(axis + 1).product();
         data.dtype.storage_bytes() == 2 && inner.is_multiple_of(2)
+    }
+
+    /// Whether operand `j` (of type `input`) of `op` stays in its stored dtype on this device,
+    /// its kernel reading it as stored: the packed blocks of a quantized op
+    /// ([`rlx_ir::Op::packed_operand`]), and f16 keys and values of an attention where the
+    /// device has [`Capabilities::half_kv_attention`].
+    pub fn reads_as_stored(&self, op: &rlx_ir::Op, j: usize, input: &rlx_ir::TensorType) -> bool {
+        Self::read_as_stored_with(op, j, input, self.half_kv_attention)
+    }
+
+    /// [`Self::reads_as_stored`] for a device that has `half_kv_attention` or not (for a
+    /// backend's lowering, which knows its own abilities).
+    pub fn read_as_stored_with(
+        op: &rlx_ir::Op,
+        j: usize,
+        input: &rlx_ir::TensorType,
+        half_kv_attention: bool,
+    ) -> bool {
+        op.packed_operand() == Some(j)
+            || (half_kv_attention
+                && matches!(op, rlx_ir::Op::Attention(_))
+                && (j == 1 || j == 2)
+                && input.dtype == DType::F16)
     }
 
     pub fn supports(&self, kind: OpKind) -> bool {

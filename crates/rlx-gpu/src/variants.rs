@@ -194,7 +194,7 @@ const FAMILIES: [KernelKey; 14] = [
     KernelKey::Reduce(ReduceKernel::Cumsum(WordType::F32)),
     KernelKey::MATMUL_TILED_F32,
     KernelKey::SOFTMAX_ROW_F32,
-    KernelKey::Attention(AttentionKernel::Split),
+    KernelKey::Attention(AttentionKernel::Split(crate::catalog::attention::KvStore::F32)),
     KernelKey::Rope(RopeKernel::F32),
     KernelKey::Random(RandomDist::Uniform),
     KernelKey::Quant(QuantKernel::Gather(rlx_ir::QuantType::Q8_0)),

@@ -144,7 +144,7 @@ fn cooperative_matrix_kernels_keep_workgroup_variables_in_16_byte_units() {
 #[test]
 fn coop_attention_shared_bytes_match_the_kernel() {
     use crate::catalog::attention::backward::bwd_coop_shared_bytes;
-    use crate::catalog::attention::{AttentionKernel, CoopHead, CoopLoads};
+    use crate::catalog::attention::{AttentionKernel, CoopHead, CoopLoads, KvStore};
     let bytes = |k: AttentionKernel| {
         let module = compile(&crate::variant(crate::KernelKey::Attention(k)), ParamsBinding::Immediate);
         module
@@ -157,7 +157,10 @@ fn coop_attention_shared_bytes_match_the_kernel() {
     };
     for head in CoopHead::ALL {
         for loads in CoopLoads::ALL {
-            assert_eq!(bytes(AttentionKernel::Coop(head, loads)), head.shared_bytes(), "{head:?} {loads:?}");
+            for kv in KvStore::ALL {
+                let key = AttentionKernel::Coop(head, loads, kv);
+                assert_eq!(bytes(key), head.shared_bytes(), "{head:?} {loads:?} {kv:?}");
+            }
         }
         let bwd = AttentionKernel::BackwardCoop(head, rlx_ir::AttnGradPart::Q);
         assert_eq!(bytes(bwd), bwd_coop_shared_bytes(head), "{head:?}");

@@ -89,7 +89,7 @@ pub use common::tokenizer::causal_tokenizer;
 pub use common::trainer::{StepReport, TrainConfig, Trainer};
 pub use decoder::chat::{ChatTemplate, Message};
 pub use decoder::{
-    decoder_graph, rope_tables, Architecture, BatchDecoder, Decoder, DecoderConfig, DecoderOptions,
+    decoder_graph, rope_tables, Architecture, BatchDecoder, Decoder, DecoderConfig, DecoderOptions, KvCache,
     RopeScaling, SeqId, SeqParams, SeqToken,
 };
 pub use decoder::{DecoderFineTune, DecoderTrainOptions, LoraOptions, TokenWindows};

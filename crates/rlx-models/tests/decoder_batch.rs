@@ -15,7 +15,7 @@ mod support;
 use support::device_tests;
 
 use rlx_models::decoder::{decoder_graph, DecoderConfig, DecoderOptions};
-use rlx_models::{BatchDecoder, Decoder, Device, ModelError, SeqId, SeqParams, WeightData};
+use rlx_models::{BatchDecoder, Decoder, Device, KvCache, ModelError, SeqId, SeqParams, WeightData};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -28,7 +28,12 @@ fn dir(name: &str) -> PathBuf {
 /// The fixture `name` on `device` with a prefill chunk of 3 (prompts span several chunks), or
 /// `None` after a loud skip when a GPU device cannot be opened.
 fn open(name: &str, device: Device) -> Option<Decoder> {
-    let opts = DecoderOptions { prefill_chunk: 3, ..Default::default() };
+    open_with(name, device, KvCache::Auto)
+}
+
+/// [`open`] with the KV cache in `kv_cache`.
+fn open_with(name: &str, device: Device, kv_cache: KvCache) -> Option<Decoder> {
+    let opts = DecoderOptions { prefill_chunk: 3, kv_cache, ..Default::default() };
     match Decoder::with_options(&dir(name), device, opts) {
         Ok(d) => Some(d),
         Err(ModelError::Runtime(e @ rlx_runtime::Error::DeviceUnavailable { .. })) => {
@@ -82,8 +87,13 @@ fn prompts() -> [Vec<i32>; 5] {
 }
 
 fn check(device: Device) {
-    for name in FIXTURES {
-        let Some(mut dec) = open(name, device) else { return };
+    check_fixtures(device, &FIXTURES, KvCache::Auto);
+}
+
+/// [`check`] on `names`, with the KV cache in `kv_cache`.
+fn check_fixtures(device: Device, names: &[&str], kv_cache: KvCache) {
+    for name in names {
+        let Some(mut dec) = open_with(name, device, kv_cache) else { return };
         let p = prompts();
         let budgets = [9, 12, 5, 10, 7];
         let want: Vec<Vec<i32>> =
@@ -137,6 +147,14 @@ fn check(device: Device) {
 }
 
 device_tests!(check => batch_matches_single_sequences_on_cpu, batch_matches_single_sequences_on_vulkan, batch_matches_single_sequences_on_wgpu);
+
+/// The same with the KV cache held in f16 (grouped heads, q/k norms and biases: qwen3): the
+/// batch still gives each sequence its single-sequence tokens, now both over f16 caches.
+fn check_half_cache(device: Device) {
+    check_fixtures(device, &["qwen3"], KvCache::F16);
+}
+
+device_tests!(check_half_cache => half_cache_batch_matches_single_sequences_on_cpu, half_cache_batch_matches_single_sequences_on_vulkan, half_cache_batch_matches_single_sequences_on_wgpu);
 
 /// With a prefill chunk of 16 the batch also compiles a short prefill of 2 rows: prompts of 1
 /// and 2 tokens take it alone, one of 18 tokens takes a full chunk and then the short one, one
@@ -281,9 +299,8 @@ fn rows_are_independent(device: Device) {
     let cfg = DecoderConfig::from_file(&dir("qwen3").join("config.json")).unwrap();
     let capacity = 8;
     let q = QuantizedWeights::new();
-    let g =
-        batched_decode_graph(&cfg, 4, capacity, rlx_models::Precision::F32, BatchOutput::TokensAndLogits, &q)
-            .unwrap();
+    let (p, kv) = (rlx_models::Precision::F32, rlx_ir::DType::F32);
+    let g = batched_decode_graph(&cfg, 4, capacity, p, kv, BatchOutput::TokensAndLogits, &q).unwrap();
     let session = match rlx_runtime::Session::new(device) {
         Ok(s) => s,
         Err(e) => {

@@ -111,20 +111,18 @@ fn check_native(g: &Graph, caps: &Capabilities) -> Result<(), OptError> {
                 caps.device_name
             )));
         }
-        let packed_gather =
-            n.inputs.first().and_then(|&d| g.ty(d).ok()).is_some_and(|d| caps.is_packed_row_gather(&n.op, d));
-        if matches!(n.op, Op::Cast(_)) || n.op.is_view() || packed_gather {
+        let inputs = n.inputs.iter().map(|&i| g.ty(i)).collect::<Result<Vec<_>, _>>()?;
+        if matches!(n.op, Op::Cast(_)) || n.op.is_view() || caps.is_packed_rows(&n.op, &inputs) {
             continue;
         }
-        // A packed quantized operand is bytes the op decodes itself, not a value it computes on.
-        let packed = n.op.packed_operand();
-        let operands = n
-            .inputs
+        // Operands the op reads as stored (packed quantized blocks, f16 keys and values of an
+        // attention) are not values it computes on.
+        let operands = inputs
             .iter()
             .enumerate()
-            .filter(|(j, _)| Some(*j) != packed)
-            .map(|(_, &i)| g.ty(i).map(|t| t.dtype))
-            .collect::<Result<Vec<_>, _>>()?;
+            .filter(|(j, t)| !caps.reads_as_stored(&n.op, *j, t))
+            .map(|(_, t)| t.dtype)
+            .collect::<Vec<_>>();
         if let Some(d) = operands.into_iter().chain([n.ty.dtype]).find(|d| !caps.compute_dtypes.contains(d)) {
             return Err(broken(format!(
                 "{} on {d} left in a graph for {}, which only stores {d}",

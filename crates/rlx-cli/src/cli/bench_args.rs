@@ -109,6 +109,10 @@ pub struct DecoderArgs {
     /// batched decode step; 1 is the single-sequence generator.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub streams: u32,
+    /// The KV cache's dtype: auto (f16 under mixed and f16 precision, f32 under f32), f32 or
+    /// f16.
+    #[arg(long, default_value = "auto")]
+    pub kv_cache: rlx_models::KvCache,
 }
 
 /// The soak workload's runs and thread checks.

@@ -39,6 +39,7 @@ fn measure(o: &BenchGenerateOptions<'_>, device: Device) -> Result<Row, Box<dyn 
     let opts = DecoderOptions {
         precision: o.common.precision,
         prefill_chunk: o.decoder.prefill_tokens.max(1),
+        kv_cache: o.decoder.kv_cache,
         ..Default::default()
     };
     let session = Session::new(device)?;

@@ -45,6 +45,10 @@ pub struct GenerateOptions {
     /// prompt and these must fit the model's context.
     #[arg(long, default_value_t = 32)]
     pub max_tokens: usize,
+    /// The KV cache's dtype: auto (f16 under mixed and f16 precision, f32 under f32), f32 or
+    /// f16 (half the memory; keys and values rounded once as they are written).
+    #[arg(long, default_value = "auto")]
+    pub kv_cache: rlx_models::KvCache,
     /// Sampling temperature: 0 is greedy (the argmax), T > 0 samples. Default: the model's
     /// generation_config.json (do_sample, temperature), else greedy.
     #[arg(long, allow_negative_numbers = true)]
@@ -152,7 +156,7 @@ pub fn run(o: &GenerateOptions) -> Result<(), Box<dyn std::error::Error>> {
     let mut model = load_causal_lm(
         &o.model,
         o.target.device,
-        DecoderOptions { precision: o.target.precision, ..Default::default() },
+        DecoderOptions { precision: o.target.precision, kv_cache: o.kv_cache, ..Default::default() },
     )?;
     eprintln!(
         "generate: {} ({} layers) on {} loaded in {:.1} s",

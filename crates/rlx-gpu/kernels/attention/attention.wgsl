@@ -92,7 +92,7 @@ fn main(
                 let kj = j0 + rr;
                 var kv = 0.0;
                 if (kj < p.sk && gd < p.d) {
-                    kv = k[k_base + kj * p.k_ss + gd];
+                    kv = k_load(k_base + kj * p.k_ss + gd).x;
                 }
                 kv_s[rr * K_PITCH + dd] = kv;
             }
@@ -138,7 +138,7 @@ fn main(
             let gc = dv0 + col;
             var vv = 0.0;
             if (kj < p.sk && gc < p.dv) {
-                vv = v[v_base + kj * p.v_ss + gc];
+                vv = v_load(v_base + kj * p.v_ss + gc).x;
             }
             kv_s[kk * DMAX + col] = vv;
         }

@@ -9,8 +9,9 @@ enable wgpu_cooperative_matrix;
 //
 // Variant defines: DH (64 or 128): the head dim the tiles hold, d and dv anything up to it (the
 // tiles are zero-filled past them); BKV (32): keys per tile; LW (1 or 4) and QKV (f32 or
-// vec4<f32>, the element type of the q, k, v bindings): each invocation loads LW consecutive
-// values at a time. LW = 4 needs d, dv and every q, k, v stride divisible by 4 (the host checks;
+// vec4<f32>, the element type of the q binding, and of k and v when they are stored f32; f16
+// ones are read through attention_kv_f16.wgsl): each invocation loads LW consecutive values at
+// a time. LW = 4 needs d, dv and every q, k, v stride divisible by 4 (the host checks;
 // bindings start on 16-byte boundaries); on the H100 it halved the kernel's time. Needs f16
 // 16×16×16 cooperative matrices with f32 accumulation and subgroups of 32 (checked before a
 // device is given this kernel).
@@ -291,17 +292,17 @@ fn load_kv(b: u32, k_base: u32, v_base: u32, j0: u32, len: u32, plain: bool, t: 
         var vx = vec4<f32>(0.0);
         if (plain) {
             if (dd < p.d) {
-                kx = vec4<f32>(k[(k_base + kj * p.k_ss + dd) / LW]);
+                kx = k_load(k_base + kj * p.k_ss + dd);
             }
             if (dd < p.dv) {
-                vx = vec4<f32>(v[(v_base + kj * p.v_ss + dd) / LW]);
+                vx = v_load(v_base + kj * p.v_ss + dd);
             }
         } else if (kj < p.sk) {
             if (dd < p.d) {
-                kx = vec4<f32>(k[(k_base + kj * p.k_ss + dd) / LW]);
+                kx = k_load(k_base + kj * p.k_ss + dd);
             }
             if (dd < p.dv && key_ok(b, kj, len)) {
-                vx = vec4<f32>(v[(v_base + kj * p.v_ss + dd) / LW]);
+                vx = v_load(v_base + kj * p.v_ss + dd);
             }
         }
         stage4(kk * QP + dd, kx);

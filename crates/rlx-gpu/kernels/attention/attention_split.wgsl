@@ -94,7 +94,7 @@ fn main(
         var dot = 0.0;
         let k_row = k_base + j * p.k_ss;
         for (var dd = 0u; dd < p.d; dd++) {
-            dot = fma(q_s[dd], k[k_row + dd], dot);
+            dot = fma(q_s[dd], k_load(k_row + dd).x, dot);
         }
         s = scored(dot, b, h, i, j, true);
         vis = true;
@@ -118,7 +118,7 @@ fn main(
         var acc = 0.0;
         for (var kk = 0u; kk < CH; kk++) {
             if (vis_s[kk] != 0u) {
-                acc = fma(p_s[kk], v[v_base + (j0 + kk) * p.v_ss + col], acc);
+                acc = fma(p_s[kk], v_load(v_base + (j0 + kk) * p.v_ss + col).x, acc);
             }
         }
         part[base + 2u + col] = acc;

@@ -1,9 +1,11 @@
-// What both attention kernels (attention.wgsl, attention_coop.wgsl) share: the mask
-// kinds, the params, the bindings and the visibility rule. rlx-gpu appends this file to each of
-// them, so their own line numbers stay those of their files.
+// What the attention kernels (attention.wgsl, attention_split.wgsl, attention_coop.wgsl and the
+// backward ones) share: the mask kinds, the params, the bindings and the visibility rule.
+// rlx-gpu appends this file to each of them, so their own line numbers stay those of their
+// files.
 //
-// Bindings: 0 = q, 1 = k, 2 = v (elements of type QKV: f32, or vec4<f32> for the coop kernel's
-// wide loads), 3 = mask (read; 32-bit words: the [B, Sk] padding mask as
+// Bindings: 0 = q (elements of type QKV: f32, or vec4<f32> for the coop kernel's wide loads),
+// 1 = k and 2 = v (declared by attention_kv_f32.wgsl or attention_kv_f16.wgsl, appended too,
+// with their k_load and v_load), 3 = mask (read; 32-bit words: the [B, Sk] padding mask as
 // Bool/I32/F32 words, or the F32 bias; any buffer when the mask kind reads none), 4 = out
 // (read_write), 5 = kv lengths (read; I32 [B] when has_lens, any buffer otherwise). Params:
 // AttentionParams (rlx-gpu's catalog::attention::AttentionParams).
@@ -19,8 +21,6 @@ const NEG_INF_BITS: u32 = 0xff800000u;
 // p: AttentionParams (declared from its Rust struct by rlx-gpu: src/catalog/params_wgsl.rs).
 
 @group(0) @binding(0) var<storage, read> q: array<{{QKV}}>;
-@group(0) @binding(1) var<storage, read> k: array<{{QKV}}>;
-@group(0) @binding(2) var<storage, read> v: array<{{QKV}}>;
 @group(0) @binding(3) var<storage, read> mask: array<u32>;
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;
 @group(0) @binding(5) var<storage, read> lens: array<i32>;

@@ -8,8 +8,14 @@
 // past cap, or before 0, is dropped: the state is never written out of bounds. The offset of block
 // o is offset[o · offset_stride]: stride 0 gives every block offset[0], stride 1 its own (one
 // offset per sequence of a batched KV cache).
+//
+// Variant define NARROW: 0 writes the rows' words as they are; 1 (f16) and 2 (bf16) read f32 rows
+// and write each state word from two of them, rounded (include/float_narrow.wgsl, appended):
+// a KV cache held in f16 takes its new f32 keys without a cast launch before the write. Words
+// are counted in the state's units either way (inner and numel are in words).
 
 const WG: u32 = 256u;
+const NARROW: u32 = {{NARROW}}u;
 
 // p: WriteRowsParams (declared from its Rust struct by rlx-gpu: src/catalog/params_wgsl.rs).
 
@@ -45,5 +51,16 @@ fn element(i: u32) {
     if (pos >= p.cap) {
         return;
     }
-    state[(o * p.cap + pos) * p.inner + j] = rows[i];
+    state[(o * p.cap + pos) * p.inner + j] = row_word(i);
+}
+
+// Word i of the rows as the state stores it.
+fn row_word(i: u32) -> u32 {
+    if (NARROW == 1u) {
+        return f32_to_f16_bits(rows[2u * i]) | (f32_to_f16_bits(rows[2u * i + 1u]) << 16u);
+    }
+    if (NARROW == 2u) {
+        return f32_to_bf16_bits(rows[2u * i]) | (f32_to_bf16_bits(rows[2u * i + 1u]) << 16u);
+    }
+    return rows[i];
 }

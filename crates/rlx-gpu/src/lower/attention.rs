@@ -11,7 +11,7 @@ use super::matmul::operand_or_dummy;
 use super::{LowerCtx, Site};
 use crate::catalog::attention::{
     attention_launches, combine_launches, partial_bytes, split_chunks, split_fits, AttentionKernel,
-    AttentionParams, AttnCombineParams, CoopHead, CoopLoads,
+    AttentionParams, AttnCombineParams, CoopHead, CoopLoads, KvStore,
 };
 use crate::schedule::Dispatch;
 use crate::schedule::Operand;
@@ -58,20 +58,25 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
         None => q_op,
     };
     let result = cx.operand_nonempty(id)?;
-    // Tensor cores where the device and the precision allow them, the head dims fit and the
-    // launch fills the GPU (or a forced coop matmul says so); the f32 kernel otherwise (it
-    // takes any head dim).
+    // Keys and values stored f16 (a KV cache in f16) are read as packed words by the kernels'
+    // f16 variants (rlx-opt leaves them unwidened: `Capabilities::half_kv_attention`).
+    let kv = KvStore::of(cx.ty(k)?.dtype);
+    // A few query rows (decode steps, one or many sequences) take the split-key kernel: the
+    // tensor-core kernel's 64-row blocks would be 63/64 padding at one row a sequence (a
+    // 64-stream batched step spent 29 % of its time there on the H100). Otherwise tensor cores
+    // where the device and the precision allow them, the head dims fit and the launch fills
+    // the GPU (or a forced coop matmul says so); the f32 kernel otherwise (any head dim).
     let (d, dv) = (params.d as usize, params.dv as usize);
+    if split_kernel(&cx.options) && split_fits(params.sq, d) {
+        return split(cx, id, params, grid[1], kv, [q_op, k_op, v_op, m_op, result, len_op], out);
+    }
     let coop =
         CoopHead::select(d, dv, params.sq, grid, cx.limits, &cx.options).map_err(|reason| at.bad(reason))?;
-    if coop.is_none() && split_kernel(&cx.options) && split_fits(params.sq, d) {
-        return split(cx, id, params, grid[1], [q_op, k_op, v_op, m_op, result, len_op], out);
-    }
     let (key, grid) = match coop {
         Some(head) => {
-            (AttentionKernel::Coop(head, CoopLoads::for_params(&params)), CoopHead::grid(params.sq, grid))
+            (AttentionKernel::Coop(head, CoopLoads::for_params(&params), kv), CoopHead::grid(params.sq, grid))
         }
-        None => (AttentionKernel::Rows(block), grid),
+        None => (AttentionKernel::Rows(block, kv), grid),
     };
     for (params, grid) in attention_launches(params, grid) {
         out.push(at.step(
@@ -85,7 +90,8 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
 }
 
 /// Whether the split-key kernel may run: unless a forced matmul kernel picks the row-blocked
-/// attention kernels (so that the parity table still reaches them with one query row).
+/// or the tensor-core attention kernels (so that the parity table still reaches them with one
+/// query row).
 fn split_kernel(options: &KernelOptions) -> bool {
     !matches!(options.matmul, Some(MatmulKernel::Tiled64 | MatmulKernel::Reg128 | MatmulKernel::Coop))
 }
@@ -97,6 +103,7 @@ fn split(
     id: NodeId,
     params: AttentionParams,
     batch_heads: u32,
+    kv: KvStore,
     operands: [Operand; 6],
     out: &mut Vec<Dispatch>,
 ) -> Result<(), GpuError> {
@@ -112,7 +119,13 @@ fn split(
     let [q, k, v, m, result, lens] = operands;
     for (p, grid) in attention_launches(params, [chunks, rows, 1]) {
         let ops = vec![q, k, v, m, result, lens, partials];
-        out.push(Dispatch::new(KernelKey::Attention(AttentionKernel::Split), cx.label(id), ops, &p, grid));
+        out.push(Dispatch::new(
+            KernelKey::Attention(AttentionKernel::Split(kv)),
+            cx.label(id),
+            ops,
+            &p,
+            grid,
+        ));
     }
     let [o_sb, o_ss, o_sh] = params.o_strides;
     let combine = AttnCombineParams {

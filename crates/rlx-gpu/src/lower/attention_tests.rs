@@ -1,6 +1,6 @@
 //! What the attention lowering puts in a schedule: kernels, launches, bindings.
 
-use crate::catalog::attention::{AttentionKernel, AttnBlock};
+use crate::catalog::attention::{AttentionKernel, AttnBlock, KvStore};
 use crate::schedule::BufferId;
 use crate::{lower, KernelKey};
 use rlx_ir::{AttentionSpec, AttnLayout, Graph, MaskKind};
@@ -19,7 +19,7 @@ fn attention_bindings_for_missing_operands() {
     // Sk = 0: k and v are empty and bound to dummies; no mask operand: q stands in.
     let g = attention("attn", [&[1, 5, 2, 8], &[1, 0, 2, 8], &[1, 0, 2, 300]], MaskKind::None);
     let s = schedule(&g);
-    assert_eq!(keys(&s), [KernelKey::Attention(AttentionKernel::Rows(AttnBlock::D256))]);
+    assert_eq!(keys(&s), [KernelKey::Attention(AttentionKernel::Rows(AttnBlock::D256, KvStore::F32))]);
     let ops = &s.steps[0].operands;
     assert_eq!(ops[0].buffer, BufferId::Leaf(0));
     assert!(matches!(ops[1].buffer, BufferId::Scratch(_)) && matches!(ops[2].buffer, BufferId::Scratch(_)));
@@ -28,7 +28,10 @@ fn attention_bindings_for_missing_operands() {
     assert_eq!(s.steps[0].workgroups, [1, 2, 2]);
     // A device with the guaranteed 16 KiB of workgroup memory gets the D128 variant.
     let small = lowered(&g, &limits(16 * 1024)).unwrap();
-    assert_eq!(small.steps[0].key, KernelKey::Attention(AttentionKernel::Rows(AttnBlock::D128)));
+    assert_eq!(
+        small.steps[0].key,
+        KernelKey::Attention(AttentionKernel::Rows(AttnBlock::D128, KvStore::F32))
+    );
     assert_eq!(small.steps[0].workgroups, [1, 2, 3]);
 }
 
@@ -39,7 +42,10 @@ fn few_query_rows_take_the_split_kernel_unless_forced() {
     let s = schedule(&g);
     assert_eq!(
         keys(&s),
-        [KernelKey::Attention(AttentionKernel::Split), KernelKey::Attention(AttentionKernel::Combine)]
+        [
+            KernelKey::Attention(AttentionKernel::Split(KvStore::F32)),
+            KernelKey::Attention(AttentionKernel::Combine)
+        ]
     );
     // 10 chunks of 64 keys × 16 rows (2 batches × 8 heads × 1 query); one combine group per row.
     assert_eq!((s.steps[0].workgroups, s.steps[1].workgroups), ([10, 16, 1], [1, 16, 1]));
@@ -50,5 +56,5 @@ fn few_query_rows_take_the_split_kernel_unless_forced() {
     let forced =
         rlx_backend::KernelOptions { matmul: Some(rlx_backend::MatmulKernel::Tiled64), ..Default::default() };
     let s = lower(&g, &limits(48 * 1024), &forced).unwrap();
-    assert_eq!(keys(&s), [KernelKey::Attention(AttentionKernel::Rows(AttnBlock::D64))]);
+    assert_eq!(keys(&s), [KernelKey::Attention(AttentionKernel::Rows(AttnBlock::D64, KvStore::F32))]);
 }

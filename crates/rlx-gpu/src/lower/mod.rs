@@ -57,8 +57,8 @@ pub struct LowerCtx<'a> {
     pool_of: Vec<Option<usize>>,
     /// Temporary buffers requested so far (bytes).
     scratch: Vec<u64>,
-    /// Casts whose readers read their f16 input directly (`matmul::absorbed_casts`): they
-    /// launch nothing.
+    /// Casts whose readers read their input directly (`matmul::absorbed_casts`: f16 weights;
+    /// `state::narrowing_writes`: f32 rows rounded by the state write): they launch nothing.
     pub absorbed: std::collections::HashSet<NodeId>,
     /// Matrix-vector matmuls that launch together ([`matmul_group`]).
     groups: matmul_group::VecGroups,
@@ -150,7 +150,8 @@ pub fn lower(graph: &Graph, limits: &GpuLimits, options: &KernelOptions) -> Resu
         leaf_index.insert(id, leaves.len());
         leaves.push(Leaf { node: id, kind, ty: node.ty.clone(), bytes: whole_units(device_bytes(&node.ty)) });
     }
-    let absorbed = matmul::absorbed_casts(graph, options, limits);
+    let mut absorbed = matmul::absorbed_casts(graph, options, limits);
+    absorbed.extend(state::narrowing_writes(graph));
     let groups = matmul_group::VecGroups::find(graph, options, limits, &absorbed);
     groups.adjust(&mut plan);
     let (pool_of, pools) = assign_pools(&plan);
@@ -235,20 +236,25 @@ fn whole_units(bytes: u64) -> u64 {
 fn lower_node(cx: &mut LowerCtx, id: NodeId, node: &Node, out: &mut Vec<Dispatch>) -> Result<(), GpuError> {
     let at = Site::new(cx, id, node);
     let kind = node.op.kind();
-    let packed_gather = shape::packed_row_gather(cx, node)?;
-    if !packed_gather
+    let packed_rows = shape::packed_rows(cx, node)?;
+    if !packed_rows
         && !matches!(
             kind,
             OpKind::Input | OpKind::Param | OpKind::Constant | OpKind::State | OpKind::Cast | OpKind::Reshape
         )
     {
-        // A packed quantized operand is bytes its kernel decodes, not words it computes on.
-        let packed = node.op.packed_operand().and_then(|j| node.inputs.get(j));
-        for &i in node.inputs.iter().chain([&id]).filter(|&i| Some(i) != packed) {
-            let dtype = cx.ty(i)?.dtype;
-            if crate::convert::stored_size(dtype) != 4 {
-                return Err(shape::packed_refused(&at.label, dtype));
+        // Operands a kernel reads as stored (packed quantized blocks, f16 keys and values of an
+        // attention: GPUs have `half_kv_attention`, see policy.rs) are not words it computes on.
+        for (j, &i) in node.inputs.iter().enumerate() {
+            let ty = cx.ty(i)?;
+            let stored = rlx_backend::Capabilities::read_as_stored_with(&node.op, j, ty, true);
+            if crate::convert::stored_size(ty.dtype) != 4 && !stored {
+                return Err(shape::packed_refused(&at.label, ty.dtype));
             }
+        }
+        let dtype = node.ty.dtype;
+        if crate::convert::stored_size(dtype) != 4 {
+            return Err(shape::packed_refused(&at.label, dtype));
         }
     }
     match kind {

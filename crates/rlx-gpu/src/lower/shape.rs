@@ -30,13 +30,15 @@ pub(super) fn word_type(dtype: DType, label: &str) -> Result<WordType, GpuError>
 /// The error for a kernel other than a cast meeting a packed dtype: rlx-opt's dtype
 /// legalization wraps every such op in casts, so this is a pipeline bug, reported instead of
 /// running a word kernel on 2- or 1-byte elements.
-/// Whether `node` is a gather of rows of an even count of 2-byte elements, which the word
-/// gather kernel moves as they are stored ([`crate::capabilities`] sets `packed_row_gather`).
-pub(super) fn packed_row_gather(cx: &LowerCtx, node: &Node) -> Result<bool, GpuError> {
-    let Some(&data) = node.inputs.first().filter(|_| matches!(node.op, Op::Gather { .. })) else {
+/// Whether `node` moves rows of an even count of 2-byte elements as stored words: a gather
+/// (the word gather kernel) or a state row write (the word `write_rows` kernel);
+/// [`crate::capabilities`] sets `packed_rows`.
+pub(super) fn packed_rows(cx: &LowerCtx, node: &Node) -> Result<bool, GpuError> {
+    if !matches!(node.op, Op::Gather { .. } | Op::WriteRows { .. }) {
         return Ok(false);
-    };
-    Ok(rlx_backend::Capabilities::gathers_packed_rows(&node.op, cx.ty(data)?))
+    }
+    let inputs = node.inputs.iter().map(|&i| cx.ty(i)).collect::<Result<Vec<_>, _>>()?;
+    Ok(rlx_backend::Capabilities::moves_packed_rows(&node.op, &inputs))
 }
 
 pub(super) fn packed_refused(label: &str, dtype: DType) -> GpuError {
@@ -202,8 +204,8 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
             let (outer, len, mut inner) = split_at_axis(x_dims, *axis);
             let nidx = cx.ty(idx)?.numel();
             let mut n = n;
-            // Rows of an even count of 2-byte elements move as words (packed_row_gather).
-            if packed_row_gather(cx, node)? {
+            // Rows of an even count of 2-byte elements move as words (packed_rows).
+            if packed_rows(cx, node)? {
                 inner /= 2;
                 n /= 2;
             }

@@ -80,6 +80,9 @@ fn attention_grad(
     if has_mask {
         fwd.push(inputs[5]);
     }
+    // The gradient keeps one dtype for q, k and v.
+    same_dtype(name, inputs, 0, 1)?;
+    same_dtype(name, inputs, 0, 2)?;
     let out = attention(name, spec, &fwd)?;
     let [b, sq, hq, _] = rank4(name, "q", inputs[0], spec.layout)?;
     let stats = TensorType::new([b, hq, sq, 2], DType::F32);
@@ -138,9 +141,11 @@ fn attention(
     let has_mask = matches!(spec.mask, MaskKind::Padding | MaskKind::Bias);
     arity(name, inputs, 3 + has_mask as usize + spec.kv_lengths as usize)?;
     let (q, k, v) = (inputs[0], inputs[1], inputs[2]);
+    // k and v share a dtype, which may be narrower than q's: a KV cache held in f16 under f32
+    // queries (the output takes q's dtype).
     float(name, 0, q.dtype)?;
-    same_dtype(name, inputs, 0, 1)?;
-    same_dtype(name, inputs, 0, 2)?;
+    float(name, 1, k.dtype)?;
+    same_dtype(name, inputs, 1, 2)?;
     let [bq, sq, hq, dq] = rank4(name, "q", q, spec.layout)?;
     let [bk, sk, hk, dk] = rank4(name, "k", k, spec.layout)?;
     let [bv, sv, hv, dv] = rank4(name, "v", v, spec.layout)?;

@@ -125,3 +125,23 @@ fn grad_uses_the_flash_backward_except_for_a_bias() {
         assert_eq!(parts, if flash { 4 } else { 0 }, "{mask:?}");
     }
 }
+
+#[test]
+fn attention_takes_keys_and_values_narrower_than_the_queries() {
+    let mut g = Graph::new("g");
+    let s = AttentionSpec::new(AttnLayout::Bshd, MaskKind::Causal);
+    let q = f32_in(&mut g, "q", &[1, 2, 4, 8]);
+    let k = g.input("k", &[1, 6, 2, 8], DType::F16).unwrap();
+    let v = g.input("v", &[1, 6, 2, 8], DType::F16).unwrap();
+    let y = g.attention(q, k, v, None, s).unwrap();
+    assert_eq!(ty(&g, y), tt(&[1, 2, 4, 8], DType::F32), "the output takes q's dtype");
+    // k and v still share one dtype, and a float one.
+    let vf = f32_in(&mut g, "vf", &[1, 6, 2, 8]);
+    assert!(matches!(g.attention(q, k, vf, None, s), Err(IrError::DType { operand: 2, .. })));
+    let ki = g.input("ki", &[1, 6, 2, 8], DType::I32).unwrap();
+    assert!(matches!(g.attention(q, ki, ki, None, s), Err(IrError::DType { operand: 1, .. })));
+    // The gradient keeps one dtype for q, k and v.
+    let dy = f32_in(&mut g, "dy", &[1, 2, 4, 8]);
+    let e = g.attention_grad([q, k, v], y, dy, None, s, [true, true, true]);
+    assert!(matches!(e, Err(IrError::DType { operand: 1, .. })), "{e:?}");
+}

@@ -150,19 +150,20 @@ impl BatchDecoder {
         dec.check_cache_room(capacity)?;
         check_slots_room(dec, max_streams, capacity)?;
         let p = dec.opts.precision;
+        let kv = dec.opts.kv_cache.dtype(p);
         let q = &dec.quant;
         let chunk = dec.opts.prefill_chunk.clamp(1, capacity);
         // The prefill returns the last row's logits: picked on the host (argmax or a sampler),
         // once per prompt.
-        let prefill = cached_decoder_graph(cfg, chunk, capacity, p, StepOutput::Logits, q)?;
-        let copy = slot_copy_graph(cfg, max_streams, capacity)?;
-        let step = batched_decode_graph(cfg, max_streams, capacity, p, BatchOutput::Tokens, q)?;
+        let prefill = cached_decoder_graph(cfg, chunk, capacity, p, kv, StepOutput::Logits, q)?;
+        let copy = slot_copy_graph(cfg, max_streams, capacity, kv)?;
+        let step = batched_decode_graph(cfg, max_streams, capacity, p, kv, BatchOutput::Tokens, q)?;
         let step_logits =
-            batched_decode_graph(cfg, max_streams, capacity, p, BatchOutput::TokensAndLogits, q)?;
+            batched_decode_graph(cfg, max_streams, capacity, p, kv, BatchOutput::TokensAndLogits, q)?;
         let short_rows = chunk / SHORT_PART;
         let short = match short_rows {
             0 => None,
-            rows => Some(cached_decoder_graph(cfg, rows, capacity, p, StepOutput::Logits, q)?),
+            rows => Some(cached_decoder_graph(cfg, rows, capacity, p, kv, StepOutput::Logits, q)?),
         };
         let opts = CompileOptions { precision: p, ..Default::default() };
         let mut graphs = vec![&prefill, &copy, &step, &step_logits];
@@ -421,7 +422,8 @@ impl Seq {
 fn check_slots_room(dec: &Decoder, slots: usize, capacity: usize) -> Result<()> {
     let c = &dec.config;
     let caps = dec.session.capabilities();
-    let per_slot = (capacity as u64).saturating_mul((c.num_key_value_heads * c.head_dim) as u64 * 4);
+    let bytes = dec.opts.kv_cache.element_bytes(dec.opts.precision);
+    let per_slot = (capacity as u64).saturating_mul((c.num_key_value_heads * c.head_dim) as u64 * bytes);
     let one = per_slot.saturating_mul(slots as u64);
     let all = one.saturating_mul(2 * c.num_hidden_layers as u64);
     let limit = caps.max_tensor_bytes;

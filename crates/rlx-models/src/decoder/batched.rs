@@ -60,6 +60,8 @@ pub struct BatchInputs {
     pub positions: NodeId,
     /// I32 \[slots\]: where each slot's new keys go in its cache; its length is this + 1.
     pub offsets: NodeId,
+    /// The dtype the slots' caches are held in (f32 or f16).
+    pub kv: DType,
 }
 
 /// Adds the batched step to `g` on the given inputs (see the module doc); returns its outputs.
@@ -85,7 +87,8 @@ pub fn batched_decode_outputs(
     let sin = g.gather(sin_table, inputs.positions, 0)?;
 
     let dims = [slots, capacity, cfg.num_key_value_heads, cfg.head_dim];
-    let mut hook = CacheHook { names: batch_cache_names, dims, offset: inputs.offsets, lens };
+    let mut hook =
+        CacheHook { names: batch_cache_names, dims, offset: inputs.offsets, lens, dtype: inputs.kv };
     let mut b = DecoderBuilder::new(g, cfg, precision, quant);
     let rope = RopeInputs { cos, sin, per_row: true };
     let mut x = b.embed(inputs.ids, slots)?;
@@ -101,14 +104,15 @@ pub fn batched_decode_outputs(
     })
 }
 
-/// The batched decode step over `slots` cache slots of `capacity` positions each; weights
-/// stored as `precision` says and the ones in `quant` block-quantized, with the same params as
-/// [`super::decoder_graph_with`].
+/// The batched decode step over `slots` cache slots of `capacity` positions each, held in `kv`;
+/// weights stored as `precision` says and the ones in `quant` block-quantized, with the same
+/// params as [`super::decoder_graph_with`].
 pub fn batched_decode_graph(
     cfg: &DecoderConfig,
     slots: usize,
     capacity: usize,
     precision: Precision,
+    kv: DType,
     output: BatchOutput,
     quant: &QuantizedWeights,
 ) -> Result<Graph, IrError> {
@@ -118,16 +122,25 @@ pub fn batched_decode_graph(
         ids: g.input(INPUT_IDS, &[slots, 1], DType::I32)?,
         positions: g.input(POSITIONS, &[slots], DType::I32)?,
         offsets: g.input(OFFSETS, &[slots], DType::I32)?,
+        kv,
     };
     let outs = batched_decode_outputs(&mut g, cfg, capacity, precision, output, quant, inputs)?;
     g.set_outputs(&outs)?;
     Ok(g)
 }
 
-/// Copies the single-sequence cache of [`super::cached`] ([1, capacity, …] per layer) into slot
-/// [`SLOT`] of the batched cache: `write_rows` along axis 0. Its output is the slot index read
-/// back (a graph needs an output; the writes are what matters).
-pub fn slot_copy_graph(cfg: &DecoderConfig, slots: usize, capacity: usize) -> Result<Graph, IrError> {
+/// Copies the single-sequence cache of [`super::cached`] ([1, capacity, …] per layer, in `kv`)
+/// into slot [`SLOT`] of the batched cache: `write_rows` along axis 0. Its output is the sum of
+/// one pair of elements of each written state, as f32 (a graph needs an output, and an unread
+/// write would be dropped as dead code; the writes are what matters). The pair is a gathered
+/// row of two elements, which a GPU moves as one word whatever the dtype, so an f16 cache is
+/// never widened for it.
+pub fn slot_copy_graph(
+    cfg: &DecoderConfig,
+    slots: usize,
+    capacity: usize,
+    kv: DType,
+) -> Result<Graph, IrError> {
     let mut g = Graph::new(format!("{}_slot_copy_b{slots}_c{capacity}", cfg.architecture.model_type()));
     let slot = g.input(SLOT, &[1], DType::I32)?;
     let batch_dims = [slots, capacity, cfg.num_key_value_heads, cfg.head_dim];
@@ -137,20 +150,24 @@ pub fn slot_copy_graph(cfg: &DecoderConfig, slots: usize, capacity: usize) -> Re
         let (single_k, single_v) = cache_names(i);
         let (batch_k, batch_v) = batch_cache_names(i);
         for (from, to) in [(single_k, batch_k), (single_v, batch_v)] {
-            let src = g.state(&from, &single_dims, DType::F32)?;
-            let dst = g.state(&to, &batch_dims, DType::F32)?;
+            let src = g.state(&from, &single_dims, kv)?;
+            let dst = g.state(&to, &batch_dims, kv)?;
             outs.push(g.write_rows(dst, src, slot, 0)?);
         }
     }
-    // Every write must stay live (an unread node would be dropped as dead code): a one-element
-    // slice of each written state, summed, is the output.
+    let first = g.constant(Tensor::from_i32([1], vec![0])?)?;
+    let pairs = (slots * capacity * cfg.num_key_value_heads * cfg.head_dim) / 2;
     let mut total = None;
     for w in outs {
-        let flat = g.reshape(w, &[slots * capacity * cfg.num_key_value_heads * cfg.head_dim])?;
-        let first = g.narrow(flat, 0, 0, 1)?;
+        let rows = g.reshape(w, &[pairs, 2])?;
+        let pair = g.gather(rows, first, 0)?;
+        let pair = match kv {
+            DType::F32 => pair,
+            _ => g.cast(pair, DType::F32)?,
+        };
         total = Some(match total {
-            None => first,
-            Some(t) => g.add(t, first)?,
+            None => pair,
+            Some(t) => g.add(t, pair)?,
         });
     }
     let out = match total {
@@ -174,7 +191,9 @@ mod tests {
     fn one_slot_cache_pair_per_layer_and_a_token_per_slot() {
         let cfg = tiny(Architecture::Qwen3);
         let q = QuantizedWeights::new();
-        let g = batched_decode_graph(&cfg, 3, 16, Precision::F32, BatchOutput::TokensAndLogits, &q).unwrap();
+        let g =
+            batched_decode_graph(&cfg, 3, 16, Precision::F32, DType::F32, BatchOutput::TokensAndLogits, &q)
+                .unwrap();
         let states: Vec<String> = g.states().iter().map(|(n, _, _)| n.to_string()).collect();
         assert_eq!(
             states,
@@ -192,6 +211,7 @@ mod tests {
             1,
             16,
             Precision::F32,
+            DType::F32,
             crate::decoder::cached::StepOutput::Token,
             &q,
         )
@@ -199,9 +219,12 @@ mod tests {
         let names = |g: &Graph| g.params().iter().map(|(n, _, _)| n.to_string()).collect::<Vec<_>>();
         assert_eq!(names(&g), names(&single));
 
-        let copy = slot_copy_graph(&cfg, 3, 16).unwrap();
+        let copy = slot_copy_graph(&cfg, 3, 16, DType::F32).unwrap();
         let states: Vec<String> = copy.states().iter().map(|(n, _, _)| n.to_string()).collect();
         assert_eq!(states.len(), 8);
+        let half = slot_copy_graph(&cfg, 3, 16, DType::F16).unwrap();
+        assert!(half.states().iter().all(|(_, _, t)| t.dtype == DType::F16));
+        assert_eq!(half.ty(half.outputs()[0]).unwrap().dtype, DType::F32);
         assert!(states.contains(&"kv_cache.1.values".to_string()));
         assert!(states.contains(&"batch_cache.1.values".to_string()));
     }

@@ -1,7 +1,9 @@
 //! The decoder forward over a KV cache held on the device: one graph per (steps, capacity).
 //!
 //! Each layer's keys and values live in [`rlx_ir::Graph::state`]s of shape
-//! [1, capacity, kv_heads, head_dim] (f32), named by [`cache_names`]. A run writes this run's
+//! [1, capacity, kv_heads, head_dim], named by [`cache_names`], in f32 or f16 ([`KvCache`]: a
+//! cache in f16 takes half the memory and half the attention's reads; the new rows are rounded
+//! once as they are written). A run writes this run's
 //! `steps` rows at the run-time `offset` (`write_rows`), then attends over the cache with
 //! `offset + steps` valid keys (`attention_with_lengths`), so query row i sits at position
 //! `offset + i` under the causal (or sliding-window) mask. The same graph therefore serves every
@@ -58,6 +60,49 @@ impl StepOutput {
     }
 }
 
+/// The dtype a decoder holds its KV cache in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum KvCache {
+    /// f16 where the compile already rounds attention's operands to f16
+    /// ([`Precision::Mixed`] and [`Precision::F16`]: the tensor-core attention reads k and v
+    /// as f16 anyway), f32 at [`Precision::F32`], which stays the exact reference.
+    #[default]
+    Auto,
+    /// Keys and values in f32.
+    F32,
+    /// Keys and values rounded to f16 as they are written: half the memory, and the GPU's
+    /// attention reads them as stored.
+    F16,
+}
+
+impl KvCache {
+    /// The cache's dtype under `precision`.
+    pub fn dtype(self, precision: Precision) -> DType {
+        match self {
+            KvCache::Auto if precision.f16_operands() => DType::F16,
+            KvCache::Auto | KvCache::F32 => DType::F32,
+            KvCache::F16 => DType::F16,
+        }
+    }
+
+    /// Bytes per cached element under `precision`.
+    pub fn element_bytes(self, precision: Precision) -> u64 {
+        self.dtype(precision).storage_bytes() as u64
+    }
+}
+
+impl std::str::FromStr for KvCache {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "auto" => Ok(KvCache::Auto),
+            "f32" => Ok(KvCache::F32),
+            "f16" => Ok(KvCache::F16),
+            _ => Err(format!("unknown KV cache dtype {s:?}: expected auto, f32 or f16")),
+        }
+    }
+}
+
 /// The state names of layer `i`'s keys and values.
 pub fn cache_names(i: usize) -> (String, String) {
     (format!("kv_cache.{i}.keys"), format!("kv_cache.{i}.values"))
@@ -75,6 +120,8 @@ pub(super) struct CacheHook {
     pub offset: NodeId,
     /// I32 per sequence: the valid keys after the write.
     pub lens: NodeId,
+    /// The states' dtype (the new rows are cast to it before the write).
+    pub dtype: DType,
 }
 
 impl KvHook for CacheHook {
@@ -86,8 +133,12 @@ impl KvHook for CacheHook {
         v: NodeId,
     ) -> Result<(NodeId, NodeId), IrError> {
         let (kn, vn) = (self.names)(layer);
-        let ks = g.state(&kn, &self.dims, DType::F32)?;
-        let vs = g.state(&vn, &self.dims, DType::F32)?;
+        let ks = g.state(&kn, &self.dims, self.dtype)?;
+        let vs = g.state(&vn, &self.dims, self.dtype)?;
+        let (k, v) = match g.ty(k)?.dtype == self.dtype {
+            true => (k, v),
+            false => (g.cast(k, self.dtype)?, g.cast(v, self.dtype)?),
+        };
         let k = g.write_rows(ks, k, self.offset, 1)?;
         let v = g.write_rows(vs, v, self.offset, 1)?;
         Ok((k, v))
@@ -98,14 +149,15 @@ impl KvHook for CacheHook {
     }
 }
 
-/// The cached forward of `steps` tokens over a cache of `capacity` positions (see the module
-/// doc); weights stored as `precision` says and the ones in `quant` block-quantized, like
-/// [`super::decoder_graph_with`].
+/// The cached forward of `steps` tokens over a cache of `capacity` positions in `kv` (see the
+/// module doc); weights stored as `precision` says and the ones in `quant` block-quantized,
+/// like [`super::decoder_graph_with`].
 pub fn cached_decoder_graph(
     cfg: &DecoderConfig,
     steps: usize,
     capacity: usize,
     precision: Precision,
+    kv: DType,
     output: StepOutput,
     quant: &QuantizedWeights,
 ) -> Result<Graph, IrError> {
@@ -137,6 +189,7 @@ pub fn cached_decoder_graph(
         dims: [1, capacity, cfg.num_key_value_heads, cfg.head_dim],
         offset,
         lens,
+        dtype: kv,
     };
     let mut b = DecoderBuilder::new(&mut g, cfg, precision, quant);
     let rope = RopeInputs { cos, sin, per_row: false };
@@ -192,9 +245,8 @@ mod tests {
     #[test]
     fn one_cache_state_pair_per_layer_and_a_token_out() {
         let cfg = tiny(Architecture::Qwen2);
-        let g =
-            cached_decoder_graph(&cfg, 4, 16, Precision::F32, StepOutput::Token, &QuantizedWeights::new())
-                .unwrap();
+        let q = QuantizedWeights::new();
+        let g = cached_decoder_graph(&cfg, 4, 16, Precision::F32, DType::F32, StepOutput::Token, &q).unwrap();
         let states: Vec<String> = g.states().iter().map(|(n, _, _)| n.to_string()).collect();
         assert_eq!(states, ["kv_cache.0.keys", "kv_cache.0.values", "kv_cache.1.keys", "kv_cache.1.values"]);
         let (_, _, ty) = g.states()[0];
@@ -204,13 +256,30 @@ mod tests {
         let inputs: Vec<&str> = g.inputs().iter().map(|(n, _, _)| *n).collect();
         assert_eq!(inputs, [INPUT_IDS, POSITIONS, OFFSET, LOGIT_ROW]);
         let logits =
-            cached_decoder_graph(&cfg, 1, 16, Precision::F32, StepOutput::Logits, &QuantizedWeights::new())
-                .unwrap();
+            cached_decoder_graph(&cfg, 1, 16, Precision::F32, DType::F32, StepOutput::Logits, &q).unwrap();
         let out = logits.ty(logits.outputs()[0]).unwrap();
         assert_eq!(out.shape.dims(), [1, 11]);
         // Same params as the full forward: one set of weights serves both.
         let full = crate::decoder::decoder_graph(&cfg, 1, 3).unwrap();
         let names = |g: &Graph| g.params().iter().map(|(n, _, _)| n.to_string()).collect::<Vec<_>>();
         assert_eq!(names(&g), names(&full));
+        // An f16 cache: f16 states, the new rows cast once before each write.
+        let half =
+            cached_decoder_graph(&cfg, 4, 16, Precision::F32, DType::F16, StepOutput::Token, &q).unwrap();
+        assert!(half.states().iter().all(|(_, _, t)| t.dtype == DType::F16));
+        let casts = half.nodes().iter().filter(|n| matches!(n.op, rlx_ir::Op::Cast(DType::F16))).count();
+        assert_eq!(casts, 4, "k and v of each of the two layers");
+    }
+
+    #[test]
+    fn the_cache_follows_the_precision_unless_told() {
+        assert_eq!(KvCache::Auto.dtype(Precision::F32), DType::F32);
+        assert_eq!(KvCache::Auto.dtype(Precision::Mixed), DType::F16);
+        assert_eq!(KvCache::Auto.dtype(Precision::F16), DType::F16);
+        assert_eq!(KvCache::F32.dtype(Precision::F16), DType::F32);
+        assert_eq!(KvCache::F16.dtype(Precision::F32), DType::F16);
+        assert_eq!(KvCache::F16.element_bytes(Precision::F32), 2);
+        assert_eq!("f16".parse::<KvCache>(), Ok(KvCache::F16));
+        assert!("q8".parse::<KvCache>().unwrap_err().contains("auto, f32 or f16"));
     }
 }

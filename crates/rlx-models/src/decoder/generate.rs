@@ -115,9 +115,10 @@ impl Decoder {
     pub fn check_cache_room(&self, capacity: usize) -> Result<()> {
         let c = &self.config;
         let caps = self.session.capabilities();
-        let per_position = |cols: usize| (cols as u64).saturating_mul(4);
-        let state = per_position(c.num_key_value_heads.saturating_mul(c.head_dim));
-        let rope = per_position(c.head_dim / 2);
+        let per_position = |cols: usize, bytes: u64| (cols as u64).saturating_mul(bytes);
+        let kv_bytes = self.opts.kv_cache.element_bytes(self.opts.precision);
+        let state = per_position(c.num_key_value_heads.saturating_mul(c.head_dim), kv_bytes);
+        let rope = per_position(c.head_dim / 2, 4);
         // Keys and values of every layer, the cos and sin tables.
         let all = state.saturating_mul(2).saturating_mul(c.num_hidden_layers as u64).saturating_add(rope * 2);
         let n = capacity as u64;
@@ -154,9 +155,10 @@ impl Decoder {
             self.generator = None;
             let chunk = self.opts.prefill_chunk.min(capacity);
             let p = self.opts.precision;
+            let kv = self.opts.kv_cache.dtype(p);
             let q = &self.quant;
-            let prefill = cached_decoder_graph(&self.config, chunk, capacity, p, output, q)?;
-            let decode = cached_decoder_graph(&self.config, 1, capacity, p, output, q)?;
+            let prefill = cached_decoder_graph(&self.config, chunk, capacity, p, kv, output, q)?;
+            let decode = cached_decoder_graph(&self.config, 1, capacity, p, kv, output, q)?;
             let opts = CompileOptions { precision: p, ..Default::default() };
             let mut exes = self.session.compile_group(&[&prefill, &decode], &opts)?.into_iter();
             let (Some(mut prefill), Some(decode)) = (exes.next(), exes.next()) else {

@@ -46,6 +46,7 @@ pub(crate) mod train_data;
 pub use crate::common::tokens::argmax;
 pub use batch::{BatchDecoder, SeqId, SeqParams, SeqToken};
 pub use batched::{batched_decode_graph, batched_decode_outputs, BatchInputs, BatchOutput};
+pub use cached::KvCache;
 pub use config::{Architecture, DecoderConfig, MoeConfig, RopeScaling};
 pub use graph::{decoder_graph, decoder_graph_with, decoder_logits_given, decoder_weight_shapes, LogitRows};
 pub use lora::{LoraOptions, ADAPTER_CONFIG, ADAPTER_FILE};

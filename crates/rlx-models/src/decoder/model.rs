@@ -9,6 +9,7 @@
 //! approximation: under a causal mask no real position attends to a later one, so the rows of
 //! the real tokens do not depend on what follows them; the padded rows are dropped.
 
+use super::cached::KvCache;
 use super::config::DecoderConfig;
 use super::gguf::{decoder_config, GgufWeights};
 use super::graph::{decoder_graph_with, LogitRows, INPUT_IDS, LOGIT_ROWS, ROPE_COS, ROPE_SIN};
@@ -38,11 +39,19 @@ pub struct DecoderOptions {
     /// cache in chunks of this many (the last one padded); a smaller chunk compiles a smaller
     /// graph, a larger one fills the GPU better.
     pub prefill_chunk: usize,
+    /// The KV cache's dtype (f16 under Mixed and F16 precision, f32 under F32, by default).
+    pub kv_cache: KvCache,
 }
 
 impl Default for DecoderOptions {
     fn default() -> Self {
-        DecoderOptions { precision: Precision::F32, max_cached: 4, min_bucket: 16, prefill_chunk: 512 }
+        DecoderOptions {
+            precision: Precision::F32,
+            max_cached: 4,
+            min_bucket: 16,
+            prefill_chunk: 512,
+            kv_cache: KvCache::Auto,
+        }
     }
 }
 

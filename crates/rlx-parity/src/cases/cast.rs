@@ -51,7 +51,7 @@ const BF16_EDGES: [u16; 22] = [
 /// f32 values: specials, subnormals, f16's limits (65504, the 65520 tie, half its smallest
 /// subnormal), bf16 ties (1 + 2⁻⁸ rounds down, 1 + 3·2⁻⁸ up, just past a tie up), values around
 /// u8's and i32's saturation, and f32::MAX (infinite in bf16 and f16).
-fn f32_edges() -> Vec<f32> {
+pub(super) fn f32_edges() -> Vec<f32> {
     let t = 1.0f32 / 256.0;
     vec![
         f32::NAN,

@@ -1,12 +1,13 @@
 //! The batched decode step of rlx-models (`batched_decode_graph`): tiny random decoders whose
 //! slots sit at different positions (first row, middle, the cache's last row), with grouped
-//! heads, q/k norms and biases (qwen3) and a sliding window (mistral). Outputs: each slot's
+//! heads, q/k norms and biases (qwen3) and a sliding window (mistral), with the KV cache in f32
+//! and in f16 (`_kvf16`). Outputs: each slot's
 //! greedy token (exact), its logits, and the batched caches after the step's writes. The caches
 //! start zeroed, so what precedes a slot's row is zeros; the join path (a prefilled cache copied
 //! into a slot) is covered by rlx-models' decoder_batch tests.
 
 use crate::{Case, CaseCtx};
-use rlx_ir::{IrError, NodeId, Op, Tensor};
+use rlx_ir::{DType, IrError, NodeId, Op, Tensor};
 use rlx_models::decoder::{
     batched_decode_outputs, Architecture, BatchInputs, BatchOutput, DecoderConfig, QuantizedWeights,
     RopeScaling,
@@ -23,7 +24,14 @@ pub(super) fn cases(out: &mut Vec<Case>) {
     ];
     for (tag, arch, window, capacity, offsets) in list {
         out.push(Case::new(format!("decode_batch_{tag}"), move |c| {
-            decode(c, config(arch, window, capacity), capacity, offsets)
+            decode(c, config(arch, window, capacity), capacity, offsets, DType::F32)
+        }));
+    }
+    // The KV cache held in f16: new rows rounded as they are written (moved as words on a GPU),
+    // attention reading the f16 cache as stored (the split-key kernel at one row a slot).
+    for (tag, arch, window, capacity, offsets) in [list[0], list[2]] {
+        out.push(Case::new(format!("decode_batch_{tag}_kvf16"), move |c| {
+            decode(c, config(arch, window, capacity), capacity, offsets, DType::F16)
         }));
     }
 }
@@ -53,12 +61,18 @@ fn config(arch: Architecture, sliding_window: Option<usize>, capacity: usize) ->
     }
 }
 
-fn decode(c: &mut CaseCtx, cfg: DecoderConfig, capacity: usize, at: &[i32]) -> Result<Vec<NodeId>, IrError> {
+fn decode(
+    c: &mut CaseCtx,
+    cfg: DecoderConfig,
+    capacity: usize,
+    at: &[i32],
+    kv: DType,
+) -> Result<Vec<NodeId>, IrError> {
     let slots = at.len();
     let ids = c.input_i32("input_ids", &[slots, 1], 0, cfg.vocab_size as i32 - 1)?;
     let positions = c.input_tensor("positions", Tensor::from_i32([slots], at.to_vec())?)?;
     let offsets = c.input_tensor("offsets", Tensor::from_i32([slots], at.to_vec())?)?;
-    let inputs = BatchInputs { ids, positions, offsets };
+    let inputs = BatchInputs { ids, positions, offsets, kv };
     let (q, out) = (QuantizedWeights::new(), BatchOutput::TokensAndLogits);
     let mut outs = batched_decode_outputs(c, &cfg, capacity, Precision::F32, out, &q, inputs)?;
     c.fill_params(crate::trained_like)?;

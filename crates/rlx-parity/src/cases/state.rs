@@ -1,5 +1,6 @@
 //! Device-resident state: `write_rows` into a state (offsets inside, past the end, negative,
-//! huge; word dtypes; both cache layouts' axes). Each case writes this run's rows into a zeroed
+//! huge; word dtypes, and f16/bf16 rows of an even count moved as words; both cache layouts'
+//! axes). Each case writes this run's rows into a zeroed
 //! state, so one run compares.
 
 use crate::Case;
@@ -8,12 +9,34 @@ use rlx_ir::{DType, Tensor};
 pub(super) fn cases(out: &mut Vec<Case>) {
     writes(out);
     per_block(out);
+    narrowing(out);
+}
+
+/// f32 rows cast to f16 or bf16 and written into a state of that dtype (a KV cache in f16): a
+/// GPU rounds them inside the write, two values a word, bit for bit as the CPU's cast (the
+/// rounding, overflow, subnormal and NaN points of the cast table), one offset per block.
+fn narrowing(out: &mut Vec<Case>) {
+    for dtype in [DType::F16, DType::BF16] {
+        out.push(
+            Case::new(format!("write_rows_narrow_f32_to_{dtype}"), move |c| {
+                let edges = super::cast::f32_edges();
+                let w = edges.len();
+                let rows: Vec<f32> = (0..2 * 2 * w).map(|i| edges[(i * 7) % w]).collect();
+                let rows = c.input_tensor("rows", Tensor::from_f32([2, 2, w], rows)?)?;
+                let state = c.state("s", &[2, 5, w], dtype)?;
+                let offset = c.input_tensor("offset", Tensor::from_i32([2], vec![3, -1])?)?;
+                let narrow = c.cast(rows, dtype)?;
+                Ok(vec![c.write_rows(state, narrow, offset, 1)?])
+            })
+            .exact(),
+        );
+    }
 }
 
 fn writes(out: &mut Vec<Case>) {
     // (tag, state dims, rows along axis, axis, offset, dtype)
     type W = (&'static str, [usize; 3], usize, usize, i32, DType);
-    let list: [W; 7] = [
+    let list: [W; 10] = [
         ("middle_f32", [2, 7, 3], 3, 1, 2, DType::F32),
         ("past_end_f32", [2, 7, 3], 4, 1, 5, DType::F32),
         ("negative_f32", [2, 7, 3], 3, 1, -1, DType::F32),
@@ -21,6 +44,11 @@ fn writes(out: &mut Vec<Case>) {
         ("axis0_u32", [5, 2, 3], 2, 0, 3, DType::U32),
         ("axis2_full_f32", [2, 3, 4], 4, 2, 0, DType::F32),
         ("one_row_bool", [1, 9, 2], 1, 1, 8, DType::Bool),
+        // Rows of an even count of halves move as words (a KV cache in f16), inside and past
+        // the end; an odd count is refused on a GPU rather than written to a widened copy.
+        ("middle_f16", [2, 7, 4], 3, 1, 2, DType::F16),
+        ("past_end_axis0_bf16", [5, 2, 6], 2, 0, 4, DType::BF16),
+        ("huge_offset_f16", [2, 7, 2], 2, 1, i32::MAX, DType::F16),
     ];
     for (tag, sd, n, axis, at, dtype) in list {
         out.push(Case::new(format!("write_rows_{tag}"), move |c| {

@@ -34,11 +34,13 @@ const BWD_BINDINGS: &[Access] = &[
 const BWD_SRC: &str = kernel_src!(
     "attention/attention_bwd.wgsl",
     "include/attention_common.wgsl",
+    "include/attention_kv_f32.wgsl",
     "include/attention_bwd_common.wgsl"
 );
 const BWD_COOP_SRC: &str = kernel_src!(
     "attention/attention_bwd_coop.wgsl",
     "include/attention_common.wgsl",
+    "include/attention_kv_f32.wgsl",
     "include/attention_bwd_common.wgsl",
     "include/attention_coop_frags.wgsl"
 );
@@ -137,6 +139,7 @@ pub(super) fn bwd_spec(block: AttnBlock, part: AttnGradPart) -> Spec {
             ("DMAX", Cow::Owned(format!("{cols}u"))),
             ("PART", Cow::Owned(format!("{}u", part_code(part)))),
             ("QKV", Cow::Borrowed("f32")),
+            ("LW", Cow::Borrowed("1")),
         ],
     );
     let params = params_of::<super::AttentionParams>();
@@ -153,6 +156,7 @@ pub(super) fn bwd_coop_spec(head: CoopHead, part: AttnGradPart) -> Spec {
             ("DH", Cow::Owned(dim.to_string())),
             ("PART", Cow::Owned(format!("{}u", part_code(part)))),
             ("QKV", Cow::Borrowed("f32")),
+            ("LW", Cow::Borrowed("1")),
         ],
         workgroup_size: [128, 1, 1],
         bindings: BWD_BINDINGS,

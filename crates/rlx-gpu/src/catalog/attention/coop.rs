@@ -14,6 +14,13 @@ use std::borrow::Cow;
 const COOP_SRC: &str = kernel_src!(
     "attention/attention_coop.wgsl",
     "include/attention_common.wgsl",
+    "include/attention_kv_f32.wgsl",
+    "include/attention_coop_frags.wgsl"
+);
+const COOP_KVH_SRC: &str = kernel_src!(
+    "attention/attention_coop.wgsl",
+    "include/attention_common.wgsl",
+    "include/attention_kv_f16.wgsl",
     "include/attention_coop_frags.wgsl"
 );
 
@@ -170,7 +177,7 @@ impl CoopHead {
     }
 }
 
-pub(super) fn spec(head: CoopHead, loads: CoopLoads) -> Spec {
+pub(super) fn spec(head: CoopHead, loads: CoopLoads, kv: super::KvStore) -> Spec {
     let dim = head.dim().to_string();
     let (lw, qkv) = loads.defines();
     let defines = vec![
@@ -184,9 +191,12 @@ pub(super) fn spec(head: CoopHead, loads: CoopLoads) -> Spec {
         CoopLoads::Vec4 => "_v4",
     };
     Spec {
-        name: name(&["attention_coop", &format!("d{dim}{width}"), "f32"]),
+        name: name(&["attention_coop", &format!("d{dim}{width}"), kv.suffix(), "f32"]),
         file: "kernels/attention/attention_coop.wgsl",
-        source: COOP_SRC,
+        source: match kv {
+            super::KvStore::F32 => COOP_SRC,
+            super::KvStore::F16 => COOP_KVH_SRC,
+        },
         defines,
         workgroup_size: [COOP_ATTN_THREADS, 1, 1],
         bindings: ATTENTION_BINDINGS,
@@ -203,7 +213,7 @@ mod tests {
         let src = kernel_src!("attention/attention_coop.wgsl");
         assert!(src.contains("const BQ: u32 = 64u;") && src.contains("const BKV: u32 = {{BKV}}u;"));
         for head in CoopHead::ALL {
-            let s = spec(head, CoopLoads::Scalar);
+            let s = spec(head, CoopLoads::Scalar, super::super::KvStore::F32);
             assert_eq!(s.define("DH"), Some(&*head.dim().to_string()), "{head:?}");
             assert_eq!(s.define("BKV"), Some(&*head.keys().to_string()), "{head:?}");
         }
@@ -216,9 +226,21 @@ mod tests {
         for head in CoopHead::ALL {
             assert_eq!(2 * head.keys() as usize, COOP_ATTN_ROWS, "{head:?}");
         }
-        assert_eq!(spec(CoopHead::D128, CoopLoads::Scalar).name, "attention_coop_d128_f32");
-        assert_eq!(spec(CoopHead::D64, CoopLoads::Vec4).name, "attention_coop_d64_v4_f32");
-        assert_eq!(spec(CoopHead::D64, CoopLoads::Vec4).define("QKV"), Some("vec4<f32>"));
+        assert_eq!(
+            spec(CoopHead::D128, CoopLoads::Scalar, super::super::KvStore::F32).name,
+            "attention_coop_d128_f32"
+        );
+        assert_eq!(
+            spec(CoopHead::D64, CoopLoads::Vec4, super::super::KvStore::F32).name,
+            "attention_coop_d64_v4_f32"
+        );
+        assert_eq!(
+            spec(CoopHead::D64, CoopLoads::Vec4, super::super::KvStore::F32).define("QKV"),
+            Some("vec4<f32>")
+        );
+        let half = spec(CoopHead::D64, CoopLoads::Vec4, super::super::KvStore::F16);
+        assert_eq!(half.name, "attention_coop_d64_v4_kvf16_f32");
+        assert!(half.source.contains("fn k_load") && half.source.contains("fn halves"));
     }
 
     #[test]

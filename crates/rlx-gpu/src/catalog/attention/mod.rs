@@ -16,7 +16,38 @@ use rlx_ir::AttnGradPart;
 pub use split::{combine_launches, partial_bytes, split_chunks, split_fits, AttnCombineParams, SPLIT_CHUNK};
 use std::borrow::Cow;
 
-const ATTENTION_SRC: &str = kernel_src!("attention/attention.wgsl", "include/attention_common.wgsl");
+const ATTENTION_SRC: &str =
+    kernel_src!("attention/attention.wgsl", "include/attention_common.wgsl", "include/attention_kv_f32.wgsl");
+const ATTENTION_KVH_SRC: &str =
+    kernel_src!("attention/attention.wgsl", "include/attention_common.wgsl", "include/attention_kv_f16.wgsl");
+
+unit_keys! {
+    /// How a forward attention kernel finds keys and values stored: f32, or f16 (a KV cache
+    /// held in f16 under f32 queries, `Capabilities::half_kv_attention`), read as packed words
+    /// and widened exactly in registers (`include/attention_kv_f16.wgsl`), never copied to f32.
+    pub enum KvStore {
+        F32,
+        F16,
+    }
+}
+
+impl KvStore {
+    /// The store of keys and values of dtype `dtype`.
+    pub fn of(dtype: rlx_ir::DType) -> Self {
+        match dtype {
+            rlx_ir::DType::F16 => KvStore::F16,
+            _ => KvStore::F32,
+        }
+    }
+
+    /// The kernel name's part for this store ("" for f32, the common case).
+    pub const fn suffix(self) -> &'static str {
+        match self {
+            KvStore::F32 => "",
+            KvStore::F16 => "kvf16",
+        }
+    }
+}
 
 unit_keys! {
     /// The block of output columns one attention workgroup owns (the `DMAX` define): the smallest
@@ -62,14 +93,14 @@ impl AttnBlock {
 pub enum AttentionKernel {
     /// Attention with online softmax, one workgroup per block of query rows and of output
     /// columns ([`AttentionParams`]). Bindings q, k, v, mask, out, kv lengths.
-    Rows(AttnBlock),
+    Rows(AttnBlock, KvStore),
     /// Flash attention on cooperative matrices (`attention_coop.wgsl`): f16 operands, f32
     /// accumulation and statistics ([`AttentionParams`]), with q, k, v loaded one value or
     /// four at a time ([`CoopLoads`]). Bindings q, k, v, mask, out, kv lengths.
-    Coop(CoopHead, CoopLoads),
+    Coop(CoopHead, CoopLoads, KvStore),
     /// Split-key attention for few query rows, first launch: per-chunk partials
     /// ([`AttentionParams`]). Bindings q, k, v, mask, out, kv lengths, partials.
-    Split,
+    Split(KvStore),
     /// Split-key attention, second launch: merges the partials ([`AttnCombineParams`]).
     /// Bindings partials, out.
     Combine,
@@ -85,17 +116,25 @@ pub enum AttentionKernel {
 /// The variant of `k`.
 pub(crate) fn spec(k: AttentionKernel) -> Spec {
     match k {
-        AttentionKernel::Rows(block) => {
+        AttentionKernel::Rows(block, kv) => {
             let cols = block.columns();
             let parts = (
-                name(&["attention", &format!("d{cols}"), "f32"]),
-                vec![("DMAX", Cow::Owned(format!("{cols}u"))), ("QKV", Cow::Borrowed("f32"))],
+                name(&["attention", &format!("d{cols}"), kv.suffix(), "f32"]),
+                vec![
+                    ("DMAX", Cow::Owned(format!("{cols}u"))),
+                    ("QKV", Cow::Borrowed("f32")),
+                    ("LW", Cow::Borrowed("1")),
+                ],
             );
             let params = params_of::<AttentionParams>();
-            Spec::wg256(parts, "kernels/attention/attention.wgsl", ATTENTION_SRC, ATTENTION_BINDINGS, params)
+            let source = match kv {
+                KvStore::F32 => ATTENTION_SRC,
+                KvStore::F16 => ATTENTION_KVH_SRC,
+            };
+            Spec::wg256(parts, "kernels/attention/attention.wgsl", source, ATTENTION_BINDINGS, params)
         }
-        AttentionKernel::Coop(head, loads) => coop::spec(head, loads),
-        AttentionKernel::Split => split::split_spec(),
+        AttentionKernel::Coop(head, loads, kv) => coop::spec(head, loads, kv),
+        AttentionKernel::Split(kv) => split::split_spec(kv),
         AttentionKernel::Combine => split::combine_spec(),
         AttentionKernel::Backward(block, part) => backward::bwd_spec(block, part),
         AttentionKernel::BackwardCoop(head, part) => backward::bwd_coop_spec(head, part),
@@ -104,11 +143,15 @@ pub(crate) fn spec(k: AttentionKernel) -> Spec {
 
 /// Every key of this family, in a fixed order.
 pub(crate) fn keys() -> Vec<AttentionKernel> {
-    let mut keys: Vec<AttentionKernel> = AttnBlock::ALL.map(AttentionKernel::Rows).to_vec();
-    for head in CoopHead::ALL {
-        keys.extend(CoopLoads::ALL.map(|loads| AttentionKernel::Coop(head, loads)));
+    let mut keys = Vec::new();
+    for kv in KvStore::ALL {
+        keys.extend(AttnBlock::ALL.map(|block| AttentionKernel::Rows(block, kv)));
+        for head in CoopHead::ALL {
+            keys.extend(CoopLoads::ALL.map(|loads| AttentionKernel::Coop(head, loads, kv)));
+        }
+        keys.push(AttentionKernel::Split(kv));
     }
-    keys.extend([AttentionKernel::Split, AttentionKernel::Combine]);
+    keys.push(AttentionKernel::Combine);
     // The statistics write two numbers a row and always take the smallest block.
     keys.push(AttentionKernel::Backward(AttnBlock::D64, AttnGradPart::Stats));
     keys.extend(CoopHead::ALL.map(|head| AttentionKernel::BackwardCoop(head, AttnGradPart::Stats)));
@@ -140,8 +183,17 @@ mod tests {
 
     #[test]
     fn blocks_are_named_for_their_columns() {
-        assert_eq!(spec(AttentionKernel::Rows(AttnBlock::D128)).name, "attention_d128_f32");
-        assert_eq!(spec(AttentionKernel::Rows(AttnBlock::D64)).define("DMAX"), Some("64u"));
-        assert_eq!(spec(AttentionKernel::Split).name, "attention_split_f32");
+        assert_eq!(spec(AttentionKernel::Rows(AttnBlock::D128, KvStore::F32)).name, "attention_d128_f32");
+        assert_eq!(spec(AttentionKernel::Rows(AttnBlock::D64, KvStore::F32)).define("DMAX"), Some("64u"));
+        assert_eq!(spec(AttentionKernel::Split(KvStore::F32)).name, "attention_split_f32");
+        // Keys and values stored f16 take their own variant, with the f16 loads appended.
+        let half = spec(AttentionKernel::Split(KvStore::F16));
+        assert_eq!(half.name, "attention_split_kvf16_f32");
+        assert!(
+            half.source.contains("fn halves")
+                && !spec(AttentionKernel::Split(KvStore::F32)).source.contains("fn halves")
+        );
+        assert_eq!(KvStore::of(rlx_ir::DType::F16), KvStore::F16);
+        assert_eq!(KvStore::of(rlx_ir::DType::F32), KvStore::F32);
     }
 }

@@ -9,6 +9,7 @@
 //! all keys in one workgroup per head (14 workgroups on a 132-SM GPU for Qwen2.5-0.5B), which
 //! measured 140 µs per layer over a 512-key cache on the H200.
 
+use super::KvStore;
 use crate::catalog::{name, params_of, Spec, IN_OUT};
 use crate::grid::MAX_GROUPS_PER_DIM;
 use crate::Access;
@@ -33,7 +34,16 @@ const SPLIT_BINDINGS: &[Access] = &[
     Access::ReadWrite,
 ];
 
-const SPLIT_SRC: &str = kernel_src!("attention/attention_split.wgsl", "include/attention_common.wgsl");
+const SPLIT_SRC: &str = kernel_src!(
+    "attention/attention_split.wgsl",
+    "include/attention_common.wgsl",
+    "include/attention_kv_f32.wgsl"
+);
+const SPLIT_KVH_SRC: &str = kernel_src!(
+    "attention/attention_split.wgsl",
+    "include/attention_common.wgsl",
+    "include/attention_kv_f16.wgsl"
+);
 const COMBINE_SRC: &str = kernel_src!("attention/attention_combine.wgsl");
 
 /// Params of `attention_combine.wgsl`.
@@ -77,13 +87,16 @@ pub fn combine_launches(p: AttnCombineParams, rows: u32) -> Vec<(AttnCombinePara
         .collect()
 }
 
-pub(super) fn split_spec() -> Spec {
+pub(super) fn split_spec(kv: KvStore) -> Spec {
     let params = params_of::<super::AttentionParams>();
     Spec {
-        name: name(&["attention_split", "f32"]),
+        name: name(&["attention_split", kv.suffix(), "f32"]),
         file: "kernels/attention/attention_split.wgsl",
-        source: SPLIT_SRC,
-        defines: vec![("QKV", Cow::Borrowed("f32"))],
+        source: match kv {
+            KvStore::F32 => SPLIT_SRC,
+            KvStore::F16 => SPLIT_KVH_SRC,
+        },
+        defines: vec![("QKV", Cow::Borrowed("f32")), ("LW", Cow::Borrowed("1"))],
         workgroup_size: [SPLIT_CHUNK as u32, 1, 1],
         bindings: SPLIT_BINDINGS,
         params,

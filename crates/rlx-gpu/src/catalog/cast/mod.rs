@@ -10,7 +10,7 @@ use bytemuck::{Pod, Zeroable};
 use rlx_ir::DType;
 use std::borrow::Cow;
 
-const CAST_SRC: &str = flat_kernel!("cast/cast.wgsl");
+const CAST_SRC: &str = flat_kernel!("cast/cast.wgsl", "include/float_narrow.wgsl");
 
 /// Threads per workgroup of the cast kernel; each writes one output word.
 const WG: u32 = 256;

@@ -12,14 +12,16 @@
 //!
 //! Left as they are: leaves (storage, no kernel), casts (the device's cast kernels convert
 //! between every stored dtype), views (a reshape shares its input's bytes, whatever their
-//! width) and, where the device has `packed_row_gather`, gathers of rows of an even count of
-//! 2-byte elements (whole words move). Everything else is wrapped, data movement included: the data kernels move whole
+//! width) and, where the device has `packed_rows`, gathers and state row writes of rows of an
+//! even count of 2-byte elements (whole words move). Everything else is wrapped, data movement included: the data kernels move whole
 //! 32-bit words, so a 2- or 1-byte element must be widened before they touch it. A value read
 //! by several ops is widened once; a constant operand is converted here instead of by a cast
 //! at run time.
 //!
 //! Ops that decode packed quantized blocks themselves (`QuantMatMul`, `QuantGather`:
-//! [`Op::packed_operand`]) keep that U8 operand as it is; their other operands widen as usual.
+//! [`Op::packed_operand`]) keep that U8 operand as it is, and so does an attention its f16 keys
+//! and values where the device reads them as stored (`Capabilities::half_kv_attention`); their
+//! other operands widen as usual.
 //!
 //! It runs before decomposition (see [`crate::optimize`]), so ops that a decomposition emits
 //! already compute in the wide dtype.
@@ -54,38 +56,34 @@ pub(crate) fn legalize_dtypes_with_origin(
     for (i, node) in g.nodes().iter().enumerate() {
         let id = NodeId(i as u32);
         let computed = |d: DType| caps.compute_dtypes.contains(&d);
-        if node.op.writes_in_place() && !computed(node.ty.dtype) {
+        let operands = node.inputs.iter().map(|&i| g.ty(i)).collect::<Result<Vec<_>, _>>()?;
+        // Rows of 2-byte elements that the device moves as stored words (gathers, state row
+        // writes): no widening at all.
+        let packed_rows = caps.is_packed_rows(&node.op, &operands);
+        if node.op.writes_in_place() && !computed(node.ty.dtype) && !packed_rows {
             // Widening would write a copy, not the state.
             return Err(OptError::Unsupported {
                 op: node.op.name().to_string(),
                 node: origin(id),
                 device: caps.device_name.clone(),
                 reason: format!(
-                    "states are written in place in a dtype the device computes ({}); this state \
-                     is {}: declare it as one of those",
+                    "states are written in place in a dtype the device computes ({}), or in rows \
+                     of an even count of 2-byte elements moved as stored; this state is {}: \
+                     declare it as one of those",
                     names(caps),
                     node.ty.dtype
                 ),
             });
         }
-        let packed_gather = node
-            .inputs
-            .first()
-            .and_then(|&d| g.ty(d).ok())
-            .is_some_and(|d| caps.is_packed_row_gather(&node.op, d));
-        // An operand of packed quantized blocks is decoded by the op's own kernel: its bytes
-        // stay as they are.
-        let packed = node.op.packed_operand();
+        // Operands the op's kernel reads as stored (packed quantized blocks, f16 keys and
+        // values of an attention) stay as they are.
+        let as_stored = |j: usize| operands.get(j).is_some_and(|t| caps.reads_as_stored(&node.op, j, t));
         let keep = node.op.is_leaf()
             || node.op.is_view()
-            || packed_gather
+            || packed_rows
             || matches!(node.op, Op::Cast(_))
             || (computed(node.ty.dtype)
-                && node
-                    .inputs
-                    .iter()
-                    .enumerate()
-                    .all(|(j, &i)| Some(j) == packed || g.ty(i).is_ok_and(|t| computed(t.dtype))));
+                && operands.iter().enumerate().all(|(j, t)| as_stored(j) || computed(t.dtype)));
         if keep {
             rw.copy(id)?;
             record(&mut from, &rw, id);
@@ -94,7 +92,7 @@ pub(crate) fn legalize_dtypes_with_origin(
         let mut inputs = Vec::with_capacity(node.inputs.len());
         for (j, &inp) in node.inputs.iter().enumerate() {
             let new = rw.get(inp)?;
-            if Some(j) == packed {
+            if as_stored(j) {
                 inputs.push(new);
                 continue;
             }

@@ -131,7 +131,7 @@ fn packed_row_gathers_stay_unwidened_where_the_device_moves_words() {
         g.set_outputs(&[rows]).unwrap();
         g
     };
-    let caps = Capabilities { packed_row_gather: true, ..words_only() };
+    let caps = Capabilities { packed_rows: true, ..words_only() };
     // Even rows: the gather moves the f16 words as they are, no cast at all.
     let out = legalize_dtypes(&build(6), &caps).unwrap();
     assert!(!kinds(&out).contains(&OpKind::Cast), "{:?}", kinds(&out));
@@ -159,4 +159,38 @@ fn packed_quantized_weights_stay_packed_and_only_x_widens() {
     assert_eq!(l.ty(qm.inputs[0]).unwrap().dtype, DType::F32);
     assert_eq!(qm.inputs[1], NodeId(1));
     assert_eq!(l.node(NodeId(6)).unwrap().inputs, [NodeId(4), NodeId(5)]);
+}
+
+/// A one-step KV cache in f16 under f32 queries: the new k row is rounded to f16, written into
+/// the state, and attention reads the state.
+fn half_cache(d: usize) -> Graph {
+    let mut g = Graph::new("cache");
+    let q = g.input("q", &[1, 1, 1, d], DType::F32).unwrap();
+    let k = g.input("k", &[1, 1, 1, d], DType::F32).unwrap();
+    let off = g.input("off", &[1], DType::I32).unwrap();
+    let state = g.state("keys", &[1, 8, 1, d], DType::F16).unwrap();
+    let k16 = g.cast(k, DType::F16).unwrap();
+    let cache = g.write_rows(state, k16, off, 1).unwrap();
+    let spec = rlx_ir::AttentionSpec::new(rlx_ir::AttnLayout::Bshd, rlx_ir::MaskKind::None);
+    let y = g.attention(q, cache, cache, None, spec).unwrap();
+    g.set_outputs(&[y]).unwrap();
+    g
+}
+
+#[test]
+fn a_half_kv_cache_is_written_and_read_as_stored_where_the_device_can() {
+    let caps = Capabilities { packed_rows: true, half_kv_attention: true, ..words_only() };
+    let out = legalize_dtypes(&half_cache(4), &caps).unwrap();
+    use OpKind::*;
+    // Only the rounding of the new row: the write moves f16 words, attention reads them.
+    assert_eq!(kinds(&out), [Input, Input, Input, State, Cast, WriteRows, Attention]);
+    // Rows of an odd count of halves cannot move as words: the state write is refused, with
+    // the rule in the message, rather than written to a widened copy.
+    let err = legalize_dtypes(&half_cache(3), &caps).unwrap_err();
+    assert!(err.to_string().contains("even count of 2-byte elements"), "{err}");
+    // Without the attention ability the cache widens before attention (one cast for both
+    // operands), and the output stays f32.
+    let caps = Capabilities { half_kv_attention: false, ..caps };
+    let out = legalize_dtypes(&half_cache(4), &caps).unwrap();
+    assert_eq!(kinds(&out), [Input, Input, Input, State, Cast, WriteRows, Cast, Attention]);
 }
