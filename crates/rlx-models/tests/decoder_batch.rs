@@ -383,3 +383,66 @@ fn sampled_beside_neighbours(device: Device) {
 }
 
 device_tests!(sampled_beside_neighbours => sampling_is_per_sequence_on_cpu, sampling_is_per_sequence_on_vulkan, sampling_is_per_sequence_on_wgpu);
+
+/// Enqueued sequences ([`BatchDecoder::enqueue`]): their prompts go into the cache a chunk (3
+/// rows here) per step, in the same runs as the others' decode, and each still gets
+/// `generate_greedy`'s tokens: alone (no token until the step that takes the prompt's last
+/// chunk), joining a decoding batch, several at once, one whose prompt and budget fill the
+/// capacity exactly (its last chunks reach into the spare rows), a slot reused after another
+/// sequence left it, and a sampled one with its own seed.
+fn enqueued(device: Device) {
+    use rlx_nn::SamplingSpec;
+    for name in ["llama", "qwen3", "mistral"] {
+        let Some(mut dec) = open(name, device) else { return };
+        let p = prompts();
+        let budgets = [9, 12, 5, 10, 7];
+        let want: Vec<Vec<i32>> =
+            p.iter().zip(budgets).map(|(p, n)| dec.generate_greedy(p, n).unwrap()).collect();
+        // 24 prompt tokens and 9 new ones: 32 positions, the batch's capacity.
+        let full: Vec<i32> = (0..24).map(|i| (i * 53 + 3) % 250).collect();
+        let full_want = dec.generate_greedy(&full, 9).unwrap();
+        let warm = SamplingSpec { temperature: 0.8, top_k: Some(20), top_p: 0.9, repetition_penalty: 1.0 };
+        let sampled_want = dec.sample(&p[2], 8, &warm, 42, |_| true).unwrap();
+        let mut b = BatchDecoder::new(&dec, 4, 32).unwrap();
+
+        // Alone: 12 prompt tokens take four steps, the last of which gives the first token.
+        let mut log = Log::default();
+        let id = b.enqueue(&p[0], SeqParams::greedy(budgets[0])).unwrap();
+        assert_eq!((b.active(), b.pending_tokens()), (1, 12));
+        for left in [9, 6, 3] {
+            assert_eq!(log.step(&mut b), 0, "{device} {name}: no token before the prompt is in");
+            assert_eq!(b.pending_tokens(), left);
+        }
+        assert_eq!(log.step(&mut b), 1, "{device} {name}: the first token with the last chunk");
+        while b.active() > 0 {
+            log.step(&mut b);
+        }
+        assert_eq!(log.tokens[&id], want[0], "{device} {name}: enqueued alone");
+
+        // Joining a decoding batch: three at once, one sampled, one filling the capacity.
+        let mut log = Log::default();
+        let a = log.add(&mut b, &p[3], budgets[3]);
+        log.step(&mut b);
+        let c = b.enqueue(&p[0], SeqParams::greedy(budgets[0])).unwrap();
+        let d = b.enqueue(&full, SeqParams::greedy(9)).unwrap();
+        let s = b.enqueue(&p[2], SeqParams { sampling: warm, seed: 42, ..SeqParams::greedy(8) }).unwrap();
+        let full_batch = b.enqueue(&p[1], SeqParams::greedy(2)).unwrap_err().to_string();
+        assert!(full_batch.contains("all 4 streams are busy"), "{full_batch}");
+        while !log.finished.contains(&a) {
+            log.step(&mut b);
+        }
+        // a's slot, whose cache holds a's rows, serves a new enqueued sequence.
+        let e = b.enqueue(&p[4], SeqParams::greedy(budgets[4])).unwrap();
+        while b.active() > 0 {
+            log.step(&mut b);
+        }
+        assert_eq!(log.tokens[&a], want[3], "{device} {name}: decoding beside enqueued prompts");
+        assert_eq!(log.tokens[&c], want[0], "{device} {name}: enqueued into a decoding batch");
+        assert_eq!(log.tokens[&d], full_want, "{device} {name}: enqueued to the capacity");
+        assert_eq!(log.tokens[&s], sampled_want, "{device} {name}: sampled, enqueued");
+        assert_eq!(log.tokens[&e], want[4], "{device} {name}: enqueued into a reused slot");
+        eprintln!("{device} {name}: enqueued prompts mixed into decode steps match single sequences");
+    }
+}
+
+device_tests!(enqueued => enqueued_prompts_mix_into_steps_on_cpu, enqueued_prompts_mix_into_steps_on_vulkan, enqueued_prompts_mix_into_steps_on_wgpu);

@@ -4,9 +4,12 @@
 //!
 //! Each turn of the loop:
 //! 1. **Admit** queued requests into free slots, in admission order: the blocking wait happens
-//!    only when nothing is running; otherwise only what is already queued joins. Joining runs
-//!    the request's prompt through the prefill, which gives its first token at once (time to
-//!    first token is one prefill, not a wait for the batch).
+//!    only when nothing is running; otherwise only what is already queued joins. A request
+//!    that arrives alone at an idle batch runs its prompt through the prefill at once
+//!    (`BatchDecoder::add`: its first token after one prefill). Otherwise the joining requests
+//!    are enqueued (`BatchDecoder::enqueue`): their prompts go into the cache a chunk per step,
+//!    together and in the same runs as the running requests' decode, so requests that arrive
+//!    together no longer wait for each other's prefills, nor the running ones for theirs.
 //! 2. **Drop** the requests whose client went away since the last step: their slots are free
 //!    for the next admission.
 //! 3. **Step** every running request once; each token goes to its [`Answer`]. A request ends
@@ -49,8 +52,9 @@ pub(crate) fn run(
     let depth = metrics.queue_depth.with_label_values(&["generate"]);
     let mut open = true;
     loop {
-        while open && s.batch.active() < s.batch.max_streams() {
-            let next = match s.batch.active() {
+        let mut joining = Vec::new();
+        while open && s.batch.active() + joining.len() < s.batch.max_streams() {
+            let next = match s.batch.active() + joining.len() {
                 0 => jobs.recv().map_err(|_| TryRecvError::Disconnected),
                 _ => jobs.try_recv(),
             };
@@ -63,8 +67,12 @@ pub(crate) fn run(
                 }
             };
             if let Some(job) = take_job(job, &depth, metrics) {
-                s.admit(job);
+                joining.push(job);
             }
+        }
+        let alone = s.batch.active() == 0 && joining.len() == 1;
+        for job in joining {
+            s.admit(job, alone);
         }
         if s.batch.active() == 0 {
             match open {
@@ -95,8 +103,9 @@ pub(crate) fn run(
 }
 
 impl<'a> Scheduler<'a> {
-    /// Joins `job` to the batch, and sends its first token.
-    fn admit(&mut self, job: GenJob) {
+    /// Joins `job` to the batch: `alone`, through the prefill at once, sending its first
+    /// token; otherwise enqueued, its first token coming with a later step (see the module doc).
+    fn admit(&mut self, job: GenJob, alone: bool) {
         let params = SeqParams {
             max_new: job.max_tokens,
             stop: job.stop_ids.clone(),
@@ -106,11 +115,16 @@ impl<'a> Scheduler<'a> {
         let prompt = job.prompt.clone();
         let mut answer = Answer::new(job, &self.text.tokenizer);
         let batch = &mut *self.batch;
-        match catch_unwind(AssertUnwindSafe(|| batch.add(&prompt, params))) {
-            Ok(Ok(first)) => {
-                let id = first.id;
+        let joined = catch_unwind(AssertUnwindSafe(|| match alone {
+            true => batch.add(&prompt, params).map(|first| (first.id, Some(first))),
+            false => batch.enqueue(&prompt, params).map(|id| (id, None)),
+        }));
+        match joined {
+            Ok(Ok((id, first))) => {
                 self.answers.insert(id, answer);
-                self.deliver(first);
+                if let Some(first) = first {
+                    self.deliver(first);
+                }
             }
             Ok(Err(e)) => {
                 answer.fail(ApiError::internal(format!("the model failed: {e}")));

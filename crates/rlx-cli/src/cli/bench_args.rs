@@ -113,6 +113,20 @@ pub struct DecoderArgs {
     /// f16.
     #[arg(long, default_value = "auto")]
     pub kv_cache: rlx_models::KvCache,
+    /// How the streams of `--streams N` join: `add` (each prompt prefilled at once, one after
+    /// the other) or `enqueue` (all prompts go into the cache together, a chunk per step of
+    /// the batched decoder's mixed step).
+    #[arg(long, value_enum, default_value = "add")]
+    pub join: Join,
+}
+
+/// How `rlx bench generate --streams N` admits its streams.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Join {
+    /// `BatchDecoder::add`, one prefill per stream.
+    Add,
+    /// `BatchDecoder::enqueue`, prefill chunks mixed into the steps.
+    Enqueue,
 }
 
 /// The soak workload's runs and thread checks.

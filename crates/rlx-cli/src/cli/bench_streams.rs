@@ -1,12 +1,14 @@
 //! `rlx bench generate --streams N` (N > 1): N sequences of the bench prompt decoded together
 //! by one [`BatchDecoder`] (one compiled batched step, one cache slot per stream). A round adds
 //! the N sequences one after the other (each add is one prefill and gives that stream's first
-//! token), then steps the batch until every stream has its `--decode-tokens`. Reported, each
+//! token), or with `--join enqueue` enqueues them all (their prompts go into the cache together,
+//! a chunk per mixed step), then steps the batch until every stream has its `--decode-tokens`. Reported, each
 //! the median over `--iters` rounds after an untimed first one (compile and warm-up):
 //!
 //! - time to first token: from the start of the round to a stream's first token, averaged over
-//!   the streams (stream i waits for the i prefills before its own);
-//! - per-stream decode tokens/s: one token per stream per step, so 1 / step time;
+//!   the streams (with `add`, stream i waits for the i prefills before its own);
+//! - per-stream decode tokens/s: one token per stream per step, so 1 / step time (the median
+//!   over the steps that carry no prompt);
 //! - aggregate decode tokens/s: N / step time;
 //! - aggregate end-to-end tokens/s: all N · decode-tokens new tokens over the round's time.
 //!
@@ -14,6 +16,7 @@
 //! that does not is an error, as is a round that differs from the first.
 
 use super::bench::{median, progress};
+use super::bench_args::Join;
 use super::bench_generate::BenchGenerateOptions;
 use rlx::prelude::{Device, Session};
 use rlx_models::decoder::{Decoder, DecoderOptions};
@@ -49,24 +52,38 @@ struct Round {
 fn round(
     b: &mut BatchDecoder,
     prompt: &[i32],
-    streams: usize,
+    (streams, join): (usize, Join),
     n: usize,
 ) -> Result<Round, Box<dyn std::error::Error>> {
     let start = Instant::now();
     let mut tokens = BTreeMap::new();
     let mut ttft = Duration::ZERO;
     for _ in 0..streams {
-        let t = b.add(prompt, SeqParams::greedy(n))?;
-        ttft += start.elapsed();
-        tokens.insert(t.id, vec![t.token?]);
+        match join {
+            Join::Add => {
+                let t = b.add(prompt, SeqParams::greedy(n))?;
+                ttft += start.elapsed();
+                tokens.insert(t.id, vec![t.token?]);
+            }
+            Join::Enqueue => {
+                b.enqueue(prompt, SeqParams::greedy(n))?;
+            }
+        }
     }
     let mut steps = Vec::new();
     while b.active() > 0 {
         let s = Instant::now();
+        let prompt_left = b.pending_tokens() > 0;
         let events = b.step()?;
-        steps.push(s.elapsed());
+        if !prompt_left {
+            steps.push(s.elapsed());
+        }
         for e in events {
-            tokens.entry(e.id).or_insert_with(Vec::new).push(e.token?);
+            let t = tokens.entry(e.id).or_insert_with(Vec::new);
+            if t.is_empty() {
+                ttft += start.elapsed();
+            }
+            t.push(e.token?);
         }
     }
     let total = start.elapsed();
@@ -104,7 +121,8 @@ fn measure(
     let mut b = BatchDecoder::new(&dec, streams, capacity)?;
     let load = t.elapsed();
     let t = Instant::now();
-    let tokens = round(&mut b, &prompt, streams, n)?.tokens;
+    let join = o.decoder.join;
+    let tokens = round(&mut b, &prompt, (streams, join), n)?.tokens;
     let first = t.elapsed();
     progress(&format!(
         "generate {} × {streams} streams on {device}: loaded and compiled in {:.1} s, first round {:.1} s",
@@ -118,7 +136,7 @@ fn measure(
     );
     let (mut ttft, mut step, mut total) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..o.common.iters.max(1) {
-        let r = round(&mut b, &prompt, streams, n)?;
+        let r = round(&mut b, &prompt, (streams, join), n)?;
         if r.tokens != tokens {
             return Err(format!("{device}: a repeated round gave other tokens").into());
         }
@@ -156,8 +174,12 @@ pub fn run(o: &BenchGenerateOptions<'_>, streams: usize) -> Result<(), Box<dyn s
     let n = o.decoder.decode_tokens.max(2);
     for r in &rows {
         let quant = o.quant.map_or(String::new(), |q| format!(" {q}"));
+        let join = match o.decoder.join {
+            Join::Add => "",
+            Join::Enqueue => " enqueued",
+        };
         let label = format!(
-            "generate {} {}+{} ×{streams} {}{quant}",
+            "generate {} {}+{} ×{streams} {}{quant}{join}",
             o.decoder.shape.name(),
             o.decoder.prefill_tokens,
             n,

@@ -1,17 +1,23 @@
 //! Many sequences decoded together: a [`BatchDecoder`] admits, steps and retires sequences over
 //! the batched decode graph of [`super::batched`] (continuous batching).
 //!
-//! Four executables compiled as one group share the weights and the caches: the
-//! single-sequence prefill graph of [`super::cached`] (chunk rows, its own [1, capacity, …]
-//! cache, the last row's logits out), the slot copy ([`super::batched::slot_copy_graph`]) and
-//! the batched step, returning tokens, or tokens and logits. A sequence
-//! joins with [`BatchDecoder::add`]: its prompt goes through the prefill chunk by chunk (the
-//! first new token comes out of it: time to first token is one prefill, never a wait for the
-//! batch), then its cache is copied into a free slot. [`BatchDecoder::step`] then feeds every
-//! active sequence's last token in one run and hands back one new token each; a sequence
-//! leaves when it reaches its token budget or a stop token, when its logits stop being finite,
-//! or by [`BatchDecoder::remove`], and its slot serves the next one. Nothing is recompiled as
-//! sequences come and go.
+//! Executables compiled as one group share the weights and the caches: the single-sequence
+//! prefill graph of [`super::cached`] (chunk rows, its own [1, capacity, …] cache, the last
+//! row's logits out), the slot copy ([`super::batched::slot_copy_graph`]), the batched step
+//! and the mixed step (several rows per slot), each returning tokens, or tokens and logits. A
+//! sequence joins in one of two ways:
+//! - [`BatchDecoder::add`]: its prompt goes through the prefill chunk by chunk at once (the
+//!   first new token comes out of it: time to first token is one prefill), then its cache is
+//!   copied into a free slot. The other sequences wait for that prefill.
+//! - [`BatchDecoder::enqueue`]: it takes a free slot and its prompt goes into that slot's cache
+//!   [`MIX_ROWS`] tokens per step, in the same runs as the other sequences' decode (prefill
+//!   chunks mixed into the step; `batch_mixed.rs`); its first token comes with the step that
+//!   takes its prompt's last chunk. Sequences that arrive together go in together.
+//!
+//! [`BatchDecoder::step`] then feeds every active sequence's last token in one run and hands
+//! back one new token each; a sequence leaves when it reaches its token budget or a stop token,
+//! when its logits stop being finite, or by [`BatchDecoder::remove`], and its slot serves the
+//! next one. Nothing is recompiled as sequences come and go.
 //!
 //! Each sequence's greedy tokens are those of [`super::Decoder::generate_greedy`] on its prompt:
 //! the slots of the step are independent rows (their own cache, position and length; the
@@ -27,7 +33,9 @@
 //! `Decoder::sample`'s for the same prompt, spec and seed.
 
 use super::batch_sample::Samplers;
-use super::batched::{batched_decode_graph, slot_copy_graph, BatchOutput, OFFSETS, SLOT};
+use super::batched::{
+    batched_decode_graph, batched_mixed_graph, slot_copy_graph, BatchOutput, OFFSETS, SLOT,
+};
 use super::cached::{cached_decoder_graph, StepOutput, LOGIT_ROW, NON_FINITE_TOKEN, OFFSET, POSITIONS};
 use super::graph::INPUT_IDS;
 use super::model::Decoder;
@@ -81,16 +89,19 @@ pub struct SeqToken {
 
 /// A sequence in a slot.
 #[derive(Clone, Debug)]
-struct Seq {
-    id: SeqId,
+pub(super) struct Seq {
+    pub id: SeqId,
     /// The last token, fed by the next step.
-    last: i32,
-    /// Position of `last` (prompt length + tokens produced − 1).
-    pos: usize,
-    produced: usize,
-    params: SeqParams,
+    pub last: i32,
+    /// Position of `last` (prompt length + tokens produced − 1); while `pending` holds
+    /// prompt tokens, the position of the next one.
+    pub pos: usize,
+    pub produced: usize,
+    pub params: SeqParams,
     /// Prompt and tokens so far, −1 past them, one per cache position (sampled sequences only).
-    history: Vec<i32>,
+    pub history: Vec<i32>,
+    /// Prompt tokens of an enqueued sequence not yet in its cache (empty once it decodes).
+    pub pending: Vec<i32>,
 }
 
 /// Sequences decoded together over one compiled batched step; see the module doc.
@@ -107,9 +118,15 @@ pub struct BatchDecoder {
     step: Executable,
     /// The same step returning the logits too: run while a sampled sequence is in the batch.
     step_logits: Executable,
-    samplers: Samplers,
-    slots: Vec<Option<Seq>>,
-    next_id: u64,
+    /// Tokens per slot of the mixed step ([`MIX_ROWS`] at most).
+    pub(super) mix: usize,
+    /// The mixed step (prefill chunks of enqueued sequences beside the others' decode), and
+    /// the same returning the logits too.
+    pub(super) mixed: Executable,
+    pub(super) mixed_logits: Executable,
+    pub(super) samplers: Samplers,
+    pub(super) slots: Vec<Option<Seq>>,
+    pub(super) next_id: u64,
 }
 
 impl std::fmt::Debug for BatchDecoder {
@@ -126,6 +143,11 @@ impl std::fmt::Debug for BatchDecoder {
 /// prompt's last part, of at most that many tokens runs through it instead of the full chunk,
 /// so that a chat turn of 40 tokens does not pay for 512 padded rows when it joins the batch.
 const SHORT_PART: usize = 8;
+
+/// Tokens per slot of the mixed step (at most the prefill chunk): an enqueued prompt goes into
+/// the cache this many tokens a step, beside the other slots' decode. More rows fill a step
+/// with more prompt per weight read; every decoding slot computes them too (its padding).
+pub const MIX_ROWS: usize = 16;
 
 impl BatchDecoder {
     /// Compiles the batched decoder of `dec`'s model on `dec`'s device: up to `max_streams`
@@ -147,33 +169,40 @@ impl BatchDecoder {
                 cfg.max_position_embeddings
             )));
         }
-        dec.check_cache_room(capacity)?;
-        check_slots_room(dec, max_streams, capacity)?;
+        let chunk = dec.opts.prefill_chunk.clamp(1, capacity);
+        // The caches hold `mix` spare rows past the capacity: a mixed step writes `mix` rows
+        // from every slot's position (see batched.rs).
+        let mix = MIX_ROWS.min(chunk);
+        let rows = capacity + mix;
+        dec.check_cache_room(rows)?;
+        check_slots_room(dec, max_streams, rows)?;
         let p = dec.opts.precision;
         let kv = dec.opts.kv_cache.dtype(p);
         let q = &dec.quant;
-        let chunk = dec.opts.prefill_chunk.clamp(1, capacity);
         // The prefill returns the last row's logits: picked on the host (argmax or a sampler),
         // once per prompt.
-        let prefill = cached_decoder_graph(cfg, chunk, capacity, p, kv, StepOutput::Logits, q)?;
-        let copy = slot_copy_graph(cfg, max_streams, capacity, kv)?;
-        let step = batched_decode_graph(cfg, max_streams, capacity, p, kv, BatchOutput::Tokens, q)?;
+        let prefill = cached_decoder_graph(cfg, chunk, rows, p, kv, StepOutput::Logits, q)?;
+        let copy = slot_copy_graph(cfg, max_streams, rows, kv)?;
+        let step = batched_decode_graph(cfg, max_streams, rows, p, kv, BatchOutput::Tokens, q)?;
         let step_logits =
-            batched_decode_graph(cfg, max_streams, capacity, p, kv, BatchOutput::TokensAndLogits, q)?;
+            batched_decode_graph(cfg, max_streams, rows, p, kv, BatchOutput::TokensAndLogits, q)?;
+        let mixed = batched_mixed_graph(cfg, max_streams, mix, rows, (p, kv), BatchOutput::Tokens, q)?;
+        let mixed_logits =
+            batched_mixed_graph(cfg, max_streams, mix, rows, (p, kv), BatchOutput::TokensAndLogits, q)?;
         let short_rows = chunk / SHORT_PART;
         let short = match short_rows {
             0 => None,
-            rows => Some(cached_decoder_graph(cfg, rows, capacity, p, kv, StepOutput::Logits, q)?),
+            n => Some(cached_decoder_graph(cfg, n, rows, p, kv, StepOutput::Logits, q)?),
         };
         let opts = CompileOptions { precision: p, ..Default::default() };
-        let mut graphs = vec![&prefill, &copy, &step, &step_logits];
+        let mut graphs = vec![&prefill, &copy, &step, &step_logits, &mixed, &mixed_logits];
         graphs.extend(short.as_ref());
         let mut exes = dec.session.compile_group(&graphs, &opts)?.into_iter();
-        let (Some(mut prefill), Some(copy), Some(step), Some(step_logits)) =
-            (exes.next(), exes.next(), exes.next(), exes.next())
+        let (Some(mut prefill), Some(copy), Some(step), Some(step_logits), Some(mixed), Some(mixed_logits)) =
+            (exes.next(), exes.next(), exes.next(), exes.next(), exes.next(), exes.next())
         else {
             return Err(ModelError::invalid(
-                "internal: compiling the batched decoder gave fewer than 4 executables",
+                "internal: compiling the batched decoder gave fewer than 6 executables",
             ));
         };
         let prefill_short = exes.next();
@@ -189,6 +218,9 @@ impl BatchDecoder {
             copy,
             step,
             step_logits,
+            mix,
+            mixed,
+            mixed_logits,
             samplers: Samplers::new(dec.session.device(), cfg.vocab_size, capacity),
             slots: vec![None; max_streams],
             next_id: 0,
@@ -221,15 +253,11 @@ impl BatchDecoder {
         self.slots.iter().flatten().map(|s| s.id).collect()
     }
 
-    /// Admits a sequence: runs its prompt through the prefill and returns its first new token
-    /// (as [`BatchDecoder::step`] reports tokens). A sequence whose first token already ends it
-    /// (a budget of one, a stop token) never takes a slot. Errors, with nothing admitted: every
-    /// slot taken, an empty prompt or one with ids outside the vocabulary, a prompt and budget
-    /// past the capacity, an invalid sampling spec (the error names the field).
-    pub fn add(&mut self, prompt: &[i32], params: SeqParams) -> Result<SeqToken> {
+    /// The checks of [`BatchDecoder::add`] and [`BatchDecoder::enqueue`]: a free slot for
+    /// `prompt` and `params` and a new id, or the error with nothing admitted.
+    pub(super) fn admit(&mut self, prompt: &[i32], params: &SeqParams) -> Result<(usize, SeqId)> {
         check_token_ids(prompt, self.vocab)?;
-        let sampled = params.sampled();
-        if sampled {
+        if params.sampled() {
             self.samplers.prepare(&params.sampling)?;
         }
         if params.max_new == 0 {
@@ -256,6 +284,17 @@ impl BatchDecoder {
         };
         let id = SeqId(self.next_id);
         self.next_id += 1;
+        Ok((slot, id))
+    }
+
+    /// Admits a sequence: runs its prompt through the prefill and returns its first new token
+    /// (as [`BatchDecoder::step`] reports tokens). A sequence whose first token already ends it
+    /// (a budget of one, a stop token) never takes a slot. Errors, with nothing admitted: every
+    /// slot taken, an empty prompt or one with ids outside the vocabulary, a prompt and budget
+    /// past the capacity, an invalid sampling spec (the error names the field).
+    pub fn add(&mut self, prompt: &[i32], params: SeqParams) -> Result<SeqToken> {
+        let (slot, id) = self.admit(prompt, &params)?;
+        let sampled = params.sampled();
         let logits = self.prefill_prompt(prompt)?;
         let mut history = Vec::new();
         if sampled {
@@ -273,7 +312,8 @@ impl BatchDecoder {
         if let Some(h) = history.get_mut(prompt.len()) {
             *h = token;
         }
-        let seq = Seq { id, last: token, pos: prompt.len(), produced: 1, params, history };
+        let seq =
+            Seq { id, last: token, pos: prompt.len(), produced: 1, params, history, pending: Vec::new() };
         let finished = seq.finished();
         if !finished {
             let at = [slot as i32];
@@ -334,6 +374,9 @@ impl BatchDecoder {
         if self.slots.iter().all(Option::is_none) {
             return Ok(Vec::new());
         }
+        if self.slots.iter().flatten().any(|q| !q.pending.is_empty()) {
+            return self.step_mixed();
+        }
         let n = self.slots.len();
         // A free slot computes token 0 at position 0 (finite, ignored; its cache is rewritten
         // whole when a sequence joins it).
@@ -351,11 +394,23 @@ impl BatchDecoder {
             true => self.step_logits.run(&inputs)?,
             false => self.step.run(&inputs)?,
         };
-        let logits = match any_sampled {
+        let (tokens, logits) = self.step_outputs(&out, any_sampled)?;
+        Ok(self.advance(tokens, &logits, &vec![true; n]))
+    }
+
+    /// The greedy token per slot of a step's outputs, and the logits (slots × vocab) when the
+    /// step returned them; the error when their sizes are not the batch's.
+    pub(super) fn step_outputs(
+        &self,
+        out: &[rlx_ir::Tensor],
+        with_logits: bool,
+    ) -> Result<(Vec<i32>, Vec<f32>)> {
+        let n = self.slots.len();
+        let logits = match with_logits {
             true => out.get(1).map(|t| t.to_f32_vec()).unwrap_or_default(),
             false => Vec::new(),
         };
-        if any_sampled && logits.len() != n * self.vocab {
+        if with_logits && logits.len() != n * self.vocab {
             return Err(ModelError::OutputSize { batch: n, dim: self.vocab, got: logits.len() });
         }
         let tokens: Vec<i32> =
@@ -363,11 +418,22 @@ impl BatchDecoder {
         if tokens.len() != n {
             return Err(ModelError::OutputSize { batch: n, dim: 1, got: tokens.len() });
         }
+        Ok((tokens, logits))
+    }
+
+    /// Hands out this run's token of every slot that `produces` says made one (`tokens`, the
+    /// device's greedy token per slot; `logits`, slots × vocab, when a sampled sequence is in
+    /// the batch): drawn by its sampler when sampled, else the device's. A sequence's `last`
+    /// and `pos` are those of the token the run fed. Sequences that finish or fail leave.
+    pub(super) fn advance(&mut self, tokens: Vec<i32>, logits: &[f32], produces: &[bool]) -> Vec<SeqToken> {
         let mut events = Vec::new();
         let samplers = &mut self.samplers;
         let vocab = self.vocab;
         for (s, (slot, device_token)) in self.slots.iter_mut().zip(tokens).enumerate() {
             let Some(seq) = slot else { continue };
+            if !produces.get(s).copied().unwrap_or(false) {
+                continue;
+            }
             let id = seq.id;
             let token = match seq.params.sampled() {
                 true => {
@@ -399,20 +465,20 @@ impl BatchDecoder {
                 *slot = None;
             }
         }
-        Ok(events)
+        events
     }
 }
 
 impl SeqParams {
     /// Whether tokens are drawn by a sampler rather than picked by the device's argmax.
-    fn sampled(&self) -> bool {
+    pub(super) fn sampled(&self) -> bool {
         !self.sampling.is_greedy() || self.sampling.repetition_penalty != 1.0
     }
 }
 
 impl Seq {
     /// Whether `last` ends the sequence: the budget reached or a stop token.
-    fn finished(&self) -> bool {
+    pub(super) fn finished(&self) -> bool {
         self.produced >= self.params.max_new || self.params.stop.contains(&self.last)
     }
 }

@@ -20,6 +20,17 @@
 //! Output: I32 \[slots\], each slot's greedy token ([`NON_FINITE_TOKEN`] where that slot's
 //! logits hold a NaN or an infinity), and with [`BatchOutput::TokensAndLogits`] its logits
 //! [slots, vocab] as well.
+//!
+//! The mixed step ([`batched_mixed_graph`]) is the same graph with `rows` tokens per slot:
+//! ids [slots, rows], positions \[slots · rows\], and [`PICKS`] \[slots\], the flat row
+//! (slot · rows + r) whose logits each slot returns. A slot writes its rows at `offsets[s]` and
+//! attends with `offsets[s] + rows` keys, so row r sits at position `offsets[s] + r` under the
+//! causal mask: a joining sequence puts `rows` tokens of its prompt there (a prefill chunk), a
+//! decoding one its last token in row 0 and padding after it, which lands past its position,
+//! hidden from row 0, and is overwritten by its next tokens. Prefill chunks of new sequences
+//! thus run in the same step as the others' decode ([`super::BatchDecoder::enqueue`]). The
+//! caches hold `rows` spare positions past the batch's capacity, so that no slot's rows are
+//! ever cut off.
 
 use super::cached::{cache_names, finite_or_minus_one, CacheHook, POSITIONS};
 use super::config::DecoderConfig;
@@ -36,6 +47,9 @@ use super::cached::NON_FINITE_TOKEN;
 pub const OFFSETS: &str = "offsets";
 /// I32 \[1\] of [`slot_copy_graph`]: the slot the single-sequence cache is copied into.
 pub const SLOT: &str = "slot";
+/// I32 \[slots\] of [`batched_mixed_graph`]: the flat row (slot · rows + r) whose logits
+/// each slot returns.
+pub const PICKS: &str = "picks";
 
 /// What the batched step returns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,12 +68,15 @@ pub fn batch_cache_names(i: usize) -> (String, String) {
 /// The graph's inputs: ids [slots, 1], positions \[slots\], offsets \[slots\], all I32.
 #[derive(Clone, Copy, Debug)]
 pub struct BatchInputs {
-    /// I32 [slots, 1]: each slot's last token.
+    /// I32 [slots, rows]: each slot's tokens (its last token, rows = 1, for a decode step).
     pub ids: NodeId,
-    /// I32 \[slots\]: each token's position (the rotary table row).
+    /// I32 \[slots · rows\]: each token's position (the rotary table row).
     pub positions: NodeId,
-    /// I32 \[slots\]: where each slot's new keys go in its cache; its length is this + 1.
+    /// I32 \[slots\]: where each slot's new keys go in its cache; its length is this + rows.
     pub offsets: NodeId,
+    /// I32 \[slots\], with more than one row per slot: the flat row each slot's logits come
+    /// from ([`PICKS`]); `None` with one row per slot.
+    pub picks: Option<NodeId>,
     /// The dtype the slots' caches are held in (f32 or f16).
     pub kv: DType,
 }
@@ -75,14 +92,25 @@ pub fn batched_decode_outputs(
     quant: &QuantizedWeights,
     inputs: BatchInputs,
 ) -> Result<Vec<NodeId>, IrError> {
-    let slots = g.ty(inputs.ids)?.shape.dims().first().copied().unwrap_or(0);
-    let one = g.constant(Tensor::from_i32([1], vec![1])?)?;
-    let lens = g.add(inputs.offsets, one)?;
+    let ids = g.ty(inputs.ids)?.shape.clone();
+    let (slots, rows) = match *ids.dims() {
+        [slots, rows] => (slots, rows),
+        _ => {
+            return Err(IrError::Attribute {
+                op: "batched_decode",
+                attr: "ids",
+                shape: ids,
+                reason: "the token ids must be I32 [slots, rows]".into(),
+            })
+        }
+    };
+    let width = g.constant(Tensor::from_i32([1], vec![i32::try_from(rows).unwrap_or(i32::MAX)])?)?;
+    let lens = g.add(inputs.offsets, width)?;
     let all: Vec<usize> = (0..capacity).collect();
     let tables = rope_tables(cfg, &all);
     let cos_table = g.constant(Tensor::from_f32([capacity, tables.half], tables.cos)?)?;
     let sin_table = g.constant(Tensor::from_f32([capacity, tables.half], tables.sin)?)?;
-    // [slots, half]: one table row per slot, each at its own position.
+    // [slots · rows, half]: one table row per token, each at its own position.
     let cos = g.gather(cos_table, inputs.positions, 0)?;
     let sin = g.gather(sin_table, inputs.positions, 0)?;
 
@@ -91,10 +119,15 @@ pub fn batched_decode_outputs(
         CacheHook { names: batch_cache_names, dims, offset: inputs.offsets, lens, dtype: inputs.kv };
     let mut b = DecoderBuilder::new(g, cfg, precision, quant);
     let rope = RopeInputs { cos, sin, per_row: true };
-    let mut x = b.embed(inputs.ids, slots)?;
+    let mut x = b.embed(inputs.ids, slots * rows)?;
     for i in 0..cfg.num_hidden_layers {
-        x = b.layer(i, x, slots, 1, rope, &mut hook)?;
+        x = b.layer(i, x, slots, rows, rope, &mut hook)?;
     }
+    // One row of logits per slot: the picked row of each slot's chunk.
+    let x = match inputs.picks {
+        Some(picks) => b.g.gather(x, picks, 0)?,
+        None => x,
+    };
     let logits = b.head(x)?;
     let tokens = g.argmax(logits, 1, false)?;
     let tokens = finite_or_minus_one(g, logits, tokens)?;
@@ -122,6 +155,32 @@ pub fn batched_decode_graph(
         ids: g.input(INPUT_IDS, &[slots, 1], DType::I32)?,
         positions: g.input(POSITIONS, &[slots], DType::I32)?,
         offsets: g.input(OFFSETS, &[slots], DType::I32)?,
+        picks: None,
+        kv,
+    };
+    let outs = batched_decode_outputs(&mut g, cfg, capacity, precision, output, quant, inputs)?;
+    g.set_outputs(&outs)?;
+    Ok(g)
+}
+
+/// The mixed step: [`batched_decode_graph`] with `rows` tokens per slot and the [`PICKS`]
+/// input (see the module doc).
+pub fn batched_mixed_graph(
+    cfg: &DecoderConfig,
+    slots: usize,
+    rows: usize,
+    capacity: usize,
+    (precision, kv): (Precision, DType),
+    output: BatchOutput,
+    quant: &QuantizedWeights,
+) -> Result<Graph, IrError> {
+    let name = format!("{}_batched_b{slots}_t{rows}_c{capacity}", cfg.architecture.model_type());
+    let mut g = Graph::new(name);
+    let inputs = BatchInputs {
+        ids: g.input(INPUT_IDS, &[slots, rows], DType::I32)?,
+        positions: g.input(POSITIONS, &[slots * rows], DType::I32)?,
+        offsets: g.input(OFFSETS, &[slots], DType::I32)?,
+        picks: Some(g.input(PICKS, &[slots], DType::I32)?),
         kv,
     };
     let outs = batched_decode_outputs(&mut g, cfg, capacity, precision, output, quant, inputs)?;

@@ -26,6 +26,7 @@
 //! [`crate::common`], shared with the other model families.
 
 pub mod batch;
+mod batch_mixed;
 mod batch_sample;
 pub mod batched;
 pub mod cached;
@@ -45,7 +46,9 @@ pub(crate) mod train_data;
 
 pub use crate::common::tokens::argmax;
 pub use batch::{BatchDecoder, SeqId, SeqParams, SeqToken};
-pub use batched::{batched_decode_graph, batched_decode_outputs, BatchInputs, BatchOutput};
+pub use batched::{
+    batched_decode_graph, batched_decode_outputs, batched_mixed_graph, BatchInputs, BatchOutput,
+};
 pub use cached::KvCache;
 pub use config::{Architecture, DecoderConfig, MoeConfig, RopeScaling};
 pub use graph::{decoder_graph, decoder_graph_with, decoder_logits_given, decoder_weight_shapes, LogitRows};
