@@ -57,14 +57,28 @@ pub fn attention(spec: &AttentionSpec, inputs: &[&Tensor], out: &TensorType) -> 
     // Each (batch, head) yields its [Sq, Dv] block; blocks are scattered by layout afterwards.
     let blocks: Vec<Vec<f32>> = (0..b * hq).into_par_iter().map(|bh| heads.block(bh / hq, bh % hq)).collect();
     let ov = View { layout: spec.layout, b, s: heads.q.0.s, h: hq, d: dv };
-    let mut res = vec![0f32; out.numel()];
+    float_tensor(&out.shape, out.dtype, place(&blocks, ov, hq, |x| x))
+}
+
+/// Blocks of [S, D] rows, one per (batch, head) in that order (`heads` heads a batch), placed
+/// per `view`'s layout into one f32 tensor, each value through `to_f32`: the forward's output
+/// and the gradient parts of `attention_grad.rs`.
+pub(crate) fn place<T: Copy>(
+    blocks: &[Vec<T>],
+    view: View,
+    heads: usize,
+    to_f32: impl Fn(T) -> f32,
+) -> Vec<f32> {
+    let mut res = vec![0f32; view.b * view.s * view.h * view.d];
     for (bh, block) in blocks.iter().enumerate() {
-        for (i, row) in block.chunks(dv.max(1)).enumerate() {
-            let at = ov.row(bh / hq, i, bh % hq);
-            res[at..at + dv].copy_from_slice(row);
+        for (i, row) in block.chunks(view.d.max(1)).enumerate() {
+            let at = view.row(bh / heads, i, bh % heads);
+            for (o, &x) in res[at..at + view.d].iter_mut().zip(row) {
+                *o = to_f32(x);
+            }
         }
     }
-    float_tensor(&out.shape, out.dtype, res)
+    res
 }
 
 /// Everything one (batch, head) block needs, shared by all blocks.

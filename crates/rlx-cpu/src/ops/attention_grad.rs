@@ -7,11 +7,12 @@
 //! Then dq = Σⱼ ds·k, dk = Σᵢ ds·q, dv = Σᵢ p·dy, sums over the query heads of a kv head for
 //! dk and dv. A row that sees no key (lse = −∞) adds nothing.
 
-use super::attention::{row_max, Heads, View};
+use super::attention::{place, row_max, Heads, View};
 use crate::elem::{float_tensor, floats, invalid};
 use rayon::prelude::*;
 use rlx_backend::BackendError;
 use rlx_ir::{AttentionSpec, AttnGradPart, MaskKind, Tensor, TensorType};
+use std::borrow::Cow;
 
 pub fn attention_grad(
     spec: &AttentionSpec,
@@ -28,7 +29,7 @@ pub fn attention_grad(
         fwd.extend(rest.first().copied());
     }
     let heads = Heads::new(OP, spec, &fwd)?;
-    let g = Grad { h: &heads, x: floats(x, OP)?.into_owned(), y: floats(y, OP)?.into_owned() };
+    let g = Grad { h: &heads, x: floats(x, OP)?, y: floats(y, OP)? };
     let (qv, kv, vv) = (heads.q.0, heads.k.0, heads.v.0);
     let (b, hq, hkv) = (qv.b, qv.h, kv.h);
     let res = match part {
@@ -40,38 +41,24 @@ pub fn attention_grad(
         AttnGradPart::Q => {
             let blocks: Vec<Vec<f64>> =
                 (0..b * hq).into_par_iter().map(|bh| g.dq(bh / hq, bh % hq)).collect();
-            scatter(&blocks, qv, hq)
+            place(&blocks, qv, hq, |x| x as f32)
         }
         AttnGradPart::K | AttnGradPart::V => {
             let of_v = part == AttnGradPart::V;
             let blocks: Vec<Vec<f64>> =
                 (0..b * hkv).into_par_iter().map(|bh| g.dkv(bh / hkv, bh % hkv, of_v)).collect();
-            scatter(&blocks, if of_v { vv } else { kv }, hkv)
+            place(&blocks, if of_v { vv } else { kv }, hkv, |x| x as f32)
         }
     };
     float_tensor(&out.shape, out.dtype, res)
-}
-
-/// Blocks of [S, D] rows, one per (batch, head) in that order, placed per `view`'s layout.
-fn scatter(blocks: &[Vec<f64>], view: View, heads: usize) -> Vec<f32> {
-    let mut res = vec![0f32; view.b * view.s * view.h * view.d];
-    for (bh, block) in blocks.iter().enumerate() {
-        for (i, row) in block.chunks(view.d.max(1)).enumerate() {
-            let at = view.row(bh / heads, i, bh % heads);
-            for (o, &x) in res[at..at + view.d].iter_mut().zip(row) {
-                *o = x as f32;
-            }
-        }
-    }
-    res
 }
 
 /// The forward's operands with the part's two extra ones: (o, dy) for the statistics,
 /// (dy, stats) for the gradients.
 struct Grad<'a> {
     h: &'a Heads<'a>,
-    x: Vec<f32>,
-    y: Vec<f32>,
+    x: Cow<'a, [f32]>,
+    y: Cow<'a, [f32]>,
 }
 
 /// One visible score: its value as the softmax sees it and the soft-cap's derivative factor.

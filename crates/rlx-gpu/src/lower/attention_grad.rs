@@ -4,7 +4,7 @@
 
 use super::matmul::operand_or_dummy;
 use super::{LowerCtx, Site};
-use crate::catalog::attention::backward::{bwd_block, bwd_coop_head, bwd_grid, BWD_COOP_ROWS};
+use crate::catalog::attention::backward::{bwd_block, bwd_coop_head, bwd_grid, BWD_COOP_ROWS, BWD_ROWS};
 use crate::catalog::attention::{attention_launches, AttentionKernel, AttentionParams};
 use crate::schedule::Dispatch;
 use crate::{GpuError, KernelKey};
@@ -47,23 +47,15 @@ pub(super) fn lower(cx: &mut LowerCtx, at: &Site, out: &mut Vec<Dispatch>) -> Re
     // forward; the f32 kernel otherwise.
     let dims = [params.d as usize, params.dv as usize];
     let coop = bwd_coop_head(dims, rows, pairs, cx.limits, &cx.options).map_err(|r| at.bad(r))?;
-    let (kernel, grid) = match coop {
-        Some(head) => {
-            let blocks = crate::catalog::per_dim(
-                "attention_bwd_coop",
-                "row block count",
-                rows.div_ceil(BWD_COOP_ROWS as u32) as usize,
-            )
-            .map_err(|e| at.named(e))?;
-            (AttentionKernel::BackwardCoop(head, *part), [blocks, pairs, 1])
-        }
+    let sizes = [params.sq as usize, params.sk as usize];
+    let (kernel, tile) = match coop {
+        Some(head) => (AttentionKernel::BackwardCoop(head, *part), (BWD_COOP_ROWS, None)),
         None => {
             let block = bwd_block(*part, cols, cx.limits.shared_memory_bytes).map_err(|e| at.named(e))?;
-            let grid = bwd_grid(*part, block, [params.sq as usize, params.sk as usize], pairs, cols)
-                .map_err(|e| at.named(e))?;
-            (AttentionKernel::Backward(block, *part), grid)
+            (AttentionKernel::Backward(block, *part), (BWD_ROWS, Some(block.columns())))
         }
     };
+    let grid = bwd_grid(*part, tile, sizes, pairs, cols).map_err(|e| at.named(e))?;
     let q_op = operand_or_dummy(cx, q)?;
     let ops = [
         q_op,

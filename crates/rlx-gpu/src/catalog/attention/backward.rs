@@ -109,11 +109,14 @@ pub fn bwd_coop_head(
 }
 
 /// The grid of `part` before the (batch, head) split of `attention_launches`: row blocks
-/// (query rows for the statistics and dq, key rows for dk and dv), (batch, head) pairs, and
-/// column blocks.
+/// (query rows for the statistics and dq, key rows for dk and dv) of `block_rows` rows,
+/// (batch, head) pairs, and column blocks of `block_cols` columns (`None`: every column in one
+/// workgroup, as the tensor-core kernel holds them). Both backward kernels take it: the f32
+/// one with [`BWD_ROWS`] and its [`AttnBlock`]'s columns, the tensor-core one with
+/// [`BWD_COOP_ROWS`] and `None`.
 pub fn bwd_grid(
     part: AttnGradPart,
-    block: AttnBlock,
+    (block_rows, block_cols): (usize, Option<usize>),
     [sq, sk]: [usize; 2],
     pairs: u32,
     cols: usize,
@@ -123,9 +126,12 @@ pub fn bwd_grid(
         AttnGradPart::Stats | AttnGradPart::Q => sq,
         AttnGradPart::K | AttnGradPart::V => sk,
     };
-    let gz = if part == AttnGradPart::Stats { 1 } else { cols.div_ceil(block.columns()).max(1) };
+    let gz = match block_cols {
+        Some(c) if part != AttnGradPart::Stats => cols.div_ceil(c.max(1)).max(1),
+        _ => 1,
+    };
     Ok([
-        per_dim(K, "row block count", rows.div_ceil(BWD_ROWS))?,
+        per_dim(K, "row block count", rows.div_ceil(block_rows.max(1)))?,
         pairs,
         per_dim(K, "column block count", gz)?,
     ])
@@ -176,8 +182,11 @@ mod tests {
         assert_eq!(bwd_block(AttnGradPart::K, 256, 32 * 1024).unwrap(), AttnBlock::D256);
         assert_eq!(bwd_block(AttnGradPart::Stats, 256, 32 * 1024).unwrap(), AttnBlock::D64);
         assert!(bwd_block(AttnGradPart::V, 64, 8 * 1024).is_err());
-        assert_eq!(bwd_grid(AttnGradPart::K, AttnBlock::D64, [5, 33], 6, 100).unwrap(), [3, 6, 2]);
-        assert_eq!(bwd_grid(AttnGradPart::Stats, AttnBlock::D64, [17, 3], 6, 100).unwrap(), [2, 6, 1]);
+        let f32_d64 = (BWD_ROWS, Some(AttnBlock::D64.columns()));
+        assert_eq!(bwd_grid(AttnGradPart::K, f32_d64, [5, 33], 6, 100).unwrap(), [3, 6, 2]);
+        assert_eq!(bwd_grid(AttnGradPart::Stats, f32_d64, [17, 3], 6, 100).unwrap(), [2, 6, 1]);
+        // The tensor-core kernel: 64-row blocks, every column in one workgroup.
+        assert_eq!(bwd_grid(AttnGradPart::V, (BWD_COOP_ROWS, None), [5, 130], 6, 100).unwrap(), [3, 6, 1]);
         let s = bwd_spec(AttnBlock::D128, AttnGradPart::V);
         assert_eq!(s.name, "attention_bwd_v_d128_f32");
         assert_eq!(s.define("PART"), Some("3u"));
