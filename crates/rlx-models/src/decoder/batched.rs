@@ -149,22 +149,11 @@ pub fn batched_decode_graph(
     output: BatchOutput,
     quant: &QuantizedWeights,
 ) -> Result<Graph, IrError> {
-    let name = format!("{}_batched_b{slots}_c{capacity}", cfg.architecture.model_type());
-    let mut g = Graph::new(name);
-    let inputs = BatchInputs {
-        ids: g.input(INPUT_IDS, &[slots, 1], DType::I32)?,
-        positions: g.input(POSITIONS, &[slots], DType::I32)?,
-        offsets: g.input(OFFSETS, &[slots], DType::I32)?,
-        picks: None,
-        kv,
-    };
-    let outs = batched_decode_outputs(&mut g, cfg, capacity, precision, output, quant, inputs)?;
-    g.set_outputs(&outs)?;
-    Ok(g)
+    batched_mixed_graph(cfg, slots, 1, capacity, (precision, kv), output, quant)
 }
 
-/// The mixed step: [`batched_decode_graph`] with `rows` tokens per slot and the [`PICKS`]
-/// input (see the module doc).
+/// The mixed step: [`batched_decode_graph`] with `rows` tokens per slot and, past one row, the
+/// [`PICKS`] input (see the module doc). One row is the decode step itself.
 pub fn batched_mixed_graph(
     cfg: &DecoderConfig,
     slots: usize,
@@ -174,13 +163,20 @@ pub fn batched_mixed_graph(
     output: BatchOutput,
     quant: &QuantizedWeights,
 ) -> Result<Graph, IrError> {
-    let name = format!("{}_batched_b{slots}_t{rows}_c{capacity}", cfg.architecture.model_type());
+    let arch = cfg.architecture.model_type();
+    let name = match rows {
+        1 => format!("{arch}_batched_b{slots}_c{capacity}"),
+        _ => format!("{arch}_batched_b{slots}_t{rows}_c{capacity}"),
+    };
     let mut g = Graph::new(name);
     let inputs = BatchInputs {
         ids: g.input(INPUT_IDS, &[slots, rows], DType::I32)?,
         positions: g.input(POSITIONS, &[slots * rows], DType::I32)?,
         offsets: g.input(OFFSETS, &[slots], DType::I32)?,
-        picks: Some(g.input(PICKS, &[slots], DType::I32)?),
+        picks: match rows {
+            1 => None,
+            _ => Some(g.input(PICKS, &[slots], DType::I32)?),
+        },
         kv,
     };
     let outs = batched_decode_outputs(&mut g, cfg, capacity, precision, output, quant, inputs)?;
