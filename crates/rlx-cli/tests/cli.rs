@@ -207,6 +207,23 @@ fn bench_streams_out_of_range_is_refused() {
     }
 }
 
+/// `--kv-cache` takes auto, f32 or f16 wherever a decoder runs; anything else is refused before
+/// a model loads, naming the choices.
+#[test]
+fn an_unknown_kv_cache_dtype_is_refused() {
+    let runs: [&[&str]; 3] = [
+        &["generate", "--model", "missing", "--kv-cache", "q8"],
+        &["serve", "--model", "missing", "--kv-cache", "q8"],
+        &["bench", "--device", "cpu", "--kv-cache", "q8", "generate"],
+    ];
+    for args in runs {
+        let out = rlx(args, &[]);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = text(&out.stderr);
+        assert!(stderr.contains("--kv-cache") && stderr.contains("auto, f32 or f16"), "{args:?}: {stderr}");
+    }
+}
+
 /// The tiny random-init Llama fixture of rlx-models (llama3 rope scaling) and its reference.
 fn llama_fixture() -> (std::path::PathBuf, serde_json::Value) {
     let dir =

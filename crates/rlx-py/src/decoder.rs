@@ -159,12 +159,14 @@ impl Decoder {
 
 #[pymethods]
 impl Decoder {
-    /// Loads `model` (a checkpoint folder or a .gguf file) onto `device` at `precision`.
+    /// Loads `model` (a checkpoint folder or a .gguf file) onto `device` at `precision`, its
+    /// KV cache in `kv_cache` ("auto": f16 under mixed and f16 precision, f32 under f32).
     #[new]
-    #[pyo3(signature = (model, device = "auto", precision = "f32"))]
-    fn new(py: Python<'_>, model: &str, device: &str, precision: &str) -> PyResult<Self> {
+    #[pyo3(signature = (model, device = "auto", precision = "f32", kv_cache = "auto"))]
+    fn new(py: Python<'_>, model: &str, device: &str, precision: &str, kv_cache: &str) -> PyResult<Self> {
         let device = convert::device(device)?;
         let precision: Precision = convert::precision(precision)?;
+        let kv_cache: rlx_models::KvCache = kv_cache.parse().map_err(InvalidInput::new_err)?;
         let (path, lm, tokenizer, stop_ids) = py
             .detach(|| -> Result<_, rlx_models::ModelError> {
                 let path = crate::resolve_model(model, rlx_models::ModelFiles::Decoder)?;
@@ -180,7 +182,7 @@ impl Decoder {
                     }
                     Lm::Mamba(Box::new(rlx_models::Mamba::load(&path, device)?))
                 } else {
-                    let opts = DecoderOptions { precision, ..Default::default() };
+                    let opts = DecoderOptions { precision, kv_cache, ..Default::default() };
                     Lm::Decoder(Box::new(rlx_models::Decoder::with_options(&path, device, opts)?))
                 };
                 Ok((path, lm, tokenizer, stop_ids))

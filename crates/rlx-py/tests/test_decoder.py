@@ -38,6 +38,15 @@ def test_greedy_ids_equal_the_rust_api(fixtures, arch):
     assert got == ref["greedy"]
 
 
+def test_a_half_kv_cache_gives_the_same_greedy_ids(fixtures):
+    # The tiny fixtures' greedy choices are far apart: rounding the cache to f16 keeps them.
+    ref = reference(fixtures, "llama")
+    dec = rlx.Decoder(str(fixtures / "decoders" / "llama"), device="cpu", kv_cache="f16")
+    assert dec.generate_ids(ref["prompt"], max_tokens=len(ref["greedy"]), ignore_eos=True) == ref["greedy"]
+    with pytest.raises(rlx.InvalidInput, match="auto, f32 or f16"):
+        rlx.Decoder(str(fixtures / "decoders" / "llama"), device="cpu", kv_cache="q8")
+
+
 def test_gguf_greedy_ids_equal_the_rust_api(fixtures, gguf_qwen2):
     ref = reference(fixtures, "qwen2")
     assert gguf_qwen2.architecture == "Qwen2ForCausalLM"

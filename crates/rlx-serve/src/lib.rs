@@ -55,6 +55,8 @@ pub struct ServeConfig {
     pub embedding_model: Option<PathBuf>,
     pub device: Device,
     pub precision: Precision,
+    /// The KV cache's dtype (by default f16 under mixed and f16 precision, f32 under f32).
+    pub kv_cache: rlx_models::KvCache,
     /// Generations decoded together (continuous batching; 1: one at a time).
     pub max_streams: usize,
     /// Requests that may wait beyond the running ones before new ones get 429.
@@ -88,6 +90,7 @@ impl ServeConfig {
             embedding_model,
             device: Device::Auto,
             precision: Precision::F32,
+            kv_cache: rlx_models::KvCache::Auto,
             max_streams: 1,
             queue: 32,
             ctx_size: None,

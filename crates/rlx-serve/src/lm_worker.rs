@@ -115,6 +115,8 @@ pub struct LmSpec {
     pub path: PathBuf,
     pub device: Device,
     pub precision: Precision,
+    /// The KV cache's dtype.
+    pub kv_cache: rlx_models::KvCache,
     /// Requests decoded together (1: one at a time).
     pub max_streams: usize,
     /// `--ctx-size`, if given (see the module doc for the default).
@@ -141,7 +143,8 @@ pub fn spawn(
 ) -> std::io::Result<(Sender<GenJob>, std::thread::JoinHandle<()>)> {
     let (tx, rx) = std::sync::mpsc::channel::<GenJob>();
     let handle = std::thread::Builder::new().name("rlx-serve-lm".into()).spawn(move || {
-        let opts = DecoderOptions { precision: spec.precision, ..Default::default() };
+        let opts =
+            DecoderOptions { precision: spec.precision, kv_cache: spec.kv_cache, ..Default::default() };
         let loaded = load_causal_lm(&spec.path, spec.device, opts)
             .map_err(|e| format!("loading {}: {e}", spec.path.display()));
         let mut model = match loaded {

@@ -102,6 +102,7 @@ pub async fn start(config: ServeConfig, listener: TcpListener) -> Result<Running
                 path: path.clone(),
                 device: config.device,
                 precision: config.precision,
+                kv_cache: config.kv_cache,
                 max_streams: config.max_streams,
                 ctx_size: config.ctx_size,
             };

@@ -33,6 +33,10 @@ pub struct ServeOptions {
     /// slots still cost a row of each decode step, so more than the concurrent load wastes work.
     #[arg(long, default_value_t = 1)]
     pub max_streams: usize,
+    /// The KV cache's dtype: auto (f16 under mixed and f16 precision, f32 under f32), f32 or
+    /// f16.
+    #[arg(long, default_value = "auto")]
+    pub kv_cache: rlx_models::KvCache,
     /// Requests that may wait beyond the running ones; more get 429 with Retry-After.
     #[arg(long, default_value_t = 32)]
     pub queue: usize,
@@ -94,6 +98,7 @@ pub fn run(o: &ServeOptions) -> Result<(), Box<dyn std::error::Error>> {
     config.device = o.target.device;
     config.precision = o.target.precision;
     config.max_streams = o.max_streams;
+    config.kv_cache = o.kv_cache;
     config.queue = o.queue;
     config.ctx_size = o.ctx_size;
     config.api_key =

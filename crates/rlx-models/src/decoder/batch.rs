@@ -177,7 +177,7 @@ impl BatchDecoder {
         dec.check_cache_room(rows)?;
         check_slots_room(dec, max_streams, rows)?;
         let p = dec.opts.precision;
-        let kv = dec.opts.kv_cache.dtype(p);
+        let kv = dec.kv_dtype();
         let q = &dec.quant;
         // The prefill returns the last row's logits: picked on the host (argmax or a sampler),
         // once per prompt.
@@ -488,7 +488,7 @@ impl Seq {
 fn check_slots_room(dec: &Decoder, slots: usize, capacity: usize) -> Result<()> {
     let c = &dec.config;
     let caps = dec.session.capabilities();
-    let bytes = dec.opts.kv_cache.element_bytes(dec.opts.precision);
+    let bytes = dec.kv_dtype().storage_bytes() as u64;
     let per_slot = (capacity as u64).saturating_mul((c.num_key_value_heads * c.head_dim) as u64 * bytes);
     let one = per_slot.saturating_mul(slots as u64);
     let all = one.saturating_mul(2 * c.num_hidden_layers as u64);

@@ -76,18 +76,15 @@ pub enum KvCache {
 }
 
 impl KvCache {
-    /// The cache's dtype under `precision`.
-    pub fn dtype(self, precision: Precision) -> DType {
+    /// The cache's dtype under `precision` on a device that stores f16 tensors or not (`Auto`
+    /// keeps f32 where it does not, such as a GPU without shader f16; an explicit `F16` there
+    /// is the compile's error naming the missing feature).
+    pub fn dtype(self, precision: Precision, stores_f16: bool) -> DType {
         match self {
-            KvCache::Auto if precision.f16_operands() => DType::F16,
+            KvCache::Auto if precision.f16_operands() && stores_f16 => DType::F16,
             KvCache::Auto | KvCache::F32 => DType::F32,
             KvCache::F16 => DType::F16,
         }
-    }
-
-    /// Bytes per cached element under `precision`.
-    pub fn element_bytes(self, precision: Precision) -> u64 {
-        self.dtype(precision).storage_bytes() as u64
     }
 }
 
@@ -273,12 +270,13 @@ mod tests {
 
     #[test]
     fn the_cache_follows_the_precision_unless_told() {
-        assert_eq!(KvCache::Auto.dtype(Precision::F32), DType::F32);
-        assert_eq!(KvCache::Auto.dtype(Precision::Mixed), DType::F16);
-        assert_eq!(KvCache::Auto.dtype(Precision::F16), DType::F16);
-        assert_eq!(KvCache::F32.dtype(Precision::F16), DType::F32);
-        assert_eq!(KvCache::F16.dtype(Precision::F32), DType::F16);
-        assert_eq!(KvCache::F16.element_bytes(Precision::F32), 2);
+        assert_eq!(KvCache::Auto.dtype(Precision::F32, true), DType::F32);
+        assert_eq!(KvCache::Auto.dtype(Precision::Mixed, true), DType::F16);
+        assert_eq!(KvCache::Auto.dtype(Precision::F16, true), DType::F16);
+        // A device without f16 storage keeps the f32 cache unless told otherwise.
+        assert_eq!(KvCache::Auto.dtype(Precision::F16, false), DType::F32);
+        assert_eq!(KvCache::F16.dtype(Precision::F32, false), DType::F16);
+        assert_eq!(KvCache::F32.dtype(Precision::F16, true), DType::F32);
         assert_eq!("f16".parse::<KvCache>(), Ok(KvCache::F16));
         assert!("q8".parse::<KvCache>().unwrap_err().contains("auto, f32 or f16"));
     }

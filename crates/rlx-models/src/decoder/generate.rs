@@ -116,7 +116,7 @@ impl Decoder {
         let c = &self.config;
         let caps = self.session.capabilities();
         let per_position = |cols: usize, bytes: u64| (cols as u64).saturating_mul(bytes);
-        let kv_bytes = self.opts.kv_cache.element_bytes(self.opts.precision);
+        let kv_bytes = self.kv_dtype().storage_bytes() as u64;
         let state = per_position(c.num_key_value_heads.saturating_mul(c.head_dim), kv_bytes);
         let rope = per_position(c.head_dim / 2, 4);
         // Keys and values of every layer, the cos and sin tables.
@@ -155,7 +155,7 @@ impl Decoder {
             self.generator = None;
             let chunk = self.opts.prefill_chunk.min(capacity);
             let p = self.opts.precision;
-            let kv = self.opts.kv_cache.dtype(p);
+            let kv = self.kv_dtype();
             let q = &self.quant;
             let prefill = cached_decoder_graph(&self.config, chunk, capacity, p, kv, output, q)?;
             let decode = cached_decoder_graph(&self.config, 1, capacity, p, kv, output, q)?;

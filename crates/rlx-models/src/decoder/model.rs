@@ -119,6 +119,12 @@ impl Decoder {
         Ok(Decoder::assemble(session, config, weights, opts))
     }
 
+    /// The dtype this decoder holds its KV cache in (its options' [`KvCache`] on its device).
+    pub fn kv_dtype(&self) -> rlx_ir::DType {
+        let stores_f16 = self.session.capabilities().dtypes.contains(&rlx_ir::DType::F16);
+        self.opts.kv_cache.dtype(self.opts.precision, stores_f16)
+    }
+
     /// The decoder of checked `weights`: options at their minimums, the quantized params
     /// listed, nothing compiled yet.
     fn assemble(

@@ -92,7 +92,9 @@ ChatMessage = Union[Mapping[str, str], Tuple[str, str]]
 class Decoder:
     """A causal language model (checkpoint folder or .gguf file) on one device."""
 
-    def __init__(self, model: str, device: str = "auto", precision: str = "f32") -> None: ...
+    def __init__(
+        self, model: str, device: str = "auto", precision: str = "f32", kv_cache: str = "auto"
+    ) -> None: ...
     @overload
     def generate(
         self,
