@@ -389,7 +389,7 @@ device_tests!(sampled_beside_neighbours => sampling_is_per_sequence_on_cpu, samp
 /// `generate_greedy`'s tokens: alone (no token until the step that takes the prompt's last
 /// chunk), joining a decoding batch, several at once, one whose prompt and budget fill the
 /// capacity exactly (its last chunks reach into the spare rows), a slot reused after another
-/// sequence left it, and a sampled one with its own seed.
+/// sequence left it, a sampled one with its own seed, and one removed with half its prompt in.
 fn enqueued(device: Device) {
     use rlx_nn::SamplingSpec;
     for name in ["llama", "qwen3", "mistral"] {
@@ -441,6 +441,21 @@ fn enqueued(device: Device) {
         assert_eq!(log.tokens[&d], full_want, "{device} {name}: enqueued to the capacity");
         assert_eq!(log.tokens[&s], sampled_want, "{device} {name}: sampled, enqueued");
         assert_eq!(log.tokens[&e], want[4], "{device} {name}: enqueued into a reused slot");
+
+        // Removed with half its prompt in the cache: the slot frees at once and the next
+        // sequence in it is unaffected by the rows left behind.
+        let gone = b.enqueue(&p[0], SeqParams::greedy(budgets[0])).unwrap();
+        assert_eq!(b.step().unwrap().len(), 0);
+        assert_eq!(b.pending_tokens(), 9);
+        b.remove(gone).unwrap();
+        assert_eq!((b.active(), b.pending_tokens()), (0, 0));
+        assert!(b.remove(gone).is_err(), "{device} {name}: removed twice");
+        let mut log = Log::default();
+        let f = b.enqueue(&p[2], SeqParams::greedy(budgets[2])).unwrap();
+        while b.active() > 0 {
+            log.step(&mut b);
+        }
+        assert_eq!(log.tokens[&f], want[2], "{device} {name}: after a removed, half-prefilled one");
         eprintln!("{device} {name}: enqueued prompts mixed into decode steps match single sequences");
     }
 }
